@@ -1,0 +1,63 @@
+/* facts.h: what one host says about itself (the probe's answer): Thunderbolt ports and their peers,
+ * network interfaces and addresses, RDMA state, OS, model, cores by kind and memory.
+ * Filled by the parsers of macOS outputs (parse_*.c) or by the Linux probe; read by the topology model.
+ * Every array is bounded; a parser that meets more than fits records a finding, it never overflows. */
+#ifndef TBM_FACTS_H
+#define TBM_FACTS_H
+
+#include <stdint.h>
+
+#define TBM_HOST_MAX     64   /* host names, model names, chip names (with NUL) */
+#define TBM_IFNAME_MAX   16   /* interface names ("en2", "bridge0") */
+#define TBM_UUID_MAX     40   /* Thunderbolt domain UUIDs, canonical text form */
+#define TBM_IPV4_MAX     16   /* dotted quad */
+#define TBM_MAC_MAX      18   /* aa:bb:cc:dd:ee:ff */
+#define TBM_MAX_PORTS    16   /* Thunderbolt receptacles of one host */
+#define TBM_MAX_IFACES   64   /* network interfaces of one host */
+#define TBM_MAX_RDMA     16   /* RDMA devices of one host */
+
+/* One Thunderbolt receptacle ("Thunderbolt N" in networksetup, receptacle_id_key N in system_profiler). */
+typedef struct tbm_tb_port {
+    int receptacle;                    /* N of "Thunderbolt N"; 0 when unknown */
+    char bus[TBM_HOST_MAX];            /* system_profiler _name, "thunderboltusb4_bus_1" */
+    char domain_uuid[TBM_UUID_MAX];    /* this port's domain_uuid_key */
+    int speed_gbps;                    /* current_speed_key in Gb/s (40, 80, 120); 0 when unknown */
+    int connected;                     /* receptacle_status_key is "receptacle_connected" */
+    char peer_uuid[TBM_UUID_MAX];      /* domain UUID of the Mac at the other end; "" when no Mac is there */
+    char peer_name[TBM_HOST_MAX];      /* that peer's device_name_key ("Mac Studio" or "Mac16,9") */
+    char iface[TBM_IFNAME_MAX];        /* enX bound to "Thunderbolt N" by networksetup; "" when unknown */
+} tbm_tb_port_t;
+
+/* One network interface (networksetup and ifconfig together). */
+typedef struct tbm_iface {
+    char name[TBM_IFNAME_MAX];         /* "en2" */
+    char hwport[TBM_HOST_MAX];         /* networksetup "Hardware Port", "Thunderbolt 2", "Ethernet" */
+    char mac[TBM_MAC_MAX];             /* Ethernet Address */
+    char ipv4[TBM_IPV4_MAX];           /* first inet address; "" when none */
+    int prefix_len;                    /* from the netmask (0xfffffffc -> 30); -1 when no address */
+    int up;                            /* UP flag in ifconfig */
+    int active;                        /* "status: active" in ifconfig */
+} tbm_iface_t;
+
+/* Everything one host says about itself. */
+typedef struct tbm_host_facts {
+    char hostname[TBM_HOST_MAX];
+    char model_name[TBM_HOST_MAX];     /* system_profiler device_name_key of this host, "Mac Studio" */
+    char model_id[TBM_HOST_MAX];       /* sysctl hw.model, "Mac15,14" */
+    char chip[TBM_HOST_MAX];           /* sysctl machdep.cpu.brand_string, "Apple M3 Ultra" */
+    uint64_t memory_bytes;             /* sysctl hw.memsize */
+    int cores_performance;             /* hw.perflevel0.physicalcpu (hwloc cpukinds) */
+    int cores_efficiency;              /* hw.perflevel1.physicalcpu */
+    char os_name[TBM_HOST_MAX];        /* sw_vers ProductName, "macOS" */
+    char os_version[TBM_HOST_MAX];     /* sw_vers ProductVersion, "26.2" */
+    char os_build[TBM_HOST_MAX];       /* sw_vers BuildVersion, "25C56" */
+    int rdma_enabled;                  /* rdma_ctl status: 1 enabled, 0 disabled, -1 unknown */
+    int n_rdma;
+    char rdma_devices[TBM_MAX_RDMA][TBM_IFNAME_MAX];  /* ibv_devices names, "rdma_en2" */
+    int n_ports;
+    tbm_tb_port_t ports[TBM_MAX_PORTS];
+    int n_ifaces;
+    tbm_iface_t ifaces[TBM_MAX_IFACES];
+} tbm_host_facts_t;
+
+#endif

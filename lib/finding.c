@@ -1,0 +1,87 @@
+/* finding.c: the bounded list of findings shared by parsers and validators (see finding.h). */
+#include "finding.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tbm_findings_init(tbm_findings_t *fs)
+{
+    memset(fs, 0, sizeof(*fs));
+}
+
+void tbm_findings_free(tbm_findings_t *fs)
+{
+    free(fs->items);
+    memset(fs, 0, sizeof(*fs));
+}
+
+static int grow(tbm_findings_t *fs)
+{
+    size_t cap = fs->cap ? fs->cap * 2 : 16;
+    tbm_finding_t *items;
+
+    if (cap > TBM_FINDINGS_MAX)
+        cap = TBM_FINDINGS_MAX;
+    if (cap <= fs->cap)
+        return -1;
+    items = realloc(fs->items, cap * sizeof(*items));
+    if (!items)
+        return -1;
+    fs->items = items;
+    fs->cap = cap;
+    return 0;
+}
+
+int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, const char *where,
+                    const char *fix, const char *what_fmt, ...)
+{
+    tbm_finding_t *f;
+    va_list ap;
+
+    if (fs->n == fs->cap && grow(fs) < 0) {
+        fs->dropped++;
+        return -1;
+    }
+    f = &fs->items[fs->n++];
+    memset(f, 0, sizeof(*f));
+    f->severity = sev;
+    snprintf(f->code, sizeof(f->code), "%s", code ? code : "");
+    snprintf(f->where, sizeof(f->where), "%s", where ? where : "");
+    snprintf(f->fix, sizeof(f->fix), "%s", fix ? fix : "");
+    va_start(ap, what_fmt);
+    vsnprintf(f->what, sizeof(f->what), what_fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+size_t tbm_findings_count(const tbm_findings_t *fs, tbm_severity_t at_least)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < fs->n; i++)
+        if (fs->items[i].severity >= at_least)
+            n++;
+    return n + fs->dropped;
+}
+
+const tbm_finding_t *tbm_findings_find(const tbm_findings_t *fs, const char *code)
+{
+    size_t i;
+
+    for (i = 0; i < fs->n; i++)
+        if (strcmp(fs->items[i].code, code) == 0)
+            return &fs->items[i];
+    return NULL;
+}
+
+const char *tbm_severity_name(tbm_severity_t sev)
+{
+    switch (sev) {
+    case TBM_SEV_INFO:    return "info";
+    case TBM_SEV_WARNING: return "warning";
+    case TBM_SEV_ERROR:   return "error";
+    }
+    return "unknown";
+}

@@ -1,0 +1,89 @@
+# Build flags of slurm-tbmesh: warnings, sanitizers, hardening, the Darwin switch.
+
+AC_DEFUN([X_AC_TBM_DARWIN], [
+  AC_CANONICAL_HOST
+  case "$host_os" in
+    darwin*) tbm_darwin=yes ;;
+    *)       tbm_darwin=no ;;
+  esac
+  AM_CONDITIONAL([TBM_DARWIN], [test "x$tbm_darwin" = xyes])
+])
+
+AC_DEFUN([X_AC_TBM_WARNINGS], [
+  AC_ARG_ENABLE([werror],
+    [AS_HELP_STRING([--disable-werror], [do not turn warnings into errors])],
+    [], [enable_werror=yes])
+  TBM_WARN_CFLAGS="-std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter"
+  AS_IF([test "x$enable_werror" = xyes], [TBM_WARN_CFLAGS="$TBM_WARN_CFLAGS -Werror"])
+  AC_SUBST([TBM_WARN_CFLAGS])
+])
+
+AC_DEFUN([X_AC_TBM_SANITIZERS], [
+  AC_ARG_ENABLE([sanitizers],
+    [AS_HELP_STRING([--enable-sanitizers], [build with AddressSanitizer and UndefinedBehaviorSanitizer (test builds)])],
+    [], [enable_sanitizers=no])
+  TBM_SAN_CFLAGS=""
+  TBM_SAN_LDFLAGS=""
+  AS_IF([test "x$enable_sanitizers" = xyes], [
+    TBM_SAN_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+    TBM_SAN_LDFLAGS="-fsanitize=address,undefined"
+  ])
+  AC_SUBST([TBM_SAN_CFLAGS])
+  AC_SUBST([TBM_SAN_LDFLAGS])
+  AM_CONDITIONAL([TBM_SANITIZERS], [test "x$enable_sanitizers" = xyes])
+])
+
+AC_DEFUN([X_AC_TBM_HARDENING], [
+  TBM_HARDEN_CFLAGS="-fstack-protector-strong -fPIC"
+  AS_IF([test "x$enable_sanitizers" != xyes], [TBM_HARDEN_CFLAGS="$TBM_HARDEN_CFLAGS -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"])
+  TBM_HARDEN_LDFLAGS=""
+  AS_IF([test "x$tbm_darwin" != xyes], [TBM_HARDEN_LDFLAGS="-Wl,-z,relro -Wl,-z,now"])
+  AC_SUBST([TBM_HARDEN_CFLAGS])
+  AC_SUBST([TBM_HARDEN_LDFLAGS])
+])
+
+# X_AC_TBM_PKG(VAR, pkg-config-name, debian-package)
+AC_DEFUN([X_AC_TBM_PKG], [
+  PKG_CHECK_MODULES([$1], [$2], [],
+    [AC_MSG_ERROR([$2 was not found by pkg-config. On Debian 12 run: apt-get install $3 (or scripts/install-deps.sh)])])
+])
+
+AC_DEFUN([X_AC_TBM_OPENMPI], [
+  AC_ARG_VAR([MPICC], [Open MPI C compiler wrapper])
+  AC_PATH_PROGS([MPICC], [mpicc], [])
+  AS_IF([test -z "$MPICC"],
+    [AC_MSG_ERROR([mpicc (Open MPI) was not found. On Debian 12 run: apt-get install libopenmpi-dev openmpi-bin])])
+  PKG_CHECK_MODULES([MPI], [ompi-c], [],
+    [AC_MSG_ERROR([Open MPI's ompi-c.pc was not found. On Debian 12 run: apt-get install libopenmpi-dev])])
+])
+
+AC_DEFUN([X_AC_TBM_SLURM], [
+  AC_ARG_WITH([slurm],
+    [AS_HELP_STRING([--without-slurm], [build only the Mac side (lib, macnode, kernels): no libslurm])],
+    [], [with_slurm=yes])
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where to install the Slurm plug-ins [LIBDIR/slurm-tbmesh]])],
+    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR='${libdir}/slurm-tbmesh'])
+  SLURM_CFLAGS=""
+  SLURM_LIBS=""
+  AS_IF([test "x$with_slurm" != xno], [
+    AS_IF([test "x$with_slurm" != xyes], [SLURM_CFLAGS="-I$with_slurm/include"; SLURM_LIBS="-L$with_slurm/lib"])
+    tbm_save_CPPFLAGS="$CPPFLAGS"; CPPFLAGS="$CPPFLAGS $SLURM_CFLAGS"
+    AC_CHECK_HEADERS([slurm/slurm.h slurm/spank.h slurm/slurmdb.h], [],
+      [AC_MSG_ERROR([Slurm's headers were not found. On Debian 12 run: apt-get install libslurm-dev (or configure --without-slurm for the Mac side only)])])
+    tbm_save_LIBS="$LIBS"; LIBS="$LIBS $SLURM_LIBS"
+    AC_CHECK_LIB([slurm], [slurm_init], [SLURM_LIBS="$SLURM_LIBS -lslurm"],
+      [AC_MSG_ERROR([libslurm was not found. On Debian 12 run: apt-get install libslurm-dev])])
+    AC_MSG_CHECKING([Slurm's version])
+    AC_COMPUTE_INT([tbm_slurm_version], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>], [tbm_slurm_version=0])
+    SLURM_VERSION_STR="$(( tbm_slurm_version >> 16 )).$(( (tbm_slurm_version >> 8) & 255 )).$(( tbm_slurm_version & 255 ))"
+    AC_MSG_RESULT([$SLURM_VERSION_STR])
+    CPPFLAGS="$tbm_save_CPPFLAGS"; LIBS="$tbm_save_LIBS"
+    AC_DEFINE([HAVE_SLURM], [1], [Define if the Slurm side is built])
+  ], [SLURM_PLUGINDIR=""])
+  AC_SUBST([SLURM_CFLAGS])
+  AC_SUBST([SLURM_LIBS])
+  AC_SUBST([SLURM_PLUGINDIR])
+  AC_SUBST([SLURM_VERSION_STR])
+  AM_CONDITIONAL([WITH_SLURM], [test "x$with_slurm" != xno])
+])

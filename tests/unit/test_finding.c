@@ -1,0 +1,73 @@
+/* test_finding.c: unit tests of lib/finding.c. */
+#include "tbm_check.h"
+#include <string.h>
+
+#include "finding.h"
+
+START_TEST(add_and_find)
+{
+    tbm_findings_t fs;
+    const tbm_finding_t *f;
+
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_finding_add(&fs, TBM_SEV_WARNING, "os-mismatch", "mac02", "upgrade mac02",
+                                     "macOS %s differs from %s", "26.1", "26.2"), 0);
+    ck_assert_int_eq(tbm_finding_add(&fs, TBM_SEV_ERROR, "cable-one-sided", "mac01:en2", "reseat it",
+                                     "seen from one end only"), 0);
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_INFO), 2);
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_ERROR), 1);
+    f = tbm_findings_find(&fs, "os-mismatch");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->what, "macOS 26.1 differs from 26.2");
+    ck_assert_str_eq(f->where, "mac02");
+    ck_assert_str_eq(tbm_severity_name(f->severity), "warning");
+    ck_assert_ptr_null(tbm_findings_find(&fs, "nope"));
+    tbm_findings_free(&fs);
+    ck_assert_uint_eq(fs.n, 0);
+}
+END_TEST
+
+START_TEST(bounded_and_counts_dropped)
+{
+    tbm_findings_t fs;
+    size_t i;
+
+    tbm_findings_init(&fs);
+    for (i = 0; i < TBM_FINDINGS_MAX; i++)
+        ck_assert_int_eq(tbm_finding_add(&fs, TBM_SEV_INFO, "x", NULL, NULL, "n=%zu", i), 0);
+    ck_assert_int_eq(tbm_finding_add(&fs, TBM_SEV_INFO, "x", NULL, NULL, "one too many"), -1);
+    ck_assert_uint_eq(fs.n, TBM_FINDINGS_MAX);
+    ck_assert_uint_eq(fs.dropped, 1);
+    /* a dropped finding still makes the list count as failed */
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_ERROR), 1);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+START_TEST(long_text_is_cut_not_overflowed)
+{
+    tbm_findings_t fs;
+    char big[2000];
+
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    tbm_findings_init(&fs);
+    tbm_finding_add(&fs, TBM_SEV_ERROR, big, big, big, "%s", big);
+    ck_assert_uint_eq(strlen(fs.items[0].code), TBM_FINDING_CODE_MAX - 1);
+    ck_assert_uint_eq(strlen(fs.items[0].what), TBM_FINDING_TEXT_MAX - 1);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+static Suite *finding_suite(void)
+{
+    Suite *s = suite_create("finding");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, add_and_find);
+    tcase_add_test(tc, bounded_and_counts_dropped);
+    tcase_add_test(tc, long_text_is_cut_not_overflowed);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(finding_suite)
