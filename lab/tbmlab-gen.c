@@ -35,6 +35,9 @@ static const char usage_text[] =
 "outputs: writes DIR/NODE/replay/ for every Mac: system_profiler_SPThunderboltDataType.json,\n"
 "  networksetup_listallhardwareports.txt, ifconfig.txt, ibv_devices.txt, rdma_ctl_status.txt, sw_vers.txt,\n"
 "  sysctl.txt (hw.memsize, machdep.cpu.brand_string, hw.model), sysctl_perflevels.txt, hostname.txt.\n"
+"  Every receptacle of the model is a bus; a cabled one holds the peer Mac with the peer port's domain UUID.\n"
+"  Rdma=yes: ibv_devices lists rdma_enX for every Thunderbolt port, rdma_ctl says enabled. Rdma=no: no\n"
+"  devices; rdma_ctl says enabled on Thunderbolt 4 (LinkGbps=40, as real TB4 Macs do), else disabled.\n"
 "\n"
 "slurm-nodes: slurm.conf NodeName lines for every node, then PartitionName lines (mac, linux).\n"
 "\n"
@@ -564,15 +567,18 @@ static uint64_t hash64(uint64_t h, const char *s)
     return h ^ (h >> 31);
 }
 
-/* The Thunderbolt domain UUID of one receptacle: stable, derived from host name and receptacle. */
-static void domain_uuid(char out[37], const char *host, unsigned rcpt)
+/* A stable UUID derived from a host name and what it names ("receptacle-2", "service_ip"): the Thunderbolt
+ * domain UUID of a port, or the UUID of a service. */
+static void name_uuid(char out[37], const char *host, const char *what)
 {
-    char key[LAB_NAME_MAX + 16];
-    snprintf(key, sizeof(key), "%s/receptacle-%u", host, rcpt);
+    char key[LAB_NAME_MAX + 32];
+    snprintf(key, sizeof(key), "%s/%s", host, what);
     uint64_t hi = hash64(14695981039346656037ULL, key);
     uint64_t lo = hash64(hi ^ 0x74626d6573680000ULL, key);
+    /* Shaped like the random (version 4) UUIDs macOS uses. */
     snprintf(out, 37, "%08X-%04X-%04X-%04X-%012llX", (unsigned)(hi >> 32), (unsigned)(hi >> 16) & 0xffff,
-             (unsigned)hi & 0xffff, (unsigned)(lo >> 48), (unsigned long long)(lo & 0xffffffffffffULL));
+             0x4000u | ((unsigned)hi & 0x0fff), 0x8000u | ((unsigned)(lo >> 48) & 0x3fff),
+             (unsigned long long)(lo & 0xffffffffffffULL));
 }
 
 /* This Mac's end of cable c: 0 or 1. */
@@ -663,66 +669,92 @@ static void jset(json_object *o, const char *key, const char *value)
     json_object_object_add(o, key, json_object_new_string(value));
 }
 
-/* Speed text; the two generations read as different macOS releases print them. */
-static void speed_text(char *out, size_t size, const lab_group_t *g, int connected)
+/* The two generations print as different macOS releases do: a Thunderbolt 5 Mac (as captured from an M3 Ultra
+ * Mac Studio) says "80 Gb/s" on a live link and "Up to 120 Gb/s" on an empty port, names a peer Mac by model
+ * identifier and lists its buses last-first; a Thunderbolt 4 Mac says "Up to 40 Gb/s" on both, names the peer
+ * by model name and lists its buses in order. Parsers must cope with all of it. */
+static int is_tb5(const lab_group_t *g)
 {
-    if (g->link_gbps >= 80)
-        snprintf(out, size, "Up to %u Gb/s", connected ? g->link_gbps : 120);
-    else
-        snprintf(out, size, connected ? "%u Gb/s" : "Up to %u Gb/s", g->link_gbps);
+    return g->link_gbps >= 80;
 }
 
-/* The peer Mac seen through a connected receptacle. */
+static void speed_text(char *out, size_t size, const lab_group_t *g, int connected)
+{
+    if (is_tb5(g))
+        snprintf(out, size, connected ? "%u Gb/s" : "Up to 120 Gb/s", g->link_gbps);
+    else
+        snprintf(out, size, "Up to %u Gb/s", g->link_gbps);
+}
+
+/* The XDomain services a peer Mac announces (IP over Thunderbolt). */
+static json_object *peer_services(const char *peer)
+{
+    char uuid[37];
+    json_object *list = json_object_new_array(), *ip = json_object_new_object();
+    name_uuid(uuid, peer, "service_ip");
+    jset(ip, "_name", "service_ip");
+    json_object_object_add(ip, "protocol_id_key", json_object_new_int(1));
+    json_object_object_add(ip, "protocol_revision_key", json_object_new_int(1));
+    json_object_object_add(ip, "protocol_version_key", json_object_new_int(1));
+    jset(ip, "service_uuid_key", uuid);
+    json_object_array_add(list, ip);
+    return list;
+}
+
+/* The peer Mac seen through a connected receptacle (keys in system_profiler's sorted order). */
 static json_object *peer_item(const lab_t *lab, const lab_cable_t *cb, int mac)
 {
     int end = cable_end(cb, mac);
     int peer = cb->mac[!end];
     const lab_group_t *pg = group_of(lab, peer);
-    char uuid[37], speed[32], uid[24];
-    json_object *item = json_object_new_object(), *up = json_object_new_object();
-    domain_uuid(uuid, lab->macs[peer].name, cb->rcpt[!end]);
-    snprintf(uid, sizeof(uid), "0x05AC%08X%04X", lab->macs[peer].hostno * 0x1000u + cb->rcpt[!end], 0x0001u);
-    speed_text(speed, sizeof(speed), group_of(lab, mac), 1);
+    char uuid[37], what[24];
+    json_object *item = json_object_new_object();
+    snprintf(what, sizeof(what), "receptacle-%u", cb->rcpt[!end]);
+    name_uuid(uuid, lab->macs[peer].name, what);
     jset(item, "_name", pg->model_name);
-    jset(item, "device_id_key", "0x2002");
-    jset(item, "device_name_key", pg->model_name);
+    jset(item, "device_id_key", "0xA");
+    jset(item, "device_name_key", is_tb5(group_of(lab, mac)) ? pg->model_id : pg->model_name);
     jset(item, "domain_uuid_key", uuid);
-    jset(item, "mode_key", "usb_four_mode");
-    jset(up, "current_speed_key", speed);
-    jset(up, "link_status_key", "0x2");
-    json_object_object_add(item, "receptacle_upstream_ambiguous_tag", up);
-    jset(item, "route_string_key", "1");
-    jset(item, "switch_uid_key", uid);
-    jset(item, "switch_version_key", "0x01");
-    jset(item, "vendor_id_key", "0x05AC");
+    json_object_object_add(item, "services_title", peer_services(lab->macs[peer].name));
+    jset(item, "vendor_id_key", "0x0A27");
     jset(item, "vendor_name_key", "Apple Inc.");
     return item;
+}
+
+static json_object *receptacle_tag(const lab_group_t *g, unsigned rcpt, int connected)
+{
+    char speed[32], id[8];
+    json_object *tag = json_object_new_object();
+    speed_text(speed, sizeof(speed), g, connected);
+    snprintf(id, sizeof(id), "%u", rcpt);
+    jset(tag, "current_speed_key", speed);
+    jset(tag, "link_status_key", connected ? "0x2" : "0x100");
+    if (connected)
+        jset(tag, "micro_version_key", "0.0.0");
+    jset(tag, "receptacle_id_key", id);
+    jset(tag, "receptacle_status_key", connected ? "receptacle_connected" : "receptacle_no_devices_connected");
+    return tag;
 }
 
 static json_object *bus_object(const lab_t *lab, int mac, unsigned rcpt)
 {
     const lab_group_t *g = group_of(lab, mac);
     const lab_cable_t *cb = live_cable(lab, mac, rcpt);
-    char name[40], uuid[37], speed[32], id[8], uid[24];
-    json_object *bus = json_object_new_object(), *tag = json_object_new_object();
+    char name[40], uuid[37], what[24], uid[24];
+    json_object *bus = json_object_new_object();
     snprintf(name, sizeof(name), "thunderboltusb4_bus_%u", rcpt - 1);
-    snprintf(id, sizeof(id), "%u", rcpt);
-    snprintf(uid, sizeof(uid), "0x05AC%08X%04X", lab->macs[mac].hostno * 0x1000u + rcpt, 0u);
-    domain_uuid(uuid, lab->macs[mac].name, rcpt);
-    speed_text(speed, sizeof(speed), g, cb != NULL);
-    jset(bus, "_name", name);
+    snprintf(what, sizeof(what), "receptacle-%u", rcpt);
+    name_uuid(uuid, lab->macs[mac].name, what);
+    snprintf(uid, sizeof(uid), "0x05AC%08X%04X", (unsigned)(hash64(0, lab->macs[mac].name) >> 32), 0x9810u + rcpt - 1);
     if (cb) {
         json_object *items = json_object_new_array();
         json_object_array_add(items, peer_item(lab, cb, mac));
         json_object_object_add(bus, "_items", items);
     }
+    jset(bus, "_name", name);
     jset(bus, "device_name_key", g->model_name);
     jset(bus, "domain_uuid_key", uuid);
-    jset(tag, "current_speed_key", speed);
-    jset(tag, "link_status_key", cb ? "0x2" : "0x7");
-    jset(tag, "receptacle_id_key", id);
-    jset(tag, "receptacle_status_key", cb ? "receptacle_connected" : "receptacle_no_devices");
-    json_object_object_add(bus, "receptacle_1_tag", tag);
+    json_object_object_add(bus, "receptacle_1_tag", receptacle_tag(g, rcpt, cb != NULL));
     jset(bus, "route_string_key", "0");
     jset(bus, "switch_uid_key", uid);
     jset(bus, "vendor_name_key", "Apple Inc.");
@@ -733,9 +765,8 @@ static json_object *thunderbolt_json(const lab_t *lab, int mac)
 {
     const lab_group_t *g = group_of(lab, mac);
     json_object *root = json_object_new_object(), *buses = json_object_new_array();
-    /* Thunderbolt 4 Macs list their buses last-first: parsers must not rely on bus order. */
     for (unsigned i = 1; i <= g->ports; i++)
-        json_object_array_add(buses, bus_object(lab, mac, g->link_gbps >= 80 ? i : g->ports + 1 - i));
+        json_object_array_add(buses, bus_object(lab, mac, is_tb5(g) ? g->ports + 1 - i : i));
     json_object_object_add(root, "SPThunderboltDataType", buses);
     return root;
 }
@@ -802,7 +833,8 @@ static void write_ifconfig(const lab_t *lab, int mac, FILE *f)
             "\tnd6 options=201<PERFORMNUD,DAD>\n\tmedia: <unknown type>\n\tstatus: inactive\n", hw);
 }
 
-/* ibv_devices: one rdma_enX per live Thunderbolt link when the group has RDMA; none otherwise. */
+/* ibv_devices: with RDMA, one rdma_enX per Thunderbolt port, cabled or not (a Mac enumerates a device per port;
+ * an empty port's device is merely down); without RDMA the table is empty. */
 static void write_ibv_devices(const lab_t *lab, int mac, FILE *f)
 {
     const lab_group_t *g = group_of(lab, mac);
@@ -811,8 +843,6 @@ static void write_ibv_devices(const lab_t *lab, int mac, FILE *f)
         return;
     for (unsigned r = 1; r <= g->ports; r++) {
         char dev[16];
-        if (!live_cable(lab, mac, r))
-            continue;
         snprintf(dev, sizeof(dev), "rdma_en%u", r + 1);
         fprintf(f, "    %-16s\t027b%04x0000%04x\n", dev, lab->macs[mac].hostno, r + 1);
     }

@@ -43,7 +43,7 @@ check_end() {
     else
         expect_eq "$node $ifc inet (cut)" "" "$(grep '	inet ' <<<"$block")"
         expect_eq "$node $ifc status (cut)" "	status: inactive" "$(grep 'status:' <<<"$block")"
-        expect_eq "$node receptacle $rcpt (cut)" "receptacle_no_devices	-" "$(cut -f3,4 <<<"$mine")"
+        expect_eq "$node receptacle $rcpt (cut)" "receptacle_no_devices_connected	-" "$(cut -f3,4 <<<"$mine")"
     fi
 }
 
@@ -83,14 +83,14 @@ check_cables "$TMP/plan" "$TMP/out"
 for n in mac01 mac05; do
     "$TBCHECK" "$TMP/out/$n/replay/system_profiler_SPThunderboltDataType.json" >/dev/null || fail "$n JSON does not parse"
 done
-expect_eq "mac01 receptacles" "1 2 3 4 5 6" \
+expect_eq "mac01 receptacles (listed last-first)" "6 5 4 3 2 1" \
     "$("$TBCHECK" "$TMP/out/mac01/replay/system_profiler_SPThunderboltDataType.json" | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
-expect_eq "mac05 receptacles (listed last-first)" "3 2 1" \
+expect_eq "mac05 receptacles" "1 2 3" \
     "$("$TBCHECK" "$TMP/out/mac05/replay/system_profiler_SPThunderboltDataType.json" | cut -f1 | tr '\n' ' ' | sed 's/ $//')"
-expect_eq "mac01 empty receptacle 5" "5	receptacle_no_devices	-	-	Up to 120 Gb/s" "$(tb_line mac01 5 "$TMP/out" | cut -f1,3-)"
-expect_eq "mac01 receptacle 1 peer and speed" "Mac Studio	Up to 80 Gb/s" "$(tb_line mac01 1 "$TMP/out" | cut -f5,6)"
-expect_eq "mac05 receptacle 1 peer and speed" "Mac mini	40 Gb/s" "$(tb_line mac05 1 "$TMP/out" | cut -f5,6)"
-expect_eq "mac05 empty receptacle 3" "receptacle_no_devices	-	Up to 40 Gb/s" "$(tb_line mac05 3 "$TMP/out" | cut -f3,4,6)"
+expect_eq "mac01 empty receptacle 5" "5	receptacle_no_devices_connected	-	-	Up to 120 Gb/s" "$(tb_line mac01 5 "$TMP/out" | cut -f1,3-)"
+expect_eq "mac01 receptacle 1 peer and speed" "Mac15,14	80 Gb/s" "$(tb_line mac01 1 "$TMP/out" | cut -f5,6)"
+expect_eq "mac05 receptacle 1 peer and speed" "Mac mini	Up to 40 Gb/s" "$(tb_line mac05 1 "$TMP/out" | cut -f5,6)"
+expect_eq "mac05 empty receptacle 3" "receptacle_no_devices_connected	-	Up to 40 Gb/s" "$(tb_line mac05 3 "$TMP/out" | cut -f3,4,6)"
 expect_eq "domain UUIDs distinct (8 Macs: 4x6 + 4x3 ports)" "36" \
     "$(for n in "$TMP"/out/*/replay/system_profiler_SPThunderboltDataType.json; do "$TBCHECK" "$n"; done | cut -f2 | sort -u | wc -l)"
 expect_eq "mac01 en5 empty" "	status: inactive" "$(if_block "$TMP/out/mac01/replay/ifconfig.txt" en5 | grep -E 'inet|status')"
@@ -106,7 +106,7 @@ Thunderbolt 5/en6 Thunderbolt 6/en7 Thunderbolt Bridge/bridge0 Wi-Fi/en1" \
         "$TMP/out/mac01/replay/networksetup_listallhardwareports.txt")"
 expect_eq "mac01 VLAN trailer" "VLAN Configurations
 ===================" "$(tail -2 "$TMP/out/mac01/replay/networksetup_listallhardwareports.txt")"
-expect_eq "mac01 ibv_devices" "rdma_en2 rdma_en3 rdma_en4" \
+expect_eq "mac01 ibv_devices (one per port)" "rdma_en2 rdma_en3 rdma_en4 rdma_en5 rdma_en6 rdma_en7" \
     "$(tail -n +3 "$TMP/out/mac01/replay/ibv_devices.txt" | awk '{ print $1 }' | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "mac05 ibv_devices (TB4: none)" "2" "$(wc -l <"$TMP/out/mac05/replay/ibv_devices.txt")"
 expect_eq "mac01 rdma_ctl" "enabled" "$(cat "$TMP/out/mac01/replay/rdma_ctl_status.txt")"
@@ -131,7 +131,7 @@ mac07 en3 mac08 en2" "$(awk -F'\t' '$10 == "state=cut" { print $2, $3, $6, $7 }'
 expect_eq "other cables up" 8 "$(grep -c 'state=up$' "$TMP/plan-cut")"
 "$GEN" outputs "$CONF" "$TMP/cut" --cut mac02:en2 --cut=mac07:en3 || fail "outputs --cut exited $?"
 check_cables "$TMP/plan-cut" "$TMP/cut"
-expect_eq "mac01 ibv_devices after cut" "rdma_en3 rdma_en4" \
+expect_eq "mac01 ibv_devices after cut (devices stay)" "rdma_en2 rdma_en3 rdma_en4 rdma_en5 rdma_en6 rdma_en7" \
     "$(tail -n +3 "$TMP/cut/mac01/replay/ibv_devices.txt" | awk '{ print $1 }' | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- slurm node lines ------------------------------------------------------------------------------------
