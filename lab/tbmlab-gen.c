@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "errbuf.h"
 
@@ -21,6 +23,13 @@ static const char usage_text[] =
 "\n"
 "Turns the lab spec into what the embedded lab needs. Output is tab-separated, one record a line, in a\n"
 "stable order (spec order of groups and nodes, then cable order).\n"
+"\n"
+"LAB.CONF: one record a line, Key=Value pairs (values with spaces in \"quotes\"), '#' starts a comment:\n"
+"  Group=NAME Mode=bridge|direct Wiring=mesh|ring Nodes=mac01,mac02,... ModelName=\"Mac Studio\"\n"
+"    ModelId=Mac15,14 Chip=\"Apple M3 Ultra\" MemoryGiB=N PCores=N ECores=N OS=26.2 Build=25C56\n"
+"    LinkGbps=40|80 Rdma=yes|no [Ports=N, else known from ModelId]\n"
+"  Linux=lnx01[,lnx02...]\n"
+"  Node names end in their number (mac01); a node belongs to one group.\n"
 "\n"
 "plan: the wiring the lab scripts build, records (fields separated by TAB):\n"
 "  node   NAME group=G mode=bridge|direct mgmt=10.77.0.X mac=EN0_HWADDR port=SLURMD_PORT\n"
@@ -51,7 +60,6 @@ enum {
     LAB_MAX_LINUX = 16,
     LAB_MAX_PORTS = 8,
     LAB_MAX_CABLES = 254,
-    LAB_MAX_CUTS = 64,
     LAB_NAME_MAX = 32,
     LAB_TEXT_MAX = 64,
     LAB_LINE_MAX = 4096,
@@ -915,9 +923,13 @@ static int write_node_files(const lab_t *lab, int mac, const char *dir)
     for (size_t i = 0; i < sizeof(replay_files) / sizeof(replay_files[0]); i++) {
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, replay_files[i].file) >= sizeof(path))
             return -1;  /* cannot happen: write_outputs bounds the directory's length */
-        FILE *f = fopen(path, "w");
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
-            fprintf(stderr, "tbmlab-gen: cannot write %s: %s; check the output directory\n", path, strerror(errno));
+            int saved = errno;
+            if (fd >= 0)
+                close(fd);
+            fprintf(stderr, "tbmlab-gen: cannot write %s: %s; check the output directory\n", path, strerror(saved));
             return -1;
         }
         replay_files[i].write(lab, mac, f);

@@ -211,6 +211,17 @@ expect_arg_error "unknown command" \
     "tbmlab-gen: unknown command 'draw' (plan, outputs, slurm-nodes); see tbmlab-gen --help" draw "$CONF"
 expect_arg_error "missing spec" \
     "$TMP/none.conf: cannot open: No such file or directory; give the path of the lab spec" plan "$TMP/none.conf"
+# Output that cannot be written: exit 1 and a message; a planted symlink is not followed.
+err=$("$GEN" outputs "$CONF" "$TMP/missing/out" 2>&1); rc=$?
+expect_eq "outputs into a missing parent: exit" 1 "$rc"
+expect_eq "outputs into a missing parent: message" \
+    "tbmlab-gen: cannot create $TMP/missing/out: No such file or directory; check the output directory" "$err"
+ln -sf "$TMP/victim" "$TMP/out/mac03/replay/hostname.txt"
+err=$("$GEN" outputs "$CONF" "$TMP/out" 2>&1); rc=$?
+expect_eq "symlinked replay file: exit" 1 "$rc"
+expect_eq "symlinked replay file: message" "tbmlab-gen: cannot write $TMP/out/mac03/replay/hostname.txt: Too many \
+levels of symbolic links; check the output directory" "$err"
+expect_eq "symlink target untouched" "no" "$([ -e "$TMP/victim" ] && echo yes || echo no)"
 "$GEN" --help | grep -q '^  cable  MAC_A IFACE_A' || fail "--help does not document the cable record"
 
 echo "tbmlab-gen: $checks checks, $failures failed"
