@@ -63,6 +63,7 @@ enum {
     LAB_NAME_MAX = 32,
     LAB_TEXT_MAX = 64,
     LAB_LINE_MAX = 4096,
+    LAB_DIR_MAX = 3000,         /* output directory path, leaving room for node and file names */
     LAB_DIRECT_PORT = 16818,
     LAB_BRIDGE_PORT_BASE = 16830,
     LAB_MAC_MGMT_BASE = 10,
@@ -922,7 +923,7 @@ static int write_node_files(const lab_t *lab, int mac, const char *dir)
     char path[4096];
     for (size_t i = 0; i < sizeof(replay_files) / sizeof(replay_files[0]); i++) {
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, replay_files[i].file) >= sizeof(path))
-            return -1;  /* cannot happen: write_outputs bounds the directory's length */
+            return -1;  /* cannot happen: main bounds the directory's length */
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
@@ -944,17 +945,13 @@ static int write_node_files(const lab_t *lab, int mac, const char *dir)
 static int write_outputs(const lab_t *lab, const char *outdir)
 {
     char dir[4096];
-    if (strlen(outdir) > 3000) {
-        fprintf(stderr, "tbmlab-gen: output directory path too long; use a shorter one\n");
-        return -1;
-    }
     if (make_dir(outdir) < 0)
         return -1;
     for (int i = 0; i < lab->nmacs; i++) {
-        snprintf(dir, sizeof(dir), "%.3000s/%s", outdir, lab->macs[i].name);
+        snprintf(dir, sizeof(dir), "%.*s/%s", LAB_DIR_MAX, outdir, lab->macs[i].name);
         if (make_dir(dir) < 0)
             return -1;
-        snprintf(dir, sizeof(dir), "%.3000s/%s/replay", outdir, lab->macs[i].name);
+        snprintf(dir, sizeof(dir), "%.*s/%s/replay", LAB_DIR_MAX, outdir, lab->macs[i].name);
         if (make_dir(dir) < 0 || write_node_files(lab, i, dir) < 0)
             return -1;
     }
@@ -1009,6 +1006,8 @@ int main(int argc, char **argv)
         return usage_error("unknown command '%s' (plan, outputs, slurm-nodes)", cmd);
     if (outputs && argc < 4)
         return usage_error("%s", "outputs needs a directory");
+    if (outputs && strlen(argv[3]) > LAB_DIR_MAX)
+        return usage_error("output directory path is longer than %d characters; use a shorter one", LAB_DIR_MAX);
     if (lab_load(&lab, argv[2]) < 0)
         return 2;
     if (strcmp(cmd, "slurm-nodes") == 0) {

@@ -192,7 +192,39 @@ expect_spec_error "linux extra key" "Linux=lnx01 Port=1" \
     "unexpected Port= on a Linux line; a Linux line holds only Linux=NAME[,NAME]"
 expect_spec_error "quote glued" "${G2/\"Mac mini\"/\"Mac mini\"x}" \
     "ModelName: text right after the closing quote; put a space after it"
+expect_spec_error "empty value" "${G2/Chip=\"Apple M4\"/Chip=\"\"}" "Chip is empty; give it a value"
+expect_spec_error "value too long" "${G2/Chip=\"Apple M4\"/Chip=$(printf 'x%.0s' {1..64})}" \
+    "Chip is longer than 63 characters; shorten it"
+expect_spec_error "control character" "${G2/Chip=\"Apple M4\"/Chip=\"Apple$(printf '\001')M4\"}" \
+    "Chip has a control character, quote or backslash; use plain text"
+expect_spec_error "bad group name" "${G2/Group=g2/Group=g_2}" "Group=g_2 has the character '_'; use letters, digits and -"
+expect_spec_error "bad build" "${G2/Build=25C56/Build=25C56.1}" "Build=25C56.1 has the character '.'; use letters, digits"
+expect_spec_error "node name too long" "${G2/mac05,/mac$(printf '0%.0s' {1..30})5,}" \
+    "node name 'mac0000000000000000000000000000005' must have 1 to 31 characters; rename it"
+expect_spec_error "node name characters" "${G2/mac05,/mac_05,}" "node name 'mac_05' may hold only a-z, 0-9 and '-'; rename it"
+expect_spec_error "node number too long" "${G2/mac05,/mac0005,}" \
+    "node name 'mac0005' must end in its number (mac01); rename it"
+expect_spec_error "node number zero" "${G2/mac05,/mac00,}" \
+    "node mac00: its number must be 1 to 244 (mgmt 10.77.0.(10+N)); renumber it"
+expect_spec_error "one-node mesh" "${G2/Wiring=ring Nodes=mac05,mac06,mac07/Wiring=mesh Nodes=mac05}" \
+    "Wiring=mesh needs at least 2 nodes; add nodes"
+expect_spec_error "too many pairs" "$G2 A=1 B=2 C=3" "more than 16 Key=Value pairs; put one group per line"
+expect_spec_error "too many Macs" "${G2/mac05,mac06,mac07/$(echo mac{3..66} | tr ' ' ,)}" \
+    "more than 64 Macs; make the lab smaller"
+expect_spec_error "too many Linux nodes" "Linux=$(echo lnx{1..17} | tr ' ' ,)" \
+    "more than 16 Linux nodes; make the lab smaller"
 expect_spec_error "long line" "$(printf 'Linux=%05000d' 1)" "line longer than 4094 characters; split it"
+
+# Too many groups: the 17th group line is refused.
+{ for g in $(seq 1 17); do
+    echo "${G2/mac05,mac06,mac07/mac$((3 * g)),mac$((3 * g + 1)),mac$((3 * g + 2))}" | sed "s/Group=g2/Group=g$g/"
+  done; } >"$TMP/groups.conf"
+err=$("$GEN" plan "$TMP/groups.conf" 2>&1 >/dev/null); rc=$?
+expect_eq "too many groups: exit" 2 "$rc"
+expect_eq "too many groups: message" "$TMP/groups.conf:17: more than 16 groups; make the lab smaller" "$err"
+printf '# only Linux\nLinux=lnx01\n' >"$TMP/nogroup.conf"
+expect_eq "no group" "$TMP/nogroup.conf: no Group= line; describe at least one group of Macs" \
+    "$("$GEN" plan "$TMP/nogroup.conf" 2>&1 >/dev/null)"
 
 # Arguments.
 expect_arg_error() {
@@ -222,6 +254,14 @@ expect_eq "symlinked replay file: exit" 1 "$rc"
 expect_eq "symlinked replay file: message" "tbmlab-gen: cannot write $TMP/out/mac03/replay/hostname.txt: Too many \
 levels of symbolic links; check the output directory" "$err"
 expect_eq "symlink target untouched" "no" "$([ -e "$TMP/victim" ] && echo yes || echo no)"
+expect_arg_error "outputs without a directory" \
+    "tbmlab-gen: outputs needs a directory; see tbmlab-gen --help" outputs "$CONF"
+expect_arg_error "slurm-nodes with a cut" \
+    "tbmlab-gen: unexpected argument '--cut'; see tbmlab-gen --help" slurm-nodes "$CONF" --cut mac01:en2
+expect_arg_error "stray argument" "tbmlab-gen: unexpected argument 'extra'; see tbmlab-gen --help" plan "$CONF" extra
+expect_arg_error "no arguments" "tbmlab-gen: missing command or lab spec; see tbmlab-gen --help"
+expect_arg_error "output path too long" "tbmlab-gen: output directory path is longer than 3000 characters; use a shorter one; see tbmlab-gen --help" \
+    outputs "$CONF" "/$(printf 'd%.0s' {1..3001})"
 "$GEN" --help | grep -q '^  cable  MAC_A IFACE_A' || fail "--help does not document the cable record"
 
 echo "tbmlab-gen: $checks checks, $failures failed"
