@@ -224,15 +224,44 @@ static int mgmt_taken(const lab_t *lab, unsigned octet)
 
 /* ---- spec parsing ----------------------------------------------------------------------------------- */
 
-/* Split one line into Key=Value pairs (values may be "quoted"); '#' starts a comment. */
+/* One Key=Value of a spec line (both point into the line). */
 typedef struct lab_pair { char *key, *value; } lab_pair_t;
 
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Cuts the value that starts at *pp (plain or "quoted") out of the line; *pp moves past it. */
+static char *cut_value(char **pp, const char *key, tbm_err_t *err)
+{
+    char *p = *pp, *value = p;
+    if (*p == '"') {
+        value = ++p;
+        while (*p && *p != '"')
+            p++;
+        if (*p != '"')
+            return tbm_errprintf(err, "%s has an unterminated quote; close it with '\"'", key), NULL;
+        *p++ = '\0';
+        if (*p && !is_blank(*p))
+            return tbm_errprintf(err, "%s: text right after the closing quote; put a space after it", key), NULL;
+    } else {
+        while (*p && !is_blank(*p))
+            p++;
+    }
+    if (*p)
+        *p++ = '\0';
+    *pp = p;
+    return value;
+}
+
+/* Splits one line into Key=Value pairs (values may be "quoted"); '#' starts a comment. */
 static int split_pairs(char *line, lab_pair_t *pairs, int max, int *count, tbm_err_t *err)
 {
     char *p = line;
     *count = 0;
     for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        while (is_blank(*p))
             p++;
         if (*p == '\0' || *p == '#')
             return 0;
@@ -241,26 +270,15 @@ static int split_pairs(char *line, lab_pair_t *pairs, int max, int *count, tbm_e
         char *key = p;
         while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z'))
             p++;
-        if (p == key || *p != '=')
+        if (p == key || *p != '=') {
+            size_t show = strcspn(key, " \t\r\n");
             return tbm_errprintf(err, "expected Key=Value at \"%.*s\"; write Key=Value pairs separated by spaces",
-                                 (int)(strcspn(key, " \t\r\n") > 20 ? 20 : strcspn(key, " \t\r\n")), key);
-        *p++ = '\0';
-        char *value = p;
-        if (*p == '"') {
-            value = ++p;
-            while (*p && *p != '"')
-                p++;
-            if (*p != '"')
-                return tbm_errprintf(err, "%s has an unterminated quote; close it with '\"'", key);
-            *p++ = '\0';
-            if (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
-                return tbm_errprintf(err, "%s: text right after the closing quote; put a space after it", key);
-        } else {
-            while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
-                p++;
+                                 (int)(show > 20 ? 20 : show), key);
         }
-        if (*p)
-            *p++ = '\0';
+        *p++ = '\0';
+        char *value = cut_value(&p, key, err);
+        if (!value)
+            return -1;
         pairs[(*count)++] = (lab_pair_t){ key, value };
     }
 }
