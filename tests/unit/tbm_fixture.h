@@ -8,6 +8,7 @@
 
 #include "tbm_check.h"
 #include "parse_macos.h"
+#include "rawtext.h"
 
 /* The whole file tests/fixtures/<rel>, malloc'd, NUL-terminated after *len bytes; NULL when absent. */
 static inline char *tbm_fixture_try(const char *rel, size_t *len)
