@@ -103,7 +103,7 @@ static int prefix_of(tbm_span_t mask)
 static void read_inet(tbm_parse_ctx_t *ctx, tbm_iface_t *ifc, tbm_span_t rest, int lineno)
 {
     tbm_span_t addr = tbm_span_word(&rest), word = tbm_span_word(&rest), mask;
-    char ip[TBM_IPV4_MAX];
+    char ip[TBM_IPV4_MAX] = "";
     int prefix;
 
     if (ifc->ipv4[0])

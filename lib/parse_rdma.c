@@ -35,7 +35,7 @@ static int has_device(const tbm_host_facts_t *facts, const char *name)
 static void read_row(tbm_parse_ctx_t *ctx, tbm_span_t line, int lineno, tbm_host_facts_t *facts)
 {
     tbm_span_t rest = line, name = tbm_span_word(&rest), guid = tbm_span_word(&rest);
-    char dev[TBM_IFNAME_MAX];
+    char dev[TBM_IFNAME_MAX] = "";
 
     if (rest.n > 0 || !is_guid(guid) || tbm_span_copy(dev, sizeof(dev), name) < 0 || !tbm_valid_ifname(dev)) {
         tbm_note(ctx, TBM_SEV_WARNING, "ibv-bad-row", lineno, IBV_FIX,
