@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "rawtext.h"
 
 typedef enum fkind {
     FK_TEXT,       /* char[size], printable */
@@ -193,7 +194,7 @@ static int read_string(const field_t *f, json_object *v, char *dst, const char *
         return tbm_errprintf(err, "%s: string of %zu bytes is longer than %zu or holds a NUL byte", path, n,
                              f->size - 1);
     if (!valid_text_kind(f->kind, s))
-        return tbm_errprintf(err, "%s: \"%.60s\" is not %s", path, s, kind_wanted(f->kind));
+        return tbm_errprintf(err, "%s: \"%.*s\" is not %s", path, TBM_STR_SHOW(s), kind_wanted(f->kind));
     memcpy(dst, s, n + 1);
     return 0;
 }

@@ -76,7 +76,7 @@ static void take(tbm_parse_ctx_t *ctx, char *dst, size_t size, const char *val, 
         tbm_span_copy(dst, size, tbm_span_trim(val, strlen(val))) < 0) {
         dst[0] = '\0';
         tbm_note(ctx, TBM_SEV_WARNING, "tb-bad-value", 0, TB_FIX_CAPTURE,
-                 "%s: %s \"%.60s\" is too long or malformed; ignored", bus, key, val);
+                 "%s: %s \"%.*s\" is too long or malformed; ignored", bus, key, TBM_STR_SHOW(val));
     }
 }
 
@@ -110,8 +110,8 @@ static void read_receptacle(tbm_parse_ctx_t *ctx, json_object *bus, const char *
     if (port->speed_gbps < 0) {
         tbm_note(ctx, TBM_SEV_WARNING, "tb-speed-unknown", 0,
                  "check the cable and port; the speed is needed to tell Thunderbolt 5 from 4",
-                 "%s: current_speed_key \"%.40s\" is not a speed like \"Up to 80 Gb/s\"", label,
-                 speed ? speed : "(missing)");
+                 "%s: current_speed_key \"%.*s\" is not a speed like \"Up to 80 Gb/s\"", label,
+                 TBM_STR_SHOW(speed ? speed : "(missing)"));
         port->speed_gbps = 0;
     }
     port->connected = status && strcmp(status, "receptacle_connected") == 0;
@@ -125,8 +125,8 @@ static void read_peer(tbm_parse_ctx_t *ctx, json_object *bus, const char *label,
     if (peer.count > 1)
         tbm_note(ctx, TBM_SEV_WARNING, "tb-peer-ambiguous", 0,
                  "cable each Mac directly to one port of the other; hubs and chains hide the topology",
-                 "%s: %d Macs found behind this port; only the first (%.40s) is used", label, peer.count,
-                 peer.uuid);
+                 "%s: %d Macs found behind this port; only the first (%.*s) is used", label, peer.count,
+                 TBM_STR_SHOW(peer.uuid));
     take(ctx, port->peer_uuid, sizeof(port->peer_uuid), peer.uuid, tbm_valid_uuid, "peer domain_uuid_key",
          label);
     take(ctx, port->peer_name, sizeof(port->peer_name), peer.name, tbm_valid_text, "peer device_name_key",
@@ -144,18 +144,20 @@ static void read_model(tbm_parse_ctx_t *ctx, json_object *bus, const char *label
              label);
     else if (strcmp(facts->model_name, model) != 0)
         tbm_note(ctx, TBM_SEV_WARNING, "tb-model-differs", 0, TB_FIX_CAPTURE,
-                 "%s: device_name_key \"%.40s\" differs from \"%s\" on another bus", label, model,
-                 facts->model_name);
+                 "%s: device_name_key \"%.*s\" differs from \"%s\" on another bus", label,
+                 TBM_STR_SHOW(model), facts->model_name);
 }
 
 static void read_bus(tbm_parse_ctx_t *ctx, json_object *bus, size_t idx, tbm_host_facts_t *facts)
 {
     const char *name = tbm_json_str(bus, "_name");
+    const char *shown = name ? name : "no _name";
     tbm_tb_port_t port;
     char label[TBM_HOST_MAX + 40];
 
     memset(&port, 0, sizeof(port));
-    snprintf(label, sizeof(label), "bus %zu (%.*s)", idx, TBM_HOST_MAX - 1, name ? name : "no _name");
+    snprintf(label, sizeof(label), "bus %zu (%.*s)", idx, tbm_show_len(shown, strlen(shown), TBM_HOST_MAX - 1),
+             shown);
     if (!json_object_is_type(bus, json_type_object)) {
         tbm_note(ctx, TBM_SEV_WARNING, "tb-bad-bus", 0, TB_FIX_CAPTURE,
                  "bus %zu is %s, not an object; skipped", idx, tbm_json_type_name(json_object_get_type(bus)));

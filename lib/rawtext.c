@@ -205,6 +205,15 @@ int tbm_span_keyval(tbm_span_t line, tbm_span_t *key, tbm_span_t *val)
     return 0;
 }
 
+int tbm_show_len(const char *p, size_t n, size_t max)
+{
+    if (n <= max)
+        return (int)n;
+    while (max > 0 && ((unsigned char)p[max] & 0xc0) == 0x80)
+        max--;   /* p[max] continues a character: cut before that character */
+    return (int)max;
+}
+
 int tbm_span_copy(char *dst, size_t size, tbm_span_t s)
 {
     if (s.n >= size) {

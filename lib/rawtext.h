@@ -61,8 +61,12 @@ tbm_span_t tbm_span_word(tbm_span_t *rest);                     /* next blank-se
 /* "Key: Value" (the separator is the first ':'); both sides trimmed. Returns 0, or -1 when no ':'. */
 int tbm_span_keyval(tbm_span_t line, tbm_span_t *key, tbm_span_t *val);
 
-/* printf arguments for "%.*s" showing at most 40 bytes of a span in a message. */
-#define TBM_SPAN_SHOW(s) (int)((s).n > 40 ? 40 : (s).n), (s).p
+/* How many bytes of p[0..n) to show in a message: at most max, cut at a UTF-8 character boundary. */
+int tbm_show_len(const char *p, size_t n, size_t max);
+
+/* printf arguments for "%.*s" showing at most 40 bytes of a span or of a C string in a message. */
+#define TBM_SPAN_SHOW(s) tbm_show_len((s).p, (s).n, 40), (s).p
+#define TBM_STR_SHOW(str) tbm_show_len((str), strlen(str), 40), (str)
 
 /* Copy a span into a fixed field. Returns 0, or -1 (dst left "") when it does not fit. */
 int tbm_span_copy(char *dst, size_t size, tbm_span_t s);

@@ -174,6 +174,10 @@ START_TEST(utf8_is_accepted)
     tbm_findings_t fs;
 
     ck_assert_uint_eq(tbm_utf8_check(text, strlen(text)), strlen(text));
+    /* messages cut long values before a whole character, never inside one */
+    ck_assert_int_eq(tbm_show_len("abcd\xc3\xbc", 6, 5), 4);
+    ck_assert_int_eq(tbm_show_len("abcd\xc3\xbc", 6, 6), 6);
+    ck_assert_int_eq(tbm_show_len("\xf0\x9f\x94\x8cx", 5, 3), 0);
     ck_assert_int_eq(tbm_text_parse(text, tbm_parse_networksetup, &f, &fs), 0);
     ck_assert_uint_eq(fs.n, 0);
     ck_assert_str_eq(f.ifaces[0].hwport, "Thunderbolt-Br\xc3\xbc" "cke");
