@@ -12,6 +12,7 @@
 
 /* Reading state: the interface whose block we are in, and which ones this output listed. */
 typedef struct ifc_state {
+    tbm_host_facts_t *facts;
     tbm_iface_t *cur;
     int in_block;                       /* a header was read (cur may still be NULL: skipped) */
     uint64_t seen;                      /* bit i: facts->ifaces[i] had a block */
@@ -151,31 +152,30 @@ static void report_missing(tbm_parse_ctx_t *ctx, const ifc_state_t *st, const tb
                      facts->ifaces[i].hwport);
 }
 
+static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
+{
+    ifc_state_t *st = state;
+
+    if (l->text.n == 0)
+        return 0;
+    if (!l->indented)
+        read_header(ctx, st, l->text, l->lineno, st->facts);
+    else if (st->cur)
+        read_detail(ctx, st->cur, l->text, l->lineno);
+    else if (!st->in_block)
+        tbm_note(ctx, TBM_SEV_WARNING, "ifc-orphan-line", l->lineno, IFC_FIX,
+                 "\"%.*s\" comes before any interface header; ignored", TBM_SPAN_SHOW(l->text));
+    return 0;
+}
+
 int tbm_parse_ifconfig(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
     tbm_parse_ctx_t ctx;
-    tbm_lines_t it;
-    ifc_state_t st = { NULL, 0, 0 };
-    const char *p;
-    size_t n;
-    tbm_span_t line;
+    ifc_state_t st = { facts, NULL, 0, 0 };
 
     tbm_parse_begin(&ctx, fs, IFC_SOURCE);
-    if (tbm_raw_usable(&ctx, text, len, 0) < 0)
+    if (tbm_parse_lines(&ctx, text, len, 0, read_line, &st) < 0)
         return -1;
-    tbm_lines_init(&it, text, len);
-    while (tbm_lines_next(&it, &p, &n)) {
-        line = tbm_span_trim(p, n);
-        if (line.n == 0)
-            continue;
-        if (p[0] != ' ' && p[0] != '\t')
-            read_header(&ctx, &st, line, it.lineno, facts);
-        else if (st.cur)
-            read_detail(&ctx, st.cur, line, it.lineno);
-        else if (!st.in_block)
-            tbm_note(&ctx, TBM_SEV_WARNING, "ifc-orphan-line", it.lineno, IFC_FIX,
-                     "\"%.*s\" comes before any interface header; ignored", TBM_SPAN_SHOW(line));
-    }
     report_missing(&ctx, &st, facts);
     tbm_parse_end(&ctx);
     return 0;

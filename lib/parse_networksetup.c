@@ -11,6 +11,7 @@
 
 /* The block being read: "Hardware Port:", "Device:", "Ethernet Address:" lines up to a blank line. */
 typedef struct ns_block {
+    tbm_host_facts_t *facts;
     int line;                        /* line of "Hardware Port:"; 0 when no block is open */
     char hwport[TBM_HOST_MAX];
     char device[TBM_IFNAME_MAX];
@@ -35,8 +36,9 @@ void tbm_facts_bind_ports(tbm_host_facts_t *facts)
     }
 }
 
-static void flush(tbm_parse_ctx_t *ctx, ns_block_t *b, tbm_host_facts_t *facts)
+static void flush(tbm_parse_ctx_t *ctx, ns_block_t *b)
 {
+    tbm_host_facts_t *facts = b->facts;
     tbm_iface_t *ifc;
 
     if (b->line == 0)
@@ -57,6 +59,7 @@ static void flush(tbm_parse_ctx_t *ctx, ns_block_t *b, tbm_host_facts_t *facts)
         memcpy(ifc->mac, b->mac, sizeof(ifc->mac));
     }
     memset(b, 0, sizeof(*b));
+    b->facts = facts;
 }
 
 static void read_value(tbm_parse_ctx_t *ctx, ns_block_t *b, tbm_span_t key, tbm_span_t val, int lineno)
@@ -80,50 +83,43 @@ static void read_value(tbm_parse_ctx_t *ctx, ns_block_t *b, tbm_span_t key, tbm_
     }
 }
 
-static void read_line(tbm_parse_ctx_t *ctx, ns_block_t *b, tbm_span_t line, int lineno, tbm_host_facts_t *facts)
+static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
 {
+    ns_block_t *b = state;
     tbm_span_t key, val;
 
-    if (tbm_span_keyval(line, &key, &val) < 0) {
-        tbm_note(ctx, TBM_SEV_WARNING, "ns-garbage-line", lineno, NS_FIX,
-                 "\"%.*s\" is not a \"Key: Value\" line; ignored", TBM_SPAN_SHOW(line));
-        return;
+    if (tbm_span_starts(l->text, "VLAN Configurations") || l->text.n == 0) {
+        flush(ctx, b);
+        return l->text.n > 0;   /* the trailer lists VLANs, not hardware ports */
+    }
+    if (tbm_span_keyval(l->text, &key, &val) < 0) {
+        tbm_note(ctx, TBM_SEV_WARNING, "ns-garbage-line", l->lineno, NS_FIX,
+                 "\"%.*s\" is not a \"Key: Value\" line; ignored", TBM_SPAN_SHOW(l->text));
+        return 0;
     }
     if (!tbm_span_eq(key, "Hardware Port")) {
-        read_value(ctx, b, key, val, lineno);
-        return;
+        read_value(ctx, b, key, val, l->lineno);
+        return 0;
     }
-    flush(ctx, b, facts);
-    b->line = lineno;
+    flush(ctx, b);
+    b->line = l->lineno;
     if (tbm_span_copy(b->hwport, sizeof(b->hwport), val) < 0 || val.n == 0)
-        tbm_note(ctx, TBM_SEV_WARNING, "ns-bad-hwport", lineno, NS_FIX,
+        tbm_note(ctx, TBM_SEV_WARNING, "ns-bad-hwport", l->lineno, NS_FIX,
                  "hardware port name is empty or longer than %d bytes", TBM_HOST_MAX - 1);
+    return 0;
 }
 
 int tbm_parse_networksetup(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
     tbm_parse_ctx_t ctx;
-    tbm_lines_t it;
     ns_block_t block;
-    const char *p;
-    size_t n;
-    tbm_span_t line;
 
     tbm_parse_begin(&ctx, fs, NS_SOURCE);
-    if (tbm_raw_usable(&ctx, text, len, 0) < 0)
-        return -1;
     memset(&block, 0, sizeof(block));
-    tbm_lines_init(&it, text, len);
-    while (tbm_lines_next(&it, &p, &n)) {
-        line = tbm_span_trim(p, n);
-        if (tbm_span_starts(line, "VLAN Configurations"))
-            break;   /* the trailer lists VLANs, not hardware ports */
-        if (line.n == 0)
-            flush(&ctx, &block, facts);
-        else
-            read_line(&ctx, &block, line, it.lineno, facts);
-    }
-    flush(&ctx, &block, facts);
+    block.facts = facts;
+    if (tbm_parse_lines(&ctx, text, len, 0, read_line, &block) < 0)
+        return -1;
+    flush(&ctx, &block);
     tbm_facts_bind_ports(facts);
     tbm_parse_end(&ctx);
     return 0;

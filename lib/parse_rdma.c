@@ -50,31 +50,36 @@ static void read_row(tbm_parse_ctx_t *ctx, tbm_span_t line, int lineno, tbm_host
     }
 }
 
+/* Reading state: the facts, and whether the header was seen. */
+typedef struct ibv_state {
+    tbm_host_facts_t *facts;
+    int header;
+} ibv_state_t;
+
+static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
+{
+    ibv_state_t *st = state;
+
+    if (l->text.n == 0 || (st->header && tbm_span_starts(l->text, "---")))
+        return 0;
+    if (!st->header && tbm_span_starts(l->text, "device") && tbm_span_eq(tbm_span_after(l->text, 6), "node GUID"))
+        st->header = 1;
+    else if (!st->header)
+        tbm_note(ctx, TBM_SEV_WARNING, "ibv-no-header", l->lineno, IBV_FIX,
+                 "\"%.*s\" comes before the \"device node GUID\" header; ignored", TBM_SPAN_SHOW(l->text));
+    else
+        read_row(ctx, l->text, l->lineno, st->facts);
+    return 0;
+}
+
 int tbm_parse_ibv_devices(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
     tbm_parse_ctx_t ctx;
-    tbm_lines_t it;
-    tbm_span_t line;
-    const char *p;
-    size_t n;
-    int header = 0;
+    ibv_state_t st = { facts, 0 };
 
     tbm_parse_begin(&ctx, fs, IBV_SOURCE);
-    if (tbm_raw_usable(&ctx, text, len, 1) < 0)
+    if (tbm_parse_lines(&ctx, text, len, 1, read_line, &st) < 0)
         return -1;
-    tbm_lines_init(&it, text, len);
-    while (tbm_lines_next(&it, &p, &n)) {
-        line = tbm_span_trim(p, n);
-        if (line.n == 0 || (header && tbm_span_starts(line, "---")))
-            continue;
-        if (!header && tbm_span_starts(line, "device") && tbm_span_eq(tbm_span_after(line, 6), "node GUID"))
-            header = 1;
-        else if (!header)
-            tbm_note(&ctx, TBM_SEV_WARNING, "ibv-no-header", it.lineno, IBV_FIX,
-                     "\"%.*s\" comes before the \"device node GUID\" header; ignored", TBM_SPAN_SHOW(line));
-        else
-            read_row(&ctx, line, it.lineno, facts);
-    }
     tbm_parse_end(&ctx);
     return 0;
 }

@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+static int blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
 void tbm_parse_begin(tbm_parse_ctx_t *ctx, tbm_findings_t *fs, const char *source)
 {
     ctx->fs = fs;
@@ -122,6 +127,27 @@ int tbm_raw_usable(tbm_parse_ctx_t *ctx, const char *data, size_t len, int allow
     return 0;
 }
 
+int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
+                    void *state)
+{
+    tbm_lines_t it;
+    tbm_line_t line;
+    const char *p;
+    size_t n;
+
+    if (tbm_raw_usable(ctx, text, len, allow_empty) < 0)
+        return -1;
+    tbm_lines_init(&it, text, len);
+    while (tbm_lines_next(&it, &p, &n)) {
+        line.text = tbm_span_trim(p, n);
+        line.indented = n > 0 && blank(p[0]);
+        line.lineno = it.lineno;
+        if (fn(ctx, &line, state))
+            break;
+    }
+    return it.lineno;
+}
+
 void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len)
 {
     it->p = data;
@@ -145,10 +171,6 @@ int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len)
     return 1;
 }
 
-static int blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
 
 tbm_span_t tbm_span_trim(const char *p, size_t n)
 {

@@ -13,6 +13,12 @@
 /* At most this many line-level findings per output; the rest are summed up in one last finding. */
 #define TBM_NOTES_MAX 8
 
+/* A piece of a line. */
+typedef struct tbm_span {
+    const char *p;
+    size_t n;
+} tbm_span_t;
+
 /* One parser run over one output: where its findings go and what they name. */
 typedef struct tbm_parse_ctx {
     tbm_findings_t *fs;
@@ -46,12 +52,6 @@ typedef struct tbm_lines {
 void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len);
 int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len);   /* 1 while lines remain */
 
-/* A piece of a line. */
-typedef struct tbm_span {
-    const char *p;
-    size_t n;
-} tbm_span_t;
-
 tbm_span_t tbm_span_trim(const char *p, size_t n);              /* without blanks at both ends */
 int tbm_span_eq(tbm_span_t s, const char *lit);                 /* equal to the C string */
 int tbm_span_starts(tbm_span_t s, const char *lit);             /* begins with the C string */
@@ -60,6 +60,21 @@ tbm_span_t tbm_span_word(tbm_span_t *rest);                     /* next blank-se
 
 /* "Key: Value" (the separator is the first ':'); both sides trimmed. Returns 0, or -1 when no ':'. */
 int tbm_span_keyval(tbm_span_t line, tbm_span_t *key, tbm_span_t *val);
+
+/* One line handed to a line parser. */
+typedef struct tbm_line {
+    tbm_span_t text;      /* without blanks at both ends; empty for a blank line */
+    int indented;         /* the line began with a blank */
+    int lineno;           /* from 1 */
+} tbm_line_t;
+
+/* A line parser: returns 0 to go on, 1 to stop reading (what follows is a trailer to skip). */
+typedef int (*tbm_line_fn)(tbm_parse_ctx_t *ctx, const tbm_line_t *line, void *state);
+
+/* tbm_raw_usable(), then fn for every line, blank ones included. Returns -1 when the output is unusable,
+ * else the number of lines read. */
+int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
+                    void *state);
 
 /* How many bytes of p[0..n) to show in a message: at most max, cut at a UTF-8 character boundary. */
 int tbm_show_len(const char *p, size_t n, size_t max);
