@@ -119,6 +119,7 @@ static int hexval(int c)
 
 int tbm_mac_normalize(const char *in, size_t len, char out[TBM_MAC_MAX])
 {
+    char canon[TBM_MAC_MAX + 1];   /* room for the ':' written after the last group */
     size_t i = 0;
     int group, digits, value, h;
 
@@ -130,12 +131,11 @@ int tbm_mac_normalize(const char *in, size_t len, char out[TBM_MAC_MAX])
             value = value * 16 + h, digits++;
         if (digits == 0 || digits > 2)
             return -1;
-        snprintf(out + group * 3, TBM_MAC_MAX - (size_t)group * 3, "%02x:", value);
+        snprintf(canon + group * 3, sizeof(canon) - (size_t)group * 3, "%02x:", (unsigned)value);
     }
-    out[TBM_MAC_MAX - 1] = '\0';   /* drop the ':' after the last group */
-    if (i != len) {
-        out[0] = '\0';
+    if (i != len)
         return -1;
-    }
+    canon[TBM_MAC_MAX - 1] = '\0';   /* drop the ':' after the last group */
+    memcpy(out, canon, TBM_MAC_MAX);
     return 0;
 }
