@@ -5,6 +5,8 @@
 
 #include "errbuf.h"
 #include "facts.h"
+#include "facts_json.h"
 #include "finding.h"
+#include "parse_macos.h"
 
 #endif
