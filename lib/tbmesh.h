@@ -6,5 +6,10 @@
 #include "errbuf.h"
 #include "facts.h"
 #include "finding.h"
+#include "hostlist.h"
+#include "topology.h"
+#include "validate.h"
+#include "conf.h"
+#include "slurmconf.h"
 
 #endif
