@@ -8,5 +8,10 @@
 #include "facts_json.h"
 #include "finding.h"
 #include "parse_macos.h"
+#include "hostlist.h"
+#include "topology.h"
+#include "validate.h"
+#include "conf.h"
+#include "slurmconf.h"
 
 #endif

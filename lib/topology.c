@@ -61,62 +61,86 @@ void tbm_cable_label(const tbm_topology_t *t, int cable, char *buf, size_t len)
 
 /* ---- classification ---- */
 
-static size_t degree(size_t n, const unsigned char *adj, size_t i)
+static int by_pair(const void *a, const void *b)
 {
-    size_t j, d = 0;
+    const int *x = a, *y = b;
 
-    for (j = 0; j < n; j++)
-        if (j != i && adj[i * n + j])
-            d++;
-    return d;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] != y[1] ? (x[1] < y[1] ? -1 : 1) : 0);
 }
 
-static int connected(size_t n, const unsigned char *adj)
+static int find_root(int *parent, int i)
 {
-    unsigned char *seen = calloc(n, 1);
-    size_t *stack = malloc(n * sizeof(*stack));
-    size_t top = 0, reached = 1, i, j;
-    int ok;
-
-    if (!seen || !stack) {
-        free(seen);
-        free(stack);
-        return 0;
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
     }
-    seen[0] = 1;
-    stack[top++] = 0;
-    while (top > 0) {
-        i = stack[--top];
-        for (j = 0; j < n; j++)
-            if (!seen[j] && adj[i * n + j]) {
-                seen[j] = 1;
-                reached++;
-                stack[top++] = j;
-            }
-    }
-    ok = reached == n;
-    free(seen);
-    free(stack);
-    return ok;
+    return i;
 }
 
-tbm_topo_class_t tbm_topo_classify(size_t n, const unsigned char *adj)
+static void join(int *parent, int a, int b)
 {
-    size_t i, edges2 = 0, all_two = 1;
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a != b)
+        parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/* Every host has two neighbours and one cycle holds them all. */
+static int one_cycle(size_t n, const int (*e)[2], size_t m, int *deg, int *parent)
+{
+    size_t i, roots = 0;
+
+    for (i = 0; i < n; i++)
+        parent[i] = (int)i;
+    for (i = 0; i < m; i++) {
+        deg[e[i][0]]++;
+        deg[e[i][1]]++;
+        join(parent, e[i][0], e[i][1]);
+    }
+    for (i = 0; i < n; i++) {
+        if (deg[i] != 2)
+            return 0;
+        roots += find_root(parent, (int)i) == (int)i;
+    }
+    return roots == 1;
+}
+
+tbm_topo_class_t tbm_topo_classify(size_t n, const int (*pairs)[2], size_t n_pairs)
+{
+    int (*e)[2] = NULL;
+    int *deg = NULL, *parent = NULL;
+    size_t i, m = 0;
+    tbm_topo_class_t cls = TBM_TOPO_OTHER;
 
     if (n <= 1)
         return TBM_TOPO_SINGLE;
-    for (i = 0; i < n; i++) {
-        size_t d = degree(n, adj, i);
-        edges2 += d;
-        if (d != 2)
-            all_two = 0;
+    e = malloc((n_pairs ? n_pairs : 1) * sizeof(*e));
+    deg = calloc(n, sizeof(int));
+    parent = malloc(n * sizeof(int));
+    if (!e || !deg || !parent)
+        goto out;
+    for (i = 0; i < n_pairs; i++) {
+        int a = pairs[i][0], b = pairs[i][1];
+        if (a == b || a < 0 || b < 0 || (size_t)a >= n || (size_t)b >= n)
+            continue;
+        e[m][0] = a < b ? a : b;
+        e[m++][1] = a < b ? b : a;
     }
-    if (edges2 == n * (n - 1))
-        return TBM_TOPO_MESH;
-    if (n >= 3 && all_two && connected(n, adj))
-        return TBM_TOPO_RING;
-    return TBM_TOPO_OTHER;
+    qsort(e, m, sizeof(*e), by_pair);
+    for (i = 0, n_pairs = m, m = 0; i < n_pairs; i++)
+        if (m == 0 || by_pair(e[m - 1], e[i]) != 0) {
+            e[m][0] = e[i][0];
+            e[m++][1] = e[i][1];
+        }
+    if (m == n * (n - 1) / 2)
+        cls = TBM_TOPO_MESH;
+    else if (n >= 3 && m == n && one_cycle(n, (const int (*)[2])e, m, deg, parent))
+        cls = TBM_TOPO_RING;
+out:
+    free(e);
+    free(deg);
+    free(parent);
+    return cls;
 }
 
 /* ---- ports ---- */
@@ -381,23 +405,6 @@ const tbm_pair_t *tbm_topology_pair(const tbm_topology_t *t, int a, int b)
 
 /* ---- groups ---- */
 
-static int find_root(int *parent, int i)
-{
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
-}
-
-static void join(int *parent, int a, int b)
-{
-    a = find_root(parent, a);
-    b = find_root(parent, b);
-    if (a != b)
-        parent[a < b ? b : a] = a < b ? a : b;
-}
-
 /* Number the groups by their first host; fill host_group. */
 static int number_groups(tbm_topology_t *t, int *parent)
 {
@@ -465,40 +472,59 @@ static void report_multi_rail(tbm_topology_t *t, const tbm_pair_t *p)
                     tbm_topology_host_name(t, p->host[1]), p->n_cables);
 }
 
+/* Class of one group from its pairs (local host numbers). */
+static int classify_group(tbm_topology_t *t, size_t g, const size_t *pair_ids, size_t n)
+{
+    tbm_group_t *gr = &t->groups[g];
+    int (*local)[2];
+    size_t i;
+
+    if (gr->n_hosts * (gr->n_hosts - 1) / 2 == n) {   /* also a lone host */
+        gr->cls = gr->n_hosts == 1 ? TBM_TOPO_SINGLE : TBM_TOPO_MESH;
+        return 0;
+    }
+    local = malloc((n ? n : 1) * sizeof(*local));
+    if (!local)
+        return -1;
+    for (i = 0; i < n; i++) {
+        local[i][0] = (int)member_index(gr, t->pairs[pair_ids[i]].host[0]);
+        local[i][1] = (int)member_index(gr, t->pairs[pair_ids[i]].host[1]);
+    }
+    gr->cls = tbm_topo_classify(gr->n_hosts, (const int (*)[2])local, n);
+    free(local);
+    return 0;
+}
+
 static int classify_groups(tbm_topology_t *t)
 {
+    size_t *start = calloc(t->n_groups + 1, sizeof(size_t)), *ids = malloc((t->n_pairs ? t->n_pairs : 1) * sizeof(size_t));
     size_t g, p;
+    int rc = 0;
 
+    if (!start || !ids) {
+        free(start);
+        free(ids);
+        return -1;
+    }
     for (p = 0; p < t->n_pairs; p++) {
         tbm_group_t *gr = &t->groups[t->host_group[t->pairs[p].host[0]]];
         t->pairs[p].group = t->host_group[t->pairs[p].host[0]];
         gr->n_pairs++;
+        start[t->pairs[p].group + 1]++;
         if (t->pairs[p].n_cables > 1) {
             gr->n_multi_rail++;
             report_multi_rail(t, &t->pairs[p]);
         }
     }
-    for (g = 0; g < t->n_groups; g++) {
-        tbm_group_t *gr = &t->groups[g];
-        size_t n = gr->n_hosts;
-        unsigned char *adj;
-
-        if (n * (n - 1) / 2 == gr->n_pairs) {     /* also covers a lone host */
-            gr->cls = n == 1 ? TBM_TOPO_SINGLE : TBM_TOPO_MESH;
-            continue;
-        }
-        adj = calloc(n * n, 1);
-        if (!adj)
-            return -1;
-        for (p = 0; p < t->n_pairs; p++)
-            if (t->pairs[p].group == (int)g) {
-                size_t a = member_index(gr, t->pairs[p].host[0]), b = member_index(gr, t->pairs[p].host[1]);
-                adj[a * n + b] = adj[b * n + a] = 1;
-            }
-        gr->cls = tbm_topo_classify(n, adj);
-        free(adj);
-    }
-    return 0;
+    for (g = 0; g < t->n_groups; g++)
+        start[g + 1] += start[g];
+    for (p = 0; p < t->n_pairs; p++)
+        ids[start[t->pairs[p].group]++] = p;
+    for (g = 0; g < t->n_groups && rc == 0; g++)   /* start[g] now ends group g */
+        rc = classify_group(t, g, ids + (g ? start[g - 1] : 0), t->groups[g].n_pairs);
+    free(start);
+    free(ids);
+    return rc;
 }
 
 static int build_groups(tbm_topology_t *t)

@@ -82,8 +82,9 @@ typedef struct tbm_topology {
 int tbm_topology_build(tbm_topology_t *t, const tbm_host_facts_t *hosts, size_t n, tbm_err_t *err);
 void tbm_topology_free(tbm_topology_t *t);
 
-/* The class of n hosts from their adjacency: adj[i * n + j] nonzero when i and j share a cable. */
-tbm_topo_class_t tbm_topo_classify(size_t n, const unsigned char *adj);
+/* The class of n hosts numbered 0..n-1 joined by the given pairs (repeats and order do not matter;
+ * pairs naming a host outside 0..n-1 or the same host twice are ignored). */
+tbm_topo_class_t tbm_topo_classify(size_t n, const int (*pairs)[2], size_t n_pairs);
 
 const char *tbm_topo_class_name(tbm_topo_class_t c);   /* "single", "mesh", "ring", "other" */
 int tbm_topo_class_parse(const char *s, tbm_topo_class_t *c);  /* 0, or -1 when unknown */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "values.h"
 
 #define BIT(b) TBM_BACKEND_BIT(b)
 #define BLOCK_TCP (TBM_BACKENDS_RDMA | BIT(TBM_BACKEND_RING))
@@ -147,8 +148,8 @@ static int part_of_whole(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnod
                       "not a ring): ask for tbmesh:%zu", g->name, g->n_nodes, tbm_backend_name(b), g->n_nodes,
                       g->n_nodes);
     else
-        tbm_errprintf(why, "group %s is cabled as a %s; only all %zu of its Macs are sure to be connected: "
-                      "ask for tbmesh:%zu", g->name, tbm_topo_class_name(g->topology), g->n_nodes, g->n_nodes);
+        tbm_errprintf(why, "group %s is neither a full mesh nor a ring; only all %zu of its Macs are sure to be "
+                      "connected: ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes);
     return 0;
 }
 
@@ -295,19 +296,8 @@ static int check_rdma(ctx_t *c, int cable, const char *where)
     return 1;
 }
 
-static int parse_ipv4(const char *s, unsigned long *out)
-{
-    unsigned a, b, d, e;
-    char tail;
-
-    if (sscanf(s, "%3u.%3u.%3u.%3u%c", &a, &b, &d, &e, &tail) != 4 || a > 255 || b > 255 || d > 255 || e > 255)
-        return -1;
-    *out = ((unsigned long)a << 24) | ((unsigned long)b << 16) | ((unsigned long)d << 8) | e;
-    return 0;
-}
-
 /* One end's interface: known, up, with an IPv4 address. Returns 1 when usable. */
-static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where, unsigned long *addr)
+static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where, uint32_t *addr)
 {
     const char *h = tbm_topology_host_name(c->t, p->host);
 
@@ -318,7 +308,7 @@ static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where
              p->iface[0] ? " (" : "", p->iface[0] ? "not in ifconfig)" : "");
         return 0;
     }
-    if (!p->ipv4[0] || parse_ipv4(p->ipv4, addr) < 0) {
+    if (!p->ipv4[0] || tbm_ipv4_parse(p->ipv4, addr) < 0) {
         flag(c, TBM_SEV_ERROR, "ipv4-missing", where, BLOCK_TCP, cable, p->host,
              "give both ends of the cable an address on one /30: macnode netplan prints the commands",
              "%s:%s has no %sIPv4 address%s%s%s (JACCL and ring need one on every Thunderbolt interface)", h, p->iface,
@@ -333,23 +323,17 @@ static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where
     return 1;
 }
 
-static unsigned long netmask(int prefix)
+/* Both addresses on one network of `prefix` bits (1..30), as two usable host addresses. */
+static int same_net(uint32_t a, uint32_t b, int prefix)
 {
-    return prefix <= 0 ? 0 : (0xffffffffUL << (32 - prefix)) & 0xffffffffUL;
-}
+    uint32_t m = prefix < 1 || prefix > 30 ? 0 : (uint32_t)(0xffffffffu << (32 - prefix));
 
-/* Both addresses on one network of `prefix` bits, as two distinct usable host addresses. */
-static int same_net(unsigned long a, unsigned long b, int prefix)
-{
-    unsigned long m = netmask(prefix);
-
-    if (prefix < 1 || prefix > 30 || (a & m) != (b & m))
+    if (!m || (a & m) != (b & m))
         return 0;
-    return (a & ~m & 0xffffffffUL) != 0 && (a | m) != 0xffffffffUL && (b & ~m & 0xffffffffUL) != 0 &&
-           (b | m) != 0xffffffffUL;
+    return (a & ~m) != 0 && (a | m) != 0xffffffffu && (b & ~m) != 0 && (b | m) != 0xffffffffu;
 }
 
-static void check_subnet(ctx_t *c, int cable, const char *where, unsigned long a, unsigned long b)
+static void check_subnet(ctx_t *c, int cable, const char *where, uint32_t a, uint32_t b)
 {
     const tbm_port_t *p[2] = {&c->t->ports[c->t->cables[cable].port[0]],
                               &c->t->ports[c->t->cables[cable].port[1]]};
@@ -368,7 +352,7 @@ static int check_cable(ctx_t *c, int cable)
 {
     const tbm_cable_t *cb = &c->t->cables[cable];
     char where[TBM_FINDING_WHERE_MAX];
-    unsigned long a = 0, b = 0;
+    uint32_t a = 0, b = 0;
     int ok_a, ok_b, rdma = 0;
 
     tbm_cable_label(c->t, cable, where, sizeof(where));

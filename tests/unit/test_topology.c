@@ -127,16 +127,18 @@ END_TEST
 
 START_TEST(classify_direct)
 {
-    unsigned char two_triangles[36] = {0};
-    unsigned char ring4[16] = {0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0};
-    int e[6][2] = {{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 5}, {5, 3}};
-    int i;
+    const int two_triangles[6][2] = {{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 5}, {5, 3}};
+    const int ring4[5][2] = {{0, 1}, {1, 2}, {3, 2}, {3, 0}, {1, 0}};
+    const int odd[4][2] = {{0, 0}, {0, 9}, {-1, 1}, {0, 1}};
+    const int mesh3[3][2] = {{0, 1}, {0, 2}, {1, 2}};
 
-    for (i = 0; i < 6; i++)
-        two_triangles[e[i][0] * 6 + e[i][1]] = two_triangles[e[i][1] * 6 + e[i][0]] = 1;
-    ck_assert_int_eq(tbm_topo_classify(6, two_triangles), TBM_TOPO_OTHER);  /* degree 2 but two cycles */
-    ck_assert_int_eq(tbm_topo_classify(4, ring4), TBM_TOPO_RING);
-    ck_assert_int_eq(tbm_topo_classify(1, NULL), TBM_TOPO_SINGLE);
+    ck_assert_int_eq(tbm_topo_classify(6, two_triangles, 6), TBM_TOPO_OTHER);  /* degree 2 but two cycles */
+    ck_assert_int_eq(tbm_topo_classify(4, ring4, 5), TBM_TOPO_RING);            /* a repeated pair counts once */
+    ck_assert_int_eq(tbm_topo_classify(4, ring4, 3), TBM_TOPO_OTHER);           /* a chain */
+    ck_assert_int_eq(tbm_topo_classify(2, odd, 4), TBM_TOPO_MESH);              /* self and outside pairs ignored */
+    ck_assert_int_eq(tbm_topo_classify(3, mesh3, 3), TBM_TOPO_MESH);
+    ck_assert_int_eq(tbm_topo_classify(3, mesh3, 0), TBM_TOPO_OTHER);
+    ck_assert_int_eq(tbm_topo_classify(1, NULL, 0), TBM_TOPO_SINGLE);
     ck_assert_str_eq(tbm_topo_class_name(TBM_TOPO_RING), "ring");
     ck_assert_str_eq(tbm_topo_class_name((tbm_topo_class_t)9), "unknown");
     {

@@ -456,8 +456,8 @@ START_TEST(placement)
                                        "ring is not a ring): ask for tbmesh:4");
     SUPPORTS(b, TBM_BACKEND_MPI, 1, 1, "");
     SUPPORTS(o, TBM_BACKEND_MPI, 4, 1, "");
-    SUPPORTS(o, TBM_BACKEND_MPI, 3, 0, "group chain is cabled as a other; only all 4 of its Macs are sure to be "
-                                       "connected: ask for tbmesh:4");
+    SUPPORTS(o, TBM_BACKEND_MPI, 3, 0, "group chain is neither a full mesh nor a ring; only all 4 of its Macs are "
+                                       "sure to be connected: ask for tbmesh:4");
     SUPPORTS(o, TBM_BACKEND_RING, 4, 0, "group chain is cabled as neither a full mesh nor a ring (other): ring "
                                         "needs one; use --mlx-backend=mpi");
     SUPPORTS(bad, TBM_BACKEND_JACCL, 4, 0, "tbmesh inventory found problems that rule out jaccl on group sick: see "
