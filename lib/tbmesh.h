@@ -6,6 +6,7 @@
 #include "errbuf.h"
 #include "facts.h"
 #include "facts_json.h"
+#include "fileio.h"
 #include "finding.h"
 #include "parse_macos.h"
 #include "hostlist.h"

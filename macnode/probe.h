@@ -7,6 +7,7 @@
 #include "tbmesh.h"
 #include "parse_macos.h"
 #include "rawtext.h"
+#include "fileio.h"
 
 /* The raw outputs of one probe and the buffers that hold them. */
 typedef struct probe_capture {
@@ -27,9 +28,5 @@ int probe_darwin_capture(int timeout_ms, probe_capture_t *cap, tbm_err_t *err);
 
 /* The facts of a Linux host: name, memory, cores by kind (hwloc cpukinds), interfaces and addresses. */
 int probe_linux_facts(tbm_host_facts_t *facts, tbm_findings_t *fs, tbm_err_t *err);
-
-/* Read at most `max` bytes of a regular file without following a symlink. Returns the malloc'd
- * contents (NUL-terminated, length in *len), or NULL with err set (errno ENOENT kept for a missing file). */
-char *probe_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
 
 #endif

@@ -20,78 +20,6 @@ void probe_capture_free(probe_capture_t *cap)
     memset(cap, 0, sizeof(*cap));
 }
 
-static char *read_all(int fd, const char *path, size_t max, size_t *len, tbm_err_t *err)
-{
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1), *grown;
-    ssize_t got;
-
-    if (!buf)
-        return tbm_errprintf(err, "%s: out of memory", path), NULL;
-    for (;;) {
-        if (n == cap) {
-            if (cap > max) {
-                free(buf);
-                tbm_errprintf(err, "%s: larger than %zu bytes; this is not a command output the probe reads",
-                              path, max);
-                return NULL;
-            }
-            cap *= 2;
-            grown = realloc(buf, cap + 1);
-            if (!grown)
-                return free(buf), tbm_errprintf(err, "%s: out of memory", path), NULL;
-            buf = grown;
-        }
-        got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            tbm_errprintf(err, "%s: cannot read: %s", path, strerror(errno));
-            return free(buf), NULL;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    if (n > max) {
-        tbm_errprintf(err, "%s: larger than %zu bytes; this is not a command output the probe reads", path, max);
-        return free(buf), NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-char *probe_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
-{
-    struct stat st;
-    char *buf;
-    int fd, saved;
-
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        saved = errno;
-        if (saved == ELOOP)
-            tbm_errprintf(err, "%s: is a symbolic link; the probe reads only regular files (replace the link "
-                          "with the file)", path);
-        else
-            tbm_errprintf(err, "%s: cannot open: %s", path, strerror(saved));
-        errno = saved;
-        return NULL;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        tbm_errprintf(err, "%s: not a regular file; the probe reads only regular files", path);
-        errno = EINVAL;
-        return NULL;
-    }
-    buf = read_all(fd, path, max, len, err);
-    close(fd);
-    if (!buf)
-        errno = EINVAL;
-    return buf;
-}
-
 int probe_replay_capture(const char *dir, probe_capture_t *cap, tbm_err_t *err)
 {
     char path[4096];
@@ -106,7 +34,7 @@ int probe_replay_capture(const char *dir, probe_capture_t *cap, tbm_err_t *err)
     for (i = 0; i < tbm_raw_nsources; i++) {
         if (snprintf(path, sizeof(path), "%s/%s", dir, tbm_raw_sources[i].file) >= (int)sizeof(path))
             return probe_capture_free(cap), tbm_errprintf(err, "%s: replay folder name too long", dir);
-        cap->bufs[i] = probe_read_file(path, TBM_RAW_MAX, &len, err);
+        cap->bufs[i] = tbm_read_file(path, TBM_RAW_MAX, &len, err);
         if (!cap->bufs[i]) {
             if (errno == ENOENT) {
                 tbm_errclear(err);

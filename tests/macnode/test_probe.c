@@ -86,7 +86,7 @@ START_TEST(replay_refuses_symlink)
     snprintf(path, sizeof(path), "%s/ifconfig.txt", tmpdir);
     ck_assert_int_eq(symlink("/etc/passwd", path), 0);
     ck_assert_int_eq(probe_replay_capture(tmpdir, &cap, &err), -1);
-    ck_assert_msg(strstr(err.msg, "ifconfig.txt: is a symbolic link; the probe reads only regular files") != NULL,
+    ck_assert_msg(strstr(err.msg, "ifconfig.txt: is a symbolic link; only regular files are read") != NULL,
                   "%s", err.msg);
     remove_tmpdir();
 }
