@@ -10,7 +10,7 @@ for n in mac01 mac02 mac03 mac04; do
     t_match "$n is in studio-a with RDMA" 'tbmesh_studio_a' "$f"
     t_match "$n advertises rdma" '(,|=)rdma(,|$)' "$f"
     t_match "$n: Gres=tbmesh:1" 'Gres=tbmesh:1' "$(scontrol show node "$n")"
-    t_match "$n: slurmd on the bridge host with its own port" "NodeAddr=10.77.0.1 .*|Port=1683" "$(scontrol show node "$n" | tr '\n' ' ')"
+    t_match "$n: slurmd on the bridge host with its own port" "NodeAddr=10.77.0.1 .*Port=69[0-9][0-9]" "$(scontrol show node "$n" | tr '\n' ' ')"
 done
 for n in mac05 mac06 mac07 mac08; do
     f=$(scontrol show node "$n" | grep -o 'AvailableFeatures=[^ ]*')
