@@ -290,6 +290,8 @@ int inventory_main(int argc, char **argv)
         inventory_free(&inv);
         return EXIT_INPUT;
     }
+    if (inv.have_hint)
+        tbm_cables_diff(&inv.hint, &inv.conf, &inv.val.findings);
     if (json)
         print_json(&inv);
     else

@@ -14,5 +14,6 @@
 #include "validate.h"
 #include "conf.h"
 #include "slurmconf.h"
+#include "cablediff.h"
 
 #endif
