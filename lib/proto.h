@@ -1,0 +1,224 @@
+/* proto.h: the bridge-agent wire protocol (macnode exec and tbmesh on the bridge <-> macnoded on each Mac):
+ * framing, an incremental decoder, typed messages with their validation, job grants and signal names. Pure.
+ *
+ * FRAMES. Every frame is a 4-byte big-endian length N (1 <= N <= TBM_FRAME_MAX) and N bytes of body. The
+ * first body byte says what the frame is:
+ *   '{'   a JSON frame: the whole body is one JSON object (UTF-8, strict syntax) with a "type" member;
+ *   0x01  stdin data, 0x02 stdout data, 0x03 stderr data: the rest of the body is raw bytes.
+ * Data travels in binary frames so that a stream costs 5 bytes of header per chunk of up to
+ * TBM_DATA_MAX bytes and no encoding: a 1 GiB stdout stream is a memcpy, not base64. An empty stdin data
+ * frame (N = 1) means end of input; empty stdout/stderr frames are allowed and mean nothing.
+ * Any other first byte, N = 0 or N > the limit is a framing error: the reader sends an error frame and
+ * closes the connection (a frame stream cannot be resynchronised).
+ *
+ * CONVERSATION. The client's first frame must be hello; the agent reads nothing else before the MUNGE
+ * credential in it checks out (and limits that first frame to TBM_HELLO_MAX bytes). Then requests:
+ *   hello    {"type":"hello","version":1,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
+ *   probe    {"type":"probe"}                                             -> facts {"facts":{...}}
+ *   prepare  {"type":"prepare","grant":G,"files":[{"name","mode","data"}]} -> prepared {"dir"}
+ *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
+ *             "rows":0,"cols":0,"time_limit":0}                            -> started {"pid"}, then stdout
+ *             and stderr data frames, then exit {"status","signal","core","rusage":{"utime_us",
+ *             "stime_us","maxrss_kb"}} when the task has ended and its output is drained. While it runs the
+ *             client may send stdin data frames, signal {"signal":"TERM"} and resize {"rows","cols"}.
+ *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
+ * Any refusal is error {"code","message"}. Signals travel by name ("TERM", "USR1") because their numbers
+ * differ between Linux and macOS. A spawn runs one task per connection; the connection ends after exit.
+ *
+ * GRANTS. G is a MUNGE credential made by root (uid 0) on the bridge host whose payload is the JSON
+ * object {"tbmesh_grant":1,"job":J,"step":S,"node":"mac01","uid":U,"gid":G,"expires":EPOCH}. The agent
+ * decodes it and checks it with tbm_grant_check() and tbm_grant_allows(). */
+#ifndef TBM_PROTO_H
+#define TBM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "errbuf.h"
+
+#define TBM_PROTO_VERSION 1
+#define TBM_FRAME_MAX     (1u << 20)             /* largest frame body */
+#define TBM_DATA_MAX      (TBM_FRAME_MAX - 1u)   /* largest data chunk in one data frame */
+#define TBM_HELLO_MAX     4096u                  /* largest first frame of a connection */
+#define TBM_FRAME_HDR     4u                     /* the length prefix */
+#define TBM_DATA_HDR      5u                     /* length prefix + kind byte of a data frame */
+#define TBM_ARGV_MAX      4096                   /* argv and env entries in a spawn */
+#define TBM_FILES_MAX     16                     /* files in one prepare */
+#define TBM_FILE_DATA_MAX (256u * 1024u)         /* bytes of one prepared file */
+#define TBM_FILE_NAME_MAX 128                    /* characters of a prepared file's name */
+#define TBM_NODE_MAX      64                     /* characters of a node name, plus NUL */
+#define TBM_TIME_LIMIT_MAX (366 * 86400)         /* seconds */
+#define TBM_GRANT_TTL_MAX 86400                  /* a grant may not live longer than this (seconds) */
+#define TBM_WINSIZE_MAX   10000                  /* rows or columns of a pty */
+
+/* What a frame is: the first body byte. */
+typedef enum tbm_frame_kind {
+    TBM_FRAME_STDIN = 1,
+    TBM_FRAME_STDOUT = 2,
+    TBM_FRAME_STDERR = 3,
+    TBM_FRAME_JSON = '{',
+} tbm_frame_kind_t;
+
+/* One decoded frame. For JSON, data/len is the JSON text; for data frames, the bytes after the kind byte.
+ * It points into the decoder's buffer and stays valid until the next call on that decoder. */
+typedef struct tbm_frame {
+    tbm_frame_kind_t kind;
+    const unsigned char *data;
+    size_t len;
+} tbm_frame_t;
+
+/* The incremental decoder: bytes in (in any pieces), whole frames out. */
+typedef struct tbm_fdec {
+    unsigned char *buf;
+    size_t cap;      /* TBM_FRAME_HDR + TBM_FRAME_MAX */
+    size_t start;    /* first byte not yet handed out */
+    size_t end;      /* one past the last byte received */
+    size_t limit;    /* largest frame body accepted now */
+    int failed;      /* sticky after the first framing error */
+    tbm_err_t err;
+} tbm_fdec_t;
+
+/* Set up a decoder accepting frames of up to `limit` bytes (at most TBM_FRAME_MAX). Returns 0, or -1 with
+ * err set when memory ran out. */
+int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
+void tbm_fdec_free(tbm_fdec_t *d);
+
+/* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped). */
+void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit);
+
+/* Where to put received bytes without copying: *avail bytes at the returned pointer. After reading into
+ * it, call tbm_fdec_commit() with the count. There is always room for one whole frame after
+ * tbm_fdec_next() returned 0. */
+unsigned char *tbm_fdec_space(tbm_fdec_t *d, size_t *avail);
+void tbm_fdec_commit(tbm_fdec_t *d, size_t n);
+
+/* Copy in as many of `len` bytes as fit; returns how many were taken (call tbm_fdec_next() until it
+ * returns 0, then feed the rest). */
+size_t tbm_fdec_feed(tbm_fdec_t *d, const void *data, size_t len);
+
+/* The next whole frame: 1 and *f filled, 0 when more bytes are needed, -1 with err set on a framing error
+ * (empty frame, frame over the limit, unknown kind byte). Errors are sticky. */
+int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err);
+
+/* Bytes buffered but not yet handed out as frames (a partial frame). */
+size_t tbm_fdec_pending(const tbm_fdec_t *d);
+
+/* The 5-byte header of a data frame carrying `len` (<= TBM_DATA_MAX) bytes of `kind`; write it and then
+ * the bytes themselves (writev) to send the frame without copying. */
+void tbm_data_header(unsigned char hdr[TBM_DATA_HDR], tbm_frame_kind_t kind, size_t len);
+
+/* Messages -------------------------------------------------------------------------------------------- */
+
+typedef enum tbm_msg_type {
+    TBM_MSG_HELLO = 1,
+    TBM_MSG_WELCOME,
+    TBM_MSG_PROBE,
+    TBM_MSG_FACTS,
+    TBM_MSG_PREPARE,
+    TBM_MSG_PREPARED,
+    TBM_MSG_SPAWN,
+    TBM_MSG_STARTED,
+    TBM_MSG_SIGNAL,
+    TBM_MSG_RESIZE,
+    TBM_MSG_EXIT,
+    TBM_MSG_CLEANUP,
+    TBM_MSG_CLEANED,
+    TBM_MSG_ERROR,
+} tbm_msg_type_t;
+
+/* One file of a prepare: a plain name (no folders) written into the job's folder. */
+typedef struct tbm_jobfile {
+    const char *name;
+    const char *data;
+    size_t len;
+    int mode;
+} tbm_jobfile_t;
+
+typedef struct tbm_rusage {
+    int64_t utime_us;
+    int64_t stime_us;
+    int64_t maxrss_kb;
+} tbm_rusage_t;
+
+/* A message. Which members count depends on type (see the table at the top). A parsed message's strings
+ * live in `doc` (and argv/env arrays are malloc'd): release it with tbm_msg_free(). To send one, fill the
+ * members with your own pointers and call tbm_msg_encode(). */
+typedef struct tbm_msg {
+    tbm_msg_type_t type;
+    json_object *doc;
+    int version;                 /* hello, welcome */
+    const char *cred;            /* hello */
+    const char *grant;           /* prepare, spawn */
+    uint32_t uid;                /* spawn (the user asked for), welcome (the caller as MUNGE says) */
+    const char *node;            /* welcome */
+    const char **argv;           /* spawn: argc strings */
+    size_t argc;
+    const char **env;            /* spawn: envc "NAME=value" strings */
+    size_t envc;
+    const char *cwd;             /* spawn: absolute */
+    int pty, rows, cols;         /* spawn, resize */
+    int time_limit;              /* spawn: seconds, 0 = none */
+    long pid;                    /* started */
+    const char *signal;          /* signal: a name from tbm_signal_by_name; exit: the fatal signal or NULL */
+    int status;                  /* exit: exit code 0..255 when signal is NULL */
+    int core;                    /* exit */
+    tbm_rusage_t rusage;         /* exit */
+    tbm_jobfile_t files[TBM_FILES_MAX]; /* prepare */
+    int n_files;
+    const char *dir;             /* prepared */
+    uint32_t job;                /* cleanup, cleaned */
+    int killed;                  /* cleaned: processes signalled */
+    json_object *facts;          /* facts */
+    const char *code, *message;  /* error */
+} tbm_msg_t;
+
+/* The wire name of a type ("spawn"), or "?" for a value out of range. */
+const char *tbm_msg_type_name(tbm_msg_type_t type);
+
+/* Parse and validate a JSON frame: known type, every required member present with the right JSON type and
+ * within bounds, nothing unknown that matters ignored silently (unknown members are allowed for later
+ * versions). Returns 0, or -1 with err naming the message type, the member and the rule broken. */
+int tbm_msg_parse(const tbm_frame_t *f, tbm_msg_t *m, tbm_err_t *err);
+
+/* Release what a parsed message holds; the struct is zeroed. Safe on a zeroed or encoded-only message. */
+void tbm_msg_free(tbm_msg_t *m);
+
+/* A whole frame (length prefix included) for message m, malloc'd, its size in *len. The members are
+ * validated as tbm_msg_parse would. NULL with err set when something is out of bounds or too large. */
+unsigned char *tbm_msg_encode(const tbm_msg_t *m, size_t *len, tbm_err_t *err);
+
+/* Grants ---------------------------------------------------------------------------------------------- */
+
+typedef struct tbm_grant {
+    uint32_t job;
+    uint32_t step;
+    char node[TBM_NODE_MAX];
+    uint32_t uid;
+    uint32_t gid;
+    int64_t expires;             /* seconds since the epoch */
+} tbm_grant_t;
+
+/* The payload text of a grant (malloc'd, NUL-terminated), NULL with err set when a field is invalid. */
+char *tbm_grant_payload(const tbm_grant_t *g, tbm_err_t *err);
+
+/* Read a decoded grant payload. Returns 0, or -1 with err saying which member is missing or wrong. */
+int tbm_grant_parse(const void *payload, size_t len, tbm_grant_t *g, tbm_err_t *err);
+
+/* Is the grant good here and now? The credential must have been made by uid 0 (cred_uid), name this node,
+ * and expire after `now` but no more than TBM_GRANT_TTL_MAX seconds after it. 0, or -1 with err. */
+int tbm_grant_check(const tbm_grant_t *g, uint32_t cred_uid, const char *node, int64_t now, tbm_err_t *err);
+
+/* May `caller_uid` (the connection's MUNGE uid) start a task as `want_uid` under this grant? The caller
+ * must be the grant's user or root, and want_uid must be the grant's user. 0, or -1 with err. */
+int tbm_grant_allows(const tbm_grant_t *g, uint32_t caller_uid, uint32_t want_uid, tbm_err_t *err);
+
+/* Signals by portable name --------------------------------------------------------------------------- */
+
+/* The local number of signal `name` ("TERM", "USR1"; without "SIG"), 0 when unknown. */
+int tbm_signal_by_name(const char *name);
+
+/* The portable name of local signal `signo`, NULL when it has none. */
+const char *tbm_signal_name(int signo);
+
+#endif
