@@ -22,7 +22,8 @@
  *             "stime_us","maxrss_kb"}} when the task has ended and its output is drained. While it runs the
  *             client may send stdin data frames, signal {"signal":"TERM"} and resize {"rows","cols"}.
  *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
- * Any refusal is error {"code","message"}. Signals travel by name ("TERM", "USR1") because their numbers
+ * "grant" may be left out of prepare and spawn on the wire so that the agent itself refuses (and logs) a
+ * request without one. Any refusal is error {"code","message"}. Signals travel by name ("TERM", "USR1") because their numbers
  * differ between Linux and macOS. A spawn runs one task per connection; the connection ends after exit.
  *
  * GRANTS. G is a MUNGE credential made by root (uid 0) on the bridge host whose payload is the JSON

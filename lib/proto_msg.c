@@ -234,7 +234,7 @@ static int parse_prepare(json_object *o, tbm_msg_t *m, tbm_err_t *err)
     json_object *files;
     size_t i, n;
 
-    if (tbm_pj_str(o, "prepare", "grant", 1, TBM_HELLO_MAX, &m->grant, err) < 0)
+    if (tbm_pj_str(o, "prepare", "grant", 0, TBM_HELLO_MAX, &m->grant, err) < 0)
         return -1;
     if (!json_object_object_get_ex(o, "files", &files) || !json_object_is_type(files, json_type_array))
         return tbm_errprintf(err, "prepare: member 'files' must be an array");
@@ -272,7 +272,7 @@ static int parse_spawn(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
     int64_t uid = 0;
 
-    if (tbm_pj_str(o, "spawn", "grant", 1, TBM_HELLO_MAX, &m->grant, err) < 0 ||
+    if (tbm_pj_str(o, "spawn", "grant", 0, TBM_HELLO_MAX, &m->grant, err) < 0 ||
         tbm_pj_int(o, "spawn", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
         tbm_pj_str(o, "spawn", "cwd", 1, 4096, &m->cwd, err) < 0 ||
         tbm_pj_bool(o, "spawn", "pty", &m->pty, err) < 0 || parse_winsize(o, "spawn", m, err) < 0 ||

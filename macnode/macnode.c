@@ -1,7 +1,9 @@
 /* macnode.c: the node-side command of slurm-tbmesh. `macnode probe` prints this host's facts as JSON
- * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory). */
+ * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory); `macnode exec` and
+ * `macnode grant` are the bridge-mode forwarder and its grant maker (exec.c). */
 #include "config.h"
-#include "probe.h"
+#include "probe_host.h"
+#include "exec.h"
 #include "facts_json.h"
 
 #include <getopt.h>
@@ -43,25 +45,6 @@ static void print_findings(const tbm_findings_t *fs)
         fprintf(stderr, "macnode probe: error: %zu more findings were dropped\n", fs->dropped);
 }
 
-/* Capture and parse the macOS outputs (darwin or replay backend). */
-static int probe_macos(const char *backend, const char *dir, int timeout_ms, tbm_host_facts_t *f,
-                       tbm_findings_t *fs, tbm_err_t *err)
-{
-    probe_capture_t cap;
-    int rc = strcmp(backend, "replay") == 0 ? probe_replay_capture(dir, &cap, err)
-                                            : probe_darwin_capture(timeout_ms, &cap, err);
-
-    if (rc < 0)
-        return -1;
-    if (tbm_erris(err))
-        tbm_finding_add(fs, TBM_SEV_WARNING, "command-failed", NULL, "run the command by hand to see why",
-                        "%s", err->msg);
-    tbm_errclear(err);
-    tbm_facts_parse_all(&cap.raw, f, fs);
-    probe_capture_free(&cap);
-    return 0;
-}
-
 static int cmd_probe(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -70,11 +53,7 @@ static int cmd_probe(int argc, char **argv)
         { "compact", no_argument, NULL, 'c' },         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-#ifdef __APPLE__
-    const char *backend = "darwin";
-#else
-    const char *backend = "linux";
-#endif
+    const char *backend = probe_default_backend();
     const char *dir = NULL, *hostname = NULL;
     int timeout_ms = 20000, pretty = 1, c, rc;
     tbm_host_facts_t *f;
@@ -122,8 +101,7 @@ static int cmd_probe(int argc, char **argv)
         return EXIT_PROBE;
     }
     tbm_findings_init(&fs);
-    rc = !strcmp(backend, "linux") ? probe_linux_facts(f, &fs, &err)
-                                   : probe_macos(backend, dir, timeout_ms, f, &fs, &err);
+    rc = probe_host(backend, dir, timeout_ms, f, &fs, &err);
     if (rc < 0) {
         fprintf(stderr, "macnode probe: %s\n", err.msg);
         tbm_findings_free(&fs);
@@ -132,8 +110,6 @@ static int cmd_probe(int argc, char **argv)
     }
     if (hostname)
         snprintf(f->hostname, sizeof(f->hostname), "%s", hostname);
-    else if (!f->hostname[0])
-        gethostname(f->hostname, sizeof(f->hostname) - 1);
     json = tbm_facts_to_json_string(f, pretty);
     if (json)
         printf("%s\n", json);
@@ -153,6 +129,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "probe"))
         return cmd_probe(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe (see macnode --help)\n", argv[1]);
+    if (!strcmp(argv[1], "exec"))
+        return macnode_exec(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "grant"))
+        return macnode_grant(argc - 1, argv + 1);
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, exec, grant (see macnode --help)\n",
+            argv[1]);
     return EXIT_USAGE;
 }

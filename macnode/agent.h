@@ -1,0 +1,91 @@
+/* agent.h: the inside of macnoded, the agent on each Mac: its settings, the log, the per-connection server
+ * (agent_conn.c), the task runner (agent_task.c) and the state folder (agent_state.c). */
+#ifndef MACNODE_AGENT_H
+#define MACNODE_AGENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "errbuf.h"
+#include "proto.h"
+
+typedef struct agent_conf {
+    const char *listen;        /* ADDR[:PORT] */
+    const char *node;          /* this node's name, as grants name it */
+    const char *munge_socket;  /* NULL: libmunge's default */
+    const char *replay_dir;    /* probe backend replay when set */
+    const char *state_dir;     /* task records, seen credentials, job records */
+    const char *jobs_dir;      /* per-job folders of prepared files */
+    int grace_s;               /* SIGTERM -> SIGKILL */
+    int auth_timeout_ms;       /* for the hello frame */
+    int idle_timeout_ms;       /* between requests */
+} agent_conf_t;
+
+/* One authenticated connection. */
+typedef struct agent_conn {
+    const agent_conf_t *conf;
+    int fd;
+    char peer[96];
+    uid_t uid;                 /* the caller, as MUNGE says */
+    tbm_fdec_t dec;
+} agent_conn_t;
+
+/* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */
+typedef struct agent_task_rec {
+    uint32_t job, step, uid;
+    pid_t pgid;                /* the task's process group (its session) */
+    pid_t server;              /* the connection process that serves it */
+} agent_task_rec_t;
+
+/* Log one line (time, pid, message) to stderr, where macnoded's log goes. */
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Serve one accepted connection to its end (runs in its own process). */
+void agent_serve(const agent_conf_t *conf, int fd, const char *peer);
+
+/* Run the task of a granted spawn, relaying stdio and signals until it has ended and its exit was sent. */
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g);
+
+/* State folder ---------------------------------------------------------------------------------------- */
+
+/* Create the state folder (0700) and its seen/ folder. 0, or -1 with err. */
+int agent_state_init(const agent_conf_t *conf, tbm_err_t *err);
+
+/* Remember credential text until `expires`. 1 when it was new, 0 when it was seen before (a replay),
+ * -1 with err when it cannot be recorded (refuse then: fail closed). */
+int agent_seen(const agent_conf_t *conf, const char *cred, int64_t expires, tbm_err_t *err);
+
+/* Record / forget this connection's task. */
+int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err);
+void agent_task_forget(const agent_conf_t *conf, pid_t server);
+
+/* Signal every recorded task of `job` (all jobs when all != 0, only those whose server is gone when
+ * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes their records. Returns how many
+ * tasks were signalled. */
+int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans);
+
+/* Drop expired seen-credential entries. */
+void agent_seen_sweep(const agent_conf_t *conf);
+
+/* SIGTERM the process group, wait up to grace_s for it to go (reaping `leader` if it is our child),
+ * then SIGKILL it. */
+void agent_kill_group(pid_t pgid, pid_t leader, int grace_s);
+
+/* Jobs folders ---------------------------------------------------------------------------------------- */
+
+/* Make (or reuse) the job's folder, owned by the grant's user, mode 0700, and write the files as that user.
+ * The folder's path in dir. 0, or -1 with err. */
+int agent_job_prepare(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_msg_t *prep, char *dir,
+                      size_t dirlen, tbm_err_t *err);
+
+/* Remove the job's folder (its contents as the owner, the folder as root). 0, or -1 with err. */
+int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err);
+
+/* Run fn(arg) in a child process with the user's identity (initgroups, setgid, setuid); its error text
+ * comes back in err. 0 when fn returned 0. */
+int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err);
+
+/* Drop to the user (initgroups, setgid, setuid) in this process; checks root cannot be regained. */
+int agent_become_user(uid_t uid, gid_t gid, tbm_err_t *err);
+
+#endif

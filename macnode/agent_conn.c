@@ -1,0 +1,199 @@
+/* agent_conn.c: one connection to macnoded, in its own process: MUNGE hello before anything else, then
+ * probe, prepare, spawn and cleanup requests; every refusal is logged with its reason and answered with
+ * an error frame before the connection is closed (see agent.h). */
+#include "config.h"
+#include "agent.h"
+#include "auth.h"
+#include "facts_json.h"
+#include "probe_host.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Log a refusal, tell the client, and say the connection is over (returns -1). */
+static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...)
+{
+    char msg[TBM_ERR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    agent_log("%s: refused (%s): %s", c->peer, code, msg);
+    wire_send_error(c->fd, code, msg);
+    return -1;
+}
+
+/* Decode a credential and remember it; a replay is refused here even if munged forgot it. */
+static int check_cred(agent_conn_t *c, const char *what, const char *cred, auth_cred_t *out)
+{
+    tbm_err_t err = { { 0 } };
+    auth_fail_t why = auth_decode(c->conf->munge_socket, cred, out, &err);
+    int seen;
+
+    if (why != AUTH_OK)
+        return refuse(c, auth_fail_code(why), "%s credential refused: %s", what, err.msg);
+    seen = agent_seen(c->conf, cred, out->expires, &err);
+    if (seen <= 0) {
+        auth_cred_free(out);
+        return seen < 0 ? refuse(c, "internal", "%s", err.msg)
+                        : refuse(c, "replay", "%s credential refused: it was used before (replayed)", what);
+    }
+    return 0;
+}
+
+static int hello(agent_conn_t *c)
+{
+    tbm_msg_t m, w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node };
+    tbm_err_t err = { { 0 } };
+    auth_cred_t cred;
+    int rc = wire_next_msg(c->fd, &c->dec, &m, c->conf->auth_timeout_ms, &err);
+
+    if (rc == 0)
+        return refuse(c, "auth", "the connection closed before its hello");
+    if (rc < 0)
+        return refuse(c, "frame", "malformed first frame: %s", err.msg);
+    if (m.type != TBM_MSG_HELLO) {
+        rc = refuse(c, "auth", "the first frame must be hello with a MUNGE credential, not %s",
+                    tbm_msg_type_name(m.type));
+        tbm_msg_free(&m);
+        return rc;
+    }
+    rc = check_cred(c, "hello", m.cred, &cred);
+    tbm_msg_free(&m);
+    if (rc < 0)
+        return -1;
+    c->uid = cred.uid;
+    auth_cred_free(&cred);
+    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " uid %u", (unsigned)c->uid);
+    w.uid = (uint32_t)c->uid;
+    tbm_fdec_set_limit(&c->dec, TBM_FRAME_MAX);
+    return wire_send(c->fd, &w, &err) < 0 ? -1 : 0;
+}
+
+/* The grant of a prepare or spawn: MUNGE says root made it, it names this node, it is current and unused,
+ * and the caller may use it for want_uid (-1: the grant's own user). */
+static int check_grant(agent_conn_t *c, const char *text, int64_t want_uid, tbm_grant_t *g)
+{
+    tbm_err_t err = { { 0 } };
+    auth_cred_t cred;
+    int rc;
+
+    if (!text)
+        return refuse(c, "grant", "refused: no job grant; a task runs only with a grant made by root on the "
+                      "bridge host (macnode exec --grant or TBMESH_GRANT)");
+    if (check_cred(c, "grant", text, &cred) < 0)
+        return -1;
+    rc = tbm_grant_parse(cred.payload, cred.len, g, &err) < 0 ||
+                 tbm_grant_check(g, cred.uid, c->conf->node, time(NULL), &err) < 0 ||
+                 tbm_grant_allows(g, c->uid, want_uid < 0 ? g->uid : (uint32_t)want_uid, &err) < 0
+             ? -1
+             : 0;
+    auth_cred_free(&cred);
+    return rc < 0 ? refuse(c, "grant", "%s", err.msg) : 0;
+}
+
+static int do_probe(agent_conn_t *c)
+{
+    tbm_host_facts_t *f = calloc(1, sizeof(*f));
+    tbm_findings_t fs;
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m = { .type = TBM_MSG_FACTS };
+    char *json = NULL;
+    int rc = -1;
+
+    tbm_findings_init(&fs);
+    if (f && probe_host(c->conf->replay_dir ? "replay" : NULL, c->conf->replay_dir, 20000, f, &fs, &err) == 0 &&
+        (json = tbm_facts_to_json_string(f, 0)) && (m.facts = json_tokener_parse(json)))
+        rc = wire_send(c->fd, &m, &err);
+    else
+        refuse(c, "probe", "the probe failed: %s", tbm_erris(&err) ? err.msg : "out of memory");
+    if (m.facts)
+        json_object_put(m.facts);
+    free(json);
+    tbm_findings_free(&fs);
+    free(f);
+    return rc;
+}
+
+static int do_prepare(agent_conn_t *c, const tbm_msg_t *req)
+{
+    tbm_grant_t g;
+    tbm_err_t err = { { 0 } };
+    char dir[4096];
+    tbm_msg_t m = { .type = TBM_MSG_PREPARED, .dir = dir };
+
+    if (check_grant(c, req->grant, -1, &g) < 0)
+        return -1;
+    if (agent_job_prepare(c->conf, &g, req, dir, sizeof(dir), &err) < 0)
+        return refuse(c, "prepare", "job %u: %s", g.job, err.msg);
+    agent_log("%s: job %u: %d files written in %s", c->peer, g.job, req->n_files, dir);
+    return wire_send(c->fd, &m, &err);
+}
+
+static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m = { .type = TBM_MSG_CLEANED, .job = req->job };
+
+    if (c->uid != 0)
+        return refuse(c, "uid", "cleanup of job %u refused: only root on the bridge host may clean up a job",
+                      req->job);
+    m.killed = agent_kill_tasks(c->conf, req->job, 0, 0);
+    if (agent_job_remove(c->conf, req->job, &err) < 0)
+        return refuse(c, "cleanup", "job %u: %s", req->job, err.msg);
+    agent_log("%s: job %u cleaned up (%d tasks killed)", c->peer, req->job, m.killed);
+    return wire_send(c->fd, &m, &err);
+}
+
+/* One request; -1 ends the connection. */
+static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
+{
+    tbm_grant_t g;
+
+    switch (m->type) {
+    case TBM_MSG_PROBE: return do_probe(c);
+    case TBM_MSG_PREPARE: return do_prepare(c, m);
+    case TBM_MSG_CLEANUP: return do_cleanup(c, m);
+    case TBM_MSG_SPAWN:
+        if (check_grant(c, m->grant, m->uid, &g) < 0)
+            return -1;
+        agent_task_run(c, m, &g);
+        return -1;
+    default:
+        return refuse(c, "request", "%s is not a request an agent serves", tbm_msg_type_name(m->type));
+    }
+}
+
+void agent_serve(const agent_conf_t *conf, int fd, const char *peer)
+{
+    agent_conn_t c = { .conf = conf, .fd = fd };
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m;
+    int rc;
+
+    snprintf(c.peer, sizeof(c.peer), "%s", peer);
+    if (tbm_fdec_init(&c.dec, TBM_HELLO_MAX, &err) < 0) {
+        agent_log("%s: %s", peer, err.msg);
+        return;
+    }
+    if (hello(&c) == 0) {
+        while ((rc = wire_next_msg(fd, &c.dec, &m, conf->idle_timeout_ms, &err)) > 0) {
+            rc = serve_one(&c, &m);
+            tbm_msg_free(&m);
+            if (rc < 0)
+                break;
+        }
+        if (rc < 0 && tbm_erris(&err))
+            refuse(&c, "frame", "malformed request: %s", err.msg);
+    }
+    tbm_fdec_free(&c.dec);
+}

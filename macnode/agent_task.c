@@ -1,0 +1,558 @@
+/* agent_task.c: run one granted task as its user and relay it: stdout/stderr (or a pty) to data frames,
+ * stdin frames to the task, signals to its process group, SIGTERM then SIGKILL when the client goes, the
+ * time limit passes or the agent stops; finally the exit status and resource use (see agent.h). */
+#include "config.h"
+#include "agent.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OUT_CHUNK  (256u * 1024u)
+#define STDIN_MAX  (1u << 20)   /* stdin bytes queued for the task before the socket is read no further */
+#define DRAIN_MS   2000         /* after the task ended, how long its leftovers' output is waited for */
+
+typedef struct task {
+    pid_t pid;
+    int out, err, in, pty;    /* fds; -1 when closed. With a pty, out == in's master and err is -1. */
+    int setup;                /* the child's setup-error pipe */
+    int exited, status;
+    struct rusage ru;
+    long long kill_at;        /* SIGKILL time once SIGTERM was sent; 0: not killing */
+    long long limit_at;       /* time limit; 0: none */
+    long long drain_until;
+    int sock_open, stdin_eof;
+    char *inbuf;
+    size_t inlen;
+} task_t;
+
+static int chld_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t stop_requested;
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_sigchld(int sig)
+{
+    int saved = errno;
+
+    (void)sig;
+    if (write(chld_pipe[1], "c", 1) < 0) {
+        /* the pipe is full: a wakeup is already pending */
+    }
+    errno = saved;
+}
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+    on_sigchld(0);
+}
+
+static void set_flags(int fd, int fl, int fdfl)
+{
+    if (fl)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | fl);
+    if (fdfl)
+        fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | fdfl);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* The child -------------------------------------------------------------------------------------------- */
+
+static const char *env_get(const tbm_msg_t *s, const char *name)
+{
+    size_t i, n = strlen(name);
+
+    for (i = 0; i < s->envc; i++)
+        if (strncmp(s->env[i], name, n) == 0 && s->env[i][n] == '=')
+            return s->env[i] + n + 1;
+    return NULL;
+}
+
+/* execve argv[0], searched in the task's own PATH when it has no '/'. Returns only on failure. */
+static void exec_search(const tbm_msg_t *s)
+{
+    char *const *argv = (char *const *)s->argv, *const *envp = (char *const *)s->env;
+    const char *path = env_get(s, "PATH"), *p, *colon;
+    char full[4096];
+    int eacces = 0, n;
+
+    if (strchr(s->argv[0], '/')) {
+        execve(s->argv[0], argv, envp);
+        return;
+    }
+    for (p = path ? path : "/usr/bin:/bin"; *p; p += n + (colon ? 1 : 0)) {
+        colon = strchr(p, ':');
+        n = colon ? (int)(colon - p) : (int)strlen(p);
+        if (snprintf(full, sizeof(full), "%.*s/%s", n, n ? p : ".", s->argv[0]) >= (int)sizeof(full))
+            continue;
+        execve(full, argv, envp);
+        eacces |= errno == EACCES;
+    }
+    errno = eacces ? EACCES : ENOENT;
+}
+
+/* Report a setup failure to the agent (exit code byte, then the message) and end. */
+static void child_fail(int fd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
+
+static void child_fail(int fd, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    int n;
+
+    msg[0] = (char)code;
+    va_start(ap, fmt);
+    n = vsnprintf(msg + 1, sizeof(msg) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || write(fd, msg, (size_t)(n + 1 < (int)sizeof(msg) ? n + 1 : (int)sizeof(msg) - 1)) < 0)
+        _exit(code);
+    _exit(code);
+}
+
+static void child_stdio(int pty, const char *slave, int fds[3], int uid, int setup)
+{
+    int i, fd;
+
+    if (pty) {
+        fd = open(slave, O_RDWR);
+        if (fd < 0)
+            child_fail(setup, 1, "cannot open the pty %s: %s", slave, strerror(errno));
+#ifdef TIOCSCTTY
+        ioctl(fd, TIOCSCTTY, 0);
+#endif
+        if (fchown(fd, (uid_t)uid, (gid_t)-1) < 0 || fchmod(fd, 0620) < 0) {
+            /* a pty the user cannot chown still works through the open descriptor */
+        }
+        fds[0] = fds[1] = fds[2] = fd;
+    }
+    for (i = 0; i < 3; i++)
+        if (dup2(fds[i], i) < 0)
+            child_fail(setup, 1, "cannot set up stdio: %s", strerror(errno));
+    for (fd = 3; fd < 1024; fd++)
+        if (fd != setup)
+            close(fd);
+}
+
+static void child_signals(void)
+{
+    static const int sigs[] = { SIGPIPE, SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
+    sigset_t none;
+    size_t i;
+
+    for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        signal(sigs[i], SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void child_run(const tbm_msg_t *s, const tbm_grant_t *g, const char *slave, int fds[3], int setup)
+{
+    tbm_err_t err = { { 0 } };
+
+    setsid();
+    child_signals();
+    child_stdio(s->pty, slave, fds, (int)g->uid, setup);
+    if (agent_become_user(g->uid, g->gid, &err) < 0)
+        child_fail(setup, 1, "%s", err.msg);
+    if (chdir(s->cwd) < 0)
+        child_fail(setup, 1, "cannot change to the working directory %s: %s", s->cwd, strerror(errno));
+    exec_search(s);
+    child_fail(setup, errno == ENOENT ? 127 : 126, "cannot run '%s': %s", s->argv[0], strerror(errno));
+}
+
+/* Starting ---------------------------------------------------------------------------------------------- */
+
+static int open_pty(const tbm_msg_t *s, int *master, char *slave, size_t len, tbm_err_t *err)
+{
+    struct winsize ws = { .ws_row = (unsigned short)s->rows, .ws_col = (unsigned short)s->cols };
+    const char *name;
+
+    *master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0 || !(name = ptsname(*master))) {
+        close_fd(master);
+        return tbm_errprintf(err, "cannot make a pty: %s", strerror(errno));
+    }
+    snprintf(slave, len, "%s", name);
+    if (s->rows > 0 && s->cols > 0)
+        ioctl(*master, TIOCSWINSZ, &ws);
+    return 0;
+}
+
+static int make_pipes(int p[3][2], tbm_err_t *err)
+{
+    int i;
+
+    for (i = 0; i < 3; i++)
+        p[i][0] = p[i][1] = -1;
+    for (i = 0; i < 3; i++)
+        if (pipe(p[i]) < 0)
+            return tbm_errprintf(err, "pipe: %s", strerror(errno));
+#ifdef F_SETPIPE_SZ
+    fcntl(p[1][1], F_SETPIPE_SZ, 1 << 20);
+#endif
+    return 0;
+}
+
+static int task_start(task_t *t, const tbm_msg_t *s, const tbm_grant_t *g, tbm_err_t *err)
+{
+    int p[3][2], setup[2], fds[3], i, rc;
+    char slave[256] = "";
+
+    rc = s->pty ? open_pty(s, &t->pty, slave, sizeof(slave), err) : make_pipes(p, err);
+    if (rc < 0 || pipe(setup) < 0)
+        return rc < 0 ? -1 : tbm_errprintf(err, "pipe: %s", strerror(errno));
+    set_flags(setup[1], 0, FD_CLOEXEC);
+    fds[0] = s->pty ? -1 : p[0][0], fds[1] = s->pty ? -1 : p[1][1], fds[2] = s->pty ? -1 : p[2][1];
+    t->pid = fork();
+    if (t->pid == 0)
+        child_run(s, g, slave, fds, setup[1]);
+    close(setup[1]);
+    t->setup = setup[0];
+    if (s->pty) {
+        t->out = dup(t->pty), t->in = dup(t->pty), t->err = -1;
+    } else {
+        t->in = p[0][1], t->out = p[1][0], t->err = p[2][0];
+        for (i = 0; i < 3; i++)
+            close(p[i][i == 0 ? 0 : 1]);
+    }
+    set_flags(t->in, O_NONBLOCK, FD_CLOEXEC);
+    set_flags(t->out, O_NONBLOCK, FD_CLOEXEC);
+    if (t->err >= 0)
+        set_flags(t->err, O_NONBLOCK, FD_CLOEXEC);
+    if (t->pid < 0)
+        return tbm_errprintf(err, "fork: %s", strerror(errno));
+    return 0;
+}
+
+/* Relaying --------------------------------------------------------------------------------------------- */
+
+static void start_kill(agent_conn_t *c, task_t *t, const char *why)
+{
+    if (t->kill_at || t->exited)
+        return;
+    agent_log("%s: task %ld: %s: SIGTERM to its group, SIGKILL in %d s", c->peer, (long)t->pid, why,
+              c->conf->grace_s);
+    kill(-t->pid, SIGTERM);
+    kill(-t->pid, SIGCONT);
+    t->kill_at = now_ms() + (long long)c->conf->grace_s * 1000;
+}
+
+static void client_gone(agent_conn_t *c, task_t *t, const char *why)
+{
+    t->sock_open = 0;
+    start_kill(c, t, why);
+}
+
+/* Read what a task's output fd has and send it as data frames of `kind`. */
+static void pump_output(agent_conn_t *c, task_t *t, int *fd, tbm_frame_kind_t kind, char *buf)
+{
+    ssize_t n = read(*fd, buf, OUT_CHUNK);
+
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        close_fd(fd);
+        return;
+    }
+    if (t->sock_open && wire_send_data(c->fd, kind, buf, (size_t)n) < 0)
+        client_gone(c, t, "the client stopped reading");
+}
+
+static void queue_stdin(task_t *t, const tbm_frame_t *f)
+{
+    char *grown;
+
+    if (f->len == 0) {
+        t->stdin_eof = 1;
+        return;
+    }
+    if (t->in < 0 || t->stdin_eof)
+        return;
+    grown = realloc(t->inbuf, t->inlen + f->len);
+    if (!grown)
+        return;
+    t->inbuf = grown;
+    memcpy(t->inbuf + t->inlen, f->data, f->len);
+    t->inlen += f->len;
+}
+
+static void flush_stdin(task_t *t)
+{
+    ssize_t n = t->inlen ? write(t->in, t->inbuf, t->inlen) : 0;
+
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n < 0) {   /* the task closed its stdin: what is left is dropped */
+        t->inlen = 0;
+        t->stdin_eof = 1;
+        n = 0;
+    }
+    if (n > 0) {
+        memmove(t->inbuf, t->inbuf + n, t->inlen - (size_t)n);
+        t->inlen -= (size_t)n;
+    }
+    if (t->inlen || t->stdin_eof != 1)
+        return;
+    if (t->pty < 0) {
+        close_fd(&t->in);
+        return;
+    }
+    if (write(t->in, "\004", 1) < 0) {
+        /* the line discipline is gone: nothing to end */
+    }
+    t->stdin_eof = 2;
+}
+
+static void handle_request(agent_conn_t *c, task_t *t, const tbm_frame_t *f)
+{
+    tbm_msg_t m;
+    tbm_err_t err = { { 0 } };
+    struct winsize ws;
+
+    if (tbm_msg_parse(f, &m, &err) < 0 || (m.type != TBM_MSG_SIGNAL && m.type != TBM_MSG_RESIZE)) {
+        if (!tbm_erris(&err))
+            tbm_errprintf(&err, "a %s request while a task runs; only stdin, signal and resize are read now",
+                          tbm_msg_type_name(m.type));
+        agent_log("%s: refused: malformed request during a task: %s", c->peer, err.msg);
+        wire_send_error(c->fd, "request", err.msg);
+        client_gone(c, t, "bad request");
+    } else if (m.type == TBM_MSG_SIGNAL && !t->exited) {
+        agent_log("%s: task %ld: SIG%s to its group", c->peer, (long)t->pid, m.signal);
+        kill(-t->pid, tbm_signal_by_name(m.signal));
+    } else if (m.type == TBM_MSG_RESIZE && t->pty >= 0) {
+        ws.ws_row = (unsigned short)m.rows, ws.ws_col = (unsigned short)m.cols;
+        ws.ws_xpixel = ws.ws_ypixel = 0;
+        ioctl(t->pty, TIOCSWINSZ, &ws);
+    }
+    tbm_msg_free(&m);
+}
+
+/* Handle the whole frames the decoder holds. */
+static void client_frames(agent_conn_t *c, task_t *t)
+{
+    tbm_frame_t f;
+    tbm_err_t err = { { 0 } };
+    int rc;
+
+    while (t->sock_open && (rc = tbm_fdec_next(&c->dec, &f, &err)) != 0) {
+        if (rc < 0) {
+            agent_log("%s: refused: malformed frame: %s", c->peer, err.msg);
+            wire_send_error(c->fd, "frame", err.msg);
+            client_gone(c, t, "malformed frame");
+        } else if (f.kind == TBM_FRAME_STDIN) {
+            queue_stdin(t, &f);
+        } else if (f.kind == TBM_FRAME_JSON) {
+            handle_request(c, t, &f);
+        } else {
+            agent_log("%s: refused: the client sent an output data frame", c->peer);
+            wire_send_error(c->fd, "frame", "a client sends stdin data frames only");
+            client_gone(c, t, "malformed frame");
+        }
+    }
+}
+
+static void read_client(agent_conn_t *c, task_t *t)
+{
+    ssize_t n = wire_fill(c->fd, &c->dec);
+
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+        client_gone(c, t, n == 0 ? "the client closed the connection" : "the connection failed");
+    else
+        client_frames(c, t);
+}
+
+/* The child's setup error, if any, goes to the client's stderr. */
+static void read_setup(agent_conn_t *c, task_t *t)
+{
+    char msg[1100], line[1200];
+    ssize_t n = read(t->setup, msg, sizeof(msg) - 1);
+
+    close_fd(&t->setup);
+    if (n <= 1)
+        return;
+    msg[n] = '\0';
+    agent_log("%s: task %ld did not start: %s", c->peer, (long)t->pid, msg + 1);
+    n = snprintf(line, sizeof(line), "macnoded: %s: %s\n", c->conf->node, msg + 1);
+    if (t->sock_open)
+        wire_send_data(c->fd, TBM_FRAME_STDERR, line, (size_t)n);
+}
+
+static void reap(agent_conn_t *c, task_t *t)
+{
+    char b[64];
+
+    while (read(chld_pipe[0], b, sizeof(b)) > 0)
+        ;
+    if (stop_requested)
+        start_kill(c, t, "the agent is stopping");
+    if (t->exited || wait4(t->pid, &t->status, WNOHANG, &t->ru) != t->pid)
+        return;
+    t->exited = 1;
+    t->drain_until = now_ms() + DRAIN_MS;
+    kill(-t->pid, SIGKILL);   /* what the task left behind in its group ends with it, as in a Slurm step */
+}
+
+static int poll_timeout(const task_t *t)
+{
+    long long now = now_ms(), next = -1, cand[3] = { t->kill_at, t->limit_at, t->exited ? t->drain_until : 0 };
+    int i;
+
+    for (i = 0; i < 3; i++)
+        if (cand[i] && (next < 0 || cand[i] < next))
+            next = cand[i];
+    return next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
+}
+
+static void check_timers(agent_conn_t *c, task_t *t)
+{
+    long long now = now_ms();
+
+    if (t->limit_at && now >= t->limit_at) {
+        t->limit_at = 0;
+        start_kill(c, t, "the time limit passed");
+    }
+    if (t->kill_at && now >= t->kill_at && !t->exited) {
+        agent_log("%s: task %ld outlived SIGTERM by %d s: SIGKILL to its group", c->peer, (long)t->pid,
+                  c->conf->grace_s);
+        kill(-t->pid, SIGKILL);
+        t->kill_at = 0;
+    }
+    if (t->exited && now >= t->drain_until) {
+        close_fd(&t->out);
+        close_fd(&t->err);
+    }
+}
+
+static void relay(agent_conn_t *c, task_t *t, char *buf)
+{
+    struct pollfd p[6];
+    int n;
+
+    while (!t->exited || t->out >= 0 || t->err >= 0 || t->setup >= 0) {
+        p[0] = (struct pollfd){ chld_pipe[0], POLLIN, 0 };
+        p[1] = (struct pollfd){ t->out, POLLIN, 0 };
+        p[2] = (struct pollfd){ t->err, POLLIN, 0 };
+        p[3] = (struct pollfd){ t->sock_open && t->inlen < STDIN_MAX ? c->fd : -1, POLLIN, 0 };
+        p[4] = (struct pollfd){ t->inlen || t->stdin_eof == 1 ? t->in : -1, POLLOUT, 0 };
+        p[5] = (struct pollfd){ t->setup, POLLIN, 0 };
+        n = poll(p, 6, poll_timeout(t));
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && p[5].revents)
+            read_setup(c, t);
+        if (n > 0 && p[1].revents)
+            pump_output(c, t, &t->out, TBM_FRAME_STDOUT, buf);
+        if (n > 0 && p[2].revents)
+            pump_output(c, t, &t->err, TBM_FRAME_STDERR, buf);
+        if (n > 0 && p[3].revents)
+            read_client(c, t);
+        if (t->in >= 0 && (t->inlen || t->stdin_eof == 1))
+            flush_stdin(t);
+        reap(c, t);
+        check_timers(c, t);
+    }
+    while (!t->exited && wait4(t->pid, &t->status, 0, &t->ru) < 0 && errno == EINTR)
+        ;
+}
+
+static void send_exit(agent_conn_t *c, const task_t *t)
+{
+    tbm_msg_t m = { .type = TBM_MSG_EXIT };
+    tbm_err_t err = { { 0 } };
+    int sig = WIFSIGNALED(t->status) ? WTERMSIG(t->status) : 0;
+
+    m.signal = sig ? tbm_signal_name(sig) : NULL;
+    m.status = WIFEXITED(t->status) ? WEXITSTATUS(t->status) : m.signal ? 0 : 128 + sig;
+#ifdef WCOREDUMP
+    m.core = sig && WCOREDUMP(t->status);
+#endif
+    m.rusage.utime_us = (int64_t)t->ru.ru_utime.tv_sec * 1000000 + t->ru.ru_utime.tv_usec;
+    m.rusage.stime_us = (int64_t)t->ru.ru_stime.tv_sec * 1000000 + t->ru.ru_stime.tv_usec;
+#ifdef __APPLE__
+    m.rusage.maxrss_kb = t->ru.ru_maxrss / 1024;
+#else
+    m.rusage.maxrss_kb = t->ru.ru_maxrss;
+#endif
+    agent_log("%s: task %ld ended: %s %d", c->peer, (long)t->pid, m.signal ? "signal" : "exit",
+              m.signal ? sig : m.status);
+    if (t->sock_open && wire_send(c->fd, &m, &err) < 0)
+        agent_log("%s: %s", c->peer, err.msg);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    if (pipe(chld_pipe) == 0) {
+        set_flags(chld_pipe[0], O_NONBLOCK, FD_CLOEXEC);
+        set_flags(chld_pipe[1], O_NONBLOCK, FD_CLOEXEC);
+    }
+    sa.sa_handler = on_sigchld;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g)
+{
+    task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1 };
+    agent_task_rec_t rec = { g->job, g->step, g->uid, 0, getpid() };
+    tbm_msg_t started = { .type = TBM_MSG_STARTED };
+    tbm_err_t err = { { 0 } };
+    char *buf = malloc(OUT_CHUNK);
+
+    catch_signals();
+    if (!buf || task_start(&t, spawn, g, &err) < 0) {
+        agent_log("%s: spawn failed: %s", c->peer, buf ? err.msg : "out of memory");
+        wire_send_error(c->fd, "spawn", buf ? err.msg : "out of memory");
+        free(buf);
+        return;
+    }
+    rec.pgid = t.pid;
+    if (agent_task_record(c->conf, &rec, &err) < 0)
+        agent_log("%s: cannot record task %ld (a restarted agent will not know it): %s", c->peer, (long)t.pid,
+                  err.msg);
+    agent_log("%s: job %u step %u: task %ld started as uid %u: %s", c->peer, g->job, g->step, (long)t.pid,
+              g->uid, spawn->argv[0]);
+    started.pid = t.pid;
+    if (wire_send(c->fd, &started, &err) < 0)
+        client_gone(c, &t, "the client went away before the start");
+    t.limit_at = spawn->time_limit ? now_ms() + (long long)spawn->time_limit * 1000 : 0;
+    client_frames(c, &t);   /* stdin that came with the spawn */
+    relay(c, &t, buf);
+    send_exit(c, &t);
+    agent_task_forget(c->conf, getpid());
+    close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
+    free(t.inbuf);
+    free(buf);
+}

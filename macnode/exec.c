@@ -1,0 +1,508 @@
+/* exec.c: `macnode exec`, the forwarder a bridge-mode task becomes (the command runs on the Mac through its
+ * agent; stdio, signals and the exit status come back as if it ran here), and `macnode grant`, which root
+ * on the bridge uses to make the job grant the agent asks for. */
+#include "config.h"
+#include "exec.h"
+#include "auth.h"
+#include "fileio.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define EXIT_FWD   255   /* the forwarder or the agent failed: the command did not run (or its end is unknown) */
+#define EXIT_USAGE 2
+#define IN_CHUNK   (256u * 1024u)
+
+typedef struct fwd {
+    const char *agent, *grant, *socket;
+    int pty, time_limit, sock;
+    long long uid;
+    tbm_fdec_t dec;
+    int stdin_open, stdout_ok, done;
+    tbm_msg_t exit;
+    struct termios saved;
+    int raw;
+} fwd_t;
+
+static int sig_pipe[2] = { -1, -1 };
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP, SIGALRM,
+                                 SIGWINCH };
+
+static void exec_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] [--time-limit SECONDS]\n"
+            "                    [--munge-socket PATH] [--uid UID] -- CMD [ARGS...]\n"
+            "  Run CMD on a Mac through its agent (macnoded) as if here: same user, working directory and\n"
+            "  environment; stdin, stdout, stderr and signals relayed; exits with CMD's exit code, or dies of\n"
+            "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr).\n"
+            "  --agent   the agent (default $TBMESH_AGENT; port default 6830)\n"
+            "  --grant   a file holding the job grant, '-' for one line of stdin (default: $TBMESH_GRANT, the\n"
+            "            credential itself, as the SPANK plug-in sets it); see macnode grant\n"
+            "  --pty     run CMD on a pty (srun --pty); a terminal on stdin is put in raw mode meanwhile\n"
+            "  --munge-socket  munged's socket (default $TBMESH_MUNGE_SOCKET, else libmunge's default)\n"
+            "\n"
+            "usage: macnode grant --job J --step S --node NAME --uid UID [--gid GID] [--ttl SECONDS]\n"
+            "                     [--munge-socket PATH]\n"
+            "  Print a job grant (a MUNGE credential naming job, step, node, user and expiry) that lets UID run\n"
+            "  tasks on NAME's agent until the TTL (default 300 s) passes. Root only: agents refuse grants not\n"
+            "  made by uid 0.\n");
+}
+
+static void on_signal(int sig)
+{
+    unsigned char b = (unsigned char)sig;
+    int saved = errno;
+
+    if (write(sig_pipe[1], &b, 1) < 0) {
+        /* the pipe is full; this signal is dropped */
+    }
+    errno = saved;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    size_t i;
+
+    if (pipe(sig_pipe) == 0) {
+        fcntl(sig_pipe[0], F_SETFL, O_NONBLOCK);
+        fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+        sigaction(forwarded[i], &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int parse_long(const char *opt, const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+
+    if (*s == '\0' || *end || v < min || v > max) {
+        fprintf(stderr, "macnode: %s '%s' must be a number from %lld to %lld\n", opt, s, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The grant text: from FILE, one line of stdin ('-'), or $TBMESH_GRANT; NULL when there is none. */
+static char *load_grant(const char *arg, tbm_err_t *err)
+{
+    char line[TBM_HELLO_MAX + 2], *text;
+    size_t len;
+
+    if (!arg)
+        return getenv("TBMESH_GRANT") && *getenv("TBMESH_GRANT") ? strdup(getenv("TBMESH_GRANT")) : NULL;
+    if (strcmp(arg, "-") == 0) {
+        if (!fgets(line, sizeof(line), stdin))
+            return tbm_errprintf(err, "--grant -: no line on stdin"), NULL;
+        text = strdup(line);
+    } else {
+        text = tbm_read_file(arg, TBM_HELLO_MAX, &len, err);
+    }
+    if (text)
+        text[strcspn(text, " \t\r\n")] = '\0';
+    return text;
+}
+
+static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
+{
+    static const struct option opts[] = {
+        { "agent", required_argument, NULL, 'a' },  { "grant", required_argument, NULL, 'g' },
+        { "pty", no_argument, NULL, 'p' },          { "time-limit", required_argument, NULL, 't' },
+        { "munge-socket", required_argument, NULL, 'm' }, { "uid", required_argument, NULL, 'u' },
+        { "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+    };
+    long long v;
+    int o;
+
+    while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'a': f->agent = optarg; break;
+        case 'g': *grant_arg = optarg; break;
+        case 'p': f->pty = 1; break;
+        case 't': if (parse_long("--time-limit", optarg, 0, TBM_TIME_LIMIT_MAX, &v) < 0) return -1;
+                  f->time_limit = (int)v; break;
+        case 'm': f->socket = optarg; break;
+        case 'u': if (parse_long("--uid", optarg, 0, UINT32_MAX, &f->uid) < 0) return -1; break;
+        case 'h': exec_usage(stdout); exit(0);
+        default: exec_usage(stderr); return -1;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "macnode exec: no command given; usage: macnode exec [options] -- CMD [ARGS...]\n");
+        return -1;
+    }
+    if (!f->agent && !(f->agent = getenv("TBMESH_AGENT"))) {
+        fprintf(stderr, "macnode exec: no agent: give --agent ADDR:PORT or set TBMESH_AGENT\n");
+        return -1;
+    }
+    if (!f->socket)
+        f->socket = getenv("TBMESH_MUNGE_SOCKET");
+    return 0;
+}
+
+/* The environment sent with the spawn: ours, without the grant. */
+static const char **task_env(size_t *n)
+{
+    size_t i, k = 0;
+    const char **env;
+
+    for (i = 0; environ[i]; i++)
+        ;
+    env = calloc(i + 1, sizeof(*env));
+    for (i = 0; env && environ[i]; i++)
+        if (strncmp(environ[i], "TBMESH_GRANT=", 13) != 0 && strchr(environ[i], '=') != environ[i] &&
+            strchr(environ[i], '='))
+            env[k++] = environ[i];
+    *n = k;
+    return env;
+}
+
+static void get_winsize(int *rows, int *cols)
+{
+    struct winsize ws;
+
+    if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+        *rows = ws.ws_row, *cols = ws.ws_col;
+}
+
+/* Connect, authenticate, wait for the welcome. */
+static int connect_agent(fwd_t *f, tbm_err_t *err)
+{
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
+    char *cred;
+    int rc;
+
+    f->sock = wire_connect(f->agent, 6830, err);
+    if (f->sock < 0)
+        return -1;
+    cred = auth_encode(f->socket, NULL, 0, 0, err);
+    if (!cred)
+        return -1;
+    hello.cred = cred;
+    rc = wire_send(f->sock, &hello, err);
+    free(cred);
+    if (rc < 0 || (rc = wire_next_msg(f->sock, &f->dec, &m, 30000, err)) < 0)
+        return -1;
+    if (rc == 0)
+        return tbm_errprintf(err, "the agent at %s closed the connection during the hello", f->agent);
+    rc = m.type == TBM_MSG_WELCOME ? 0
+         : m.type == TBM_MSG_ERROR ? tbm_errprintf(err, "the agent refused: %s", m.message)
+                                   : tbm_errprintf(err, "the agent answered %s to hello", tbm_msg_type_name(m.type));
+    tbm_msg_free(&m);
+    return rc;
+}
+
+static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
+{
+    tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit };
+    char cwd[PATH_MAX];
+    int rc;
+
+    if (!getcwd(cwd, sizeof(cwd)))
+        return tbm_errprintf(err, "cannot tell the working directory: %s", strerror(errno));
+    s.uid = f->uid >= 0 ? (uint32_t)f->uid : (uint32_t)getuid();
+    s.argv = (const char **)argv;
+    s.argc = (size_t)argc;
+    s.env = task_env(&s.envc);
+    s.cwd = cwd;
+    if (f->pty)
+        get_winsize(&s.rows, &s.cols);
+    rc = s.env ? wire_send(f->sock, &s, err) : tbm_errprintf(err, "out of memory");
+    free((void *)s.env);
+    return rc;
+}
+
+static void raw_terminal(fwd_t *f)
+{
+    struct termios t;
+
+    if (!f->pty || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &f->saved) < 0)
+        return;
+    t = f->saved;
+    cfmakeraw(&t);
+    if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+        f->raw = 1;
+}
+
+static void restore_terminal(fwd_t *f)
+{
+    if (f->raw)
+        tcsetattr(STDIN_FILENO, TCSADRAIN, &f->saved);
+    f->raw = 0;
+}
+
+/* Relaying --------------------------------------------------------------------------------------------- */
+
+static void send_stdin(fwd_t *f, char *buf)
+{
+    ssize_t n = read(STDIN_FILENO, buf, IN_CHUNK);
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0)
+        f->stdin_open = 0;
+    if (wire_send_data(f->sock, TBM_FRAME_STDIN, buf, n > 0 ? (size_t)n : 0) < 0)
+        f->stdin_open = 0;
+}
+
+static void send_signals(fwd_t *f)
+{
+    unsigned char b[64];
+    ssize_t n, i;
+    tbm_msg_t m;
+
+    while ((n = read(sig_pipe[0], b, sizeof(b))) > 0)
+        for (i = 0; i < n; i++) {
+            memset(&m, 0, sizeof(m));
+            if (b[i] == SIGWINCH && f->pty) {
+                m.type = TBM_MSG_RESIZE;
+                get_winsize(&m.rows, &m.cols);
+                if (m.rows == 0)
+                    continue;
+            } else if (b[i] != SIGWINCH) {
+                m.type = TBM_MSG_SIGNAL;
+                m.signal = tbm_signal_name(b[i]);
+            } else {
+                continue;
+            }
+            wire_send(f->sock, &m, NULL);
+        }
+}
+
+static void write_out(fwd_t *f, int fd, const tbm_frame_t *fr)
+{
+    if (fd == STDOUT_FILENO && !f->stdout_ok)
+        return;
+    if (wire_write_all(fd, fr->data, fr->len) < 0 && fd == STDOUT_FILENO)
+        f->stdout_ok = 0;
+}
+
+/* A JSON message during the task: exit ends it, error ends it with the agent's reason. */
+static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
+{
+    tbm_msg_t m;
+    tbm_msg_type_t type;
+
+    if (tbm_msg_parse(fr, &m, err) < 0)
+        return tbm_errprefix(err, "the agent sent a bad message: ");
+    if (m.type == TBM_MSG_EXIT) {
+        f->exit = m;
+        f->done = 1;
+        return 0;
+    }
+    type = m.type;
+    if (type == TBM_MSG_ERROR)
+        tbm_errprintf(err, "the agent refused: %s", m.message);
+    else if (type != TBM_MSG_STARTED)
+        tbm_errprintf(err, "the agent sent %s during the task", tbm_msg_type_name(type));
+    tbm_msg_free(&m);
+    return type == TBM_MSG_STARTED ? 0 : -1;
+}
+
+/* Handle the whole frames the decoder holds. */
+static int agent_frames(fwd_t *f, tbm_err_t *err)
+{
+    tbm_frame_t fr;
+    int rc;
+
+    while (!f->done && (rc = tbm_fdec_next(&f->dec, &fr, err)) != 0) {
+        if (rc < 0)
+            return tbm_errprefix(err, "from the agent: ");
+        if (fr.kind == TBM_FRAME_STDOUT)
+            write_out(f, STDOUT_FILENO, &fr);
+        else if (fr.kind == TBM_FRAME_STDERR)
+            write_out(f, STDERR_FILENO, &fr);
+        else if (fr.kind != TBM_FRAME_JSON || task_message(f, &fr, err) < 0)
+            return tbm_erris(err) ? -1 : tbm_errprintf(err, "the agent sent a stdin frame");
+    }
+    return 0;
+}
+
+static int read_agent(fwd_t *f, tbm_err_t *err)
+{
+    ssize_t n = wire_fill(f->sock, &f->dec);
+
+    if (n == 0)
+        return tbm_errprintf(err, "the agent at %s closed the connection before the task's exit status",
+                             f->agent);
+    if (n < 0)
+        return errno == EINTR ? 0 : tbm_errprintf(err, "lost the agent at %s: %s", f->agent, strerror(errno));
+    return agent_frames(f, err);
+}
+
+static int relay(fwd_t *f, tbm_err_t *err)
+{
+    struct pollfd p[3];
+    char *buf = malloc(IN_CHUNK);
+    int rc = 0;
+
+    if (!buf)
+        return tbm_errprintf(err, "out of memory");
+    rc = agent_frames(f, err);
+    while (!f->done && rc == 0) {
+        p[0] = (struct pollfd){ f->stdin_open ? STDIN_FILENO : -1, POLLIN, 0 };
+        p[1] = (struct pollfd){ f->sock, POLLIN, 0 };
+        p[2] = (struct pollfd){ sig_pipe[0], POLLIN, 0 };
+        if (poll(p, 3, -1) < 0 && errno != EINTR)
+            rc = tbm_errprintf(err, "poll: %s", strerror(errno));
+        if (p[2].revents)
+            send_signals(f);
+        if (p[0].revents)
+            send_stdin(f, buf);
+        if (p[1].revents)
+            rc = read_agent(f, err);
+    }
+    free(buf);
+    return rc;
+}
+
+/* Exit as the remote task did: its code, or death by its signal. */
+static int finish(fwd_t *f)
+{
+    int sig = f->exit.signal ? tbm_signal_by_name(f->exit.signal) : 0, status = f->exit.status;
+
+    tbm_msg_free(&f->exit);
+    restore_terminal(f);
+    if (sig) {
+        sigset_t set;
+
+        signal(sig, SIG_DFL);
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return status;
+}
+
+int macnode_exec(int argc, char **argv)
+{
+    fwd_t f = { .sock = -1, .uid = -1, .stdin_open = 1, .stdout_ok = 1 };
+    const char *grant_arg = NULL;
+    char *grant;
+    tbm_err_t err = { { 0 } };
+    int rc;
+
+    if (exec_options(argc, argv, &f, &grant_arg) < 0)
+        return EXIT_USAGE;
+    grant = load_grant(grant_arg, &err);
+    if (!grant && tbm_erris(&err)) {
+        fprintf(stderr, "macnode exec: %s\n", err.msg);
+        return EXIT_FWD;
+    }
+    f.grant = grant;
+    catch_signals();
+    if (tbm_fdec_init(&f.dec, TBM_FRAME_MAX, &err) == 0 && connect_agent(&f, &err) == 0 &&
+        spawn(&f, argv + optind, argc - optind, &err) == 0) {
+        raw_terminal(&f);
+        relay(&f, &err);
+    }
+    restore_terminal(&f);
+    free(grant);
+    tbm_fdec_free(&f.dec);
+    if (f.sock >= 0)
+        close(f.sock);
+    if (!f.done) {
+        fprintf(stderr, "macnode exec: %s\n", err.msg);
+        return EXIT_FWD;
+    }
+    rc = finish(&f);
+    return rc;
+}
+
+/* macnode grant ---------------------------------------------------------------------------------------- */
+
+static int grant_options(int argc, char **argv, tbm_grant_t *g, long long *ttl, const char **socket)
+{
+    static const struct option opts[] = {
+        { "job", required_argument, NULL, 'j' }, { "step", required_argument, NULL, 's' },
+        { "node", required_argument, NULL, 'n' }, { "uid", required_argument, NULL, 'u' },
+        { "gid", required_argument, NULL, 'g' }, { "ttl", required_argument, NULL, 't' },
+        { "munge-socket", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    long long v, have = 0;
+    int o;
+
+    while ((o = getopt_long(argc, argv, "j:s:n:u:g:t:m:h", opts, NULL)) != -1) {
+        if (strchr("jsugt", o) && parse_long(o == 't' ? "--ttl" : "an id", optarg, o == 't' ? 1 : 0,
+                                             o == 't' ? TBM_GRANT_TTL_MAX : UINT32_MAX, &v) < 0)
+            return -1;
+        switch (o) {
+        case 'j': g->job = (uint32_t)v; have |= 1; break;
+        case 's': g->step = (uint32_t)v; have |= 2; break;
+        case 'n': snprintf(g->node, sizeof(g->node), "%s", optarg); have |= 4; break;
+        case 'u': g->uid = (uint32_t)v; have |= 8; break;
+        case 'g': g->gid = (uint32_t)v; have |= 16; break;
+        case 't': *ttl = v; break;
+        case 'm': *socket = optarg; break;
+        case 'h': exec_usage(stdout); exit(0);
+        default: exec_usage(stderr); return -1;
+        }
+    }
+    if ((have & 15) != 15) {
+        fprintf(stderr, "macnode grant: --job, --step, --node and --uid are all needed\n");
+        return -1;
+    }
+    if (!(have & 16)) {
+        struct passwd *pw = getpwuid(g->uid);
+
+        if (!pw) {
+            fprintf(stderr, "macnode grant: uid %u has no account here; give --gid\n", g->uid);
+            return -1;
+        }
+        g->gid = pw->pw_gid;
+    }
+    return 0;
+}
+
+int macnode_grant(int argc, char **argv)
+{
+    tbm_grant_t g = { 0 };
+    long long ttl = 300;
+    const char *socket = getenv("TBMESH_MUNGE_SOCKET");
+    tbm_err_t err = { { 0 } };
+    char *payload, *cred;
+
+    if (grant_options(argc, argv, &g, &ttl, &socket) < 0)
+        return EXIT_USAGE;
+    if (geteuid() != 0) {
+        fprintf(stderr, "macnode grant: only root makes grants (agents refuse a grant MUNGE says uid %u made)\n",
+                (unsigned)geteuid());
+        return 1;
+    }
+    g.expires = (int64_t)time(NULL) + ttl;
+    payload = tbm_grant_payload(&g, &err);
+    cred = payload ? auth_encode(socket, payload, strlen(payload), (int)ttl, &err) : NULL;
+    free(payload);
+    if (!cred) {
+        fprintf(stderr, "macnode grant: %s\n", err.msg);
+        return 1;
+    }
+    printf("%s\n", cred);
+    free(cred);
+    return 0;
+}

@@ -1,0 +1,11 @@
+/* exec.h: the bridge-mode subcommands of macnode: exec (the forwarder) and grant (root's job grants). */
+#ifndef MACNODE_EXEC_H
+#define MACNODE_EXEC_H
+
+/* `macnode exec ...` with argv[0] = "exec". Returns the exit code (or dies of the remote signal). */
+int macnode_exec(int argc, char **argv);
+
+/* `macnode grant ...` with argv[0] = "grant". Prints the credential; returns the exit code. */
+int macnode_grant(int argc, char **argv);
+
+#endif

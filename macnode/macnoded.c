@@ -1,0 +1,277 @@
+/* macnoded.c: the agent on each Mac. Listens on the management address, serves every connection in a
+ * process of its own (MUNGE first, then probe, prepare, spawn, cleanup), and sweeps up after tasks whose
+ * serving process is gone, including those of an agent that ran before it. Runs as root (launchd). */
+#include "config.h"
+#include "agent.h"
+#include "fileio.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_START 3
+#define SWEEP_S    10
+
+#ifdef __APPLE__
+#define STATE_DIR "/var/run/tbmesh/macnoded"
+#define JOBS_DIR  "/private/var/tmp/tbmesh-jobs"
+#else
+#define STATE_DIR "/run/tbmesh/macnoded"
+#define JOBS_DIR  "/var/tmp/tbmesh-jobs"
+#endif
+
+static volatile sig_atomic_t stopping;
+static pid_t sweeper;
+
+void agent_log(const char *fmt, ...)
+{
+    char line[2048];
+    struct tm tm;
+    time_t now = time(NULL);
+    va_list ap;
+    int n;
+
+    gmtime_r(&now, &tm);
+    n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
+    n += snprintf(line + n, sizeof(line) - (size_t)n, "macnoded[%ld]: ", (long)getpid());
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+        /* nowhere left to say it */
+    }
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: macnoded [--listen ADDR[:PORT]] [--node NAME] [--munge-socket PATH] [--replay DIR]\n"
+            "                [--state-dir DIR] [--jobs-dir DIR] [--grace SECONDS] [--log FILE] [--pid-file FILE]\n"
+            "  The slurm-tbmesh agent on a Mac: runs tasks for the bridge host as their users (MUNGE-authenticated,\n"
+            "  job grants made by root), streams their stdio, forwards signals, answers probes, writes job files.\n"
+            "  --listen     address to listen on (default 0.0.0.0:%d, the AgentPort of tbmesh.conf)\n"
+            "  --node       this node's name as grants name it (default: the short hostname)\n"
+            "  --munge-socket  munged's socket (default: libmunge's)\n"
+            "  --replay     answer probes from recorded macOS outputs in DIR (the embedded lab)\n"
+            "  --state-dir  task records and seen credentials (default %s; keep it on a folder emptied at boot)\n"
+            "  --jobs-dir   per-job folders of prepared files (default %s)\n"
+            "  --grace      seconds between SIGTERM and SIGKILL when a task is ended (default 10)\n"
+            "  --log        append the log to FILE instead of stderr\n"
+            "  Runs in the foreground; every refusal is logged with its reason.\n",
+            6830, STATE_DIR, JOBS_DIR);
+}
+
+static int parse_grace(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (*s == '\0' || *end || v < 0 || v > 3600) {
+        fprintf(stderr, "macnoded: --grace '%s' must be a number of seconds from 0 to 3600\n", s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, agent_conf_t *c, const char **log, const char **pidfile)
+{
+    static const struct option opts[] = {
+        { "listen", required_argument, NULL, 'l' },    { "node", required_argument, NULL, 'n' },
+        { "munge-socket", required_argument, NULL, 'm' }, { "replay", required_argument, NULL, 'r' },
+        { "state-dir", required_argument, NULL, 's' }, { "jobs-dir", required_argument, NULL, 'j' },
+        { "grace", required_argument, NULL, 'g' },     { "log", required_argument, NULL, 'L' },
+        { "pid-file", required_argument, NULL, 'p' },  { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int o;
+
+    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'l': c->listen = optarg; break;
+        case 'n': c->node = optarg; break;
+        case 'm': c->munge_socket = optarg; break;
+        case 'r': c->replay_dir = optarg; break;
+        case 's': c->state_dir = optarg; break;
+        case 'j': c->jobs_dir = optarg; break;
+        case 'g': if (parse_grace(optarg, &c->grace_s) < 0) return -1; break;
+        case 'L': *log = optarg; break;
+        case 'p': *pidfile = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "macnoded: unexpected argument '%s'; see macnoded --help\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static int node_name(agent_conf_t *c, char *buf, size_t len)
+{
+    char *dot;
+
+    if (c->node)
+        return 0;
+    if (gethostname(buf, len - 1) < 0)
+        return -1;
+    buf[len - 1] = '\0';
+    if ((dot = strchr(buf, '.')))
+        *dot = '\0';
+    c->node = buf;
+    return 0;
+}
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+static void on_child(int sig)
+{
+    (void)sig;
+}
+
+static void setup_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_child;
+    sa.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+}
+
+/* Kill the tasks whose server is gone and forget expired credentials, in a child (grace periods block). */
+static void sweep(const agent_conf_t *c)
+{
+    if (sweeper > 0)
+        return;
+    sweeper = fork();
+    if (sweeper == 0) {
+        agent_kill_tasks(c, 0, 1, 1);
+        agent_seen_sweep(c);
+        _exit(0);
+    }
+}
+
+static void reap_children(void)
+{
+    pid_t pid;
+
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        if (pid == sweeper)
+            sweeper = 0;
+}
+
+static void accept_one(const agent_conf_t *c, int lfd)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    char peer[96];
+    int fd = accept(lfd, (struct sockaddr *)&sa, &len);
+    pid_t pid;
+
+    if (fd < 0)
+        return;
+    wire_peer_name((struct sockaddr *)&sa, len, peer, sizeof(peer));
+    pid = fork();
+    if (pid == 0) {
+        close(lfd);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        agent_serve(c, fd, peer);
+        close(fd);
+        _exit(0);
+    }
+    if (pid < 0)
+        agent_log("%s: cannot fork a server for the connection: %s", peer, strerror(errno));
+    close(fd);
+}
+
+static void serve(const agent_conf_t *c, int lfd)
+{
+    struct pollfd p = { .fd = lfd, .events = POLLIN };
+    time_t last = 0;
+
+    while (!stopping) {
+        if (time(NULL) - last >= SWEEP_S) {
+            sweep(c);
+            last = time(NULL);
+        }
+        if (poll(&p, 1, 1000) > 0)
+            accept_one(c, lfd);
+        reap_children();
+    }
+}
+
+static int write_pidfile(const char *path)
+{
+    char text[32];
+    tbm_err_t err = { { 0 } };
+    int n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+
+    if (path && tbm_write_file_atomic(path, text, (size_t)n, 0644, &err) < 0) {
+        fprintf(stderr, "macnoded: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    agent_conf_t c = { .listen = "0.0.0.0", .state_dir = STATE_DIR, .jobs_dir = JOBS_DIR, .grace_s = 10,
+                       .auth_timeout_ms = 10000, .idle_timeout_ms = 600000 };
+    const char *log = NULL, *pidfile = NULL;
+    char host[256];
+    tbm_err_t err = { { 0 } };
+    int lfd;
+
+    if (parse_options(argc, argv, &c, &log, &pidfile) < 0)
+        return EXIT_USAGE;
+    if (log && !freopen(log, "a", stderr)) {
+        fprintf(stdout, "macnoded: cannot open the log %s: %s\n", log, strerror(errno));
+        return EXIT_START;
+    }
+    if (node_name(&c, host, sizeof(host)) < 0 || agent_state_init(&c, &err) < 0) {
+        agent_log("cannot start: %s", tbm_erris(&err) ? err.msg : "no hostname; give --node");
+        return EXIT_START;
+    }
+    setup_signals();
+    lfd = wire_listen(c.listen, 6830, &err);
+    if (lfd < 0 || write_pidfile(pidfile) < 0) {
+        agent_log("cannot start: %s", tbm_erris(&err) ? err.msg : "cannot write the pid file");
+        return EXIT_START;
+    }
+    if (geteuid() != 0)
+        agent_log("not running as root: tasks can run only as uid %u", (unsigned)geteuid());
+    agent_log("node %s listening on %s (grace %d s, state %s, jobs %s%s%s)", c.node, c.listen, c.grace_s,
+              c.state_dir, c.jobs_dir, c.replay_dir ? ", replay " : "", c.replay_dir ? c.replay_dir : "");
+    serve(&c, lfd);
+    agent_log("stopping");
+    close(lfd);
+    if (pidfile)
+        unlink(pidfile);
+    return 0;
+}

@@ -1,0 +1,257 @@
+/* wire.c: frames on a socket, connect and listen (see wire.h). */
+#include "config.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+int wire_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int wire_send(int fd, const tbm_msg_t *m, tbm_err_t *err)
+{
+    size_t len;
+    unsigned char *frame = tbm_msg_encode(m, &len, err);
+    int rc;
+
+    if (!frame)
+        return -1;
+    rc = wire_write_all(fd, frame, len);
+    free(frame);
+    if (rc < 0)
+        return tbm_errprintf(err, "cannot send %s: %s", tbm_msg_type_name(m->type), strerror(errno));
+    return 0;
+}
+
+void wire_send_error(int fd, const char *code, const char *message)
+{
+    tbm_msg_t m = { .type = TBM_MSG_ERROR, .code = code, .message = message };
+
+    wire_send(fd, &m, NULL);
+}
+
+static int writev_all(int fd, struct iovec *iov, int n)
+{
+    ssize_t w;
+
+    while (n > 0) {
+        w = writev(fd, iov, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++, n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int wire_send_data(int fd, tbm_frame_kind_t kind, const void *buf, size_t len)
+{
+    unsigned char hdr[TBM_DATA_HDR];
+    const char *p = buf;
+    struct iovec iov[2];
+    size_t chunk;
+
+    do {
+        chunk = len > TBM_DATA_MAX ? TBM_DATA_MAX : len;
+        tbm_data_header(hdr, kind, chunk);
+        iov[0].iov_base = hdr;
+        iov[0].iov_len = sizeof(hdr);
+        iov[1].iov_base = (void *)p;
+        iov[1].iov_len = chunk;
+        if (writev_all(fd, iov, chunk ? 2 : 1) < 0)
+            return -1;
+        p += chunk;
+        len -= chunk;
+    } while (len > 0);
+    return 0;
+}
+
+ssize_t wire_fill(int fd, tbm_fdec_t *d)
+{
+    size_t room;
+    unsigned char *p = tbm_fdec_space(d, &room);
+    ssize_t n;
+
+    if (room == 0) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    do
+        n = read(fd, p, room);
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        tbm_fdec_commit(d, (size_t)n);
+    return n;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_err_t *err)
+{
+    long long deadline = now_ms() + timeout_ms;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int rc, wait;
+    ssize_t n;
+
+    for (;;) {
+        rc = tbm_fdec_next(d, f, err);
+        if (rc != 0)
+            return rc;
+        wait = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+        if (timeout_ms >= 0 && wait <= 0)
+            return tbm_errprintf(err, "no whole frame within %d ms; the peer is too slow or not speaking", timeout_ms);
+        rc = poll(&p, 1, wait);
+        if (rc < 0 && errno != EINTR)
+            return tbm_errprintf(err, "poll: %s", strerror(errno));
+        if (rc <= 0)
+            continue;
+        n = wire_fill(fd, d);
+        if (n == 0 && tbm_fdec_pending(d) == 0)
+            return 0;
+        if (n == 0)
+            return tbm_errprintf(err, "the connection ended inside a frame (%zu bytes of it came)",
+                                 tbm_fdec_pending(d));
+        if (n < 0)
+            return tbm_errprintf(err, "cannot read: %s", strerror(errno));
+    }
+}
+
+int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t *err)
+{
+    tbm_frame_t f;
+    int rc = wire_next_frame(fd, d, &f, timeout_ms, err);
+
+    if (rc <= 0)
+        return rc;
+    return tbm_msg_parse(&f, m, err) < 0 ? -1 : 1;
+}
+
+int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err)
+{
+    const char *colon = strrchr(spec, ':');
+    char *end;
+    long p = default_port;
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+
+    if (colon) {
+        p = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || p < 1 || p > 65535)
+            return tbm_errprintf(err, "address '%s': the port must be a number from 1 to 65535", spec);
+    }
+    if (n == 0 || n >= hostlen)
+        return tbm_errprintf(err, "address '%s' must be HOST or HOST:PORT", spec);
+    memcpy(host, spec, n);
+    host[n] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+static struct addrinfo *resolve(const char *spec, int default_port, int passive, tbm_err_t *err)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    char host[256], port[16];
+    int p, rc;
+
+    if (wire_split_addr(spec, default_port, host, sizeof(host), &p, err) < 0)
+        return NULL;
+    snprintf(port, sizeof(port), "%d", p);
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc != 0)
+        return tbm_errprintf(err, "address '%s': %s", spec, gai_strerror(rc)), NULL;
+    return ai;
+}
+
+int wire_connect(const char *spec, int default_port, tbm_err_t *err)
+{
+    struct addrinfo *ai = resolve(spec, default_port, 0, err), *a;
+    int fd = -1, one = 1, saved = 0;
+
+    for (a = ai; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0)
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+            saved = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (ai)
+        freeaddrinfo(ai);
+    if (fd < 0 && ai)
+        tbm_errprintf(err, "cannot connect to the agent at %s: %s (is macnoded running there?)", spec,
+                      strerror(saved));
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+int wire_listen(const char *spec, int default_port, tbm_err_t *err)
+{
+    struct addrinfo *ai = resolve(spec, default_port, 1, err);
+    int fd, one = 1;
+
+    if (!ai)
+        return -1;
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+        tbm_errprintf(err, "cannot listen on %s: %s", spec, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+void wire_peer_name(const struct sockaddr *sa, socklen_t len, char *buf, size_t buflen)
+{
+    char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+    if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        snprintf(buf, buflen, "?");
+    else
+        snprintf(buf, buflen, "%s:%s", host, serv);
+}

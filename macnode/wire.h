@@ -1,0 +1,47 @@
+/* wire.h: the bridge-agent protocol on a socket: send messages and data frames, receive whole frames with
+ * a deadline, connect and listen on ADDR:PORT. Shared by macnoded and macnode exec (framing is lib/proto). */
+#ifndef MACNODE_WIRE_H
+#define MACNODE_WIRE_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "errbuf.h"
+#include "proto.h"
+
+/* Write all of buf (EINTR and short writes handled). 0, or -1 with errno. */
+int wire_write_all(int fd, const void *buf, size_t len);
+
+/* Encode and send one message. 0, or -1 with err set. */
+int wire_send(int fd, const tbm_msg_t *m, tbm_err_t *err);
+
+/* Send an error message {code, message}; failures are ignored (the connection is closing anyway). */
+void wire_send_error(int fd, const char *code, const char *message);
+
+/* Send `len` bytes as data frames of `kind` (split at TBM_DATA_MAX; len 0 sends one empty frame). */
+int wire_send_data(int fd, tbm_frame_kind_t kind, const void *buf, size_t len);
+
+/* Read what the socket has into the decoder: >0 bytes read, 0 at end of stream, -1 with errno. */
+ssize_t wire_fill(int fd, tbm_fdec_t *d);
+
+/* Wait up to timeout_ms (-1: forever) for the next whole frame. 1 and *f; 0 at end of stream; -1 with err
+ * (framing error, timeout, read error). */
+int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_err_t *err);
+
+/* Wait for the next JSON message; data frames are refused. 1 with *m (tbm_msg_free it), 0 at end of
+ * stream, -1 with err. */
+int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t *err);
+
+/* Split "ADDR:PORT" or "ADDR" (port then default_port). 0, or -1 with err. */
+int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err);
+
+/* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err. */
+int wire_connect(const char *spec, int default_port, tbm_err_t *err);
+
+/* A listening TCP socket on spec (ADDR[:PORT]), or -1 with err. */
+int wire_listen(const char *spec, int default_port, tbm_err_t *err);
+
+/* "10.77.0.1:5123" for a peer address. */
+void wire_peer_name(const struct sockaddr *sa, socklen_t len, char *buf, size_t buflen);
+
+#endif
