@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PJ_DEPTH 8
+#define PJ_DEPTH 16
 
 /* Typed member readers ------------------------------------------------------------------------------- */
 

@@ -1,0 +1,536 @@
+/* test_proto.c: unit tests of lib/proto.c and lib/proto_msg.c: framing, the incremental decoder, every
+ * message's round trip and every refusal message, grants and signal names. */
+#include "tbm_check.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+
+/* A frame around text, in buf; returns its size. */
+static size_t frame_of(const char *text, unsigned char *buf)
+{
+    size_t n = strlen(text);
+
+    buf[0] = (unsigned char)(n >> 24), buf[1] = (unsigned char)(n >> 16);
+    buf[2] = (unsigned char)(n >> 8), buf[3] = (unsigned char)n;
+    memcpy(buf + 4, text, n);
+    return n + 4;
+}
+
+/* Parse JSON text as a message; returns the error message ("" when it parsed). */
+static const char *parse_error(const char *json)
+{
+    static tbm_err_t err;
+    tbm_frame_t f = { TBM_FRAME_JSON, (const unsigned char *)json, strlen(json) };
+    tbm_msg_t m;
+
+    tbm_errclear(&err);
+    if (tbm_msg_parse(&f, &m, &err) == 0)
+        tbm_msg_free(&m);
+    return err.msg;
+}
+
+/* Encode m, decode it again through the decoder (fed one byte at a time), return the parsed message. */
+static void round_trip(const tbm_msg_t *m, tbm_msg_t *back)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    size_t len, i;
+    unsigned char *frame = tbm_msg_encode(m, &len, &err);
+
+    ck_assert_msg(frame != NULL, "%s", err.msg);
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_FRAME_MAX, &err), 0);
+    for (i = 0; i + 1 < len; i++) {
+        ck_assert_uint_eq(tbm_fdec_feed(&d, frame + i, 1), 1);
+        ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    }
+    tbm_fdec_feed(&d, frame + len - 1, 1);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(f.kind, TBM_FRAME_JSON);
+    ck_assert_msg(tbm_msg_parse(&f, back, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(back->type, m->type);
+    tbm_fdec_free(&d);
+    free(frame);
+}
+
+START_TEST(decoder_splits_frames_across_feeds)
+{
+    unsigned char buf[256];
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    tbm_err_t err = { { 0 } };
+    size_t n = frame_of("{\"type\":\"probe\"}", buf);
+
+    tbm_data_header(buf + n, TBM_FRAME_STDOUT, 3);
+    memcpy(buf + n + 5, "abc", 3);
+    n += 8;
+    tbm_data_header(buf + n, TBM_FRAME_STDIN, 0);
+    n += 5;
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_FRAME_MAX, &err), 0);
+    tbm_fdec_feed(&d, buf, 10);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    ck_assert_uint_eq(tbm_fdec_pending(&d), 10);
+    tbm_fdec_feed(&d, buf + 10, n - 10);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(f.kind, TBM_FRAME_JSON);
+    ck_assert_uint_eq(f.len, 16);
+    ck_assert(memcmp(f.data, "{\"type\":\"probe\"}", 16) == 0);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(f.kind, TBM_FRAME_STDOUT);
+    ck_assert_uint_eq(f.len, 3);
+    ck_assert(memcmp(f.data, "abc", 3) == 0);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(f.kind, TBM_FRAME_STDIN);
+    ck_assert_uint_eq(f.len, 0);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    ck_assert_uint_eq(tbm_fdec_pending(&d), 0);
+    tbm_fdec_free(&d);
+}
+END_TEST
+
+static const char *decode_error(const unsigned char *bytes, size_t n, size_t limit)
+{
+    static tbm_err_t err;
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    int rc;
+
+    tbm_errclear(&err);
+    ck_assert_int_eq(tbm_fdec_init(&d, limit, &err), 0);
+    tbm_fdec_feed(&d, bytes, n);
+    rc = tbm_fdec_next(&d, &f, &err);
+    ck_assert_int_eq(rc, -1);
+    /* sticky */
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, NULL), -1);
+    tbm_fdec_free(&d);
+    return err.msg;
+}
+
+START_TEST(decoder_refuses_bad_frames)
+{
+    static const unsigned char empty[] = { 0, 0, 0, 0 }, huge[] = { 0x7f, 0xff, 0xff, 0xff, '{' },
+                               garbage[] = { 0, 0, 0, 3, 'G', 'E', 'T' }, hello_big[] = { 0, 0, 0x10, 0x01, '{' };
+
+    ck_assert_str_eq(decode_error(empty, 4, TBM_FRAME_MAX),
+                     "frame error: empty frame (length 0); the peer does not speak this protocol");
+    ck_assert_str_eq(decode_error(huge, 5, TBM_FRAME_MAX),
+                     "frame error: frame of 2147483647 bytes exceeds the limit of 1048576 bytes; the peer does not "
+                     "speak this protocol or sent too much at once");
+    ck_assert_str_eq(decode_error(garbage, 7, TBM_FRAME_MAX),
+                     "frame error: frame starts with byte 0x47, which is neither a JSON object nor a data frame; "
+                     "the peer does not speak this protocol");
+    ck_assert_str_eq(decode_error(hello_big, 5, TBM_HELLO_MAX),
+                     "frame error: frame of 4097 bytes exceeds the limit of 4096 bytes; the peer does not speak "
+                     "this protocol or sent too much at once");
+}
+END_TEST
+
+START_TEST(decoder_reports_garbage_before_the_frame_is_whole)
+{
+    static const unsigned char partial[] = { 0, 0, 1, 0, 'X' };
+
+    ck_assert(strstr(decode_error(partial, 5, TBM_FRAME_MAX), "byte 0x58") != NULL);
+}
+END_TEST
+
+START_TEST(decoder_takes_a_maximal_data_frame_and_limits)
+{
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    tbm_err_t err = { { 0 } };
+    unsigned char hdr[5], *p;
+    size_t room;
+
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_FRAME_MAX, &err), 0);
+    tbm_data_header(hdr, TBM_FRAME_STDERR, TBM_DATA_MAX + 100);   /* clamped */
+    ck_assert_int_eq(hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3], TBM_FRAME_MAX);
+    tbm_fdec_feed(&d, hdr, 5);
+    p = tbm_fdec_space(&d, &room);
+    ck_assert_uint_eq(room, TBM_DATA_MAX);
+    memset(p, 'z', room);
+    tbm_fdec_commit(&d, room + 10);   /* over-commit is clamped */
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_uint_eq(f.len, TBM_DATA_MAX);
+    ck_assert_int_eq(f.data[TBM_DATA_MAX - 1], 'z');
+    ck_assert_uint_eq(tbm_fdec_feed(&d, "", 0), 0);
+    tbm_fdec_set_limit(&d, 0);
+    ck_assert_uint_eq(d.limit, 1);
+    tbm_fdec_set_limit(&d, TBM_FRAME_MAX * 2);
+    ck_assert_uint_eq(d.limit, TBM_FRAME_MAX);
+    tbm_fdec_free(&d);
+}
+END_TEST
+
+START_TEST(spawn_round_trip)
+{
+    const char *argv[] = { "echo", "hi there" }, *env[] = { "PATH=/usr/bin", "A=b=c" };
+    tbm_msg_t m = { .type = TBM_MSG_SPAWN, .grant = "MUNGE:x", .uid = 501, .argv = argv, .argc = 2, .env = env,
+                    .envc = 2, .cwd = "/Users/alice", .pty = 1, .rows = 24, .cols = 80, .time_limit = 60 },
+              b;
+
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.grant, "MUNGE:x");
+    ck_assert_uint_eq(b.uid, 501);
+    ck_assert_uint_eq(b.argc, 2);
+    ck_assert_str_eq(b.argv[1], "hi there");
+    ck_assert_ptr_null(b.argv[2]);
+    ck_assert_uint_eq(b.envc, 2);
+    ck_assert_str_eq(b.env[1], "A=b=c");
+    ck_assert_str_eq(b.cwd, "/Users/alice");
+    ck_assert_int_eq(b.pty, 1);
+    ck_assert_int_eq(b.rows, 24);
+    ck_assert_int_eq(b.cols, 80);
+    ck_assert_int_eq(b.time_limit, 60);
+    tbm_msg_free(&b);
+    ck_assert_ptr_null(b.doc);
+}
+END_TEST
+
+START_TEST(small_messages_round_trip)
+{
+    tbm_msg_t b, m;
+
+    m = (tbm_msg_t){ .type = TBM_MSG_HELLO, .cred = "MUNGE:abc" };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.cred, "MUNGE:abc");
+    ck_assert_int_eq(b.version, TBM_PROTO_VERSION);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_WELCOME, .uid = 7, .node = "mac01" };
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.uid, 7);
+    ck_assert_str_eq(b.node, "mac01");
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_SIGNAL, .signal = "USR1" };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.signal, "USR1");
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_RESIZE, .rows = 50, .cols = 132 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.rows * 1000 + b.cols, 50132);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_STARTED, .pid = 4242 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.pid, 4242);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_CLEANUP, .job = 4000000000u };
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.job, 4000000000u);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_CLEANED, .job = 3, .killed = 2 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.killed, 2);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_ERROR, .code = "grant", .message = "no grant" };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.code, "grant");
+    ck_assert_str_eq(b.message, "no grant");
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_PROBE };
+    round_trip(&m, &b);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_PREPARED, .dir = "/var/tmp/tbmesh-jobs/12" };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.dir, "/var/tmp/tbmesh-jobs/12");
+    tbm_msg_free(&b);
+}
+END_TEST
+
+START_TEST(exit_prepare_facts_round_trip)
+{
+    tbm_msg_t m = { .type = TBM_MSG_EXIT, .signal = "KILL", .core = 1, .rusage = { 1500, 20, 4096 } }, b;
+
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.signal, "KILL");
+    ck_assert_int_eq(b.status, 0);
+    ck_assert_int_eq(b.core, 1);
+    ck_assert_int_eq(b.rusage.utime_us, 1500);
+    ck_assert_int_eq(b.rusage.stime_us, 20);
+    ck_assert_int_eq(b.rusage.maxrss_kb, 4096);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_EXIT, .status = 3 };
+    round_trip(&m, &b);
+    ck_assert_ptr_null(b.signal);
+    ck_assert_int_eq(b.status, 3);
+    tbm_msg_free(&b);
+
+    m = (tbm_msg_t){ .type = TBM_MSG_PREPARE, .grant = "MUNGE:g", .n_files = 2 };
+    m.files[0] = (tbm_jobfile_t){ "hostfile.json", "[[\"a\"]]\n", 8, 0644 };
+    m.files[1] = (tbm_jobfile_t){ "devices.json", "x\0y", 3, 0600 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.n_files, 2);
+    ck_assert_str_eq(b.files[0].name, "hostfile.json");
+    ck_assert_uint_eq(b.files[0].len, 8);
+    ck_assert_int_eq(b.files[0].mode, 0644);
+    ck_assert_uint_eq(b.files[1].len, 3);
+    ck_assert(memcmp(b.files[1].data, "x\0y", 3) == 0);
+    tbm_msg_free(&b);
+
+    m = (tbm_msg_t){ .type = TBM_MSG_FACTS, .facts = json_tokener_parse("{\"hostname\":\"mac01\"}") };
+    round_trip(&m, &b);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(b.facts, "hostname")), "mac01");
+    json_object_put(m.facts);
+    tbm_msg_free(&b);
+}
+END_TEST
+
+START_TEST(message_refusals)
+{
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\""), "message: bad JSON: the text ends inside the object");
+    ck_assert_str_eq(parse_error("[1]"), "message: bad JSON: not a JSON object");
+    ck_assert_str_eq(parse_error("{} x"), "message: bad JSON at byte 3: unexpected character");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\"}{}"), "message: bad JSON at byte 16: unexpected character");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\"} \n"), "");
+    ck_assert_str_eq(parse_error("{}"), "message: member 'type' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":5}"), "message: 'type' must be a string of 1 to 32 bytes without NUL");
+    ck_assert_str_eq(parse_error("{\"type\":\"fork\"}"), "message: unknown type 'fork'; this side speaks protocol "
+                                                         "version 1");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}"),
+                     "message: bad JSON at byte 35: nesting too deep");
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":2,\"cred\":\"c\"}"),
+                     "hello: protocol version 2 is not spoken here (this side speaks 1); install the same "
+                     "slurm-tbmesh release on the bridge and the Macs");
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1}"), "hello: member 'cred' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":\"1\",\"cred\":\"c\"}"),
+                     "hello: 'version' must be an integer");
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":0,\"cred\":\"c\"}"),
+                     "hello: 'version' is 0, outside 1..1000");
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1,\"cred\":\"a\\u0000b\"}"),
+                     "hello: 'cred' must be a string of 1 to 4096 bytes without NUL");
+    ck_assert_str_eq(parse_error("{\"type\":\"welcome\",\"version\":1,\"uid\":-1,\"node\":\"m\"}"),
+                     "welcome: 'uid' is -1, outside 0..4294967295");
+    ck_assert_str_eq(parse_error("{\"type\":\"facts\",\"facts\":[]}"), "facts: member 'facts' must be a JSON object");
+    ck_assert_str_eq(parse_error("{\"type\":\"prepared\"}"), "prepared: member 'dir' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"started\",\"pid\":0}"), "started: 'pid' is 0, outside 1..2147483647");
+    ck_assert_str_eq(parse_error("{\"type\":\"signal\",\"signal\":\"SIGTERM\"}"),
+                     "signal: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
+    ck_assert_str_eq(parse_error("{\"type\":\"resize\",\"rows\":0,\"cols\":80}"), "resize: 'rows' is 0, outside 1..10000");
+    ck_assert_str_eq(parse_error("{\"type\":\"cleanup\",\"job\":1.5}"), "cleanup: 'job' must be an integer");
+    ck_assert_str_eq(parse_error("{\"type\":\"cleaned\",\"job\":1}"), "cleaned: member 'killed' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"error\",\"code\":\"x\"}"), "error: member 'message' is missing");
+}
+END_TEST
+
+#define SPAWN(rest) "{\"type\":\"spawn\",\"uid\":1,\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[]" rest "}"
+
+START_TEST(spawn_refusals)
+{
+    ck_assert_str_eq(parse_error(SPAWN("")), "");
+    ck_assert_str_eq(parse_error("{\"type\":\"spawn\",\"cwd\":\"/\"}"), "spawn: member 'uid' is missing");
+    ck_assert_str_eq(parse_error(SPAWN(",\"cwd\":\"tmp\"")), "spawn: 'cwd' must be an absolute path, not 'tmp'");
+    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[]")), "spawn: 'argv' must name a command in its first entry");
+    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[\"\"]")), "spawn: 'argv' must name a command in its first entry");
+    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":\"true\"")), "spawn: 'argv' must be an array of strings");
+    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[1]")), "spawn: 'argv' entry 0 must be a string without NUL");
+    ck_assert_str_eq(parse_error(SPAWN(",\"env\":[\"=x\"]")),
+                     "spawn: 'env' entry 0 must be a string without NUL of the form NAME=value");
+    ck_assert_str_eq(parse_error(SPAWN(",\"env\":[\"NOVALUE\"]")),
+                     "spawn: 'env' entry 0 must be a string without NUL of the form NAME=value");
+    ck_assert_str_eq(parse_error(SPAWN(",\"pty\":1")), "spawn: 'pty' must be true or false");
+    ck_assert_str_eq(parse_error(SPAWN(",\"cols\":10001")), "spawn: 'cols' is 10001, outside 0..10000");
+    ck_assert_str_eq(parse_error(SPAWN(",\"time_limit\":-1")), "spawn: 'time_limit' is -1, outside 0..31622400");
+    ck_assert_str_eq(parse_error("{\"type\":\"spawn\",\"uid\":1,\"cwd\":\"/\",\"env\":[]}"),
+                     "spawn: member 'argv' is missing");
+}
+END_TEST
+
+START_TEST(spawn_argv_count_is_bounded)
+{
+    char *json = malloc(TBM_ARGV_MAX * 4 + 200);
+    size_t n = 0;
+    int i;
+
+    n += (size_t)sprintf(json, "{\"type\":\"spawn\",\"uid\":1,\"cwd\":\"/\",\"env\":[],\"argv\":[");
+    for (i = 0; i <= TBM_ARGV_MAX; i++)
+        n += (size_t)sprintf(json + n, "%s\"a\"", i ? "," : "");
+    sprintf(json + n, "]}");
+    ck_assert_str_eq(parse_error(json), "spawn: 'argv' has 4097 entries; at most 4096 are allowed");
+    free(json);
+}
+END_TEST
+
+#define EXIT(rest) "{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0}" rest "}"
+
+START_TEST(exit_refusals)
+{
+    ck_assert_str_eq(parse_error(EXIT("")), "");
+    ck_assert_str_eq(parse_error(EXIT(",\"status\":256")), "exit: 'status' is 256, outside 0..255");
+    ck_assert_str_eq(parse_error(EXIT(",\"status\":1,\"signal\":\"KILL\"")),
+                     "exit: a task killed by signal KILL cannot also have exit status 1");
+    ck_assert_str_eq(parse_error(EXIT(",\"signal\":\"NOPE\"")),
+                     "exit: unknown signal 'NOPE'; use a name like TERM, INT, HUP, USR1 (no SIG)");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0}"), "exit: member 'rusage' must be an object");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":-5}}"),
+                     "exit rusage: 'stime_us' is -5, outside 0..9223372036854775807");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0}}"),
+                     "exit rusage: member 'maxrss_kb' is missing");
+}
+END_TEST
+
+#define PREP(files) "{\"type\":\"prepare\",\"grant\":\"g\",\"files\":[" files "]}"
+
+START_TEST(prepare_refusals)
+{
+    ck_assert_str_eq(parse_error(PREP("")), "");
+    ck_assert_str_eq(parse_error("{\"type\":\"prepare\",\"grant\":\"g\"}"), "prepare: member 'files' must be an array");
+    ck_assert_str_eq(parse_error(PREP("1")), "prepare: files[0] must be an object with name, mode and data");
+    ck_assert_str_eq(parse_error(PREP("{\"mode\":420,\"data\":\"\"}")),
+                     "files[0]: prepare file: member 'name' is missing");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"data\":\"\"}")),
+                     "files[0]: prepare file: member 'mode' is missing");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"../etc/passwd\",\"mode\":420,\"data\":\"\"}")),
+                     "prepare: files[0] name '../etc/passwd' must be letters, digits, '.', '-', '_', not start with "
+                     "'.', and name no folder");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\".hidden\",\"mode\":420,\"data\":\"\"}")),
+                     "prepare: files[0] name '.hidden' must be letters, digits, '.', '-', '_', not start with '.', "
+                     "and name no folder");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":438,\"data\":\"\"}")),
+                     "prepare: files[0] mode 0666 must be readable by its owner and have no group or other write bit");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":36,\"data\":\"\"}")),
+                     "prepare: files[0] mode 044 must be readable by its owner and have no group or other write bit");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":4095,\"data\":\"\"}")),
+                     "files[0]: prepare file: 'mode' is 4095, outside 0..511");
+    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":420,\"data\":5}")),
+                     "prepare: files[0] 'data' must be a string of at most 262144 bytes");
+    ck_assert_str_eq(parse_error(PREP("1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1")), "prepare: 17 files; at most 16 are allowed");
+}
+END_TEST
+
+START_TEST(encode_refusals)
+{
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    tbm_msg_t m = { .type = TBM_MSG_SIGNAL, .signal = "BOGUS" };
+    char *big = malloc(TBM_FILE_DATA_MAX);
+
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "signal: unknown signal 'BOGUS'; use a name like TERM, INT, HUP, USR1 (no SIG)");
+    m = (tbm_msg_t){ .type = 0 };
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "message: type 0 is not a message type");
+    ck_assert_str_eq(tbm_msg_type_name(99), "?");
+    ck_assert_str_eq(tbm_msg_type_name(TBM_MSG_CLEANUP), "cleanup");
+    /* 5 files of 256 KiB: over the frame limit */
+    memset(big, 'a', TBM_FILE_DATA_MAX);
+    m = (tbm_msg_t){ .type = TBM_MSG_PREPARE, .grant = "g", .n_files = 5 };
+    for (int i = 0; i < 5; i++)
+        m.files[i] = (tbm_jobfile_t){ "f", big, TBM_FILE_DATA_MAX, 0600 };
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "message: 1310930 bytes of JSON; 1 to 1048576 are allowed");
+    free(big);
+}
+END_TEST
+
+static tbm_grant_t sample_grant(void)
+{
+    tbm_grant_t g = { .job = 42, .step = 0xfffffffbu, .uid = 501, .gid = 20, .expires = 1000300 };
+
+    snprintf(g.node, sizeof(g.node), "mac01");
+    return g;
+}
+
+START_TEST(grant_round_trip_and_checks)
+{
+    tbm_grant_t g = sample_grant(), b;
+    tbm_err_t err = { { 0 } };
+    char *p = tbm_grant_payload(&g, &err);
+
+    ck_assert_str_eq(p, "{\"tbmesh_grant\":1,\"job\":42,\"step\":4294967291,\"node\":\"mac01\",\"uid\":501,"
+                        "\"gid\":20,\"expires\":1000300}");
+    ck_assert_int_eq(tbm_grant_parse(p, strlen(p), &b, &err), 0);
+    ck_assert(memcmp(&g, &b, sizeof(g)) == 0);
+    free(p);
+    ck_assert_int_eq(tbm_grant_check(&g, 0, "mac01", 1000000, &err), 0);
+    ck_assert_int_eq(tbm_grant_check(&g, 501, "mac01", 1000000, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: made by uid 501, not by root on the bridge host; only slurmstepd (root) "
+                              "may grant a task");
+    ck_assert_int_eq(tbm_grant_check(&g, 0, "mac02", 1000000, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: it is for node 'mac01', this is 'mac02'; a grant is good on its own "
+                              "node only");
+    ck_assert_int_eq(tbm_grant_check(&g, 0, "mac01", 1000300, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: expired 0 s ago; make a new one (are the clocks of the bridge and the "
+                              "Mac in step?)");
+    ck_assert_int_eq(tbm_grant_check(&g, 0, "mac01", 1000300 - TBM_GRANT_TTL_MAX - 1, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: it expires in 86401 s, more than the 86400 s a grant may live");
+    ck_assert_int_eq(tbm_grant_allows(&g, 501, 501, &err), 0);
+    ck_assert_int_eq(tbm_grant_allows(&g, 0, 501, &err), 0);
+    ck_assert_int_eq(tbm_grant_allows(&g, 502, 501, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: it is for uid 501 but the connection is uid 502; a user may use only "
+                              "their own grants");
+    ck_assert_int_eq(tbm_grant_allows(&g, 0, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "grant refused: the spawn asks for uid 0 but the grant is for uid 501");
+}
+END_TEST
+
+static const char *grant_error(const char *payload)
+{
+    static tbm_err_t err;
+    tbm_grant_t g;
+
+    tbm_errclear(&err);
+    ck_assert_int_eq(tbm_grant_parse(payload, strlen(payload), &g, &err), -1);
+    ck_assert_uint_eq(g.uid, 0);
+    return err.msg;
+}
+
+START_TEST(grant_refusals)
+{
+    tbm_grant_t g = sample_grant();
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_str_eq(grant_error("nope"), "grant: bad JSON at byte 1: null expected");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":2}"), "grant: 'tbmesh_grant' is 2, outside 1..1");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":1,\"step\":1,\"node\":\"m\",\"uid\":1,\"gid\":1}"),
+                     "grant: member 'expires' is missing");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":1,\"step\":1,\"node\":\"a/b\",\"uid\":1,\"gid\":1,"
+                                 "\"expires\":5}"),
+                     "grant: 'node' must be letters, digits, '.', '-' or '_'");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":-1}"), "grant: 'job' is -1, outside 0..4294967295");
+    snprintf(g.node, sizeof(g.node), "bad name");
+    ck_assert_ptr_null(tbm_grant_payload(&g, &err));
+    ck_assert_str_eq(err.msg, "grant: node name 'bad name' must be 1 to 63 letters, digits, '.', '-' or '_'");
+}
+END_TEST
+
+START_TEST(signal_names)
+{
+    ck_assert_int_eq(tbm_signal_by_name("TERM"), SIGTERM);
+    ck_assert_int_eq(tbm_signal_by_name("USR1"), SIGUSR1);
+    ck_assert_int_eq(tbm_signal_by_name("WINCH"), SIGWINCH);
+    ck_assert_int_eq(tbm_signal_by_name("SIGTERM"), 0);
+    ck_assert_int_eq(tbm_signal_by_name(NULL), 0);
+    ck_assert_str_eq(tbm_signal_name(SIGKILL), "KILL");
+    ck_assert_str_eq(tbm_signal_name(SIGTSTP), "TSTP");
+    ck_assert_ptr_null(tbm_signal_name(0));
+    ck_assert_ptr_null(tbm_signal_name(SIGRTMIN));
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+    Suite *s = suite_create("proto");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, decoder_splits_frames_across_feeds);
+    tcase_add_test(tc, decoder_refuses_bad_frames);
+    tcase_add_test(tc, decoder_reports_garbage_before_the_frame_is_whole);
+    tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
+    tcase_add_test(tc, spawn_round_trip);
+    tcase_add_test(tc, small_messages_round_trip);
+    tcase_add_test(tc, exit_prepare_facts_round_trip);
+    tcase_add_test(tc, message_refusals);
+    tcase_add_test(tc, spawn_refusals);
+    tcase_add_test(tc, spawn_argv_count_is_bounded);
+    tcase_add_test(tc, exit_refusals);
+    tcase_add_test(tc, prepare_refusals);
+    tcase_add_test(tc, encode_refusals);
+    tcase_add_test(tc, grant_round_trip_and_checks);
+    tcase_add_test(tc, grant_refusals);
+    tcase_add_test(tc, signal_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(proto_suite)
