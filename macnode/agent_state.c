@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,15 +108,33 @@ void agent_seen_sweep(const agent_conf_t *conf)
 
 /* Task records ---------------------------------------------------------------------------------------- */
 
+/* The serving process holds a lock on its task record for as long as it lives: a record nobody locks
+ * belongs to a dead server (however it died, and whatever its pid is now). */
+static int record_lock = -1;
+
 int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err)
 {
-    char path[PATH_LEN], text[256];
+    char path[PATH_LEN], tmp[PATH_LEN + 16], text[256];
     int n;
 
     snprintf(path, sizeof(path), "%s/task-%ld.json", conf->state_dir, (long)r->server);
     n = snprintf(text, sizeof(text), "{\"job\":%u,\"step\":%u,\"uid\":%u,\"pgid\":%ld,\"server\":%ld}\n", r->job,
                  r->step, r->uid, (long)r->pgid, (long)r->server);
-    return tbm_write_file_atomic(path, text, (size_t)n, 0600, err);
+    /* locked before it is in place, so that no sweep ever sees it unlocked */
+    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+    record_lock = mkstemp(tmp);
+    if (record_lock < 0)
+        return tbm_errprintf(err, "%s: cannot create the task record: %s", tmp, strerror(errno));
+    fcntl(record_lock, F_SETFD, FD_CLOEXEC);
+    if (flock(record_lock, LOCK_EX | LOCK_NB) < 0 || write(record_lock, text, (size_t)n) != n ||
+        fsync(record_lock) < 0 || rename(tmp, path) < 0) {
+        tbm_errprintf(err, "%s: cannot write the task record: %s", path, strerror(errno));
+        unlink(tmp);
+        close(record_lock);
+        record_lock = -1;
+        return -1;
+    }
+    return 0;
 }
 
 void agent_task_forget(const agent_conf_t *conf, pid_t server)
@@ -124,6 +143,9 @@ void agent_task_forget(const agent_conf_t *conf, pid_t server)
 
     snprintf(path, sizeof(path), "%s/task-%ld.json", conf->state_dir, (long)server);
     unlink(path);
+    if (record_lock >= 0)
+        close(record_lock);
+    record_lock = -1;
 }
 
 static int read_record(const char *path, agent_task_rec_t *r)
@@ -188,9 +210,15 @@ void agent_kill_group(pid_t pgid, pid_t leader, int grace_s)
         agent_log("task group %ld is still there 5 s after SIGKILL", (long)pgid);
 }
 
-static int server_alive(pid_t pid)
+static int server_alive(const char *record)
 {
-    return kill(pid, 0) == 0 || errno != ESRCH;
+    int fd = open(record, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), alive;
+
+    if (fd < 0)
+        return 0;
+    alive = flock(fd, LOCK_EX | LOCK_NB) < 0;
+    close(fd);
+    return alive;
 }
 
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans)
@@ -210,7 +238,7 @@ int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphan
             unlink(path);
             continue;
         }
-        if ((!all && r.job != job) || (orphans && server_alive(r.server)))
+        if ((!all && r.job != job) || (orphans && server_alive(path)))
             continue;
         agent_log("killing task group %ld of job %u step %u (uid %u)%s", (long)r.pgid, r.job, r.step, r.uid,
                   orphans ? ": its server is gone" : "");

@@ -101,6 +101,7 @@ static void exec_search(const tbm_msg_t *s)
     char *const *argv = (char *const *)s->argv, *const *envp = (char *const *)s->env;
     const char *path = env_get(s, "PATH"), *p, *colon;
     char full[4096];
+    struct stat st;
     int eacces = 0, n;
 
     if (strchr(s->argv[0], '/')) {
@@ -113,7 +114,7 @@ static void exec_search(const tbm_msg_t *s)
         if (snprintf(full, sizeof(full), "%.*s/%s", n, n ? p : ".", s->argv[0]) >= (int)sizeof(full))
             continue;
         execve(full, argv, envp);
-        eacces |= errno == EACCES;
+        eacces |= errno == EACCES && stat(full, &st) == 0;   /* there, but not ours to run */
     }
     errno = eacces ? EACCES : ENOENT;
 }
