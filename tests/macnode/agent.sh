@@ -5,67 +5,14 @@
 # Needs root (tasks run as other users; grants are made by uid 0): skipped otherwise.
 set -u
 
-B=${TBM_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)/build}
-MACNODE=$B/macnode/macnode
-MACNODED=$B/macnode/macnoded
-POKE=$B/tests/macnode/wire_poke
-USER_UID=65534
+. "$(dirname "$0")/agent_env.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "SKIP: agent.sh needs root (tasks run as uid $USER_UID, grants are made by uid 0); run make check as root"
-    exit 77
-fi
-for t in munged mungekey munge setpriv; do
-    command -v "$t" >/dev/null || { echo "SKIP: agent.sh needs $t"; exit 77; }
-done
-for p in "$MACNODE" "$MACNODED" "$POKE"; do
-    [ -x "$p" ] || { echo "FAIL: $p is not built"; exit 1; }
-done
-
-T=$(mktemp -d /tmp/tbm-agent.XXXXXX)
-chmod 755 "$T"
-W=$T/work   # the user's working directory
-mkdir "$W" && chown $USER_UID:$USER_UID "$W"
-export TBMESH_MUNGE_SOCKET=$T/munge.sock
-PORT=$((20000 + $$ % 20000))
-AGENT=127.0.0.1:$PORT
-LOG=$T/agent.log
 failures=0
-
-cleanup() {
-    [ -s "$T/agent.pid" ] && kill "$(cat "$T/agent.pid")" 2>/dev/null
-    [ -s "$T/munged.pid" ] && kill "$(cat "$T/munged.pid")" 2>/dev/null
-    sleep 0.2
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
 expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$3', got '$2'"; fi; }
 expect_log() { if grep -q -- "$2" "$LOG"; then ok "$1 (logged)"; else bad "$1: no '$2' in the agent log"; fi; }
 expect_in() { case "$2" in *"$3"*) ok "$1" ;; *) bad "$1: '$3' not in: $2" ;; esac; }
-
-start_agent() {
-    "$MACNODED" --listen "$AGENT" --node testnode --state-dir "$T/state" --jobs-dir "$T/jobs" --grace 1 \
-        --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" --replay "$REPLAY" &
-    for _ in $(seq 50); do grep -q "listening on $AGENT" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
-    echo "FAIL: macnoded did not start:"; cat "$LOG"; exit 1
-}
-
-# grant [UID] [NODE]: a grant made by root for job 7 step 0.
-grant() { "$MACNODE" grant --job 7 --step 0 --node "${2:-testnode}" --uid "${1:-$USER_UID}" --gid "${1:-$USER_UID}" --ttl 120; }
-# as_user CMD...: run CMD as the test user.
-as_user() { setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$@"; }
-# fwd CMD...: macnode exec as the test user with a fresh grant, in $T.
-fwd() { (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- "$@"); }
-
-mungekey --create --keyfile="$T/munge.key" --bits=1024 2>/dev/null || { echo "FAIL: mungekey"; exit 1; }
-chmod 600 "$T/munge.key"
-munged --key-file="$T/munge.key" --socket="$TBMESH_MUNGE_SOCKET" --pid-file="$T/munged.pid" \
-    --log-file="$T/munged.log" --seed-file="$T/munged.seed" || { echo "FAIL: munged did not start"; exit 1; }
-REPLAY=${TBM_FIXTURES:-$(dirname "$0")/../fixtures}/macos/studio-a1
-start_agent
 
 # --- what a task sees and returns ----------------------------------------------------------------------
 expect_eq "echo hi returns hi" "$(fwd echo hi)" "hi"
