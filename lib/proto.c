@@ -69,13 +69,19 @@ static int fdec_fail(tbm_fdec_t *d, tbm_err_t *err)
     return -1;
 }
 
-/* Move a partial frame to the front so that a whole frame always fits behind it. */
+/* Make sure the frame being received fits behind its start: when it would not, move it to the front.
+ * Moving only then (not on every call) keeps a stream of large data frames from being copied twice. */
 static int fdec_need_more(tbm_fdec_t *d)
 {
-    size_t n = d->end - d->start;
+    const unsigned char *p = d->buf + d->start;
+    size_t n = d->end - d->start, want = d->limit;
 
-    if (d->start > 0) {
-        memmove(d->buf, d->buf + d->start, n);
+    if (n >= TBM_FRAME_HDR)
+        want = (size_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    if (n == 0) {
+        d->start = d->end = 0;
+    } else if (d->cap - d->start < TBM_FRAME_HDR + want) {
+        memmove(d->buf, p, n);
         d->start = 0;
         d->end = n;
     }

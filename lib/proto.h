@@ -89,8 +89,9 @@ void tbm_fdec_free(tbm_fdec_t *d);
 void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit);
 
 /* Where to put received bytes without copying: *avail bytes at the returned pointer. After reading into
- * it, call tbm_fdec_commit() with the count. There is always room for one whole frame after
- * tbm_fdec_next() returned 0. */
+ * it, call tbm_fdec_commit() with the count. After tbm_fdec_next() returned 0 there is always room for
+ * the rest of the frame being received (a partial frame is moved to the front only when it would not fit
+ * behind its start, so big data frames are not copied again). */
 unsigned char *tbm_fdec_space(tbm_fdec_t *d, size_t *avail);
 void tbm_fdec_commit(tbm_fdec_t *d, size_t n);
 

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUT_CHUNK  (256u * 1024u)
+#define OUT_CHUNK  TBM_DATA_MAX   /* one read of task output is one data frame */
 #define STDIN_MAX  (1u << 20)   /* stdin bytes queued for the task before the socket is read no further */
 #define DRAIN_MS   2000         /* after the task ended, how long its leftovers' output is waited for */
 
