@@ -82,8 +82,9 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
     return buf;
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int tbm_write_all(int fd, const void *buf, size_t len)
 {
+    const char *data = buf;
     ssize_t n;
 
     while (len > 0) {
@@ -124,7 +125,7 @@ int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t
     if (fd < 0)
         return tbm_errprintf(err, "%s: cannot create a temporary file beside it: %s (is the folder there and "
                              "writable?)", path, strerror(errno));
-    if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || tbm_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         saved = errno;
         close(fd);
         unlink(tmp);

@@ -18,4 +18,7 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
  * err set (nothing at `path` changed then). */
 int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
 
+/* Write all of buf to fd (short writes and EINTR handled). 0, or -1 with errno set. */
+int tbm_write_all(int fd, const void *buf, size_t len);
+
 #endif

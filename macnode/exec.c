@@ -295,7 +295,7 @@ static void write_out(fwd_t *f, int fd, const tbm_frame_t *fr)
 {
     if (fd == STDOUT_FILENO && !f->stdout_ok)
         return;
-    if (wire_write_all(fd, fr->data, fr->len) < 0 && fd == STDOUT_FILENO)
+    if (tbm_write_all(fd, fr->data, fr->len) < 0 && fd == STDOUT_FILENO)
         f->stdout_ok = 0;
 }
 

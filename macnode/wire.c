@@ -1,6 +1,7 @@
 /* wire.c: frames on a socket, connect and listen (see wire.h). */
 #include "config.h"
 #include "wire.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,23 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-int wire_write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 int wire_send(int fd, const tbm_msg_t *m, tbm_err_t *err)
 {
     size_t len;
@@ -40,7 +24,7 @@ int wire_send(int fd, const tbm_msg_t *m, tbm_err_t *err)
 
     if (!frame)
         return -1;
-    rc = wire_write_all(fd, frame, len);
+    rc = tbm_write_all(fd, frame, len);
     free(frame);
     if (rc < 0)
         return tbm_errprintf(err, "cannot send %s: %s", tbm_msg_type_name(m->type), strerror(errno));

@@ -9,9 +9,6 @@
 #include "errbuf.h"
 #include "proto.h"
 
-/* Write all of buf (EINTR and short writes handled). 0, or -1 with errno. */
-int wire_write_all(int fd, const void *buf, size_t len);
-
 /* Encode and send one message. 0, or -1 with err set. */
 int wire_send(int fd, const tbm_msg_t *m, tbm_err_t *err);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "fileio.h"
 #include "wire.h"
 
 static int send_raw_hex(int fd, const char *hex)
@@ -21,7 +22,7 @@ static int send_raw_hex(int fd, const char *hex)
             return free(b), -1;
         b[i] = (unsigned char)v;
     }
-    rc = b ? wire_write_all(fd, b, n) : -1;
+    rc = b ? tbm_write_all(fd, b, n) : -1;
     free(b);
     return rc;
 }
@@ -42,7 +43,7 @@ static int send_json(int fd, const char *text)
     unsigned char hdr[4] = { (unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8),
                              (unsigned char)n };
 
-    return wire_write_all(fd, hdr, 4) < 0 || wire_write_all(fd, text, n) < 0 ? -1 : 0;
+    return tbm_write_all(fd, hdr, 4) < 0 || tbm_write_all(fd, text, n) < 0 ? -1 : 0;
 }
 
 static void print_replies(int fd)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -107,6 +108,32 @@ START_TEST(write_into_missing_folder_says_so)
 }
 END_TEST
 
+START_TEST(write_all_through_a_pipe_and_to_a_bad_fd)
+{
+    int p[2];
+    char big[100000], back[100000];
+    size_t got = 0;
+    ssize_t n;
+
+    memset(big, 'q', sizeof(big));
+    ck_assert_int_eq(pipe(p), 0);
+    if (fork() == 0) {
+        close(p[0]);
+        _exit(tbm_write_all(p[1], big, sizeof(big)) == 0 ? 0 : 1);
+    }
+    close(p[1]);
+    while ((n = read(p[0], back + got, sizeof(back) - got)) > 0)
+        got += (size_t)n;
+    close(p[0]);
+    wait(NULL);
+    ck_assert_uint_eq(got, sizeof(big));
+    ck_assert(memcmp(big, back, sizeof(big)) == 0);
+    errno = 0;
+    ck_assert_int_eq(tbm_write_all(-1, "x", 1), -1);
+    ck_assert_int_eq(errno, EBADF);
+}
+END_TEST
+
 static Suite *fileio_suite(void)
 {
     Suite *s = suite_create("fileio");
@@ -116,6 +143,7 @@ static Suite *fileio_suite(void)
     tcase_add_test(tc, write_replaces_symlink_without_following_it);
     tcase_add_test(tc, read_refusals);
     tcase_add_test(tc, write_into_missing_folder_says_so);
+    tcase_add_test(tc, write_all_through_a_pipe_and_to_a_bad_fd);
     suite_add_tcase(s, tc);
     return s;
 }
