@@ -24,10 +24,20 @@
 #define PATH_LEN 4096
 #define REMOVE_DEPTH 16
 
+/* Make path's missing parents (0755), then path itself with mode; it must end up a real folder of ours. */
 static int make_dir(const char *path, mode_t mode, tbm_err_t *err)
 {
+    char parent[PATH_LEN];
     struct stat st;
+    char *slash;
 
+    snprintf(parent, sizeof(parent), "%s", path);
+    for (slash = strchr(parent + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+            return tbm_errprintf(err, "%s: cannot create: %s", parent, strerror(errno));
+        *slash = '/';
+    }
     if (mkdir(path, mode) < 0 && errno != EEXIST)
         return tbm_errprintf(err, "%s: cannot create: %s", path, strerror(errno));
     if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
