@@ -114,8 +114,12 @@ static char *load_grant(const char *arg, tbm_err_t *err)
     if (!arg)
         return getenv("TBMESH_GRANT") && *getenv("TBMESH_GRANT") ? strdup(getenv("TBMESH_GRANT")) : NULL;
     if (strcmp(arg, "-") == 0) {
-        if (!fgets(line, sizeof(line), stdin))
-            return tbm_errprintf(err, "--grant -: no line on stdin"), NULL;
+        /* byte by byte: what follows the line is the task's stdin and must stay unread */
+        for (len = 0; len + 1 < sizeof(line) && read(STDIN_FILENO, line + len, 1) == 1 && line[len] != '\n';)
+            len++;
+        line[len] = '\0';
+        if (len == 0)
+            return tbm_errprintf(err, "--grant -: no grant on the first line of stdin"), NULL;
         text = strdup(line);
     } else {
         text = tbm_read_file(arg, TBM_HELLO_MAX, &len, err);

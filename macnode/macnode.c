@@ -25,7 +25,11 @@ static void usage(FILE *out)
             "  probe found wrong on stderr. Backends: darwin (runs the macOS commands; the default on macOS),\n"
             "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
             "  embedded lab writes them; implied by --replay).\n"
-            "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n",
+            "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n"
+            "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] -- CMD [ARGS...]\n"
+            "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
+            "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
+            "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n",
             TBM_FACTS_VERSION);
 }
 

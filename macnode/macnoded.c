@@ -22,6 +22,7 @@
 #define EXIT_USAGE 2
 #define EXIT_START 3
 #define SWEEP_S    10
+#define MAX_CONNS  256   /* connections served at once; more are closed at once (and logged) */
 
 #ifdef __APPLE__
 #define STATE_DIR "/var/run/tbmesh/macnoded"
@@ -33,6 +34,7 @@
 
 static volatile sig_atomic_t stopping;
 static pid_t sweeper;
+static int n_conns;
 
 void agent_log(const char *fmt, ...)
 {
@@ -180,9 +182,12 @@ static void reap_children(void)
 {
     pid_t pid;
 
-    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
         if (pid == sweeper)
             sweeper = 0;
+        else if (n_conns > 0)
+            n_conns--;
+    }
 }
 
 static void accept_one(const agent_conf_t *c, int lfd)
@@ -196,6 +201,11 @@ static void accept_one(const agent_conf_t *c, int lfd)
     if (fd < 0)
         return;
     wire_peer_name((struct sockaddr *)&sa, len, peer, sizeof(peer));
+    if (n_conns >= MAX_CONNS) {
+        agent_log("%s: refused: already serving %d connections", peer, n_conns);
+        close(fd);
+        return;
+    }
     pid = fork();
     if (pid == 0) {
         close(lfd);
@@ -207,6 +217,8 @@ static void accept_one(const agent_conf_t *c, int lfd)
     }
     if (pid < 0)
         agent_log("%s: cannot fork a server for the connection: %s", peer, strerror(errno));
+    else
+        n_conns++;
     close(fd);
 }
 

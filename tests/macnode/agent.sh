@@ -25,6 +25,10 @@ expect_eq "the grant does not travel" "$(fwd sh -c 'echo ${TBMESH_GRANT:-none}')
 out=$(fwd no-such-command 2>&1); rc=$?
 expect_eq "a missing command exits 127" "$rc" 127
 expect_in "a missing command is explained" "$out" "cannot run 'no-such-command': No such file or directory"
+out=$({ grant; echo after-the-grant; } | (cd "$W" && as_user "$MACNODE" exec --agent "$AGENT" --grant - -- cat))
+expect_eq "--grant - takes the first line of stdin and relays the rest" "$out" "after-the-grant"
+grant > "$T/grant.txt"; chmod 644 "$T/grant.txt"
+expect_eq "--grant FILE" "$(cd "$W" && as_user "$MACNODE" exec --agent "$AGENT" --grant "$T/grant.txt" -- echo from-file)" "from-file"
 expect_eq "stderr is relayed apart from stdout" "$(fwd sh -c 'echo out; echo err >&2' 2>/dev/null)" "out"
 
 # SIGTERM to the forwarder reaches the task.
