@@ -34,8 +34,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# TBM_AGENT_WRAP: a command to run macnoded under (e.g. valgrind).
 start_agent() {
-    "$MACNODED" --listen "$AGENT" --node testnode --state-dir "$T/state" --jobs-dir "$T/jobs" --grace 1 \
+    ${TBM_AGENT_WRAP:-} "$MACNODED" --listen "$AGENT" --node testnode --state-dir "$T/state" --jobs-dir "$T/jobs" --grace 1 \
         --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" --replay "$REPLAY" &
     for _ in $(seq 50); do grep -q "listening on $AGENT" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
     echo "FAIL: macnoded did not start:"; cat "$LOG"; exit 1
