@@ -4,6 +4,7 @@
 #include "config.h"
 #include "exec.h"
 #include "auth.h"
+#include "client.h"
 #include "fileio.h"
 #include "wire.h"
 
@@ -29,10 +30,10 @@ extern char **environ;
 #define IN_CHUNK   (256u * 1024u)
 
 typedef struct fwd {
-    const char *agent, *grant, *socket;
-    int pty, time_limit, sock;
+    client_t cl;
+    const char *grant;
+    int pty, time_limit;
     long long uid;
-    tbm_fdec_t dec;
     int stdin_open, stdout_ok, done;
     tbm_msg_t exit;
     struct termios saved;
@@ -105,30 +106,6 @@ static int parse_long(const char *opt, const char *s, long long min, long long m
     return 0;
 }
 
-/* The grant text: from FILE, one line of stdin ('-'), or $TBMESH_GRANT; NULL when there is none. */
-static char *load_grant(const char *arg, tbm_err_t *err)
-{
-    char line[TBM_HELLO_MAX + 2], *text;
-    size_t len;
-
-    if (!arg)
-        return getenv("TBMESH_GRANT") && *getenv("TBMESH_GRANT") ? strdup(getenv("TBMESH_GRANT")) : NULL;
-    if (strcmp(arg, "-") == 0) {
-        /* byte by byte: what follows the line is the task's stdin and must stay unread */
-        for (len = 0; len + 1 < sizeof(line) && read(STDIN_FILENO, line + len, 1) == 1 && line[len] != '\n';)
-            len++;
-        line[len] = '\0';
-        if (len == 0)
-            return tbm_errprintf(err, "--grant -: no grant on the first line of stdin"), NULL;
-        text = strdup(line);
-    } else {
-        text = tbm_read_file(arg, TBM_HELLO_MAX, &len, err);
-    }
-    if (text)
-        text[strcspn(text, " \t\r\n")] = '\0';
-    return text;
-}
-
 static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
 {
     static const struct option opts[] = {
@@ -142,12 +119,12 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
 
     while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:h", opts, NULL)) != -1) {
         switch (o) {
-        case 'a': f->agent = optarg; break;
+        case 'a': f->cl.agent = optarg; break;
         case 'g': *grant_arg = optarg; break;
         case 'p': f->pty = 1; break;
         case 't': if (parse_long("--time-limit", optarg, 0, TBM_TIME_LIMIT_MAX, &v) < 0) return -1;
                   f->time_limit = (int)v; break;
-        case 'm': f->socket = optarg; break;
+        case 'm': f->cl.socket = optarg; break;
         case 'u': if (parse_long("--uid", optarg, 0, UINT32_MAX, &f->uid) < 0) return -1; break;
         case 'h': exec_usage(stdout); exit(0);
         default: exec_usage(stderr); return -1;
@@ -157,13 +134,7 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
         fprintf(stderr, "macnode exec: no command given; usage: macnode exec [options] -- CMD [ARGS...]\n");
         return -1;
     }
-    if (!f->agent && !(f->agent = getenv("TBMESH_AGENT"))) {
-        fprintf(stderr, "macnode exec: no agent: give --agent ADDR:PORT or set TBMESH_AGENT\n");
-        return -1;
-    }
-    if (!f->socket)
-        f->socket = getenv("TBMESH_MUNGE_SOCKET");
-    return 0;
+    return client_defaults(&f->cl, "exec");
 }
 
 /* The environment sent with the spawn: ours, without the grant. */
@@ -191,33 +162,6 @@ static void get_winsize(int *rows, int *cols)
         *rows = ws.ws_row, *cols = ws.ws_col;
 }
 
-/* Connect, authenticate, wait for the welcome. */
-static int connect_agent(fwd_t *f, tbm_err_t *err)
-{
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
-    char *cred;
-    int rc;
-
-    f->sock = wire_connect(f->agent, 6830, err);
-    if (f->sock < 0)
-        return -1;
-    cred = auth_encode(f->socket, NULL, 0, 0, err);
-    if (!cred)
-        return -1;
-    hello.cred = cred;
-    rc = wire_send(f->sock, &hello, err);
-    free(cred);
-    if (rc < 0 || (rc = wire_next_msg(f->sock, &f->dec, &m, 30000, err)) < 0)
-        return -1;
-    if (rc == 0)
-        return tbm_errprintf(err, "the agent at %s closed the connection during the hello", f->agent);
-    rc = m.type == TBM_MSG_WELCOME ? 0
-         : m.type == TBM_MSG_ERROR ? tbm_errprintf(err, "the agent refused: %s", m.message)
-                                   : tbm_errprintf(err, "the agent answered %s to hello", tbm_msg_type_name(m.type));
-    tbm_msg_free(&m);
-    return rc;
-}
-
 static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
 {
     tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit };
@@ -233,7 +177,7 @@ static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
     s.cwd = cwd;
     if (f->pty)
         get_winsize(&s.rows, &s.cols);
-    rc = s.env ? wire_send(f->sock, &s, err) : tbm_errprintf(err, "out of memory");
+    rc = s.env ? wire_send(f->cl.fd, &s, err) : tbm_errprintf(err, "out of memory");
     free((void *)s.env);
     return rc;
 }
@@ -267,7 +211,7 @@ static void send_stdin(fwd_t *f, char *buf)
         return;
     if (n <= 0)
         f->stdin_open = 0;
-    if (wire_send_data(f->sock, TBM_FRAME_STDIN, buf, n > 0 ? (size_t)n : 0) < 0)
+    if (wire_send_data(f->cl.fd, TBM_FRAME_STDIN, buf, n > 0 ? (size_t)n : 0) < 0)
         f->stdin_open = 0;
 }
 
@@ -291,7 +235,7 @@ static void send_signals(fwd_t *f)
             } else {
                 continue;
             }
-            wire_send(f->sock, &m, NULL);
+            wire_send(f->cl.fd, &m, NULL);
         }
 }
 
@@ -331,7 +275,7 @@ static int agent_frames(fwd_t *f, tbm_err_t *err)
     tbm_frame_t fr;
     int rc;
 
-    while (!f->done && (rc = tbm_fdec_next(&f->dec, &fr, err)) != 0) {
+    while (!f->done && (rc = tbm_fdec_next(&f->cl.dec, &fr, err)) != 0) {
         if (rc < 0)
             return tbm_errprefix(err, "from the agent: ");
         if (fr.kind == TBM_FRAME_STDOUT)
@@ -346,13 +290,13 @@ static int agent_frames(fwd_t *f, tbm_err_t *err)
 
 static int read_agent(fwd_t *f, tbm_err_t *err)
 {
-    ssize_t n = wire_fill(f->sock, &f->dec);
+    ssize_t n = wire_fill(f->cl.fd, &f->cl.dec);
 
     if (n == 0)
         return tbm_errprintf(err, "the agent at %s closed the connection before the task's exit status",
-                             f->agent);
+                             f->cl.agent);
     if (n < 0)
-        return errno == EINTR ? 0 : tbm_errprintf(err, "lost the agent at %s: %s", f->agent, strerror(errno));
+        return errno == EINTR ? 0 : tbm_errprintf(err, "lost the agent at %s: %s", f->cl.agent, strerror(errno));
     return agent_frames(f, err);
 }
 
@@ -367,7 +311,7 @@ static int relay(fwd_t *f, tbm_err_t *err)
     rc = agent_frames(f, err);
     while (!f->done && rc == 0) {
         p[0] = (struct pollfd){ f->stdin_open ? STDIN_FILENO : -1, POLLIN, 0 };
-        p[1] = (struct pollfd){ f->sock, POLLIN, 0 };
+        p[1] = (struct pollfd){ f->cl.fd, POLLIN, 0 };
         p[2] = (struct pollfd){ sig_pipe[0], POLLIN, 0 };
         if (poll(p, 3, -1) < 0 && errno != EINTR)
             rc = tbm_errprintf(err, "poll: %s", strerror(errno));
@@ -404,7 +348,7 @@ static int finish(fwd_t *f)
 
 int macnode_exec(int argc, char **argv)
 {
-    fwd_t f = { .sock = -1, .uid = -1, .stdin_open = 1, .stdout_ok = 1 };
+    fwd_t f = { .cl.fd = -1, .uid = -1, .stdin_open = 1, .stdout_ok = 1 };
     const char *grant_arg = NULL;
     char *grant;
     tbm_err_t err = { { 0 } };
@@ -412,23 +356,20 @@ int macnode_exec(int argc, char **argv)
 
     if (exec_options(argc, argv, &f, &grant_arg) < 0)
         return EXIT_USAGE;
-    grant = load_grant(grant_arg, &err);
+    grant = client_load_grant(grant_arg, &err);
     if (!grant && tbm_erris(&err)) {
         fprintf(stderr, "macnode exec: %s\n", err.msg);
         return EXIT_FWD;
     }
     f.grant = grant;
     catch_signals();
-    if (tbm_fdec_init(&f.dec, TBM_FRAME_MAX, &err) == 0 && connect_agent(&f, &err) == 0 &&
-        spawn(&f, argv + optind, argc - optind, &err) == 0) {
+    if (client_open(&f.cl, &err) == 0 && spawn(&f, argv + optind, argc - optind, &err) == 0) {
         raw_terminal(&f);
         relay(&f, &err);
     }
     restore_terminal(&f);
     free(grant);
-    tbm_fdec_free(&f.dec);
-    if (f.sock >= 0)
-        close(f.sock);
+    client_close(&f.cl);
     if (!f.done) {
         fprintf(stderr, "macnode exec: %s\n", err.msg);
         return EXIT_FWD;

@@ -29,7 +29,8 @@ static void usage(FILE *out)
             "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
             "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
-            "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n",
+            "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n"
+            "usage: macnode prepare|cleanup ...: a job's files on a Mac; see macnode prepare --help.\n",
             TBM_FACTS_VERSION);
 }
 
@@ -137,7 +138,12 @@ int main(int argc, char **argv)
         return macnode_exec(argc - 1, argv + 1);
     if (!strcmp(argv[1], "grant"))
         return macnode_grant(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, exec, grant (see macnode --help)\n",
+    if (!strcmp(argv[1], "prepare"))
+        return macnode_prepare(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "cleanup"))
+        return macnode_cleanup(argc - 1, argv + 1);
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, exec, grant, prepare, cleanup (see macnode "
+            "--help)\n",
             argv[1]);
     return EXIT_USAGE;
 }

@@ -122,6 +122,20 @@ out=$(cd "$W" && as_user "$POKE" "$AGENT" --hello --json '{"type":"cleanup","job
 expect_in "a user may not clean up a job" "$out" "only root on the bridge host may clean up"
 expect_in "root cleans up the job" "$("$POKE" "$AGENT" --hello --json '{"type":"cleanup","job":7}')" '"type":"cleaned"'
 [ -e "$T/jobs/7" ] && bad "the job folder is still there after cleanup" || ok "cleanup removed the job folder"
+printf '10.0.0.1 10.0.0.2\n' > "$T/ring.txt"
+out=$(TBMESH_GRANT=$(grant) "$MACNODE" prepare --agent "$AGENT" --mode 0600 --file hosts.txt="$T/ring.txt")
+expect_eq "macnode prepare prints the job folder" "$out" "$T/jobs/7"
+expect_eq "macnode prepare wrote the file with its mode" "$(stat -c '%u %a' "$T/jobs/7/hosts.txt") $(cat "$T/jobs/7/hosts.txt")" "$USER_UID 600 10.0.0.1 10.0.0.2"
+out=$("$MACNODE" prepare --agent "$AGENT" --file x="$T/ring.txt" 2>&1); rc=$?
+expect_eq "macnode prepare without a grant fails" "$rc" 1
+expect_in "... saying so" "$out" "no job grant"
+(cd "$W" && TBMESH_GRANT=$(grant) exec setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$MACNODE" \
+    exec --agent "$AGENT" -- sh -c 'echo $$ > pid2; exec sleep 300' >/dev/null 2>&1) &
+for _ in $(seq 50); do [ -s "$W/pid2" ] && break; sleep 0.1; done
+expect_eq "macnode cleanup ends the job's tasks" "$("$MACNODE" cleanup --agent "$AGENT" --job 7)" "job 7: 1 tasks ended"
+kill -0 "$(cat "$W/pid2")" 2>/dev/null && bad "the job's task survived cleanup" || ok "the job's task is gone"
+[ -e "$T/jobs/7" ] && bad "cleanup left the job folder" || ok "macnode cleanup removed the job folder"
+wait $! 2>/dev/null
 
 # --- a restarted agent kills what its dead servers left ------------------------------------------------
 rm -f "$W/pid"

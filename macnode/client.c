@@ -1,0 +1,107 @@
+/* client.c: connect, authenticate and ask the agent (see client.h). */
+#include "config.h"
+#include "client.h"
+#include "auth.h"
+#include "fileio.h"
+#include "wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REPLY_MS 60000
+
+/* The next message, which must be of type want; an error message becomes err. */
+static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err)
+{
+    int rc = wire_next_msg(c->fd, &c->dec, m, REPLY_MS, err);
+
+    if (rc == 0)
+        return tbm_errprintf(err, "the agent at %s closed the connection without a reply", c->agent);
+    if (rc < 0)
+        return tbm_errprefix(err, "from the agent at %s: ", c->agent);
+    if (m->type == want)
+        return 0;
+    if (m->type == TBM_MSG_ERROR)
+        tbm_errprintf(err, "the agent refused: %s", m->message);
+    else
+        tbm_errprintf(err, "the agent answered %s where %s was expected", tbm_msg_type_name(m->type),
+                      tbm_msg_type_name(want));
+    tbm_msg_free(m);
+    return -1;
+}
+
+int client_open(client_t *c, tbm_err_t *err)
+{
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
+    char *cred;
+    int rc;
+
+    c->fd = -1;
+    if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
+        return -1;
+    c->fd = wire_connect(c->agent, 6830, err);
+    if (c->fd < 0)
+        return -1;
+    cred = auth_encode(c->socket, NULL, 0, 0, err);
+    if (!cred)
+        return -1;
+    hello.cred = cred;
+    rc = wire_send(c->fd, &hello, err);
+    free(cred);
+    if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
+        return -1;
+    tbm_msg_free(&m);
+    return 0;
+}
+
+int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err)
+{
+    if (wire_send(c->fd, req, err) < 0)
+        return -1;
+    return expect(c, want, reply, err);
+}
+
+void client_close(client_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    tbm_fdec_free(&c->dec);
+}
+
+int client_defaults(client_t *c, const char *cmd)
+{
+    if (!c->agent && !(c->agent = getenv("TBMESH_AGENT"))) {
+        fprintf(stderr, "macnode %s: no agent: give --agent ADDR:PORT or set TBMESH_AGENT\n", cmd);
+        return -1;
+    }
+    if (!c->socket)
+        c->socket = getenv("TBMESH_MUNGE_SOCKET");
+    return 0;
+}
+
+/* The grant text: from FILE, one line of stdin ('-'), or $TBMESH_GRANT; NULL when there is none. */
+char *client_load_grant(const char *arg, tbm_err_t *err)
+{
+    char line[TBM_HELLO_MAX + 2], *text;
+    size_t len;
+
+    if (!arg)
+        return getenv("TBMESH_GRANT") && *getenv("TBMESH_GRANT") ? strdup(getenv("TBMESH_GRANT")) : NULL;
+    if (strcmp(arg, "-") == 0) {
+        /* byte by byte: what follows the line is the task's stdin and must stay unread */
+        for (len = 0; len + 1 < sizeof(line) && read(STDIN_FILENO, line + len, 1) == 1 && line[len] != '\n';)
+            len++;
+        line[len] = '\0';
+        if (len == 0)
+            return tbm_errprintf(err, "--grant -: no grant on the first line of stdin"), NULL;
+        text = strdup(line);
+    } else {
+        text = tbm_read_file(arg, TBM_HELLO_MAX, &len, err);
+    }
+    if (text)
+        text[strcspn(text, " \t\r\n")] = '\0';
+    return text;
+}

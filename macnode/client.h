@@ -1,0 +1,34 @@
+/* client.h: the client side of the bridge-agent protocol, shared by macnode exec, prepare and cleanup:
+ * connect and authenticate (MUNGE hello), then one request and its reply. */
+#ifndef MACNODE_CLIENT_H
+#define MACNODE_CLIENT_H
+
+#include "errbuf.h"
+#include "proto.h"
+
+typedef struct client {
+    const char *agent;    /* ADDR[:PORT] */
+    const char *socket;   /* munged's socket, NULL for libmunge's default */
+    int fd;
+    tbm_fdec_t dec;
+} client_t;
+
+/* Connect to c->agent, say hello with a fresh MUNGE credential and wait for the welcome. 0, or -1 with
+ * err (connection refused, MUNGE failed, the agent refused). Call client_close() either way. */
+int client_open(client_t *c, tbm_err_t *err);
+
+/* Send req and wait for a reply of type `want` (*reply: tbm_msg_free it). An error reply, another type,
+ * or the connection ending give -1 with err. */
+int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
+
+void client_close(client_t *c);
+
+/* The agent from --agent or $TBMESH_AGENT and the socket from --munge-socket or $TBMESH_MUNGE_SOCKET;
+ * -1 with a message on stderr when no agent is known. */
+int client_defaults(client_t *c, const char *cmd);
+
+/* The grant text: from FILE, one line of stdin ('-', read byte by byte so that the rest stays unread), or
+ * $TBMESH_GRANT when arg is NULL. NULL when there is none (err empty) or it cannot be read (err set). */
+char *client_load_grant(const char *arg, tbm_err_t *err);
+
+#endif
