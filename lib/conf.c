@@ -449,7 +449,7 @@ static int set_cable_addr(parser_t *p, const char *key, const char *val)
         }
         if (tbm_ipv4_parse(a[e], &ip) < 0)
             return BAD(p, example, "'%s' is not an IPv4 address", a[e]);
-        snprintf(end->ipv4, sizeof(end->ipv4), "%s", a[e]);
+        snprintf(end->ipv4, sizeof(end->ipv4), "%.15s", a[e]);
     }
     pc->has_addr = 1;
     return 0;
@@ -467,7 +467,7 @@ static int set_cable_rdma(parser_t *p, const char *key, const char *val)
     for (e = 0; e < 2; e++) {
         if (!tbm_iface_name_valid(d[e]))
             return BAD(p, example, "'%s' is not an RDMA device name", d[e]);
-        snprintf(pc->cable.end[e].rdma, sizeof(pc->cable.end[e].rdma), "%s", d[e]);
+        snprintf(pc->cable.end[e].rdma, sizeof(pc->cable.end[e].rdma), "%.15s", d[e]);
     }
     pc->has_rdma = 1;
     return 0;
