@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "strbuf.h"
+#include "values.h"
 
 /* Expand and join with spaces, or return the error message. */
 static char *expand_joined(const char *expr, char *out, size_t len)
@@ -170,6 +172,52 @@ START_TEST(hostname_valid)
 }
 END_TEST
 
+/* The small helpers the writers and parsers share. */
+START_TEST(strbuf_and_values)
+{
+    tbm_strbuf_t sb;
+    char *s;
+    uint32_t ip;
+    int v;
+
+    tbm_sb_init(&sb);
+    s = tbm_sb_take(&sb);
+    ck_assert_str_eq(s, "");
+    free(s);
+    tbm_sb_init(&sb);
+    tbm_sb_printf(&sb, "%s=%d", "AgentPort", 6830);
+    tbm_sb_append(&sb, "\n", 1);
+    s = tbm_sb_take(&sb);
+    ck_assert_str_eq(s, "AgentPort=6830\n");
+    free(s);
+    tbm_sb_init(&sb);
+    sb.failed = 1;                       /* out of memory is sticky */
+    tbm_sb_printf(&sb, "x");
+    ck_assert_ptr_null(tbm_sb_take(&sb));
+
+    ck_assert_int_eq(tbm_parse_uint("65535", 65535, &v), 0);
+    ck_assert_int_eq(v, 65535);
+    ck_assert_int_eq(tbm_parse_uint("65536", 65535, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("0", 9, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("+1", 9, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("1234567890", 2000000000, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("", 9, &v), -1);
+    ck_assert_int_eq(tbm_iface_name_valid("en2"), 1);
+    ck_assert_int_eq(tbm_iface_name_valid("rdma_en12"), 1);
+    ck_assert_int_eq(tbm_iface_name_valid("2en"), 0);
+    ck_assert_int_eq(tbm_iface_name_valid("en-2"), 0);
+    ck_assert_int_eq(tbm_iface_name_valid("abcdefghijklmnop"), 0);
+    ck_assert_int_eq(tbm_ipv4_parse("169.254.1.2", &ip), 0);
+    ck_assert_uint_eq(ip, 0xa9fe0102u);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.4.5", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.256", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse(" 1.2.3.4", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.4 ", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("-1.2.3.4", &ip), -1);
+}
+END_TEST
+
 static Suite *hostlist_suite(void)
 {
     Suite *s = suite_create("hostlist");
@@ -180,6 +228,7 @@ static Suite *hostlist_suite(void)
     tcase_add_test(tc, compress_forms);
     tcase_add_test(tc, compress_round_trip);
     tcase_add_test(tc, hostname_valid);
+    tcase_add_test(tc, strbuf_and_values);
     suite_add_tcase(s, tc);
     return s;
 }
