@@ -162,6 +162,33 @@ START_TEST(compress_round_trip)
 }
 END_TEST
 
+/* Names whose digits cannot be split stay whole, and the long list they make still reads back. */
+START_TEST(compress_long_literal_list)
+{
+    char **names, **back;
+    size_t n, m;
+    tbm_err_t err = {{0}};
+    char *s, *big;
+
+    ck_assert_int_eq(tbm_hostlist_expand("mak0[07-61801]8949990598", &names, &n, &err), 0);
+    ck_assert_uint_eq(n, 61795);
+    s = tbm_hostlist_compress(names, n);
+    ck_assert_uint_gt(strlen(s), 1u << 20);
+    ck_assert_int_eq(tbm_hostlist_expand(s, &back, &m, &err), 0);
+    ck_assert_uint_eq(m, n);
+    ck_assert_str_eq(back[m - 1], "mak0618018949990598");
+    tbm_hostlist_free(names, n);
+    tbm_hostlist_free(back, m);
+    free(s);
+    big = malloc(65536 * 64 + 2);
+    memset(big, 'a', 65536 * 64 + 1);
+    big[65536 * 64 + 1] = '\0';
+    ck_assert_int_eq(tbm_hostlist_expand(big, &back, &m, &err), -1);
+    ck_assert_str_eq(err.msg, "hostlist is longer than 4194304 characters: split it");
+    free(big);
+}
+END_TEST
+
 START_TEST(hostname_valid)
 {
     ck_assert_int_eq(tbm_hostname_valid("mac01"), 1);
@@ -227,6 +254,7 @@ static Suite *hostlist_suite(void)
     tcase_add_test(tc, expand_bounds);
     tcase_add_test(tc, compress_forms);
     tcase_add_test(tc, compress_round_trip);
+    tcase_add_test(tc, compress_long_literal_list);
     tcase_add_test(tc, hostname_valid);
     tcase_add_test(tc, strbuf_and_values);
     suite_add_tcase(s, tc);
