@@ -261,10 +261,10 @@ static void fill_end(tbm_conf_end_t *e, const tbm_port_t *p, int node, int rdma)
     uint32_t ip;
 
     e->node = node;
-    if (p->iface[0])
+    if (tbm_iface_name_valid(p->iface))
         snprintf(e->iface, sizeof(e->iface), "%s", p->iface);
-    else
-        snprintf(e->iface, sizeof(e->iface), "tb%d", p->receptacle);
+    else                                  /* no usable interface: name the port (validation said so) */
+        snprintf(e->iface, sizeof(e->iface), "tb%d", p->receptacle & 0xffff);
     e->prefix_len = -1;
     if (p->ipv4[0] && tbm_ipv4_parse(p->ipv4, &ip) == 0) {
         snprintf(e->ipv4, sizeof(e->ipv4), "%s", p->ipv4);

@@ -441,7 +441,10 @@ START_TEST(round_trip_unfit_labs)
     lab_hosts(&lab[9], 3, "chain", 1);
     lab_ring(lab, 9, 3, 100, 80, 1, 0);
     lab[9].ports[0].iface[0] = '\0';
+    snprintf(lab[10].ports[1].iface, TBM_IFNAME_MAX, "En 3");
     conf_of_lab(12, NULL, &c);
+    ck_assert_str_eq(c.cables[c.n_cables - 2].end[0].iface, "tb1");
+    ck_assert_str_eq(c.cables[c.n_cables - 1].end[0].iface, "tb2");
     ck_assert_uint_eq(c.n_groups, 4);
     ck_assert_int_eq(c.groups[0].caps.topology, TBM_TOPO_OTHER);
     ck_assert_uint_eq(c.groups[0].caps.backends, TBM_BACKEND_BIT(TBM_BACKEND_MPI));
