@@ -3,6 +3,7 @@
 #include "conf.h"
 
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ typedef struct parser {
     tbm_findings_t *errors;
     size_t n_errors;
     tbm_conf_t *c;
-    int global_line[5];
+    int global_line[8];
     pending_node_t *pn;            /* NodeName settings */
     size_t n_pn, cap_pn;
     pending_cable_t *pc;           /* Cable lines */
@@ -125,13 +126,40 @@ static int split_two(parser_t *p, const char *key, const char *val, char *a, cha
 /* ---- global settings ---- */
 
 static const char *const global_names[] = {"AgentPort", "CoordinatorPort", "RingBasePort", "SlurmdBasePort",
-                                           "MlxVersion"};
+                                           "MlxVersion", "MacPartition", "SharedPartitions", "DefaultPartition"};
+#define N_GLOBALS (sizeof(global_names) / sizeof(global_names[0]))
+
+/* A partition name, or (list) a comma-separated list of them: [A-Za-z0-9_.-], no empty item. */
+static int set_partitions(parser_t *p, const char *key, const char *val, char *dst, size_t len, int list)
+{
+    size_t i, item = 0;
+
+    if (!*val || strlen(val) >= len)
+        return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                           : "name one Slurm partition, e.g. MacPartition=mac",
+                   "%s=%.40s is %s", key, val, *val ? "too long" : "empty");
+    for (i = 0; val[i]; i++) {
+        if (val[i] == ',' && list && item > 0) {
+            item = 0;
+            continue;
+        }
+        if (!isalnum((unsigned char)val[i]) && !strchr("_.-", val[i]))
+            return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                               : "name one Slurm partition, e.g. MacPartition=mac",
+                       "%s=%.40s is not a partition name%s", key, val, list ? " list" : "");
+        item++;
+    }
+    if (item == 0)
+        return BAD(p, "remove the trailing comma", "%s=%.40s ends with a comma", key, val);
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
 
 static int set_global(parser_t *p, const char *key, const char *val)
 {
     int i;
 
-    for (i = 0; i < 5 && strcasecmp(key, global_names[i]) != 0; i++)
+    for (i = 0; i < (int)N_GLOBALS - 1 && strcasecmp(key, global_names[i]) != 0; i++)
         ;
     if (p->global_line[i])
         return BAD(p, "keep one of them", "%s is already set at line %d", global_names[i], p->global_line[i]);
@@ -141,6 +169,11 @@ static int set_global(parser_t *p, const char *key, const char *val)
     case 1: return set_port(p, global_names[i], val, &p->c->coordinator_port);
     case 2: return set_port(p, global_names[i], val, &p->c->ring_base_port);
     case 3: return set_port(p, global_names[i], val, &p->c->slurmd_base_port);
+    case 5: return set_partitions(p, global_names[i], val, p->c->mac_partition, sizeof(p->c->mac_partition), 0);
+    case 6: return set_partitions(p, global_names[i], val, p->c->shared_partitions,
+                                  sizeof(p->c->shared_partitions), 1);
+    case 7: return set_partitions(p, global_names[i], val, p->c->default_partition,
+                                  sizeof(p->c->default_partition), 0);
     default: break;
     }
     {
@@ -156,7 +189,8 @@ static int set_global(parser_t *p, const char *key, const char *val)
 
 static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
-    {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {NULL, NULL},
+    {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
+    {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {NULL, NULL},
 };
 
 /* ---- Group lines ---- */
@@ -590,7 +624,8 @@ static void parse_tokens(parser_t *p, token_t *tok, size_t n)
         apply(p, global_keys, "setting", tok, n);
     else
         BAD(p, "a line starts with Group=, NodeName=, Cable= or one of AgentPort, CoordinatorPort, RingBasePort, "
-            "SlurmdBasePort, MlxVersion", "unknown key '%.40s'", tok[0].key);
+            "SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition", "unknown key '%.40s'",
+            tok[0].key);
 }
 
 static void parse_line(parser_t *p, const char *s, size_t len)
