@@ -380,7 +380,8 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
     plan->tres_per_node = tbm_sb_take(&sb);
     if (!req->partition && s->mac_partition)
         plan->partition = strdup(s->mac_partition);
-    if (!plan->tres_per_node || set_features(c, req, plan) < 0 || (!req->partition && !plan->partition))
+    if (!plan->tres_per_node || set_features(c, req, plan) < 0 ||
+        (!req->partition && s->mac_partition && !plan->partition))
         return tbm_errprintf(err, "out of memory");
     return 0;
 }

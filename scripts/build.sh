@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build.sh: configure and build slurm-tbmesh in a build folder (default: build/, the one the lab uses).
+# build.sh: configure, build and install slurm-tbmesh in a build folder (default: build/, the one the lab uses;
+# installed under build/inst, where the lab finds the plug-ins).
 # Usage: scripts/build.sh [BUILDDIR [CONFIGURE-ARGS...]]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +13,8 @@ fi
 mkdir -p "$dir"
 cd "$dir"
 if [ ! -f Makefile ] || [ "$src/configure" -nt config.status ]; then
-    "$src/configure" -q "$@"
+    "$src/configure" -q --prefix="$dir/inst" "$@"
 fi
 make -s -j"$(nproc)" > /dev/null
+make -s install > /dev/null
 echo "build.sh: built in $dir"
