@@ -16,5 +16,6 @@
 #include "slurmconf.h"
 #include "cablediff.h"
 #include "jobreq.h"
+#include "netplan.h"
 
 #endif
