@@ -84,9 +84,9 @@ static int number_cables(tbm_netplan_t *p, uint32_t net, int len, tbm_err_t *err
 
 int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_netplan_t *p, tbm_err_t *err)
 {
-    uint32_t net;
+    uint32_t net = 0;
     size_t i;
-    int len;
+    int len = 0;
 
     memset(p, 0, sizeof(*p));
     if (parse_base(base, &net, &len, err) < 0)
