@@ -173,6 +173,8 @@ START_TEST(bounds_and_syntax)
     ck_assert_int_eq(tbm_facts_from_json("[1]", 3, &f, &err), -1);
     ck_assert_str_eq(err.msg, "facts: the document is an array, not an object; produce the document again with "
                               "`macnode probe` of this release");
+    ck_assert_int_eq(tbm_facts_from_json(text, TBM_RAW_MAX + 1, &f, &err), -1);   /* length checked first */
+    ck_assert_ptr_nonnull(strstr(err.msg, "JSON text of 4194305 bytes exceeds the limit of 4194304 bytes"));
     ck_assert_int_eq(tbm_facts_from_json("", 0, &f, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "empty JSON text"));
     ck_assert_int_eq(tbm_facts_from_json("{\"a\":\"\xff\"}", 8, &f, &err), -1);
