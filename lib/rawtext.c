@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
+typedef struct lines {
+    const char *p;
+    const char *end;
+    int lineno;           /* number of the line last returned, from 1 */
+} lines_t;
+
 static int blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
@@ -127,35 +134,14 @@ int tbm_raw_usable(tbm_parse_ctx_t *ctx, const char *data, size_t len, int allow
     return 0;
 }
 
-int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
-                    void *state)
-{
-    tbm_lines_t it;
-    tbm_line_t line;
-    const char *p;
-    size_t n;
-
-    if (tbm_raw_usable(ctx, text, len, allow_empty) < 0)
-        return -1;
-    tbm_lines_init(&it, text, len);
-    while (tbm_lines_next(&it, &p, &n)) {
-        line.text = tbm_span_trim(p, n);
-        line.indented = n > 0 && blank(p[0]);
-        line.lineno = it.lineno;
-        if (fn(ctx, &line, state))
-            break;
-    }
-    return it.lineno;
-}
-
-void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len)
+static void lines_init(lines_t *it, const char *data, size_t len)
 {
     it->p = data;
     it->end = data ? data + len : data;
     it->lineno = 0;
 }
 
-int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len)
+static int lines_next(lines_t *it, const char **line, size_t *len)
 {
     const char *nl;
 
@@ -171,6 +157,27 @@ int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len)
     return 1;
 }
 
+
+int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
+                    void *state)
+{
+    lines_t it;
+    tbm_line_t line;
+    const char *p;
+    size_t n;
+
+    if (tbm_raw_usable(ctx, text, len, allow_empty) < 0)
+        return -1;
+    lines_init(&it, text, len);
+    while (lines_next(&it, &p, &n)) {
+        line.text = tbm_span_trim(p, n);
+        line.indented = n > 0 && blank(p[0]);
+        line.lineno = it.lineno;
+        if (fn(ctx, &line, state))
+            break;
+    }
+    return it.lineno;
+}
 
 tbm_span_t tbm_span_trim(const char *p, size_t n)
 {

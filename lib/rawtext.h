@@ -42,16 +42,6 @@ int tbm_raw_usable(tbm_parse_ctx_t *ctx, const char *data, size_t len, int allow
 /* Offset of the first byte that is not valid UTF-8 (or a NUL), or len when all of it is valid. */
 size_t tbm_utf8_check(const char *data, size_t len);
 
-/* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
-typedef struct tbm_lines {
-    const char *p;
-    const char *end;
-    int lineno;           /* number of the line last returned, from 1 */
-} tbm_lines_t;
-
-void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len);
-int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len);   /* 1 while lines remain */
-
 tbm_span_t tbm_span_trim(const char *p, size_t n);              /* without blanks at both ends */
 int tbm_span_eq(tbm_span_t s, const char *lit);                 /* equal to the C string */
 int tbm_span_starts(tbm_span_t s, const char *lit);             /* begins with the C string */
