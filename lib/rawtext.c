@@ -23,6 +23,7 @@ void tbm_parse_begin(tbm_parse_ctx_t *ctx, tbm_findings_t *fs, const char *sourc
     ctx->fs = fs;
     ctx->source = source;
     ctx->notes = 0;
+    ctx->hidden = TBM_SEV_INFO;
 }
 
 void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int lineno, const char *fix,
@@ -32,8 +33,11 @@ void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int li
     char what[TBM_FINDING_TEXT_MAX];
     va_list ap;
 
-    if (lineno > 0 && ctx->notes++ >= TBM_NOTES_MAX)
+    if (lineno > 0 && ctx->notes++ >= TBM_NOTES_MAX) {
+        if (sev > ctx->hidden)
+            ctx->hidden = sev;
         return;
+    }
     if (lineno > 0)
         snprintf(where, sizeof(where), "%s line %d", ctx->source, lineno);
     else
@@ -47,7 +51,7 @@ void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int li
 void tbm_parse_end(tbm_parse_ctx_t *ctx)
 {
     if (ctx->notes > TBM_NOTES_MAX)
-        tbm_note(ctx, TBM_SEV_WARNING, "output-more-problems", 0,
+        tbm_note(ctx, ctx->hidden, "output-more-problems", 0,
                  "fix the problems reported above first, then run the probe again",
                  "%d more line problems not shown", ctx->notes - TBM_NOTES_MAX);
 }

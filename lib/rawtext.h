@@ -24,12 +24,14 @@ typedef struct tbm_parse_ctx {
     tbm_findings_t *fs;
     const char *source;   /* the command, "ifconfig", used in every finding's `where` */
     int notes;            /* line-level findings so far */
+    tbm_severity_t hidden;   /* the worst of those not shown */
 } tbm_parse_ctx_t;
 
 void tbm_parse_begin(tbm_parse_ctx_t *ctx, tbm_findings_t *fs, const char *source);
 
 /* Add a finding about line `lineno` (0: the output as a whole). Line-level ones (lineno > 0) beyond
- * TBM_NOTES_MAX are only counted; tbm_parse_end() reports how many were left out. */
+ * TBM_NOTES_MAX are only counted; tbm_parse_end() reports how many were left out, with the severity of
+ * the worst of them. */
 void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int lineno, const char *fix,
               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

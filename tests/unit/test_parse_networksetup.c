@@ -108,6 +108,7 @@ START_TEST(findings_are_capped)
     ck_assert_uint_eq(fs.n, 9);   /* 8 line findings, then one that counts the rest */
     ck_assert_str_eq(fs.items[8].code, "output-more-problems");
     ck_assert_str_eq(fs.items[8].what, "992 more line problems not shown");
+    ck_assert_int_eq(fs.items[8].severity, TBM_SEV_WARNING);   /* the worst of those hidden */
     free(text);
     tbm_findings_free(&fs);
 }
@@ -127,6 +128,7 @@ START_TEST(too_many_interfaces)
     ck_assert_str_eq(f.ifaces[63].hwport, "Port 63");
     ck_assert_str_eq(f.ifaces[63].mac, "");
     ck_assert_str_eq(tbm_findings_find(&fs, "ns-too-many-ifaces")->what, "more than 64 interfaces; en64 is ignored");
+    ck_assert_uint_eq(fs.n, 2);
     free(text);
     tbm_findings_free(&fs);
 }
