@@ -6,6 +6,8 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$src/build}
 shift || true
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
 cd "$src"
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ -n "$(find . -name Makefile.am -newer configure -not -path './build*' | head -n1)" ]; then
     autoreconf -fi > /dev/null
