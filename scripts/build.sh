@@ -14,7 +14,7 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] || [ -n "$(find . -name 
 fi
 mkdir -p "$dir"
 cd "$dir"
-if [ ! -f Makefile ] || [ "$src/configure" -nt config.status ]; then
+if [ ! -f Makefile ] || [ "$src/configure" -nt config.status ] || ! grep -qF -- "--prefix=$dir/inst" config.status; then
     "$src/configure" -q --prefix="$dir/inst" "$@"
 fi
 make -s -j"$(nproc)" > /dev/null
