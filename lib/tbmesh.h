@@ -15,5 +15,6 @@
 #include "conf.h"
 #include "slurmconf.h"
 #include "cablediff.h"
+#include "envplan.h"
 
 #endif
