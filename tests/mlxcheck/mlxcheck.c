@@ -521,7 +521,10 @@ static void read_rank(rk_t *r, const mlxc_rank_t *in, tbm_findings_t *out)
     memset(r, 0, sizeof(*r));
     r->in = in;
     r->out = out;
-    snprintf(r->where, sizeof(r->where), "rank ?");
+    if (parse_int(env_get(in, "TBMESH_RANK"), 0, MLXC_RANKS_MAX, &r->rank) == 0)
+        snprintf(r->where, sizeof(r->where), "rank %d", r->rank);
+    else
+        snprintf(r->where, sizeof(r->where), "rank ?");
     detect_backend(r);
     check_rank_vars(r);
     if (strncmp(r->backend, "jaccl", 5) == 0)
