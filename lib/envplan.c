@@ -215,7 +215,7 @@ static int one_group(ctx_t *c)
 /* 0 when the MLX version can run backend b; else -1 with the message. */
 static int version_allows(ctx_t *c, tbm_backend_t b, tbm_err_t *err)
 {
-    char v[TBM_MLX_VERSION_MAX + 8];
+    char v[48];
 
     if (c->version < 0)
         return 0;
