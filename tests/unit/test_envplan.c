@@ -218,6 +218,16 @@ static job_t *job_ok(const tbm_conf_t *c, const char *list, tbm_backend_t b, uin
     return j;
 }
 
+/* Plan a job (checked by mlxcheck) and compare its backend file with `want`. */
+static void file_is(const tbm_conf_t *c, const char *list, tbm_backend_t b, uint32_t job, const char *want)
+{
+    job_t *j = job_ok(c, list, b, job, NULL);
+
+    ck_assert_str_eq(j->plan[0].files[0].data, want);
+    ck_assert_uint_eq(j->plan[0].files[0].len, strlen(want));
+    job_free(j);
+}
+
 /* The planned variables of one rank as "A=1 B=2". */
 static const char *vars_text(const tbm_envplan_t *p)
 {
@@ -345,28 +355,25 @@ START_TEST(studio_subsets)
     ck_assert_str_eq(j->plan[0].files[0].data, "[\n  [null, \"rdma_en4\"],\n  [\"rdma_en3\", null]\n]\n");
     ck_assert_str_eq(tbm_envplan_get(&j->plan[1], "MLX_JACCL_COORDINATOR"), "169.254.5.1:32579");
     job_free(j);
-    j = job_ok(c, "mac01,mac03,mac04", TBM_BACKEND_JACCL, 1, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [null, \"rdma_en3\", \"rdma_en4\"],\n"
-                                               "  [\"rdma_en2\", null, \"rdma_en4\"],\n"
-                                               "  [\"rdma_en2\", \"rdma_en4\", null]\n"
-                                               "]\n");
-    job_free(j);
-    j = job_ok(c, "mac01,mac03,mac04", TBM_BACKEND_RING, 1, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [\"169.254.3.1:32579\"],\n"
-                                               "  [\"169.254.2.2:32580\"],\n"
-                                               "  [\"169.254.6.2:32581\"]\n"
-                                               "]\n");
-    job_free(j);
+    file_is(c, "mac01,mac03,mac04", TBM_BACKEND_JACCL, 1,
+            "[\n"
+            "  [null, \"rdma_en3\", \"rdma_en4\"],\n"
+            "  [\"rdma_en2\", null, \"rdma_en4\"],\n"
+            "  [\"rdma_en2\", \"rdma_en4\", null]\n"
+            "]\n");
+    file_is(c, "mac01,mac03,mac04", TBM_BACKEND_RING, 1,
+            "[\n"
+            "  [\"169.254.3.1:32579\"],\n"
+            "  [\"169.254.2.2:32580\"],\n"
+            "  [\"169.254.6.2:32581\"]\n"
+            "]\n");
     j = job_ok(c, "mac03,mac01", TBM_BACKEND_JACCL_RING, 2, NULL);   /* two ranks: left == right */
     ck_assert_str_eq(j->plan[0].files[0].data, "[\n  [null, \"rdma_en2\"],\n  [\"rdma_en3\", null]\n]\n");
     ck_assert_str_eq(tbm_envplan_get(&j->plan[1], "MLX_JACCL_COORDINATOR"), "169.254.2.2:32835");
     ck_assert_int_eq(j->plan[1].rank, 1);
     job_free(j);
-    j = job_ok(c, "mac04,mac02", TBM_BACKEND_RING, 0, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n  [\"169.254.5.2:32323\"],\n  [\"169.254.5.1:32324\"]\n]\n");
-    job_free(j);
+    file_is(c, "mac04,mac02", TBM_BACKEND_RING, 0,
+            "[\n  [\"169.254.5.2:32323\"],\n  [\"169.254.5.1:32324\"]\n]\n");
 }
 END_TEST
 
@@ -459,14 +466,13 @@ START_TEST(example_conf_ring_and_mesh)
     len = fread(buf, 1, sizeof(buf) - 1, f);
     buf[len] = '\0';
     fclose(f);
-    j = job_ok(conf_of(buf), "mac05,mac06,mac07,mac08", TBM_BACKEND_AUTO, 0, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [\"10.20.0.14:32323\"],\n"
-                                               "  [\"10.20.0.2:32324\"],\n"
-                                               "  [\"10.20.0.6:32325\"],\n"
-                                               "  [\"10.20.0.10:32326\"]\n"
-                                               "]\n");
-    job_free(j);
+    file_is(conf_of(buf), "mac05,mac06,mac07,mac08", TBM_BACKEND_AUTO, 0,
+            "[\n"
+            "  [\"10.20.0.14:32323\"],\n"
+            "  [\"10.20.0.2:32324\"],\n"
+            "  [\"10.20.0.6:32325\"],\n"
+            "  [\"10.20.0.10:32326\"]\n"
+            "]\n");
     j = job_ok(conf_of(buf), "mac01,mac02,mac03,mac04", TBM_BACKEND_AUTO, 0, NULL);
     ck_assert_str_eq(tbm_envplan_get(&j->plan[3], "MLX_JACCL_COORDINATOR"), "10.10.0.9:32323");
     job_free(j);
@@ -495,32 +501,27 @@ END_TEST
 
 START_TEST(multi_rail)
 {
-    job_t *j = job_ok(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_JACCL, 0, NULL);
+    job_t *j;
 
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n  [null, \"rdma_en2\"],\n  [\"rdma_en2\", null]\n]\n");
-    job_free(j);
-    j = job_ok(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_JACCL_RING, 0, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [null, [\"rdma_en2\", \"rdma_en3\"]],\n"
-                                               "  [[\"rdma_en2\", \"rdma_en3\"], null]\n"
-                                               "]\n");
-    job_free(j);
-    j = job_ok(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_RING, 0, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [\"10.1.0.1:32323\", \"10.1.1.1:32324\"],\n"
-                                               "  [\"10.1.0.2:32325\", \"10.1.1.2:32326\"]\n"
-                                               "]\n");
-    job_free(j);
+    file_is(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_JACCL, 0, "[\n  [null, \"rdma_en2\"],\n  [\"rdma_en2\", null]\n]\n");
+    file_is(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_JACCL_RING, 0,
+            "[\n"
+            "  [null, [\"rdma_en2\", \"rdma_en3\"]],\n"
+            "  [[\"rdma_en2\", \"rdma_en3\"], null]\n"
+            "]\n");
+    file_is(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_RING, 0,
+            "[\n"
+            "  [\"10.1.0.1:32323\", \"10.1.1.1:32324\"],\n"
+            "  [\"10.1.0.2:32325\", \"10.1.1.2:32326\"]\n"
+            "]\n");
     j = job_ok(conf_of(duo_conf(2)), "d1,d2", TBM_BACKEND_MPI, 0, NULL);
     ck_assert_str_eq(tbm_envplan_get(&j->plan[1], "OMPI_MCA_btl_tcp_if_include"), "en2,en3");
     job_free(j);
-    j = job_ok(conf_of(duo_conf(5)), "d1,d2", TBM_BACKEND_JACCL_RING, 0, NULL);   /* at most 4 */
-    ck_assert_str_eq(j->plan[0].files[0].data,
-                     "[\n"
-                     "  [null, [\"rdma_en2\", \"rdma_en3\", \"rdma_en4\", \"rdma_en5\"]],\n"
-                     "  [[\"rdma_en2\", \"rdma_en3\", \"rdma_en4\", \"rdma_en5\"], null]\n"
-                     "]\n");
-    job_free(j);
+    file_is(conf_of(duo_conf(5)), "d1,d2", TBM_BACKEND_JACCL_RING, 0,   /* at most 4 */
+            "[\n"
+            "  [null, [\"rdma_en2\", \"rdma_en3\", \"rdma_en4\", \"rdma_en5\"]],\n"
+            "  [[\"rdma_en2\", \"rdma_en3\", \"rdma_en4\", \"rdma_en5\"], null]\n"
+            "]\n");
 }
 END_TEST
 
@@ -539,16 +540,34 @@ START_TEST(multi_rail_unequal)
                                                "  [\"rdma_en3\", \"rdma_en2\", null]\n"
                                                "]\n");
     job_free(j);
-    j = job_ok(conf_of(text), "t1,t2,t3", TBM_BACKEND_RING, 0, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [\"10.3.3.2:32323\"],\n"
-                                               "  [\"10.3.0.2:32324\"],\n"
-                                               "  [\"10.3.2.2:32325\"]\n"
-                                               "]\n");
-    job_free(j);
+    file_is(conf_of(text), "t1,t2,t3", TBM_BACKEND_RING, 0,
+            "[\n"
+            "  [\"10.3.3.2:32323\"],\n"
+            "  [\"10.3.0.2:32324\"],\n"
+            "  [\"10.3.2.2:32325\"]\n"
+            "]\n");
     j = job_ok(conf_of(text), "t1,t2,t3", TBM_BACKEND_MPI, 0, NULL);
     ck_assert_str_eq(tbm_envplan_get(&j->plan[0], "OMPI_MCA_btl_tcp_if_include"), "en2,en3,en4");
     job_free(j);
+}
+END_TEST
+
+START_TEST(chain_is_mpi)
+{
+    const char *text = "Group=chain Nodes=c[1-3] Topology=other Link=tb4 Rdma=no\n"
+                       "Cable=c1:en2,c2:en2 Addr=10.8.1.1/30,10.8.1.2/30\n"
+                       "Cable=c2:en3,c3:en2 Addr=10.8.2.1/30,10.8.2.2/30\n";
+    job_t *j = job_ok(conf_of(text), "c1,c2,c3", TBM_BACKEND_AUTO, 0, NULL);
+
+    ck_assert_int_eq(j->plan[0].backend, TBM_BACKEND_MPI);
+    ck_assert_str_eq(j->plan[1].note, "tbmesh: group chain, 3 Macs: backend mpi (chosen by auto: cabled as neither a "
+                                      "mesh nor a ring); rank 1");
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[0], "OMPI_MCA_btl_tcp_if_include"), "en2");
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[1], "OMPI_MCA_btl_tcp_if_include"), "en2,en3");
+    job_free(j);
+    ck_assert_str_eq(plan_error(conf_of(text), "c1,c2,c3", "c1", TBM_BACKEND_RING, 0, NULL),
+                     "backend ring on 3 Macs of group chain: group chain is cabled as neither a full mesh nor a ring "
+                     "(other): ring needs one; use --mlx-backend=mpi");
 }
 END_TEST
 
@@ -682,14 +701,13 @@ START_TEST(ports)
     ck_assert_int_eq(tbm_envplan_port_offset(32), 0);
     ck_assert_int_eq(tbm_envplan_port_offset(4294967295u), 7936);
     c = conf_of(LAB_CONF);
-    j = job_ok(c, "mac05,mac06,mac07,mac08", TBM_BACKEND_RING, 33, NULL);
-    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
-                                               "  [\"169.254.10.2:32579\"],\n"
-                                               "  [\"169.254.7.2:32580\"],\n"
-                                               "  [\"169.254.8.2:32581\"],\n"
-                                               "  [\"169.254.9.2:32582\"]\n"
-                                               "]\n");
-    job_free(j);
+    file_is(c, "mac05,mac06,mac07,mac08", TBM_BACKEND_RING, 33,
+            "[\n"
+            "  [\"169.254.10.2:32579\"],\n"
+            "  [\"169.254.7.2:32580\"],\n"
+            "  [\"169.254.8.2:32581\"],\n"
+            "  [\"169.254.9.2:32582\"]\n"
+            "]\n");
     c = conf_of("CoordinatorPort=57344\nRingBasePort=57344\n" LAB_CONF);
     j = job_ok(c, "mac01,mac02", TBM_BACKEND_JACCL, 31, NULL);
     ck_assert_str_eq(tbm_envplan_get(&j->plan[0], "MLX_JACCL_COORDINATOR"), "0.0.0.0:65280");
@@ -875,6 +893,7 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, mesh_of_eight_and_nine);
     tcase_add_test(tc, multi_rail);
     tcase_add_test(tc, multi_rail_unequal);
+    tcase_add_test(tc, chain_is_mpi);
     tcase_add_test(tc, ring_out_of_name_order);
     tcase_add_test(tc, rdma_ring_coordinator);
     tcase_add_test(tc, mlx_versions);
