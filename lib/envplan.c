@@ -198,8 +198,11 @@ static int one_group(ctx_t *c)
     size_t i;
     int g0 = c->conf->nodes[c->cnode[0]].group;
 
-    for (i = 1; i < c->n; i++) {
+    for (i = 0; i < c->n; i++) {
         int g = c->conf->nodes[c->cnode[i]].group;
+        if (g < 0 || (size_t)g >= c->conf->n_groups)
+            return tbm_errprintf(c->err, "node %s has no group in tbmesh.conf: add it to a group's Nodes= (tbmesh "
+                                 "inventory writes them)", c->nodes[i]);
         if (g != g0)
             return tbm_errprintf(c->err, "the job's nodes are in two groups: %s is in %s, %s is in %s: a job runs "
                                  "within one group; submit with --gres=tbmesh:N so that it is placed in one",

@@ -833,6 +833,26 @@ START_TEST(refusals_of_the_cabling)
 }
 END_TEST
 
+START_TEST(refusals_of_a_broken_conf)
+{
+    tbm_conf_t *c = conf_of(LAB_CONF);
+
+    c->nodes[1].group = 7;
+    ck_assert_str_eq(plan_error(c, "mac01,mac02", "mac01", TBM_BACKEND_AUTO, 0, NULL),
+                     "node mac02 has no group in tbmesh.conf: add it to a group's Nodes= (tbmesh inventory writes "
+                     "them)");
+    c->nodes[1].group = -1;
+    ck_assert_str_eq(plan_error(c, "mac02", "mac02", TBM_BACKEND_AUTO, 0, NULL),
+                     "node mac02 has no group in tbmesh.conf: add it to a group's Nodes= (tbmesh inventory writes "
+                     "them)");
+    c = conf_of(LAB_CONF);
+    c->cables[0].end[1].node = 99;   /* a cable naming no node is not a cable */
+    ck_assert_str_eq(plan_error(c, "mac01,mac02", "mac01", TBM_BACKEND_JACCL, 0, NULL),
+                     "no cable joins mac01 and mac02 in tbmesh.conf, and a JACCL mesh needs every pair cabled: fix "
+                     "the group's Cable= lines (tbmesh inventory writes them), or use --mlx-backend=jaccl-ring");
+}
+END_TEST
+
 START_TEST(refusals_of_a_broken_ring)
 {
     const char *six = "Group=hex Nodes=h[1-6] Topology=ring Link=tb4 Rdma=no\n"
@@ -901,6 +921,7 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, ports);
     tcase_add_test(tc, refusals_of_the_request);
     tcase_add_test(tc, refusals_of_the_cabling);
+    tcase_add_test(tc, refusals_of_a_broken_conf);
     tcase_add_test(tc, refusals_of_a_broken_ring);
     tcase_add_test(tc, plans_are_deterministic);
     suite_add_tcase(s, tc);
