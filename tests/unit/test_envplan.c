@@ -878,6 +878,44 @@ START_TEST(refusals_of_a_broken_ring)
 }
 END_TEST
 
+/* Many random requests on the lab: each is refused with a message, or planned and passes mlxcheck. */
+START_TEST(random_requests)
+{
+    static const char *const pool[] = {"mac01", "mac02", "mac03", "mac04", "mac05", "mac06", "mac07", "mac08",
+                                       "lnx01", "mac01"};
+    const tbm_conf_t *c = conf_of(LAB_CONF);
+    unsigned seed = 12345, planned = 0, refused = 0;
+    int iter;
+
+    for (iter = 0; iter < 3000; iter++) {
+        char list[256] = "";
+        size_t n, i, len = 0;
+        tbm_backend_t b;
+        tbm_err_t err = {{0}};
+        const char *nodes[8];
+        tbm_envplan_t p;
+        seed = seed * 1103515245u + 12345u;
+        n = 1 + (seed >> 16) % 5;
+        b = (tbm_backend_t)((seed >> 8) % 5);
+        for (i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "", pool[(seed >> 16) % 10]);
+        }
+        names_of(list, nodes);
+        if (tbm_envplan_make(c, nodes, n, nodes[n - 1], b, seed, NULL, &p, &err) < 0) {
+            ck_assert_msg(strstr(err.msg, ": ") != NULL, "%s", err.msg);
+            refused++;
+            continue;
+        }
+        tbm_envplan_free(&p);
+        job_free(job_ok(c, list, b, seed, NULL));
+        planned++;
+    }
+    ck_assert_uint_gt(planned, 100);
+    ck_assert_uint_gt(refused, 100);
+}
+END_TEST
+
 START_TEST(plans_are_deterministic)
 {
     const tbm_conf_t *c = conf_of(LAB_CONF);
@@ -923,6 +961,7 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, refusals_of_the_cabling);
     tcase_add_test(tc, refusals_of_a_broken_conf);
     tcase_add_test(tc, refusals_of_a_broken_ring);
+    tcase_add_test(tc, random_requests);
     tcase_add_test(tc, plans_are_deterministic);
     suite_add_tcase(s, tc);
     return s;

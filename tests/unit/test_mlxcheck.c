@@ -371,6 +371,37 @@ START_TEST(job_ring)
 }
 END_TEST
 
+/* Damaged files and variables never crash the checker; most are caught. */
+START_TEST(damaged_inputs)
+{
+    static const char *const envs[] = {J0C, JR4, R0, MPI1 LIB};
+    static const char *const datas[] = {M2, "[[null, \"a\", null, \"b\"], [\"a\", null, \"c\", null], "
+                                            "[null, \"c\", null, \"d\"], [\"b\", null, \"d\", null]]", H2, ""};
+    static const char *const paths[] = {"/j/d.json", "/j/d.json", "/j/h.json", NULL};
+    static const char bytes[] = "[]{},:\"0123456789.null x\n=";
+    unsigned seed = 777, caught = 0;
+    int iter;
+
+    for (iter = 0; iter < 4000; iter++) {
+        char env[512], data[512];
+        int which, k;
+        seed = seed * 1103515245u + 12345u;
+        which = (int)((seed >> 16) % 4);
+        snprintf(env, sizeof(env), "%s", envs[which]);
+        snprintf(data, sizeof(data), "%s", datas[which]);
+        for (k = 0; k < 3; k++) {
+            char *t = (seed >> 4) & 1 ? env : data;
+            size_t len = strlen(t);
+            seed = seed * 1103515245u + 12345u;
+            if (len)
+                t[(seed >> 16) % len] = bytes[(seed >> 8) % (sizeof(bytes) - 1)];
+        }
+        caught += strcmp(rank_codes(env, paths[which], data, "10.0.0.1/30"), "") != 0;
+    }
+    ck_assert_uint_gt(caught, 2000);
+}
+END_TEST
+
 static Suite *mlxcheck_suite(void)
 {
     Suite *s = suite_create("mlxcheck");
@@ -387,6 +418,7 @@ static Suite *mlxcheck_suite(void)
     tcase_add_test(tc, job_coordinator);
     tcase_add_test(tc, job_coordinator_single_address);
     tcase_add_test(tc, job_ring);
+    tcase_add_test(tc, damaged_inputs);
     suite_add_tcase(s, tc);
     return s;
 }
