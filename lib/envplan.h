@@ -24,8 +24,8 @@
  * and stay within that window of 256 ports: JACCL's coordinator takes CoordinatorPort + offset; the ring
  * backend gives rank r's a-th address (k addresses per rank) RingBasePort + offset + r*k + a, which is at
  * most 64 ranks x 4 addresses = 256 ports. Two jobs whose ids differ by less than 32 therefore never share
- * a port, and a port a killed job left behind is not reused by the next 31 jobs. A refusal when the
- * configured port plus the offset and window passes 65535. */
+ * a port, and a port a killed job left behind is not reused by the next 31 jobs. A plan needing a port
+ * above 65535 is refused; CoordinatorPort and RingBasePort of 57344 or less fit every job id. */
 
 typedef struct tbm_envplan_opts {
     const char *job_dir;         /* folder of the job's files on the Mac; NULL: "/tmp/tbmesh-job-<id>" */
