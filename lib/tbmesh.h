@@ -17,5 +17,6 @@
 #include "cablediff.h"
 #include "jobreq.h"
 #include "netplan.h"
+#include "envplan.h"
 
 #endif
