@@ -26,6 +26,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 extern char *slurm_xstrdup(const char *str);
 extern void slurm_xfree(void **item, const char *file, int line, const char *func);
 
+
 /* The entry points Slurm looks up by name. */
 int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg);
 int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid);
@@ -176,6 +177,7 @@ static const char *requested_backend(const job_desc_msg_t *d)
 
 static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
 {
+
     if (plan->verdict == TBM_JOB_KEEP_OFF_MACS) {
         set_string(&d->exc_nodes, plan->exc_nodes);
         return;

@@ -90,3 +90,11 @@ int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av)
     }
     return 0;
 }
+
+int tbm_spank_backend(char *buf, size_t len)
+{
+    if (!backend[0])
+        return 0;
+    snprintf(buf, len, "%s", backend);
+    return 1;
+}
