@@ -6,5 +6,7 @@
 #include "errbuf.h"
 #include "facts.h"
 #include "finding.h"
+#include "mlxenv.h"
+#include "reduce.h"
 
 #endif
