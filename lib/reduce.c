@@ -145,67 +145,69 @@ static float apply_f32(float a, float b, tbm_redop_t op)
     return op == TBM_OP_SUM ? a + b : max_f32(a, b);
 }
 
-static void reduce_f32(unsigned char *d, const unsigned char *s, size_t count, tbm_redop_t op)
+/* The element loops: load a and b, combine, store into dst (element by element, so dst may equal a or b). */
+static void reduce_f32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                       tbm_redop_t op)
 {
     size_t i;
-    float a, b;
+    float x, y;
 
-    for (i = 0; i < count; i++, d += 4, s += 4) {
-        memcpy(&a, d, 4);
-        memcpy(&b, s, 4);
-        a = apply_f32(a, b, op);
-        memcpy(d, &a, 4);
+    for (i = 0; i < count; i++, d += 4, a += 4, b += 4) {
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        x = apply_f32(x, y, op);
+        memcpy(d, &x, 4);
     }
 }
 
-static void reduce_half(unsigned char *d, const unsigned char *s, size_t count, tbm_redop_t op,
-                        float (*widen)(uint16_t), uint16_t (*narrow)(float))
+static void reduce_half(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                        tbm_redop_t op, float (*widen)(uint16_t), uint16_t (*narrow)(float))
 {
     size_t i;
-    uint16_t a, b;
+    uint16_t x, y;
 
-    for (i = 0; i < count; i++, d += 2, s += 2) {
-        memcpy(&a, d, 2);
-        memcpy(&b, s, 2);
-        a = narrow(apply_f32(widen(a), widen(b), op));
-        memcpy(d, &a, 2);
+    for (i = 0; i < count; i++, d += 2, a += 2, b += 2) {
+        memcpy(&x, a, 2);
+        memcpy(&y, b, 2);
+        x = narrow(apply_f32(widen(x), widen(y), op));
+        memcpy(d, &x, 2);
     }
 }
 
-static void reduce_i32(unsigned char *d, const unsigned char *s, size_t count, tbm_redop_t op)
+static void reduce_i32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                       tbm_redop_t op)
 {
     size_t i;
-    int32_t a, b;
+    int32_t x, y;
     uint32_t sum;
 
-    for (i = 0; i < count; i++, d += 4, s += 4) {
-        memcpy(&a, d, 4);
-        memcpy(&b, s, 4);
-        if (op == TBM_OP_SUM) {
-            sum = (uint32_t)a + (uint32_t)b;   /* wraps, no undefined overflow */
+    for (i = 0; i < count; i++, d += 4, a += 4, b += 4) {
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        sum = (uint32_t)x + (uint32_t)y;   /* wraps, no undefined overflow */
+        if (op == TBM_OP_SUM)
             memcpy(d, &sum, 4);
-        } else if (b > a) {
-            memcpy(d, &b, 4);
-        }
+        else
+            memcpy(d, y > x ? &y : &x, 4);
     }
 }
 
-int tbm_reduce(void *dst, const void *src, size_t count, tbm_dtype_t dt, tbm_redop_t op)
+int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op)
 {
     if ((unsigned)op >= TBM_OP_COUNT)
         return -1;
     switch (dt) {
     case TBM_DT_F32:
-        reduce_f32(dst, src, count, op);
+        reduce_f32(dst, a, b, count, op);
         return 0;
     case TBM_DT_F16:
-        reduce_half(dst, src, count, op, tbm_f16_to_f32, tbm_f32_to_f16);
+        reduce_half(dst, a, b, count, op, tbm_f16_to_f32, tbm_f32_to_f16);
         return 0;
     case TBM_DT_BF16:
-        reduce_half(dst, src, count, op, tbm_bf16_to_f32, tbm_f32_to_bf16);
+        reduce_half(dst, a, b, count, op, tbm_bf16_to_f32, tbm_f32_to_bf16);
         return 0;
     case TBM_DT_I32:
-        reduce_i32(dst, src, count, op);
+        reduce_i32(dst, a, b, count, op);
         return 0;
     }
     return -1;

@@ -47,12 +47,12 @@ uint16_t tbm_f32_to_f16(float f);
 float tbm_bf16_to_f32(uint16_t h);
 uint16_t tbm_f32_to_bf16(float f);
 
-/* dst[i] = dst[i] op src[i] for count elements (dst and src may be unaligned, must not overlap unless equal).
- * float16/bfloat16 are computed in float32 and rounded once (round-to-nearest-even), which equals the
- * correctly rounded result. max: a NaN in either operand gives NaN. Deterministic: the result depends only on
- * the two operands, so folding inputs in a fixed order gives the same bits every time.
- * Returns 0, or -1 for an unknown type or operator. */
-int tbm_reduce(void *dst, const void *src, size_t count, tbm_dtype_t dt, tbm_redop_t op);
+/* dst[i] = a[i] op b[i] for count elements. dst may be the same buffer as a or b (not a partial overlap);
+ * buffers need no alignment. float16/bfloat16 are computed in float32 and rounded once
+ * (round-to-nearest-even), which equals the correctly rounded result. max: a NaN in either operand gives
+ * NaN. The result depends only on the operands and their order, so folding inputs in a fixed order
+ * (acc = acc op next) gives the same bits every time. Returns 0, or -1 for an unknown type or operator. */
+int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op);
 
 /* Chunking: count elements split into n nearly-equal chunks, in order; the first count % n chunks hold one
  * element more than the others. Chunk i starts at *off and holds *len elements (0 when count < n and

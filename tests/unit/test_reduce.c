@@ -74,25 +74,25 @@ START_TEST(reduce_each_type)
     uint16_t b[2] = { tbm_f32_to_bf16(1.0f), tbm_f32_to_bf16(-3.0f) };
     uint16_t c[2] = { tbm_f32_to_bf16(2.0f), tbm_f32_to_bf16(-1.0f) };
 
-    ck_assert_int_eq(tbm_reduce(f, g, 2, TBM_DT_F32, TBM_OP_SUM), 0);
+    ck_assert_int_eq(tbm_reduce(f, f, g, 2, TBM_DT_F32, TBM_OP_SUM), 0);
     ck_assert(f[0] == 1.75f && f[1] == 3.0f && f[2] == 3.0f);
-    ck_assert_int_eq(tbm_reduce(f, g, 3, TBM_DT_F32, TBM_OP_MAX), 0);
+    ck_assert_int_eq(tbm_reduce(f, f, g, 3, TBM_DT_F32, TBM_OP_MAX), 0);
     ck_assert(f[0] == 1.75f && f[1] == 5.0f && isnan(f[2]));
-    ck_assert_int_eq(tbm_reduce(i, j, 3, TBM_DT_I32, TBM_OP_SUM), 0);
+    ck_assert_int_eq(tbm_reduce(i, i, j, 3, TBM_DT_I32, TBM_OP_SUM), 0);
     ck_assert_int_eq(i[0], INT32_MIN);                                  /* wraps */
     ck_assert_int_eq(i[1], -14);
-    ck_assert_int_eq(tbm_reduce(i, j, 3, TBM_DT_I32, TBM_OP_MAX), 0);
+    ck_assert_int_eq(tbm_reduce(i, i, j, 3, TBM_DT_I32, TBM_OP_MAX), 0);
     ck_assert_int_eq(i[0], 1);
     ck_assert_int_eq(i[1], -9);
     ck_assert_int_eq(i[2], 14);
-    ck_assert_int_eq(tbm_reduce(h, k, 2, TBM_DT_F16, TBM_OP_SUM), 0);
+    ck_assert_int_eq(tbm_reduce(h, h, k, 2, TBM_DT_F16, TBM_OP_SUM), 0);
     ck_assert_uint_eq(h[0], tbm_f32_to_f16(1.5f));
     ck_assert_uint_eq(h[1], tbm_f32_to_f16(2048.0f));                   /* 2049 ties to even 2048 */
-    ck_assert_int_eq(tbm_reduce(b, c, 2, TBM_DT_BF16, TBM_OP_MAX), 0);
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, TBM_DT_BF16, TBM_OP_MAX), 0);
     ck_assert_uint_eq(b[0], 0x4000);
     ck_assert_uint_eq(b[1], tbm_f32_to_bf16(-1.0f));
-    ck_assert_int_eq(tbm_reduce(b, c, 2, (tbm_dtype_t)9, TBM_OP_SUM), -1);
-    ck_assert_int_eq(tbm_reduce(b, c, 2, TBM_DT_F32, (tbm_redop_t)9), -1);
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, (tbm_dtype_t)9, TBM_OP_SUM), -1);
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, TBM_DT_F32, (tbm_redop_t)9), -1);
 }
 END_TEST
 
@@ -103,9 +103,15 @@ START_TEST(reduce_unaligned)
 
     memcpy(d + 1, &a, 4);
     memcpy(s + 1, &b, 4);
-    ck_assert_int_eq(tbm_reduce(d + 1, s + 1, 1, TBM_DT_F32, TBM_OP_SUM), 0);
+    ck_assert_int_eq(tbm_reduce(d + 1, d + 1, s + 1, 1, TBM_DT_F32, TBM_OP_SUM), 0);
     memcpy(&r, d + 1, 4);
     ck_assert(r == 3.0f);
+    /* three distinct buffers: dst = a op b, a and b untouched */
+    ck_assert_int_eq(tbm_reduce(d + 5, d + 1, s + 1, 1, TBM_DT_F32, TBM_OP_MAX), 0);
+    memcpy(&r, d + 5, 4);
+    ck_assert(r == 3.0f);
+    memcpy(&r, s + 1, 4);
+    ck_assert(r == 2.0f);
 }
 END_TEST
 
