@@ -120,10 +120,10 @@ static int status_code(int st)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, tr_result_t *res)
+int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, int spare, tr_result_t *res)
 {
     pid_t pids[TR_MAX];
-    int ports[TR_MAX], errfd[TR_MAX], i, left = n, st, failed = 0;
+    int ports[TR_MAX], errfd[TR_MAX], i, left = spare >= 0 ? n - 1 : n, st, failed = 0;
     size_t len[TR_MAX] = { 0 };
     char addr[TR_MAX][32];
     const char *addrs[TR_MAX];
@@ -147,7 +147,7 @@ int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, tr_re
     while (left > 0 && tr_now() - start < timeout_s) {
         for (i = 0; i < n; i++) {
             drain(errfd[i], &res[i], &len[i]);
-            if (pids[i] > 0 && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+            if (i != spare && pids[i] > 0 && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
                 res[i].status = status_code(st);
                 res[i].seconds = tr_now() - start;
                 pids[i] = 0;
@@ -163,7 +163,7 @@ int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, tr_re
         }
         drain(errfd[i], &res[i], &len[i]);
         close(errfd[i]);
-        failed |= res[i].status != 0;
+        failed |= res[i].status != 0 && i != spare;
     }
     close(ready_pipe[0]);
     return failed;

@@ -26,8 +26,9 @@ typedef void (*tr_during)(const pid_t *pids, int n, void *arg);
 int tr_free_ports(int n, int *ports);
 
 /* Fork n ranks on 127.0.0.1 with free ports, run fn in each, wait at most timeout_s for all; stragglers are
- * killed (status -1). Returns 0 when every rank exited 0, else 1. */
-int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, tr_result_t *res);
+ * killed (status -1). Rank `spare` (or -1) is not waited for: it is killed once the others are done.
+ * Returns 0 when every rank exited 0, else 1. */
+int tr_run(int n, tr_fn fn, void *arg, double timeout_s, tr_during during, int spare, tr_result_t *res);
 
 /* In a child: tell the parent this rank is connected (tr_wait_ready() in `during`). */
 void tr_ready(void);

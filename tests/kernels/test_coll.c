@@ -230,7 +230,7 @@ int main(void)
         for (a = 0; a < 2; a++) {
             tbmcoll_algo_t algo = algos[a];
             double t0 = tr_now();
-            int rc = tr_run(n, rank_main, &algo, 120, NULL, res);
+            int rc = tr_run(n, rank_main, &algo, 120, NULL, -1, res);
             printf("%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(algo), n, rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)
                 printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
