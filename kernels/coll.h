@@ -83,6 +83,11 @@ int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
  * as for tbmcoll_xfer_step(). */
 int tbmcoll_peer_closed(int fd);
 
+/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS; peers may share the cores), returning 1; then
+ * return 0 once (and reset *idle): time to sleep in poll. Tuned on loopback with more ranks than cores. */
+#define TBMCOLL_SPINS 4
+int tbmcoll_idle(int *idle);
+
 /* Fail naming every peer of the n transfers: they closed (codes EPIPE, ECONNRESET) or failed (others). */
 int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n, const char *what);
 

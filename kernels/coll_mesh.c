@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+/* All-reduces up to this size go in one round (latency) instead of reduce-scatter + all-gather. */
+#define MESH_ONESHOT_BYTES (32 * 1024)
+
 /* Chunk layout of a buffer of `count` elements among the ranks, in bytes. */
 typedef struct layout {
     size_t count;
@@ -21,6 +24,21 @@ static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send,
         return;
     xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len };
     (*n)++;
+}
+
+/* Fold n equal parts in rank order into dst: dst = part[0] op part[1] op ... (n >= 1). */
+static void fold_parts(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
+                       tbm_redop_t op)
+{
+    int j;
+
+    if (n == 1) {
+        memmove(dst, part[0], count * tbm_dtype_size(dt));
+        return;
+    }
+    tbm_reduce(dst, part[0], part[1], count, dt, op);
+    for (j = 2; j < n; j++)
+        tbm_reduce(dst, dst, part[j], count, dt, op);
 }
 
 /* Reduce-scatter: chunk j of src goes to rank j; this rank folds its chunk from every rank, in rank order,
@@ -50,13 +68,34 @@ static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
         return -1;
     /* this rank's own contribution: copied aside, since dst may be that very chunk */
     memcpy(slots + (size_t)c->rank * maxlen, src + mine, mylen);
-    if (c->size == 1) {
-        memmove(dst, part[0], mylen);
-        return 0;
+    fold_parts(dst, part, c->size, mylen / ly->esize, dt, op);
+    return 0;
+}
+
+/* Small all-reduce in one round: every rank sends its whole buffer to every other and folds all of them in
+ * rank order, which gives the same bits as reduce-scatter + all-gather (same order per element). */
+static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
+                        tbm_dtype_t dt, tbm_redop_t op)
+{
+    tbmcoll_xfer_t xs[2 * TBM_MLX_RING_MAX];
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *slots = tbmcoll_scratch(c, bytes * (size_t)c->size);
+    int j, n = 0;
+
+    if (!slots)
+        return -1;
+    for (j = 0; j < c->size; j++) {
+        part[j] = slots + (size_t)j * bytes;
+        if (j == c->rank)
+            continue;
+        add_xfer(xs, &n, &c->links[j], 1, src, bytes);
+        add_xfer(xs, &n, &c->links[j], 0, part[j], bytes);
     }
-    tbm_reduce(dst, part[0], part[1], mylen / ly->esize, dt, op);
-    for (j = 2; j < c->size; j++)
-        tbm_reduce(dst, dst, part[j], mylen / ly->esize, dt, op);
+    if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+        return -1;
+    memcpy(slots + (size_t)c->rank * bytes, src, bytes);
+    fold_parts(dst, part, c->size, count, dt, op);
     return 0;
 }
 
@@ -87,6 +126,8 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     layout_t ly = { count, tbm_dtype_size(dt) };
     size_t mine, mylen;
 
+    if (count * ly.esize <= MESH_ONESHOT_BYTES)
+        return mesh_oneshot(c, send, recv, count, dt, op);
     chunk_of(c, &ly, c->rank, &mine, &mylen);
     if (mesh_rs(c, send, (unsigned char *)recv + mine, &ly, dt, op, "all-reduce") < 0)
         return -1;

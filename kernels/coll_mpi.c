@@ -80,7 +80,7 @@ static MPI_Op mpi_op(tbmcoll_comm_t *c, tbm_dtype_t dt, tbm_redop_t op)
 static int mpi_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                          tbm_redop_t op)
 {
-    int n;
+    int n = 0;
 
     if (mpi_count(c, count, "all-reduce", &n) < 0)
         return -1;
@@ -91,7 +91,7 @@ static int mpi_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t
 static int mpi_allgather(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt)
 {
     size_t bytes = count * tbm_dtype_size(dt);
-    int n;
+    int n = 0;
 
     if (mpi_count(c, count * (size_t)c->size, "all-gather", &n) < 0)
         return -1;
@@ -108,7 +108,7 @@ static int mpi_reduce_scatter(tbmcoll_comm_t *c, const void *send, void *recv, s
 {
     size_t bytes = count * tbm_dtype_size(dt);
     unsigned char *out = recv;
-    int n, rc;
+    int n = 0, rc;
 
     if (mpi_count(c, count * (size_t)c->size, "reduce-scatter", &n) < 0)
         return -1;
@@ -124,7 +124,7 @@ static int mpi_reduce_scatter(tbmcoll_comm_t *c, const void *send, void *recv, s
 
 static int mpi_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int root)
 {
-    int n;
+    int n = 0;
 
     if (mpi_count(c, count, "broadcast", &n) < 0)
         return -1;
@@ -133,7 +133,7 @@ static int mpi_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t
 
 static int mpi_send(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer)
 {
-    int n;
+    int n = 0;
 
     if (mpi_count(c, bytes, "send", &n) < 0)
         return -1;
@@ -142,7 +142,7 @@ static int mpi_send(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer)
 
 static int mpi_recv(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer)
 {
-    int n;
+    int n = 0;
 
     if (mpi_count(c, bytes, "recv", &n) < 0)
         return -1;

@@ -129,39 +129,66 @@ static int ring_fail(ring_run_t *r, int left_code, int right_code, int stalled)
     return stalled ? tbmcoll_fail_stalled(r->c, xs, n, r->what) : tbmcoll_fail_xfers(r->c, xs, codes, n, r->what);
 }
 
-/* Run a schedule: both directions at once under poll, bounded by io_timeout. While this rank still owes the
- * right neighbour data, the right link is also watched for its closing (nothing else arrives on it during a
- * collective), so the death of the right neighbour is seen at once even while this rank only receives. */
-static int ring_run(ring_run_t *r)
+/* Move what can move now without waiting: receive from the left, send what the gate allows to the right.
+ * Returns 1 when something moved, 0 when nothing did, -1 after failing. */
+static int ring_try(ring_run_t *r)
+{
+    int ss = r->ss, rs = r->rs, lcode = 0, rcode = 0;
+    size_t sent = r->sent, got = r->got;
+
+    if (r->rs < r->n)
+        lcode = do_recv(r);
+    if (r->ss < r->n && send_avail(r) > r->sent)
+        rcode = do_send(r);
+    if (lcode || rcode)
+        return ring_fail(r, lcode, rcode, 0);
+    return ss != r->ss || rs != r->rs || sent != r->sent || got != r->got;
+}
+
+/* Sleep in poll until the left has data or the right takes data, bounded by io_timeout. While this rank
+ * still owes the right neighbour data, the right link is also watched for its closing (nothing else arrives
+ * on it during a collective), so the death of the right neighbour is seen even while this rank only
+ * receives. Returns 0, or -1 after failing. */
+static int ring_wait(ring_run_t *r, int *watch_right)
 {
     struct pollfd p[2];
-    int want_send, want_recv, watch_right = 1, lcode, rcode, rc;
+    int want_send = r->ss < r->n && send_avail(r) > r->sent, want_recv = r->rs < r->n, rc, code;
+
+    *watch_right = *watch_right && r->ss < r->n;   /* once all is sent, the right may finish and close */
+    if (!want_send && !want_recv)
+        return tbmcoll_fail(r->c, "%s: the ring schedule waits on itself (step %d)", r->what, r->ss);
+    p[0] = (struct pollfd){ .fd = want_recv ? r->c->left.fd : -1, .events = POLLIN };
+    p[1] = (struct pollfd){ .fd = want_send || *watch_right ? r->c->right.fd : -1,
+                            .events = (short)((want_send ? POLLOUT : 0) | (*watch_right ? POLLIN : 0)) };
+    do
+        rc = poll(p, 2, r->c->opts.io_timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0)
+        return tbmcoll_fail(r->c, "%s: poll failed: %s", r->what, strerror(errno));
+    if (rc == 0)
+        return ring_fail(r, want_recv, !want_recv, 1);
+    if (*watch_right && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if ((code = tbmcoll_peer_closed(r->c->right.fd)) != 0)
+            return ring_fail(r, 0, code, 0);
+        *watch_right = !(p[1].revents & POLLIN);   /* data from the right is not ours: stop watching */
+    }
+    return 0;
+}
+
+/* Run a schedule: move data while it moves, yield briefly, then sleep in poll. */
+static int ring_run(ring_run_t *r)
+{
+    int watch_right = 1, idle = 0, moved;
 
     for (skip_empty(r); r->ss < r->n || r->rs < r->n; skip_empty(r)) {
-        want_send = r->ss < r->n && send_avail(r) > r->sent;
-        want_recv = r->rs < r->n;
-        if (!want_send && !want_recv)
-            return tbmcoll_fail(r->c, "%s: the ring schedule waits on itself (step %d)", r->what, r->ss);
-        p[0] = (struct pollfd){ .fd = want_recv ? r->c->left.fd : -1, .events = POLLIN };
-        watch_right = watch_right && r->ss < r->n;   /* once all is sent, the right may finish and close */
-        p[1] = (struct pollfd){ .fd = want_send || watch_right ? r->c->right.fd : -1,
-                                .events = (short)((want_send ? POLLOUT : 0) | (watch_right ? POLLIN : 0)) };
-        rc = poll(p, 2, r->c->opts.io_timeout_ms);
-        if (rc < 0 && errno == EINTR)
+        if ((moved = ring_try(r)) < 0)
+            return -1;
+        if (moved) {
+            idle = 0;
             continue;
-        if (rc < 0)
-            return tbmcoll_fail(r->c, "%s: poll failed: %s", r->what, strerror(errno));
-        if (rc == 0)
-            return ring_fail(r, want_recv, !want_recv, 1);
-        lcode = rcode = 0;
-        if (want_recv && p[0].revents)
-            lcode = do_recv(r);
-        if (watch_right && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !(rcode = tbmcoll_peer_closed(r->c->right.fd)))
-            watch_right = !(p[1].revents & POLLIN);   /* data from the right is not ours: stop watching */
-        if (!rcode && want_send && p[1].revents)
-            rcode = do_send(r);
-        if (lcode || rcode)
-            return ring_fail(r, lcode, rcode, 0);
+        }
+        if (!tbmcoll_idle(&idle) && ring_wait(r, &watch_right) < 0)
+            return -1;
     }
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -324,36 +325,74 @@ int tbmcoll_peer_closed(int fd)
     return 0;
 }
 
-int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+int tbmcoll_idle(int *idle)
+{
+    if ((*idle)++ < TBMCOLL_SPINS) {
+        sched_yield();
+        return 1;
+    }
+    *idle = 0;
+    return 0;
+}
+
+/* Try every pending transfer without waiting. Returns how many made progress, or -1 after failing. */
+static int try_all(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    tbmcoll_xfer_t *failed[2 * TBM_MLX_RING_MAX];
+    int codes[2 * TBM_MLX_RING_MAX];
+    int i, nf = 0, moved = 0;
+    size_t before;
+
+    for (i = 0; i < n; i++) {
+        if (xs[i].done >= xs[i].len)
+            continue;
+        before = xs[i].done;
+        if ((codes[nf] = tbmcoll_xfer_step(&xs[i])) != 0)
+            failed[nf++] = &xs[i];   /* name every peer that failed in this round */
+        moved += xs[i].done != before;
+    }
+    return nf ? tbmcoll_fail_xfers(c, failed, codes, nf, what) : moved;
+}
+
+/* Wait (poll) until a pending transfer is ready; 1 when one is, 0 when none is pending, -1 after failing. */
+static int wait_any(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
 {
     struct pollfd p[2 * TBM_MLX_RING_MAX];
     tbmcoll_xfer_t *pend[2 * TBM_MLX_RING_MAX];
-    int codes[2 * TBM_MLX_RING_MAX];
-    int i, k, nf, rc;
+    int i, k, rc;
+
+    for (i = 0, k = 0; i < n; i++) {
+        if (xs[i].done >= xs[i].len)
+            continue;
+        p[k] = (struct pollfd){ .fd = xs[i].link->fd, .events = xs[i].is_send ? POLLOUT : POLLIN };
+        pend[k++] = &xs[i];
+    }
+    if (k == 0)
+        return 0;
+    do
+        rc = poll(p, (nfds_t)k, c->opts.io_timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0)
+        return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
+    return rc == 0 ? tbmcoll_fail_stalled(c, pend, k, what) : 1;
+}
+
+int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    int moved, idle = 0, rc;
 
     if (n > 2 * TBM_MLX_RING_MAX)
         return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, 2 * TBM_MLX_RING_MAX);
     for (;;) {
-        for (i = 0, k = 0; i < n; i++) {
-            if (xs[i].done >= xs[i].len)
-                continue;
-            p[k] = (struct pollfd){ .fd = xs[i].link->fd, .events = xs[i].is_send ? POLLOUT : POLLIN };
-            pend[k++] = &xs[i];
-        }
-        if (k == 0)
-            return 0;
-        rc = poll(p, (nfds_t)k, c->opts.io_timeout_ms);
-        if (rc < 0 && errno == EINTR)
+        if ((moved = try_all(c, xs, n, what)) < 0)
+            return -1;
+        if (moved) {
+            idle = 0;
             continue;
-        if (rc < 0)
-            return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
-        if (rc == 0)
-            return tbmcoll_fail_stalled(c, pend, k, what);
-        /* step every ready transfer; name every peer that failed in this round */
-        for (i = 0, nf = 0; i < k; i++)
-            if (p[i].revents && (codes[nf] = tbmcoll_xfer_step(pend[i])) != 0)
-                pend[nf++] = pend[i];
-        if (nf)
-            return tbmcoll_fail_xfers(c, pend, codes, nf, what);
+        }
+        if (tbmcoll_idle(&idle))
+            continue;
+        if ((rc = wait_any(c, xs, n, what)) <= 0)
+            return rc;
     }
 }
