@@ -88,8 +88,10 @@ int tbmcoll_peer_closed(int fd);
 #define TBMCOLL_SPINS 4
 int tbmcoll_idle(int *idle);
 
-/* Fail naming every peer of the n transfers: they closed (codes EPIPE, ECONNRESET) or failed (others). */
-int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n, const char *what);
+/* Fail naming every peer of the n transfers: they closed (codes EPIPE, ECONNRESET) or failed (others); the
+ * peers of the nw `waiting` transfers are named as still awaited (the first cause may be one of them). */
+int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
+                       tbmcoll_xfer_t *const *waiting, int nw, const char *what);
 
 /* Fail for lack of progress, naming the peers of the n pending transfers; returns -1. */
 int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what);

@@ -115,18 +115,26 @@ static int do_send(ring_run_t *r)
     return 0;
 }
 
-/* Fail naming the neighbours whose links failed (code != 0) or, when stalled, those we wait for. */
+/* Fail naming the neighbours whose links failed (code != 0) or, when stalled, those we wait for. A failure
+ * on one side looks at the other side too: when both neighbours have closed, both are named. */
 static int ring_fail(ring_run_t *r, int left_code, int right_code, int stalled)
 {
     tbmcoll_xfer_t lx = { .link = &r->c->left, .is_send = 0 }, rx = { .link = &r->c->right, .is_send = 1 };
-    tbmcoll_xfer_t *xs[2];
+    tbmcoll_xfer_t *xs[2], *waiting[1] = { &lx };
     int codes[2], n = 0;
 
+    if (!stalled && !left_code)
+        left_code = tbmcoll_peer_closed(r->c->left.fd);
+    if (!stalled && !right_code)
+        right_code = tbmcoll_peer_closed(r->c->right.fd);
     if (left_code)
         xs[n] = &lx, codes[n++] = left_code;
     if (right_code)
         xs[n] = &rx, codes[n++] = right_code;
-    return stalled ? tbmcoll_fail_stalled(r->c, xs, n, r->what) : tbmcoll_fail_xfers(r->c, xs, codes, n, r->what);
+    if (stalled)
+        return tbmcoll_fail_stalled(r->c, xs, n, r->what);
+    /* the left still owes data and did not fail: name it as awaited (it may be the cause) */
+    return tbmcoll_fail_xfers(r->c, xs, codes, n, waiting, !left_code && r->rs < r->n, r->what);
 }
 
 /* Move what can move now without waiting: receive from the left, send what the gate allows to the right.

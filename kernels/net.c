@@ -270,17 +270,23 @@ static void name_peers(tbmcoll_xfer_t *const *xs, int n, char *out, size_t outsz
     }
 }
 
-int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n, const char *what)
+int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
+                       tbmcoll_xfer_t *const *waiting, int nw, const char *what)
 {
-    char peers[512];
+    char peers[512], still[512] = "";
     int i;
 
     name_peers(xs, n, peers, sizeof(peers));
+    if (nw > 0) {
+        size_t len = (size_t)snprintf(still, sizeof(still), "; still waiting on ");
+        name_peers(waiting, nw, still + len, sizeof(still) - len);
+    }
     for (i = 0; i < n; i++)
         if (codes[i] != EPIPE && codes[i] != ECONNRESET)
-            return tbmcoll_fail(c, "%s: %s %s failed: %s", what, xs[i]->is_send ? "sending to" : "receiving from",
-                                peers, strerror(codes[i]));
-    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output", what, peers);
+            return tbmcoll_fail(c, "%s: %s %s failed: %s%s", what, xs[i]->is_send ? "sending to" : "receiving from",
+                                peers, strerror(codes[i]), still);
+    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output%s", what, peers,
+                        still);
 }
 
 int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what)
@@ -335,12 +341,23 @@ int tbmcoll_idle(int *idle)
     return 0;
 }
 
-/* Try every pending transfer without waiting. Returns how many made progress, or -1 after failing. */
+static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (xs[i]->link->peer == peer)
+            return 1;
+    return 0;
+}
+
+/* Try every pending transfer without waiting. Returns how many made progress, or -1 after failing (naming
+ * every peer that failed in this round, and those still awaited: the cause may be one of them). */
 static int try_all(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
 {
-    tbmcoll_xfer_t *failed[2 * TBM_MLX_RING_MAX];
+    tbmcoll_xfer_t *failed[2 * TBM_MLX_RING_MAX], *waiting[2 * TBM_MLX_RING_MAX];
     int codes[2 * TBM_MLX_RING_MAX];
-    int i, nf = 0, moved = 0;
+    int i, nf = 0, nw = 0, moved = 0;
     size_t before;
 
     for (i = 0; i < n; i++) {
@@ -348,10 +365,15 @@ static int try_all(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *wha
             continue;
         before = xs[i].done;
         if ((codes[nf] = tbmcoll_xfer_step(&xs[i])) != 0)
-            failed[nf++] = &xs[i];   /* name every peer that failed in this round */
+            failed[nf++] = &xs[i];
         moved += xs[i].done != before;
     }
-    return nf ? tbmcoll_fail_xfers(c, failed, codes, nf, what) : moved;
+    if (!nf)
+        return moved;
+    for (i = 0; i < n; i++)
+        if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
+            waiting[nw++] = &xs[i];
+    return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
 }
 
 /* Wait (poll) until a pending transfer is ready; 1 when one is, 0 when none is pending, -1 after failing. */

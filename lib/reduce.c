@@ -128,10 +128,10 @@ float tbm_bf16_to_f32(uint16_t h)
 uint16_t tbm_f32_to_bf16(float f)
 {
     uint32_t x = f32_bits(f);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;   /* a carry may reach infinity: correct */
+    uint32_t quiet = (x >> 16) | 0x40u;                           /* NaN: keep it NaN, quiet */
 
-    if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffff))
-        return (uint16_t)((x >> 16) | 0x40);  /* NaN: keep it NaN, quiet */
-    return (uint16_t)shift_round_even(x, 16);   /* a carry may reach infinity: correct */
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 
 /* Max with NaN propagation: the result depends only on the operands' order, which callers fix. */
@@ -140,77 +140,106 @@ static float max_f32(float a, float b)
     return (a > b || isnan(a)) ? a : b;
 }
 
-static float apply_f32(float a, float b, tbm_redop_t op)
-{
-    return op == TBM_OP_SUM ? a + b : max_f32(a, b);
-}
+/* Floating-point types are reduced in blocks: widen both operands into float arrays, combine, narrow into
+ * dst. Both blocks are loaded before dst is written, so dst may be a or b; the local arrays never alias,
+ * so compilers can vectorize the loops. */
+#define BLOCK 256
 
-/* The element loops: load a and b, combine, store into dst (element by element, so dst may equal a or b). */
-static void reduce_f32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
-                       tbm_redop_t op)
+/* Conversions run over whole blocks too (zeros past the end): vectorizable where the conversion is. */
+static void load_block(float *out, const unsigned char *p, size_t n, tbm_dtype_t dt)
 {
+    uint16_t h[BLOCK] = { 0 };
     size_t i;
-    float x, y;
 
-    for (i = 0; i < count; i++, d += 4, a += 4, b += 4) {
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        x = apply_f32(x, y, op);
-        memcpy(d, &x, 4);
+    if (dt == TBM_DT_F32) {
+        memcpy(out, p, n * 4);
+        return;
     }
+    memcpy(h, p, n * 2);
+    if (dt == TBM_DT_F16)
+        for (i = 0; i < BLOCK; i++)
+            out[i] = tbm_f16_to_f32(h[i]);
+    else
+        for (i = 0; i < BLOCK; i++)
+            out[i] = tbm_bf16_to_f32(h[i]);
 }
 
-static void reduce_half(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
-                        tbm_redop_t op, float (*widen)(uint16_t), uint16_t (*narrow)(float))
+static void store_block(unsigned char *p, const float *in, size_t n, tbm_dtype_t dt)
+{
+    uint16_t h[BLOCK];
+    size_t i;
+
+    if (dt == TBM_DT_F32) {
+        memcpy(p, in, n * 4);
+        return;
+    }
+    if (dt == TBM_DT_F16)
+        for (i = 0; i < BLOCK; i++)
+            h[i] = tbm_f32_to_f16(in[i]);
+    else
+        for (i = 0; i < BLOCK; i++)
+            h[i] = tbm_f32_to_bf16(in[i]);
+    memcpy(p, h, n * 2);
+}
+
+/* Whole blocks (a constant trip count) let compilers vectorize even at -O2; a last partial block combines
+ * zeros beyond its end, which are never stored. */
+static void combine(float *x, const float *y, tbm_redop_t op)
 {
     size_t i;
-    uint16_t x, y;
 
-    for (i = 0; i < count; i++, d += 2, a += 2, b += 2) {
-        memcpy(&x, a, 2);
-        memcpy(&y, b, 2);
-        x = narrow(apply_f32(widen(x), widen(y), op));
-        memcpy(d, &x, 2);
+    if (op == TBM_OP_SUM)
+        for (i = 0; i < BLOCK; i++)
+            x[i] += y[i];
+    else
+        for (i = 0; i < BLOCK; i++)
+            x[i] = max_f32(x[i], y[i]);
+}
+
+static void reduce_float(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                         tbm_dtype_t dt, tbm_redop_t op)
+{
+    float x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
+    size_t es = tbm_dtype_size(dt), done, n;
+
+    for (done = 0; done < count; done += n) {
+        n = count - done < BLOCK ? count - done : BLOCK;
+        load_block(x, a + done * es, n, dt);
+        load_block(y, b + done * es, n, dt);
+        combine(x, y, op);
+        store_block(d + done * es, x, n, dt);
     }
 }
 
 static void reduce_i32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
                        tbm_redop_t op)
 {
-    size_t i;
-    int32_t x, y;
-    uint32_t sum;
+    int32_t x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
+    size_t done, n, i;
 
-    for (i = 0; i < count; i++, d += 4, a += 4, b += 4) {
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        sum = (uint32_t)x + (uint32_t)y;   /* wraps, no undefined overflow */
+    for (done = 0; done < count; done += n) {
+        n = count - done < BLOCK ? count - done : BLOCK;
+        memcpy(x, a + done * 4, n * 4);
+        memcpy(y, b + done * 4, n * 4);
         if (op == TBM_OP_SUM)
-            memcpy(d, &sum, 4);
+            for (i = 0; i < BLOCK; i++)
+                x[i] = (int32_t)((uint32_t)x[i] + (uint32_t)y[i]);   /* wraps, no undefined overflow */
         else
-            memcpy(d, y > x ? &y : &x, 4);
+            for (i = 0; i < BLOCK; i++)
+                x[i] = y[i] > x[i] ? y[i] : x[i];
+        memcpy(d + done * 4, x, n * 4);
     }
 }
 
 int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op)
 {
-    if ((unsigned)op >= TBM_OP_COUNT)
+    if ((unsigned)op >= TBM_OP_COUNT || tbm_dtype_size(dt) == 0)
         return -1;
-    switch (dt) {
-    case TBM_DT_F32:
-        reduce_f32(dst, a, b, count, op);
-        return 0;
-    case TBM_DT_F16:
-        reduce_half(dst, a, b, count, op, tbm_f16_to_f32, tbm_f32_to_f16);
-        return 0;
-    case TBM_DT_BF16:
-        reduce_half(dst, a, b, count, op, tbm_bf16_to_f32, tbm_f32_to_bf16);
-        return 0;
-    case TBM_DT_I32:
+    if (dt == TBM_DT_I32)
         reduce_i32(dst, a, b, count, op);
-        return 0;
-    }
-    return -1;
+    else
+        reduce_float(dst, a, b, count, dt, op);
+    return 0;
 }
 
 void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
