@@ -162,7 +162,48 @@ static json_object *parse_json(const char *text, size_t len, const char *name, c
     return root;
 }
 
-static const char hostfile_expect[] = "a JSON list with one list of \"ip:port\" per rank";
+/* What a top-level document is called in messages, and how many entries it may hold. */
+typedef struct doc_kind {
+    const char *title;       /* "the ring hostfile" */
+    const char *shape;       /* "a JSON list indexed by rank" */
+    const char *unit;        /* "ranks" */
+    const char *per;         /* "one list of \"ip:port\" per rank" */
+    const char *expect;      /* what to write, for JSON errors */
+    int max;
+} doc_kind_t;
+
+static const doc_kind_t hostfile_kind = {
+    "the ring hostfile", "a JSON list indexed by rank", "ranks", "one list of \"ip:port\" per rank",
+    "a JSON list with one list of \"ip:port\" per rank", TBM_MLX_RING_MAX,
+};
+
+static const doc_kind_t matrix_kind = {
+    "the device matrix", "a JSON list of rows", "rows", "one per rank",
+    "an N x N JSON list of lists, null on the diagonal, device names elsewhere", TBM_MLX_MATRIX_MAX,
+};
+
+/* Parse the text as a JSON list of 1 .. kind->max entries. Returns the root (put it), or NULL with a message. */
+static json_object *parse_doc(const char *text, size_t len, const char *name, const doc_kind_t *kind, size_t *n,
+                              tbm_err_t *err)
+{
+    json_object *root = parse_json(text, len, name, kind->expect, err);
+
+    if (!root)
+        return NULL;
+    if (!json_object_is_type(root, json_type_array)) {
+        tbm_errprintf(err, "%s: %s must be %s, found %s", name, kind->title, kind->shape, json_kind(root));
+        json_object_put(root);
+        return NULL;
+    }
+    *n = json_object_array_length(root);
+    if (*n == 0 || *n > (size_t)kind->max) {
+        tbm_errprintf(err, "%s: %s has %zu %s: give from 1 to %d, %s", name, kind->title, *n, kind->unit,
+                      kind->max, kind->per);
+        json_object_put(root);
+        return NULL;
+    }
+    return root;
+}
 
 /* Rank r's element of the hostfile: its list of addresses. */
 static int hostfile_rank(json_object *el, int r, const char *name, tbm_mlx_hostfile_t *out, tbm_err_t *err)
@@ -225,20 +266,8 @@ int tbm_mlx_hostfile_parse(const char *text, size_t len, const char *name, tbm_m
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
-    root = parse_json(text, len, name, hostfile_expect, err);
-    if (!root)
+    if (!(root = parse_doc(text, len, name, &hostfile_kind, &n, err)))
         return -1;
-    if (!json_object_is_type(root, json_type_array)) {
-        tbm_errprintf(err, "%s: the ring hostfile must be a JSON list indexed by rank, found %s", name,
-                      json_kind(root));
-        goto out;
-    }
-    n = json_object_array_length(root);
-    if (n == 0 || n > TBM_MLX_RING_MAX) {
-        tbm_errprintf(err, "%s: the ring hostfile lists %zu ranks: give from 1 to %d, one list of \"ip:port\" "
-                      "per rank", name, n, TBM_MLX_RING_MAX);
-        goto out;
-    }
     out->nranks = (int)n;
     for (r = 0; r < n; r++)
         if (hostfile_rank(json_object_array_get_idx(root, r), (int)r, name, out, err) < 0)
@@ -248,8 +277,6 @@ out:
     json_object_put(root);
     return rc;
 }
-
-static const char matrix_expect[] = "an N x N JSON list of lists, null on the diagonal, device names elsewhere";
 
 static int cell_name(json_object *s, int i, int j, int k, const char *name, tbm_mlx_devmatrix_t *m,
                      tbm_err_t *err)
@@ -352,20 +379,8 @@ int tbm_mlx_devmatrix_parse(const char *text, size_t len, const char *name, tbm_
     int i, rc = -1;
 
     memset(out, 0, sizeof(*out));
-    root = parse_json(text, len, name, matrix_expect, err);
-    if (!root)
+    if (!(root = parse_doc(text, len, name, &matrix_kind, &n, err)))
         return -1;
-    if (!json_object_is_type(root, json_type_array)) {
-        tbm_errprintf(err, "%s: the device matrix must be a JSON list of rows, found %s", name,
-                      json_kind(root));
-        goto out;
-    }
-    n = json_object_array_length(root);
-    if (n == 0 || n > TBM_MLX_MATRIX_MAX) {
-        tbm_errprintf(err, "%s: the device matrix has %zu rows: give from 1 to %d, one per rank", name, n,
-                      TBM_MLX_MATRIX_MAX);
-        goto out;
-    }
     out->n = (int)n;
     for (i = 0; i < out->n; i++)
         if (matrix_row(json_object_array_get_idx(root, (size_t)i), i, name, out, err) < 0)

@@ -46,7 +46,7 @@ static const bad_case_t bad_hostfiles[] = {
     { "[[\"10.0.0.1:1\"]] x", "hosts.json: text follows the JSON value at byte 17: write a JSON list with one "
       "list of \"ip:port\" per rank" },
     { "{\"hosts\": []}", "hosts.json: the ring hostfile must be a JSON list indexed by rank, found an object" },
-    { "[]", "hosts.json: the ring hostfile lists 0 ranks: give from 1 to 64, one list of \"ip:port\" per rank" },
+    { "[]", "hosts.json: the ring hostfile has 0 ranks: give from 1 to 64, one list of \"ip:port\" per rank" },
     { "[\"10.0.0.1:1\"]", "hosts.json: rank 0: expected a list of \"ip:port\" strings, found a string" },
     { "[[\"10.0.0.1:1\"], []]", "hosts.json: rank 1 lists no address: give at least one \"ip:port\" it listens "
       "on" },
@@ -108,7 +108,7 @@ START_TEST(hostfile_limits)
         len += (size_t)snprintf(text + len, sizeof(text) - len, "%s[\"10.0.0.1:%d\"]", r ? "," : "", r + 1);
     snprintf(text + len, sizeof(text) - len, "]");
     ck_assert_int_eq(hostfile(text, &hf, &err), -1);
-    ck_assert_str_eq(err.msg, "hosts.json: the ring hostfile lists 65 ranks: give from 1 to 64, one list of "
+    ck_assert_str_eq(err.msg, "hosts.json: the ring hostfile has 65 ranks: give from 1 to 64, one list of "
                      "\"ip:port\" per rank");
     memset(text, ' ', sizeof(text));
     ck_assert_int_eq(tbm_mlx_hostfile_parse(text, sizeof(text), "hosts.json", &hf, &err), -1);

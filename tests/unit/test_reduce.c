@@ -115,30 +115,27 @@ START_TEST(reduce_unaligned)
 }
 END_TEST
 
+static void expect_chunk(size_t count, int n, int i, size_t want_off, size_t want_len)
+{
+    size_t off = 99, len = 99;
+
+    tbm_chunk(count, n, i, &off, &len);
+    ck_assert_uint_eq(off, want_off);
+    ck_assert_uint_eq(len, want_len);
+}
+
 START_TEST(chunks_split_nearly_equal)
 {
-    size_t off, len;
-
-    tbm_chunk(10, 4, 0, &off, &len);
-    ck_assert_uint_eq(off, 0); ck_assert_uint_eq(len, 3);
-    tbm_chunk(10, 4, 1, &off, &len);
-    ck_assert_uint_eq(off, 3); ck_assert_uint_eq(len, 3);
-    tbm_chunk(10, 4, 2, &off, &len);
-    ck_assert_uint_eq(off, 6); ck_assert_uint_eq(len, 2);
-    tbm_chunk(10, 4, 3, &off, &len);
-    ck_assert_uint_eq(off, 8); ck_assert_uint_eq(len, 2);
-    tbm_chunk(1, 3, 0, &off, &len);
-    ck_assert_uint_eq(off, 0); ck_assert_uint_eq(len, 1);
-    tbm_chunk(1, 3, 2, &off, &len);
-    ck_assert_uint_eq(off, 1); ck_assert_uint_eq(len, 0);
-    tbm_chunk(12, 3, 2, &off, &len);
-    ck_assert_uint_eq(off, 8); ck_assert_uint_eq(len, 4);
-    tbm_chunk(5, 0, 0, &off, &len);
-    ck_assert_uint_eq(off, 0); ck_assert_uint_eq(len, 0);
-    tbm_chunk(5, 2, 2, &off, &len);
-    ck_assert_uint_eq(len, 0);
-    tbm_chunk(5, 2, -1, &off, &len);
-    ck_assert_uint_eq(len, 0);
+    expect_chunk(10, 4, 0, 0, 3);
+    expect_chunk(10, 4, 1, 3, 3);
+    expect_chunk(10, 4, 2, 6, 2);
+    expect_chunk(10, 4, 3, 8, 2);
+    expect_chunk(1, 3, 0, 0, 1);
+    expect_chunk(1, 3, 2, 1, 0);
+    expect_chunk(12, 3, 2, 8, 4);
+    expect_chunk(5, 0, 0, 0, 0);      /* no ranks */
+    expect_chunk(5, 2, 2, 0, 0);      /* index out of range */
+    expect_chunk(5, 2, -1, 0, 0);
 }
 END_TEST
 
