@@ -57,6 +57,11 @@ int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(
 /* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
 unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes);
 
+/* Fold n equal parts in rank order into dst: dst = part[0] op part[1] op ... op part[n-1] (n >= 1). dst may
+ * be one of the parts only if it is part[0]. */
+void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
+                  tbm_redop_t op);
+
 /* Bytes of chunk i when `count` elements of `esize` bytes are split among the ranks (tbm_chunk). */
 void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, int i, size_t *off, size_t *len);
 

@@ -4,9 +4,6 @@
 
 #include <string.h>
 
-/* All-reduces up to this size go in one round (latency) instead of reduce-scatter + all-gather. */
-#define MESH_ONESHOT_BYTES (32 * 1024)
-
 /* Chunk layout of a buffer of `count` elements among the ranks, in bytes. */
 typedef struct layout {
     size_t count;
@@ -24,21 +21,6 @@ static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send,
         return;
     xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len };
     (*n)++;
-}
-
-/* Fold n equal parts in rank order into dst: dst = part[0] op part[1] op ... (n >= 1). */
-static void fold_parts(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
-                       tbm_redop_t op)
-{
-    int j;
-
-    if (n == 1) {
-        memmove(dst, part[0], count * tbm_dtype_size(dt));
-        return;
-    }
-    tbm_reduce(dst, part[0], part[1], count, dt, op);
-    for (j = 2; j < n; j++)
-        tbm_reduce(dst, dst, part[j], count, dt, op);
 }
 
 /* Reduce-scatter: chunk j of src goes to rank j; this rank folds its chunk from every rank, in rank order,
@@ -68,12 +50,12 @@ static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
         return -1;
     /* this rank's own contribution: copied aside, since dst may be that very chunk */
     memcpy(slots + (size_t)c->rank * maxlen, src + mine, mylen);
-    fold_parts(dst, part, c->size, mylen / ly->esize, dt, op);
+    tbmcoll_fold(dst, part, c->size, mylen / ly->esize, dt, op);
     return 0;
 }
 
 /* Small all-reduce in one round: every rank sends its whole buffer to every other and folds all of them in
- * rank order, which gives the same bits as reduce-scatter + all-gather (same order per element). */
+ * rank order (the order reduce-scatter + all-gather uses too). */
 static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
                         tbm_dtype_t dt, tbm_redop_t op)
 {
@@ -95,7 +77,7 @@ static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
     if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
         return -1;
     memcpy(slots + (size_t)c->rank * bytes, src, bytes);
-    fold_parts(dst, part, c->size, count, dt, op);
+    tbmcoll_fold(dst, part, c->size, count, dt, op);
     return 0;
 }
 
@@ -126,7 +108,7 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     layout_t ly = { count, tbm_dtype_size(dt) };
     size_t mine, mylen;
 
-    if (count * ly.esize <= MESH_ONESHOT_BYTES)
+    if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
         return mesh_oneshot(c, send, recv, count, dt, op);
     chunk_of(c, &ly, c->rank, &mine, &mylen);
     if (mesh_rs(c, send, (unsigned char *)recv + mine, &ly, dt, op, "all-reduce") < 0)

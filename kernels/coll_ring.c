@@ -247,6 +247,27 @@ static unsigned char *chunk_scratch(tbmcoll_comm_t *c, size_t count, size_t esiz
     return tbmcoll_scratch(c, maxlen + extra);
 }
 
+/* Small all-reduce: whole buffers go around the ring (an all-gather of n-1 steps), then every rank folds
+ * all of them in rank order. */
+static int ring_small(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                      tbm_redop_t op)
+{
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t bytes = count * tbm_dtype_size(dt);
+    ring_bufs_t b = { .count = count * (size_t)c->size };
+    int j;
+
+    if (!(b.work = tbmcoll_scratch(c, bytes * (size_t)c->size)))
+        return -1;
+    for (j = 0; j < c->size; j++)
+        part[j] = b.work + (size_t)j * bytes;
+    memcpy(b.work + (size_t)c->rank * bytes, send, bytes);
+    if (rs_ag(c, &b, c->size - 1, 2 * c->size - 3, dt, op, "all-reduce") < 0)
+        return -1;
+    tbmcoll_fold(recv, part, c->size, count, dt, op);
+    return 0;
+}
+
 static int ring_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                           tbm_redop_t op)
 {
@@ -256,6 +277,8 @@ static int ring_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
         memmove(recv, send, count * tbm_dtype_size(dt));
         return 0;
     }
+    if (count * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES)
+        return ring_small(c, send, recv, count, dt, op);
     if (!(b.scratch = chunk_scratch(c, count, tbm_dtype_size(dt), 0)))
         return -1;
     return rs_ag(c, &b, 0, 2 * c->size - 3, dt, op, "all-reduce");

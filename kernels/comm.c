@@ -88,6 +88,20 @@ void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, in
     *len *= esize;
 }
 
+void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
+                  tbm_redop_t op)
+{
+    int j;
+
+    if (n == 1) {
+        memmove(dst, part[0], count * tbm_dtype_size(dt));
+        return;
+    }
+    tbm_reduce(dst, part[0], part[1], count, dt, op);
+    for (j = 2; j < n; j++)
+        tbm_reduce(dst, dst, part[j], count, dt, op);
+}
+
 static tbmcoll_comm_t *comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                 tbm_err_t *err)
 {

@@ -30,16 +30,23 @@
  *   ring: all-reduce = pipelined ring reduce-scatter then ring all-gather (2(n-1) steps); data flows to
  *         rank+1 and each step forwards a segment as soon as the previous step has produced it. Chunk c is
  *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
+ *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
+ *         rank sends its whole buffer to every other (one round); on a ring whole buffers travel around the
+ *         ring (n-1 steps); then every rank folds all n buffers in rank order 0, 1, ..., n-1.
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
- * which data arrives, and every rank receives the owner's bytes; so every rank gets identical bits, on every
+ * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
  * run, for the same inputs, size and algorithm. (Mesh and ring may differ from each other in the last bits
- * of a floating-point sum.) float16/bfloat16 are reduced via float32 with round-to-nearest-even.
+ * of a floating-point sum above TBMCOLL_SMALL_BYTES.) float16/bfloat16 are reduced via float32 with
+ * round-to-nearest-even.
  *
  * MPI transport (tbmcoll_comm_from_mpi, in the separate libtbmcoll_mpi): the same calls mapped onto Open
  * MPI's collectives over MPI_COMM_WORLD, for comparison; its reduction order is Open MPI's.
  */
 
 typedef struct tbmcoll_comm tbmcoll_comm_t;
+
+/* All-reduces up to this many bytes use the small-message algorithms (see above). */
+#define TBMCOLL_SMALL_BYTES (32 * 1024)
 
 typedef enum tbmcoll_algo {
     TBMCOLL_ALGO_AUTO = 0,   /* choose: see tbmcoll_comm_from_env() and tbmcoll_comm_from_addrs() */
