@@ -13,7 +13,8 @@ typedef struct env_case {
     int jaccl;               /* 0: ring hostfile; 1: device matrix and coordinator */
     int ring_matrix;         /* the matrix is a 4-cycle (not a mesh) */
     int prefer_ring;         /* set JACCL_RING */
-    tbmcoll_algo_t want;     /* the algorithm AUTO must pick */
+    tbmcoll_algo_t ask;      /* the algorithm asked for */
+    tbmcoll_algo_t want;     /* the algorithm the communicator must use */
 } env_case_t;
 
 static void write_text(const char *path, const char *text)
@@ -58,7 +59,7 @@ static void matrix_text(int n, int cycle, char *out, size_t outsz)
 static int env_rank(int rank, int n, const char *const *addrs, void *arg)
 {
     const env_case_t *ec = arg;
-    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_AUTO, 5000);
+    tbmcoll_opts_t o = tr_opts(ec->ask, 5000);
     char path[64], text[2048], num[16];
     tbm_err_t err = { { 0 } };
     tbmcoll_comm_t *c;
@@ -95,10 +96,11 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
 static int run_env_cases(void)
 {
     static const env_case_t cases[] = {
-        { "ring hostfile, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_RING },
-        { "jaccl mesh, 3 ranks", 1, 0, 0, TBMCOLL_ALGO_MESH },
-        { "jaccl mesh with JACCL_RING, 3 ranks", 1, 0, 1, TBMCOLL_ALGO_RING },
-        { "jaccl ring (4-cycle), 4 ranks", 1, 1, 0, TBMCOLL_ALGO_RING },
+        { "ring hostfile, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
+        { "ring hostfile asked for a mesh, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_MESH, TBMCOLL_ALGO_MESH },
+        { "jaccl mesh, 3 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH },
+        { "jaccl mesh with JACCL_RING, 3 ranks", 1, 0, 1, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
+        { "jaccl ring (4-cycle), 4 ranks", 1, 1, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
     };
     tr_result_t res[TR_MAX];
     int i, k, n, rc, bad = 0;
