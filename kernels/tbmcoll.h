@@ -88,8 +88,8 @@ tbmcoll_comm_t *tbmcoll_comm_from_addrs(int rank, int size, const char *const *a
  *    MLX_JACCL_DEVICES) and MLX_JACCL_COORDINATOR (or JACCL_COORDINATOR); the JACCL_* names win. The
  *    device "rdma_enX" facing a peer (the first of its cell) is mapped to interface enX and its IPv4 address
  *    (getifaddrs); this rank listens there on a free port. Rank 0 binds the coordinator, the others
- *    connect to it with bounded retries, and the coordinator hands every rank the table of all addresses. AUTO means mesh when the
- *    matrix is a mesh and MLX_JACCL_RING (or JACCL_RING) is unset, ring otherwise.
+ *    connect to it with bounded retries, and the coordinator hands every rank the table of all addresses.
+ *    AUTO means mesh when the matrix is a mesh and MLX_JACCL_RING (or JACCL_RING) is unset, ring otherwise.
  * MLX_HOSTFILE wins when both sets are present, as in MLX's backend="any". Every problem (missing
  * variable, unreadable or invalid file, interface without IPv4, rank out of range) is a message naming
  * the variable or file. Returns NULL with a message on failure.
