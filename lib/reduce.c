@@ -57,81 +57,98 @@ int tbm_redop_parse(const char *name, tbm_redop_t *out, tbm_err_t *err)
     return tbm_errprintf(err, "unknown reduction '%s': use sum or max", name ? name : "");
 }
 
+/* Type punning through a union (defined in C11), which compilers keep in registers. */
+typedef union f32_word {
+    float f;
+    uint32_t u;
+} f32_word_t;
+
 static uint32_t f32_bits(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
+    f32_word_t w = { .f = f };
+    return w.u;
 }
 
 static float bits_f32(uint32_t u)
 {
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
+    f32_word_t w = { .u = u };
+    return w.f;
 }
 
-/* Shift right by `shift` (1..31) rounding to nearest, ties to even. */
-static uint32_t shift_round_even(uint32_t v, unsigned shift)
+/* The conversions are written without branches (every case computed, one chosen by a mask), so that the
+ * block loops below vectorize. They assume IEEE binary32 arithmetic in round-to-nearest-even, C's default. */
+
+/* all ones when cond, else zero */
+static uint32_t mask_if(int cond)
 {
-    uint32_t kept = v >> shift;
-    uint32_t rest = v & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-    return kept;
+    return 0u - (uint32_t)(cond != 0);
 }
 
-float tbm_f16_to_f32(uint16_t h)
+static uint32_t pick(uint32_t mask, uint32_t yes, uint32_t no)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t man = h & 0x3ff;
-
-    if (exp == 0) {
-        float mag = (float)man * 0x1p-24f;   /* zero or subnormal: exact */
-        return sign ? -mag : mag;
-    }
-    if (exp == 31)
-        return bits_f32(sign | 0x7f800000u | (man << 13));
-    return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+    return (yes & mask) | (no & ~mask);
 }
 
-uint16_t tbm_f32_to_f16(float f)
+static inline float decode_f16(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t em = h & 0x7fffu;                                   /* exponent and mantissa */
+    /* finite: fields moved into place, then rebiased by 2^112 (exact, subnormals included) */
+    uint32_t finite = f32_bits(bits_f32(em << 13) * 0x1p112f);
+    uint32_t special = 0x7f800000u | ((em & 0x3ffu) << 13);     /* infinity, or NaN with its payload */
+
+    return bits_f32(sign | pick(mask_if(em >= 0x7c00u), special, finite));
+}
+
+static inline uint16_t encode_f16(float f)
 {
     uint32_t x = f32_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t exp = (x >> 23) & 0xff;
-    uint32_t man = x & 0x7fffff;
-    int e = (int)exp - 127 + 15;
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t a = x & 0x7fffffffu;
+    /* normal result: rebias, round the 13 dropped bits to nearest even (a carry may reach infinity) */
+    uint32_t normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* below 2^-14: adding 0.5 puts the half's subnormal unit (2^-24) at the float's last bit; the add rounds */
+    uint32_t sub = f32_bits(bits_f32(a) + 0.5f) - 0x3f000000u;
+    uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);               /* quiet, payload kept */
+    uint32_t r = pick(mask_if(a < 0x38800000u), sub, normal);
 
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
-    if (e >= 31)
-        return sign | 0x7c00;
-    if (e <= 0) {
-        if (e < -10)
-            return sign;                      /* below half the smallest subnormal */
-        /* subnormal result; a carry into the exponent field gives the smallest normal, as it should */
-        return (uint16_t)(sign | shift_round_even(man | 0x800000, (unsigned)(14 - e)));
-    }
-    /* a carry out of the mantissa bumps the exponent, up to infinity: correct rounding */
-    return (uint16_t)(sign | shift_round_even(((uint32_t)e << 23) | man, 13));
+    r = pick(mask_if(a >= 0x47800000u), 0x7c00u, r);
+    return (uint16_t)(sign | pick(mask_if(a > 0x7f800000u), nan, r));
 }
 
-float tbm_bf16_to_f32(uint16_t h)
+static inline float decode_bf16(uint16_t h)
 {
     return bits_f32((uint32_t)h << 16);
 }
 
-uint16_t tbm_f32_to_bf16(float f)
+static inline uint16_t encode_bf16(float f)
 {
     uint32_t x = f32_bits(f);
     uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;   /* a carry may reach infinity: correct */
     uint32_t quiet = (x >> 16) | 0x40u;                           /* NaN: keep it NaN, quiet */
 
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+    return (uint16_t)pick(mask_if((x & 0x7fffffffu) > 0x7f800000u), quiet, rounded);
+}
+
+/* The public conversions (the loops below use the inline forms directly). */
+float tbm_f16_to_f32(uint16_t h)
+{
+    return decode_f16(h);
+}
+
+uint16_t tbm_f32_to_f16(float f)
+{
+    return encode_f16(f);
+}
+
+float tbm_bf16_to_f32(uint16_t h)
+{
+    return decode_bf16(h);
+}
+
+uint16_t tbm_f32_to_bf16(float f)
+{
+    return encode_bf16(f);
 }
 
 /* Max with NaN propagation: the result depends only on the operands' order, which callers fix. */
@@ -158,10 +175,10 @@ static void load_block(float *out, const unsigned char *p, size_t n, tbm_dtype_t
     memcpy(h, p, n * 2);
     if (dt == TBM_DT_F16)
         for (i = 0; i < BLOCK; i++)
-            out[i] = tbm_f16_to_f32(h[i]);
+            out[i] = decode_f16(h[i]);
     else
         for (i = 0; i < BLOCK; i++)
-            out[i] = tbm_bf16_to_f32(h[i]);
+            out[i] = decode_bf16(h[i]);
 }
 
 static void store_block(unsigned char *p, const float *in, size_t n, tbm_dtype_t dt)
@@ -175,10 +192,10 @@ static void store_block(unsigned char *p, const float *in, size_t n, tbm_dtype_t
     }
     if (dt == TBM_DT_F16)
         for (i = 0; i < BLOCK; i++)
-            h[i] = tbm_f32_to_f16(in[i]);
+            h[i] = encode_f16(in[i]);
     else
         for (i = 0; i < BLOCK; i++)
-            h[i] = tbm_f32_to_bf16(in[i]);
+            h[i] = encode_bf16(in[i]);
     memcpy(p, h, n * 2);
 }
 

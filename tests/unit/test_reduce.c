@@ -47,6 +47,34 @@ START_TEST(f16_widens_exactly)
 }
 END_TEST
 
+/* Every boundary between two neighbouring finite halves: the midpoint goes to the even one, a float just
+ * above or below it to the nearer one. widen/narrow: the type's conversions; top: its largest finite. */
+static void check_midpoints(float (*widen)(uint16_t), uint16_t (*narrow)(float), unsigned top)
+{
+    unsigned h;
+
+    for (h = 0; h < top; h++) {
+        float lo = widen((uint16_t)h), hi = widen((uint16_t)(h + 1));
+        float mid = lo + (hi - lo) / 2;      /* exact: one bit more than the half type has */
+        ck_assert_uint_eq(narrow(mid), (h & 1) ? h + 1 : h);
+        ck_assert_uint_eq(narrow(nextafterf(mid, INFINITY)), h + 1);
+        ck_assert_uint_eq(narrow(nextafterf(mid, 0)), h);
+        ck_assert_uint_eq(narrow(-nextafterf(mid, 0)), h | 0x8000);
+    }
+}
+
+START_TEST(f16_midpoints)
+{
+    check_midpoints(tbm_f16_to_f32, tbm_f32_to_f16, 0x7bff);
+}
+END_TEST
+
+START_TEST(bf16_midpoints)
+{
+    check_midpoints(tbm_bf16_to_f32, tbm_f32_to_bf16, 0x7f7f);
+}
+END_TEST
+
 START_TEST(bf16_rounds_to_nearest_even)
 {
     unsigned h;
@@ -195,6 +223,8 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, f16_rounds_to_nearest_even);
     tcase_add_test(tc, f16_widens_exactly);
     tcase_add_test(tc, bf16_rounds_to_nearest_even);
+    tcase_add_test(tc, f16_midpoints);
+    tcase_add_test(tc, bf16_midpoints);
     tcase_add_test(tc, reduce_each_type);
     tcase_add_test(tc, reduce_unaligned);
     tcase_add_test(tc, chunks_split_nearly_equal);
