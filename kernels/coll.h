@@ -27,8 +27,9 @@ typedef struct tbmcoll_ops {
     int (*reduce_scatter)(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                           tbm_redop_t op);
     int (*broadcast)(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int root);
-    int (*send)(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer);
-    int (*recv)(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer);
+    /* point to point: send `bytes` of sbuf to rank `to` and receive as many into rbuf from rank `from`, at
+     * once; either side may be absent (to or from < 0) */
+    int (*p2p)(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
     void (*destroy)(tbmcoll_comm_t *c);   /* transport state (MPI); may be NULL */
 } tbmcoll_ops_t;
 
@@ -53,6 +54,9 @@ extern const tbmcoll_ops_t tbmcoll_ring_ops;
 /* Record a failure (the first one wins) and mark the communicator broken; returns -1. The message is
  * prefixed with "rank R: ". */
 int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Point to point over the TCP links (the p2p of the mesh and ring transports). */
+int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
 
 /* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
 unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes);

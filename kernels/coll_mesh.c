@@ -160,29 +160,11 @@ static int mesh_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_
     return direct ? 0 : mesh_ag(c, buf, &ly, root, "broadcast");
 }
 
-static int mesh_p2p(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer, int is_send)
-{
-    tbmcoll_xfer_t x = { .link = &c->links[peer], .is_send = is_send, .buf = buf, .len = bytes };
-
-    return tbmcoll_xfer_run(c, &x, 1, is_send ? "send" : "recv");
-}
-
-static int mesh_send(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer)
-{
-    return mesh_p2p(c, (void *)buf, bytes, peer, 1);
-}
-
-static int mesh_recv(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer)
-{
-    return mesh_p2p(c, buf, bytes, peer, 0);
-}
-
 const tbmcoll_ops_t tbmcoll_mesh_ops = {
     .allreduce = mesh_allreduce,
     .allgather = mesh_allgather,
     .reduce_scatter = mesh_reduce_scatter,
     .broadcast = mesh_broadcast,
-    .send = mesh_send,
-    .recv = mesh_recv,
+    .p2p = tbmcoll_tcp_p2p,
     .destroy = NULL,
 };

@@ -131,22 +131,18 @@ static int mpi_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t
     return mpi_check(c, MPI_Bcast(buf, n, mpi_type(c, dt), root, MPI_COMM_WORLD), "broadcast");
 }
 
-static int mpi_send(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer)
+static int mpi_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes)
 {
     int n = 0;
 
-    if (mpi_count(c, bytes, "send", &n) < 0)
+    if (mpi_count(c, bytes, "send/recv", &n) < 0)
         return -1;
-    return mpi_check(c, MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD), "send");
-}
-
-static int mpi_recv(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer)
-{
-    int n = 0;
-
-    if (mpi_count(c, bytes, "recv", &n) < 0)
-        return -1;
-    return mpi_check(c, MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
+    if (to >= 0 && from >= 0)
+        return mpi_check(c, MPI_Sendrecv(sbuf, n, MPI_BYTE, to, 0, rbuf, n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+                                         MPI_STATUS_IGNORE), "send/recv");
+    if (to >= 0)
+        return mpi_check(c, MPI_Send(sbuf, n, MPI_BYTE, to, 0, MPI_COMM_WORLD), "send");
+    return mpi_check(c, MPI_Recv(rbuf, n, MPI_BYTE, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
 }
 
 static void mpi_destroy(tbmcoll_comm_t *c)
@@ -175,8 +171,7 @@ static const tbmcoll_ops_t mpi_ops = {
     .allgather = mpi_allgather,
     .reduce_scatter = mpi_reduce_scatter,
     .broadcast = mpi_broadcast,
-    .send = mpi_send,
-    .recv = mpi_recv,
+    .p2p = mpi_p2p,
     .destroy = mpi_destroy,
 };
 

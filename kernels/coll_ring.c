@@ -325,28 +325,11 @@ static int ring_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_
     return c->size == 1 ? 0 : ring_run(&run);
 }
 
-static int ring_send(tbmcoll_comm_t *c, const void *buf, size_t bytes, int peer)
-{
-    tbmcoll_xfer_t x = { .link = peer == c->right.peer ? &c->right : &c->left, .is_send = 1,
-                         .buf = (unsigned char *)buf, .len = bytes };
-
-    return tbmcoll_xfer_run(c, &x, 1, "send");
-}
-
-static int ring_recv(tbmcoll_comm_t *c, void *buf, size_t bytes, int peer)
-{
-    tbmcoll_xfer_t x = { .link = peer == c->left.peer ? &c->left : &c->right, .is_send = 0, .buf = buf,
-                         .len = bytes };
-
-    return tbmcoll_xfer_run(c, &x, 1, "recv");
-}
-
 const tbmcoll_ops_t tbmcoll_ring_ops = {
     .allreduce = ring_allreduce,
     .allgather = ring_allgather,
     .reduce_scatter = ring_reduce_scatter,
     .broadcast = ring_broadcast,
-    .send = ring_send,
-    .recv = ring_recv,
+    .p2p = tbmcoll_tcp_p2p,
     .destroy = NULL,
 };

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef enum bench_op { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_COUNT } bench_op_t;
-static const char *const op_names[OP_COUNT] = { "allreduce", "allgather", "reducescatter", "broadcast" };
+typedef enum bench_op { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_SENDRECV, OP_COUNT } bench_op_t;
+static const char *const op_names[OP_COUNT] = { "allreduce", "allgather", "reducescatter", "broadcast", "sendrecv" };
 
 enum { FMT_TABLE, FMT_CSV, FMT_JSON };
 #define LOCAL_MAX 16
@@ -63,7 +63,8 @@ static void usage(FILE *f)
                "  -T tcp|mpi        transport (tcp; mpi needs mpirun)\n"
                "  -A auto|mesh|ring TCP algorithm (auto)\n"
                "  -l N              start N ranks on this host (127.0.0.1); default: MLX's environment\n"
-               "  -o OP             allreduce, allgather, reducescatter or broadcast (allreduce)\n"
+               "  -o OP             allreduce, allgather, reducescatter, broadcast or sendrecv (allreduce);\n"
+               "                    sendrecv: every rank sends to rank+1 while receiving from rank-1\n"
                "  -d TYPE           f32, f16, bf16 or i32 (f32)\n"
                "  -r OP             sum or max (sum)\n"
                "  -R RANK           broadcast root (0)\n"
@@ -249,8 +250,11 @@ static int run_once(bench_t *b, const shape_t *s, int in_place, tbm_err_t *err)
     case OP_REDUCESCATTER:
         return tbmcoll_reduce_scatter(b->c, b->sendbuf, in_place ? b->sendbuf + mine : b->recvbuf, s->per, b->dt,
                                       b->redop, err);
-    default:
+    case OP_BROADCAST:
         return tbmcoll_broadcast(b->c, b->recvbuf, s->count, b->dt, b->root, err);
+    default:
+        return tbmcoll_sendrecv(b->c, b->sendbuf, (b->rank + 1) % b->n, b->recvbuf, (b->rank + b->n - 1) % b->n,
+                                s->count, b->dt, err);
     }
 }
 
@@ -279,7 +283,8 @@ static long check_once(bench_t *b, const shape_t *s, int in_place, tbm_err_t *er
         int want = b->op == OP_ALLREDUCE ? reduced(b, i)
                    : b->op == OP_ALLGATHER ? value_of((int)(i / s->per), i % s->per)
                    : b->op == OP_REDUCESCATTER ? reduced(b, (size_t)b->rank * s->per + i)
-                   : value_of(b->root, i);
+                   : b->op == OP_BROADCAST ? value_of(b->root, i)
+                   : value_of((b->rank + b->n - 1) % b->n, i);
         wrong += get(b->dt, out, i) != (double)want;
     }
     return wrong;
@@ -396,6 +401,12 @@ static void print_footer(const bench_t *b)
                b->wrong_total ? "FAILED" : "OK", avg);
 }
 
+/* Broadcast has one buffer (in place only); sendrecv two (out of place only). */
+static int placement_applies(const bench_t *b, int in_place)
+{
+    return b->op == OP_BROADCAST ? in_place : b->op == OP_SENDRECV ? !in_place : 1;
+}
+
 static int sweep(bench_t *b)
 {
     tbm_err_t err = { { 0 } };
@@ -410,7 +421,7 @@ static int sweep(bench_t *b)
         if (s.count == 0)
             continue;
         for (place = 0; place < 2; place++)
-            if ((place == 1 || b->op != OP_BROADCAST) && measure(b, &s, place, &r[place], &err) < 0) {
+            if (placement_applies(b, place) && measure(b, &s, place, &r[place], &err) < 0) {
                 fprintf(stderr, "tbm-collbench: %s\n", err.msg);
                 return 1;
             }
@@ -440,6 +451,10 @@ static int run_rank(bench_t *b)
 
     b->rank = tbmcoll_rank(b->c);
     b->n = tbmcoll_size(b->c);
+    if (b->op == OP_SENDRECV && b->n < 2) {
+        fprintf(stderr, "tbm-collbench: sendrecv needs at least 2 ranks\n");
+        return 2;
+    }
     if (b->op == OP_BROADCAST && b->root >= b->n) {
         fprintf(stderr, "tbm-collbench: root %d is not a rank (0 to %d)\n", b->root, b->n - 1);
         return 2;

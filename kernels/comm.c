@@ -495,13 +495,37 @@ static int check_peer(tbmcoll_comm_t *c, int peer, tbm_err_t *err)
     return 0;
 }
 
+/* The link to a peer: on a ring, sends prefer the right link and receives the left one (for two ranks both
+ * neighbours are the same rank: each direction then has its own connection, as the peer expects). */
+static tbmcoll_link_t *link_to(tbmcoll_comm_t *c, int peer, int is_send)
+{
+    if (c->algo != TBMCOLL_ALGO_RING)
+        return &c->links[peer];
+    if (is_send)
+        return peer == c->right.peer ? &c->right : &c->left;
+    return peer == c->left.peer ? &c->left : &c->right;
+}
+
+int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes)
+{
+    tbmcoll_xfer_t xs[2];
+    int n = 0;
+
+    if (to >= 0)
+        xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, to, 1), .is_send = 1, .buf = (unsigned char *)sbuf,
+                                    .len = bytes };
+    if (from >= 0)
+        xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, from, 0), .is_send = 0, .buf = rbuf, .len = bytes };
+    return tbmcoll_xfer_run(c, xs, n, to >= 0 && from >= 0 ? "send/recv" : to >= 0 ? "send" : "recv");
+}
+
 int tbmcoll_send(tbmcoll_comm_t *c, const void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err)
 {
     size_t bytes;
 
     if (check_args(c, buf, buf, count, 1, dt, TBM_OP_SUM, &bytes, err) < 0 || check_peer(c, peer, err) < 0)
         return -1;
-    return finish(c, c->ops->send(c, buf, bytes, peer), err);
+    return finish(c, c->ops->p2p(c, buf, peer, NULL, -1, bytes), err);
 }
 
 int tbmcoll_recv(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err)
@@ -510,7 +534,18 @@ int tbmcoll_recv(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int
 
     if (check_args(c, buf, buf, count, 1, dt, TBM_OP_SUM, &bytes, err) < 0 || check_peer(c, peer, err) < 0)
         return -1;
-    return finish(c, c->ops->recv(c, buf, bytes, peer), err);
+    return finish(c, c->ops->p2p(c, NULL, -1, buf, peer, bytes), err);
+}
+
+int tbmcoll_sendrecv(tbmcoll_comm_t *c, const void *send, int to, void *recv, int from, size_t count,
+                     tbm_dtype_t dt, tbm_err_t *err)
+{
+    size_t bytes;
+
+    if (check_args(c, send, recv, count, 1, dt, TBM_OP_SUM, &bytes, err) < 0 || check_peer(c, to, err) < 0 ||
+        check_peer(c, from, err) < 0)
+        return -1;
+    return finish(c, c->ops->p2p(c, send, to, recv, from, bytes), err);
 }
 
 int tbmcoll_barrier(tbmcoll_comm_t *c, tbm_err_t *err)

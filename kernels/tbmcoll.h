@@ -140,6 +140,11 @@ int tbmcoll_broadcast(tbmcoll_comm_t *comm, void *buf, size_t count, tbm_dtype_t
 int tbmcoll_send(tbmcoll_comm_t *comm, const void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err);
 int tbmcoll_recv(tbmcoll_comm_t *comm, void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err);
 
+/* Send count elements to rank `to` while receiving count elements from rank `from`, both at once (no
+ * deadlock when every rank does it, e.g. to = rank+1 and from = rank-1). send and recv must not overlap. */
+int tbmcoll_sendrecv(tbmcoll_comm_t *comm, const void *send, int to, void *recv, int from, size_t count,
+                     tbm_dtype_t dt, tbm_err_t *err);
+
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
 

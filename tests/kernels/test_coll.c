@@ -162,6 +162,14 @@ static int check_broadcast_p2p(ctx_t *x, size_t count, tbm_dtype_t dt, unsigned 
         if (x->rank % 2 == 1)
             bad |= bad || call_ok(x, tbmcoll_send(x->c, in[x->rank], count, dt, right, &x->err), "send");
         bad |= bad || same("send/recv", dt, count, buf, in[left]);
+        /* every rank at once, both directions of the ring */
+        memset(buf, 0, bytes);
+        bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], right, buf, left, count, dt, &x->err),
+                              "sendrecv");
+        bad |= bad || same("sendrecv", dt, count, buf, in[left]);
+        bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], left, buf, right, count, dt, &x->err),
+                              "sendrecv");
+        bad |= bad || same("sendrecv backwards", dt, count, buf, in[right]);
     }
     free(buf);
     return bad;
