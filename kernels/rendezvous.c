@@ -203,9 +203,11 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
     size_t rowb = (size_t)n * ROW_BYTES;
     unsigned char hdr[12];
     char from[TBMCOLL_ADDR_MAX];
-    int fds[TBM_MLX_MATRIX_MAX] = { 0 }, lfd, got = 0, rc = -1, i;
+    int fds[TBM_MLX_MATRIX_MAX], lfd, got = 0, rc = -1, i;
     uint32_t v[3];
 
+    for (i = 0; i < n; i++)
+        fds[i] = -1;
     if ((lfd = tbmcoll_listen(o, &bind_addr, err)) < 0)
         return tbm_errprefix(err, "coordinator: ");
     while (got < n - 1) {
@@ -223,7 +225,11 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
             memcpy(&v[i], hdr + 4 * i, 4);
             v[i] = ntohl(v[i]);
         }
-        if (v[0] != COORD_MAGIC || v[2] != (uint32_t)n || v[1] == 0 || v[1] >= (uint32_t)n || fds[v[1]]) {
+        if (v[0] != COORD_MAGIC) {
+            close(fd);          /* not one of ours (a stray connection): keep waiting */
+            continue;
+        }
+        if (v[2] != (uint32_t)n || v[1] == 0 || v[1] >= (uint32_t)n || fds[v[1]] >= 0) {
             tbm_errprintf(err, "coordinator: the peer at %s says rank %u of %u: expected a distinct rank from 1 to "
                           "%d of %d (every rank must read the same matrix and have its own rank)", from, v[1], v[2],
                           n - 1, n);
@@ -241,7 +247,7 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
     rc = 0;
 out:
     for (i = 1; i < n; i++)
-        if (fds[i] > 0)
+        if (fds[i] >= 0)
             close(fds[i]);
     close(lfd);
     return rc;
