@@ -5,6 +5,7 @@
 #ifndef TBM_FACTS_H
 #define TBM_FACTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TBM_HOST_MAX     64   /* host names, model names, chip names (with NUL) */
@@ -59,5 +60,28 @@ typedef struct tbm_host_facts {
     int n_ifaces;
     tbm_iface_t ifaces[TBM_MAX_IFACES];
 } tbm_host_facts_t;
+
+/* Empty facts: every count 0, every string "", rdma_enabled -1 (unknown). */
+void tbm_facts_init(tbm_host_facts_t *facts);
+
+/* The interface of that name, or NULL. */
+tbm_iface_t *tbm_facts_find_iface(tbm_host_facts_t *facts, const char *name);
+
+/* The interface of that name, added (empty, prefix_len -1) when absent; NULL when the table is full. */
+tbm_iface_t *tbm_facts_get_iface(tbm_host_facts_t *facts, const char *name);
+
+/* The Thunderbolt port with receptacle number n (n > 0), or NULL. */
+tbm_tb_port_t *tbm_facts_find_port(tbm_host_facts_t *facts, int receptacle);
+
+/* Checks of single values, shared by the parsers and the facts JSON reader. Each returns 1 when valid. */
+int tbm_valid_ifname(const char *s);   /* 1-15 of [A-Za-z0-9_.-], starts with a letter: "en2", "bridge0" */
+int tbm_valid_uuid(const char *s);     /* 1-39 of hex digits and '-': "A1B2C3D4-...-...." */
+int tbm_valid_ipv4(const char *s);     /* dotted quad, each part 0-255, no leading zeros: "169.254.1.1" */
+int tbm_valid_mac(const char *s);      /* six two-digit lower-case hex groups: "36:a8:4b:01:02:03" */
+int tbm_valid_text(const char *s);     /* printable: no control characters (UTF-8 is checked elsewhere) */
+
+/* Write a MAC address written with 1 or 2 hex digits per group, any case ("36:A8:4B:1:2:3"), into out in
+ * the canonical form "36:a8:4b:01:02:03". Returns 0, or -1 (out left "") when it is not a MAC address. */
+int tbm_mac_normalize(const char *in, size_t len, char out[TBM_MAC_MAX]);
 
 #endif

@@ -5,7 +5,17 @@
 
 #include "errbuf.h"
 #include "facts.h"
+#include "facts_json.h"
+#include "fileio.h"
 #include "finding.h"
+#include "parse_macos.h"
+#include "hostlist.h"
+#include "topology.h"
+#include "validate.h"
+#include "conf.h"
+#include "slurmconf.h"
+#include "cablediff.h"
+#include "jobreq.h"
 #include "mlxenv.h"
 #include "reduce.h"
 

@@ -1,0 +1,27 @@
+/* tbmesh.c: the admin's command: `tbmesh inventory` (and, as they come, repro and report). */
+#include "config.h"
+#include "inventory.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tbmesh COMMAND [ARGS]\n"
+                 "  inventory   the lab's Thunderbolt groups from the Macs' facts; tbmesh.conf and Slurm lines\n"
+                 "Run `tbmesh COMMAND --help` for its options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return usage(stdout), 0;
+    if (!strcmp(argv[1], "inventory"))
+        return inventory_main(argc - 1, argv + 1);
+    fprintf(stderr, "tbmesh: unknown command '%s'; see tbmesh --help\n", argv[1]);
+    return 2;
+}

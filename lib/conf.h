@@ -1,0 +1,113 @@
+/* conf.h: tbmesh.conf, the lab's groups, nodes and cables as the plug-ins need them at job time:
+ * Slurm-style Key=Value lines with hostlist expressions (see tbmesh.conf(5)); parser and writer. */
+#ifndef TBM_CONF_H
+#define TBM_CONF_H
+
+#include <stddef.h>
+
+#include "errbuf.h"
+#include "finding.h"
+#include "hostlist.h"
+#include "topology.h"
+#include "validate.h"
+
+#define TBM_CONF_MAX_BYTES  (16u << 20)   /* largest file accepted */
+#define TBM_CONF_LINE_MAX   8192          /* longest line, in bytes */
+#define TBM_CONF_MAX_TOKENS 32            /* Key=Value settings on one line */
+#define TBM_CONF_MAX_GROUPS 4096
+#define TBM_CONF_MAX_NODES  65536
+#define TBM_CONF_MAX_CABLES 262144
+#define TBM_MLX_VERSION_MAX 16
+#define TBM_PARTITION_MAX   64            /* one Slurm partition name, with its NUL */
+#define TBM_PARTITIONS_MAX  512           /* a comma-separated list of them */
+
+/* Defaults of the global settings. */
+#define TBM_CONF_AGENT_PORT       6830
+#define TBM_CONF_COORDINATOR_PORT 32323
+#define TBM_CONF_RING_BASE_PORT   32323
+#define TBM_CONF_SLURMD_BASE_PORT 6900
+
+typedef enum tbm_mode {
+    TBM_MODE_BRIDGE = 0,          /* slurmd for the Mac runs on the bridge host; tasks are forwarded */
+    TBM_MODE_DIRECT,              /* slurmd runs on the Mac itself */
+} tbm_mode_t;
+
+const char *tbm_mode_name(tbm_mode_t m);      /* "bridge", "direct" */
+
+typedef struct tbm_conf_group {
+    tbm_group_caps_t caps;        /* name, n_nodes, topology, backends, rdma */
+    tbm_link_t link;
+    tbm_mode_t mode;
+    int *nodes;                   /* caps.n_nodes indices into nodes, in the order of Nodes= */
+    int line;                     /* where it was read (0 when not parsed) */
+} tbm_conf_group_t;
+
+typedef struct tbm_conf_node {
+    char name[TBM_HOSTNAME_MAX];
+    int group;                    /* index into groups */
+    char agent_addr[TBM_HOSTNAME_MAX];  /* where macnoded listens; "" means the node name */
+    int agent_port;               /* 0: the global AgentPort */
+    int slurmd_port;              /* 0: derived from SlurmdBasePort (bridge mode) */
+    int line;                     /* line of its group (0 when not parsed) */
+} tbm_conf_node_t;
+
+typedef struct tbm_conf_end {
+    int node;                     /* index into nodes */
+    char iface[TBM_IFNAME_MAX];   /* "en2" */
+    char ipv4[TBM_IPV4_MAX];      /* "" when not given */
+    int prefix_len;               /* -1 when not given */
+    char rdma[TBM_IFNAME_MAX];    /* "rdma_en2"; "" when not given */
+} tbm_conf_end_t;
+
+typedef struct tbm_conf_cable {
+    tbm_conf_end_t end[2];
+    int speed_gbps;               /* 0 when not given */
+    int group;
+    int line;
+} tbm_conf_cable_t;
+
+typedef struct tbm_conf {
+    int agent_port;
+    int coordinator_port;
+    int ring_base_port;
+    int slurmd_base_port;
+    char mlx_version[TBM_MLX_VERSION_MAX];   /* "0.31.2"; "" when not given */
+    char mac_partition[TBM_PARTITION_MAX];   /* where a Mac job goes when it names none; "" when not given */
+    char shared_partitions[TBM_PARTITIONS_MAX]; /* partitions holding Macs and Linux nodes, comma-separated */
+    char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
+    tbm_conf_group_t *groups;
+    size_t n_groups;
+    tbm_conf_node_t *nodes;
+    size_t n_nodes;
+    tbm_conf_cable_t *cables;
+    size_t n_cables;
+} tbm_conf_t;
+
+/* An empty configuration with the default settings. */
+void tbm_conf_init(tbm_conf_t *c);
+void tbm_conf_free(tbm_conf_t *c);
+
+/* Parse a whole file held in buf[0..len) (`file` names it in messages). Every bad line is reported as
+ * a finding (where "file:line", what, fix) in `errors` when not NULL; on any error the result is
+ * rejected whole: returns -1, `out` is left empty and `err` holds the first error as
+ * "file:line: what: fix" and how many more there are. Returns 0 on success. */
+int tbm_conf_parse(const char *buf, size_t len, const char *file, tbm_conf_t *out, tbm_findings_t *errors,
+                   tbm_err_t *err);
+
+/* The text of a configuration (malloc'd), which tbm_conf_parse reads back equal; NULL when out of memory. */
+char *tbm_conf_write(const tbm_conf_t *c);
+
+/* The configuration of a validated topology. Group names, modes, node settings and global settings
+ * come from `hint` (the last tbmesh.conf; NULL for none): a group takes the name of the hint group
+ * holding most of its hosts, else "group<N>". Refuses hosts without a valid, unique name. */
+int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, const tbm_conf_t *hint,
+                           tbm_conf_t *out, tbm_err_t *err);
+
+/* Same settings, groups (by name, nodes as sets), node settings and cables (in order). */
+int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b);
+
+/* Look-ups: a group by name, a node by name (index or -1). */
+const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name);
+int tbm_conf_node(const tbm_conf_t *c, const char *name);
+
+#endif

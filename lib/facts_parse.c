@@ -1,0 +1,86 @@
+/* facts_parse.c: the set of commands a probe runs on a Mac (replay file, argv, slot) and the parse of all
+ * their outputs into one host's facts, with the checks that need more than one output. */
+#include "parse_macos.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const argv_thunderbolt[] = { "system_profiler", "SPThunderboltDataType", "-json", NULL };
+static const char *const argv_ports[] = { "networksetup", "-listallhardwareports", NULL };
+static const char *const argv_ifconfig[] = { "ifconfig", NULL };
+static const char *const argv_ibv[] = { "ibv_devices", NULL };
+static const char *const argv_rdma_ctl[] = { "rdma_ctl", "status", NULL };
+static const char *const argv_sw_vers[] = { "sw_vers", NULL };
+static const char *const argv_sysctl[] = { "sysctl", "-n", "hw.memsize", "machdep.cpu.brand_string", "hw.model",
+                                           NULL };
+static const char *const argv_perf[] = { "sysctl", "hw.perflevel0.physicalcpu", "hw.perflevel1.physicalcpu",
+                                         NULL };
+
+/* In the order tbm_facts_parse_all() runs them: ports before the interfaces that bind to them. */
+const tbm_raw_source_t tbm_raw_sources[] = {
+    { "system_profiler_SPThunderboltDataType.json", argv_thunderbolt, offsetof(tbm_raw_outputs_t, thunderbolt) },
+    { "networksetup_listallhardwareports.txt", argv_ports, offsetof(tbm_raw_outputs_t, hardware_ports) },
+    { "ifconfig.txt", argv_ifconfig, offsetof(tbm_raw_outputs_t, ifconfig) },
+    { "ibv_devices.txt", argv_ibv, offsetof(tbm_raw_outputs_t, ibv_devices) },
+    { "rdma_ctl_status.txt", argv_rdma_ctl, offsetof(tbm_raw_outputs_t, rdma_ctl) },
+    { "sw_vers.txt", argv_sw_vers, offsetof(tbm_raw_outputs_t, sw_vers) },
+    { "sysctl.txt", argv_sysctl, offsetof(tbm_raw_outputs_t, sysctl) },
+    { "sysctl_perflevels.txt", argv_perf, offsetof(tbm_raw_outputs_t, sysctl_perflevels) },
+};
+const size_t tbm_raw_nsources = sizeof(tbm_raw_sources) / sizeof(tbm_raw_sources[0]);
+
+typedef int (*parser_fn)(const char *, size_t, tbm_host_facts_t *, tbm_findings_t *);
+
+/* The parser of each source, same order as tbm_raw_sources. */
+static const parser_fn parsers[] = {
+    tbm_parse_thunderbolt, tbm_parse_networksetup, tbm_parse_ifconfig, tbm_parse_ibv_devices,
+    tbm_parse_rdma_ctl, tbm_parse_sw_vers, tbm_parse_sysctl, tbm_parse_perflevels,
+};
+
+tbm_raw_t *tbm_raw_slot(tbm_raw_outputs_t *raw, size_t i)
+{
+    return i < tbm_raw_nsources ? (tbm_raw_t *)((char *)raw + tbm_raw_sources[i].offset) : NULL;
+}
+
+static void check_ports_bound(const tbm_host_facts_t *facts, tbm_findings_t *fs)
+{
+    char where[TBM_FINDING_WHERE_MAX];
+    int i;
+
+    for (i = 0; i < facts->n_ports; i++) {
+        if (facts->ports[i].iface[0] || facts->ports[i].receptacle <= 0)
+            continue;
+        snprintf(where, sizeof(where), "%s:Thunderbolt %d", facts->hostname, facts->ports[i].receptacle);
+        tbm_finding_add(fs, TBM_SEV_WARNING, "tb-port-no-iface", where,
+                        "check `networksetup -listallhardwareports` lists \"Thunderbolt N\" for every port",
+                        "Thunderbolt port %d (bus %s) has no network interface in networksetup",
+                        facts->ports[i].receptacle, facts->ports[i].bus);
+    }
+}
+
+static void check_rdma(const tbm_host_facts_t *facts, tbm_findings_t *fs)
+{
+    if (facts->rdma_enabled == 1 && facts->n_rdma == 0)
+        tbm_finding_add(fs, TBM_SEV_WARNING, "rdma-enabled-no-devices", facts->hostname,
+                        "RDMA over Thunderbolt needs Thunderbolt 5 ports and a cable to another Mac; "
+                        "check `ibv_devices` after cabling",
+                        "rdma_ctl says enabled but ibv_devices lists no device");
+}
+
+int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, tbm_findings_t *fs)
+{
+    size_t before = tbm_findings_count(fs, TBM_SEV_ERROR), i;
+    const tbm_raw_t *out;
+
+    tbm_facts_init(facts);
+    if (raw->hostname)
+        snprintf(facts->hostname, sizeof(facts->hostname), "%s", raw->hostname);
+    for (i = 0; i < tbm_raw_nsources; i++) {
+        out = (const tbm_raw_t *)((const char *)raw + tbm_raw_sources[i].offset);
+        parsers[i](out->data, out->len, facts, fs);
+    }
+    check_ports_bound(facts, fs);
+    check_rdma(facts, fs);
+    return (int)(tbm_findings_count(fs, TBM_SEV_ERROR) - before);
+}

@@ -1,0 +1,140 @@
+/* fileio.c: bounded, symlink-refusing file reads and atomic file writes (see fileio.h). */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *read_all(int fd, const char *path, size_t max, size_t *len, tbm_err_t *err)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1), *grown;
+    ssize_t got;
+
+    if (!buf)
+        return tbm_errprintf(err, "%s: out of memory", path), NULL;
+    for (;;) {
+        if (n == cap) {
+            if (cap > max) {
+                free(buf);
+                tbm_errprintf(err, "%s: larger than %zu bytes; this is not a command output the probe reads",
+                              path, max);
+                return NULL;
+            }
+            cap *= 2;
+            grown = realloc(buf, cap + 1);
+            if (!grown)
+                return free(buf), tbm_errprintf(err, "%s: out of memory", path), NULL;
+            buf = grown;
+        }
+        got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            tbm_errprintf(err, "%s: cannot read: %s", path, strerror(errno));
+            return free(buf), NULL;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    if (n > max) {
+        tbm_errprintf(err, "%s: larger than %zu bytes; this is not a command output the probe reads", path, max);
+        return free(buf), NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
+{
+    struct stat st;
+    char *buf;
+    int fd, saved;
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        saved = errno;
+        if (saved == ELOOP)
+            tbm_errprintf(err, "%s: is a symbolic link; only regular files are read (replace the link "
+                          "with the file)", path);
+        else
+            tbm_errprintf(err, "%s: cannot open: %s", path, strerror(saved));
+        errno = saved;
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        tbm_errprintf(err, "%s: not a regular file; only regular files are read", path);
+        errno = EINVAL;
+        return NULL;
+    }
+    buf = read_all(fd, path, max, len, err);
+    close(fd);
+    if (!buf)
+        errno = EINVAL;
+    return buf;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    ssize_t n;
+
+    while (len > 0) {
+        n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void sync_folder(const char *path)
+{
+    char *copy = strdup(path);
+    int fd;
+
+    if (!copy)
+        return;
+    fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
+int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err)
+{
+    char tmp[4096];
+    int fd, saved;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+        return tbm_errprintf(err, "%s: path too long", path);
+    fd = mkstemp(tmp);
+    if (fd < 0)
+        return tbm_errprintf(err, "%s: cannot create a temporary file beside it: %s (is the folder there and "
+                             "writable?)", path, strerror(errno));
+    if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        saved = errno;
+        close(fd);
+        unlink(tmp);
+        return tbm_errprintf(err, "%s: cannot write: %s", path, strerror(saved));
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        saved = errno;
+        unlink(tmp);
+        return tbm_errprintf(err, "%s: cannot put in place: %s", path, strerror(saved));
+    }
+    sync_folder(path);
+    return 0;
+}

@@ -1,0 +1,21 @@
+/* fileio.h: the two file operations the shims share, done safely: read a bounded regular file without
+ * following a symlink, and write a file atomically (temporary file, fsync, rename) with a fixed mode.
+ * The only file I/O in lib/; everything else in lib/ takes buffers. */
+#ifndef TBM_FILEIO_H
+#define TBM_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "errbuf.h"
+
+/* The contents of regular file `path` (at most `max` bytes), malloc'd and NUL-terminated, its length in
+ * *len. NULL with err set when it is missing (errno ENOENT), a symlink, not a regular file, larger than
+ * max, or unreadable. */
+char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
+
+/* Write `len` bytes to `path` atomically: a temporary file beside it, fsync, rename, fsync of the folder.
+ * The file gets `mode`; an existing symlink at `path` is replaced, never followed. Returns 0 or -1 with
+ * err set (nothing at `path` changed then). */
+int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
+
+#endif

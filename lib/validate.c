@@ -1,0 +1,620 @@
+/* validate.c: checks the topology against the JACCL/MLX checklist and derives each group's usable
+ * backends; answers whether a group can run a backend on N Macs (see validate.h). */
+#include "validate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "values.h"
+
+#define BIT(b) TBM_BACKEND_BIT(b)
+#define BLOCK_TCP (TBM_BACKENDS_RDMA | BIT(TBM_BACKEND_RING))
+#define LABEL_MAX (TBM_HOST_MAX + TBM_IFNAME_MAX + 8)
+
+static const char *const backend_names[] = {"jaccl", "jaccl-ring", "ring", "mpi", "auto"};
+static const char *const link_names[] = {"none", "tb4", "tb5"};
+
+static int parse_name(const char *s, const char *const *names, int n)
+{
+    int i;
+
+    for (i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *tbm_backend_name(tbm_backend_t b)
+{
+    return (unsigned)b <= TBM_BACKEND_AUTO ? backend_names[b] : "unknown";
+}
+
+int tbm_backend_parse(const char *s, tbm_backend_t *b)
+{
+    int i = parse_name(s, backend_names, TBM_BACKEND_AUTO + 1);
+
+    if (i < 0)
+        return -1;
+    *b = (tbm_backend_t)i;
+    return 0;
+}
+
+const char *tbm_link_name(tbm_link_t l)
+{
+    return (unsigned)l <= TBM_LINK_TB5 ? link_names[l] : "unknown";
+}
+
+int tbm_link_parse(const char *s, tbm_link_t *l)
+{
+    int i = parse_name(s, link_names, 3);
+
+    if (i < 0)
+        return -1;
+    *l = (tbm_link_t)i;
+    return 0;
+}
+
+void tbm_backends_format(unsigned mask, char *buf, size_t len)
+{
+    size_t used = 0;
+    int b;
+
+    buf[0] = '\0';
+    for (b = 0; b < TBM_BACKEND_COUNT; b++)
+        if ((mask & BIT(b)) && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", backend_names[b]);
+    if (!used)
+        snprintf(buf, len, "none");
+}
+
+int tbm_backends_parse(const char *s, unsigned *mask, tbm_err_t *err)
+{
+    char word[16];
+    const char *p = s;
+
+    *mask = 0;
+    if (strcmp(s, "none") == 0)
+        return 0;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        int b;
+        snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), p);
+        b = n < sizeof(word) ? parse_name(word, backend_names, TBM_BACKEND_COUNT) : -1;
+        if (b < 0)
+            return tbm_errprintf(err, "'%.*s' is not a backend: use jaccl, jaccl-ring, ring, mpi (comma-separated) "
+                                 "or none", (int)(n > 40 ? 40 : n), p);
+        *mask |= BIT(b);
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+int tbm_group_name_valid(const char *name)
+{
+    size_t i;
+
+    if (!name || !(name[0] >= 'a' && name[0] <= 'z'))
+        return 0;
+    for (i = 1; name[i]; i++)
+        if (i >= TBM_GROUP_NAME_MAX - 1 ||
+            !((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+              name[i] == '-'))
+            return 0;
+    return 1;
+}
+
+void tbm_group_feature(const char *group, char *buf, size_t len)
+{
+    size_t i;
+
+    snprintf(buf, len, "tbmesh_%s", group);
+    for (i = 0; buf[i]; i++)
+        if (buf[i] == '-')
+            buf[i] = '_';
+}
+
+/* ---- placement ---- */
+
+/* Why backend b is not in the group's usable set. */
+static int unusable(const tbm_group_caps_t *g, tbm_backend_t b, tbm_err_t *why)
+{
+    const char *name = tbm_backend_name(b);
+
+    if (b != TBM_BACKEND_MPI && g->topology != TBM_TOPO_MESH && g->topology != TBM_TOPO_RING)
+        return tbm_errprintf(why, "group %s is cabled as neither a full mesh nor a ring (%s): %s needs one; "
+                             "use --mlx-backend=mpi", g->name, tbm_topo_class_name(g->topology), name);
+    if (b == TBM_BACKEND_JACCL && g->topology != TBM_TOPO_MESH)
+        return tbm_errprintf(why, "group %s is a ring, not a full mesh: JACCL mesh needs every pair of Macs "
+                             "cabled; use --mlx-backend=jaccl-ring or ring", g->name);
+    if ((TBM_BACKENDS_RDMA & BIT(b)) && !g->rdma)
+        return tbm_errprintf(why, "group %s has no working RDMA (JACCL needs Thunderbolt 5 and RDMA devices "
+                             "on both ends of every cable): use --mlx-backend=ring or mpi", g->name);
+    return tbm_errprintf(why, "tbmesh inventory found problems that rule out %s on group %s: see its "
+                         "report, or choose another --mlx-backend", name, g->name);
+}
+
+static int part_of_whole(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
+{
+    if (g->topology == TBM_TOPO_MESH || nnodes == g->n_nodes)
+        return 1;
+    if (b == TBM_BACKEND_MPI && nnodes == 1)
+        return 1;
+    if (g->topology == TBM_TOPO_RING)
+        tbm_errprintf(why, "group %s is a ring of %zu Macs; a %s job must use all %zu (part of a ring is "
+                      "not a ring): ask for tbmesh:%zu", g->name, g->n_nodes, tbm_backend_name(b), g->n_nodes,
+                      g->n_nodes);
+    else
+        tbm_errprintf(why, "group %s is neither a full mesh nor a ring; only all %zu of its Macs are sure to be "
+                      "connected: ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes);
+    return 0;
+}
+
+static int supports_one(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
+{
+    if (!(g->backends & BIT(b))) {
+        unusable(g, b, why);
+        return 0;
+    }
+    if (b == TBM_BACKEND_JACCL && nnodes > TBM_JACCL_MESH_MAX) {
+        tbm_errprintf(why, "a JACCL mesh has at most %d Macs; you asked for %zu: use --mlx-backend=jaccl-ring "
+                      "or ring", TBM_JACCL_MESH_MAX, nnodes);
+        return 0;
+    }
+    return part_of_whole(g, b, nnodes, why);
+}
+
+int tbm_group_supports(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
+{
+    int i;
+
+    if (nnodes == 0)
+        return tbm_errprintf(why, "ask for at least one Mac (tbmesh:N with N >= 1)"), 0;
+    if (nnodes > g->n_nodes)
+        return tbm_errprintf(why, "group %s has %zu Macs; you asked for %zu: ask for %zu or fewer", g->name,
+                             g->n_nodes, nnodes, g->n_nodes), 0;
+    if ((unsigned)b > TBM_BACKEND_AUTO)
+        return tbm_errprintf(why, "unknown backend: use jaccl, jaccl-ring, ring, mpi or auto"), 0;
+    if (b != TBM_BACKEND_AUTO)
+        return supports_one(g, b, nnodes, why);
+    for (i = 0; i < TBM_BACKEND_COUNT; i++)
+        if (supports_one(g, (tbm_backend_t)i, nnodes, why)) {
+            tbm_errclear(why);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- validation ---- */
+
+typedef struct ctx {
+    const tbm_topology_t *t;
+    tbm_validation_t *v;
+    const tbm_group_t *g;
+    tbm_group_verdict_t *gv;
+    int severe;                  /* rdma-related problems are errors in an RDMA group, else warnings */
+    int dup_uuid;                /* the group holds a port with a duplicated domain UUID */
+} ctx_t;
+
+static void mark(unsigned char *sev, int i, tbm_severity_t s)
+{
+    if (i >= 0 && sev[i] < (unsigned char)(s + 1))
+        sev[i] = (unsigned char)(s + 1);
+}
+
+/* Rule out the backends of `blocks` for the group, remembering the first reason. */
+static void block(ctx_t *c, unsigned blocks, const char *code, const char *what)
+{
+    int b;
+
+    for (b = 0; b < TBM_BACKEND_COUNT; b++)
+        if ((blocks & BIT(b)) && !(c->gv->blocked & BIT(b))) {
+            c->gv->blocked |= BIT(b);
+            snprintf(c->gv->why[b], sizeof(c->gv->why[b]), "%s: %s", code, what);
+        }
+}
+
+/* Add a finding about the group (on a cable or a host when >= 0) that rules out `blocks`. */
+static void flag(ctx_t *c, tbm_severity_t sev, const char *code, const char *where, unsigned blocks, int cable,
+                 int host, const char *fix, const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+
+static void flag(ctx_t *c, tbm_severity_t sev, const char *code, const char *where, unsigned blocks, int cable,
+                 int host, const char *fix, const char *fmt, ...)
+{
+    char what[TBM_FINDING_TEXT_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    tbm_finding_add(&c->v->findings, sev, code, where, fix, "%s", what);
+    block(c, blocks, code, what);
+    mark(c->v->cable_severity, cable, sev);
+    mark(c->v->host_severity, host, sev);
+}
+
+/* The group's hosts as a hostlist ("mac[01-04]"), cut to fit. */
+static void group_where(const ctx_t *c, char *buf, size_t len)
+{
+    char **names = malloc(c->g->n_hosts * sizeof(char *));
+    char *s;
+    size_t i;
+
+    buf[0] = '\0';
+    if (!names)
+        return;
+    for (i = 0; i < c->g->n_hosts; i++)
+        names[i] = (char *)tbm_topology_host_name(c->t, c->g->hosts[i]);
+    s = tbm_hostlist_compress(names, c->g->n_hosts);
+    snprintf(buf, len, "%s", s ? s : "");
+    free(s);
+    free(names);
+}
+
+/* ---- per cable ---- */
+
+static int has_rdma_device(const tbm_host_facts_t *h, const char *iface)
+{
+    char want[TBM_IFNAME_MAX + 8];
+    int i;
+
+    snprintf(want, sizeof(want), "rdma_%s", iface);
+    for (i = 0; iface[0] && i < h->n_rdma && i < TBM_MAX_RDMA; i++)
+        if (strncmp(h->rdma_devices[i], want, TBM_IFNAME_MAX) == 0)
+            return 1;
+    return 0;
+}
+
+/* RDMA on one cable of a group that wants RDMA; returns 1 when the cable does RDMA. */
+static int check_rdma(ctx_t *c, int cable, const char *where)
+{
+    const tbm_cable_t *cb = &c->t->cables[cable];
+    const tbm_port_t *p[2] = {&c->t->ports[cb->port[0]], &c->t->ports[cb->port[1]]};
+    int e;
+
+    if (cb->speed_gbps < TBM_TB5_MIN_GBPS) {
+        flag(c, TBM_SEV_ERROR, "link-not-tb5", where, TBM_BACKENDS_RDMA, cable, -1,
+             "use Thunderbolt 5 ports and cables on both Macs (on Mac Studio not the port beside Ethernet), "
+             "or run this group with ring or mpi",
+             "the link runs at %d Gb/s; RDMA needs Thunderbolt 5 (above 40 Gb/s) on both ends, whatever "
+             "ibv_devices lists", cb->speed_gbps);
+        return 0;
+    }
+    for (e = 0; e < 2; e++)
+        if (!has_rdma_device(&c->t->hosts[p[e]->host], p[e]->iface)) {
+            const char *h = tbm_topology_host_name(c->t, p[e]->host);
+            flag(c, TBM_SEV_ERROR, "rdma-missing", where, TBM_BACKENDS_RDMA, cable, p[e]->host,
+                 "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices",
+                 "%s lists no RDMA device rdma_%s (ibv_devices; rdma_ctl says %s)", h,
+                 p[e]->iface[0] ? p[e]->iface : "?",
+                 c->t->hosts[p[e]->host].rdma_enabled == 1 ? "enabled" :
+                 c->t->hosts[p[e]->host].rdma_enabled == 0 ? "disabled" : "unknown");
+            return 0;
+        }
+    return 1;
+}
+
+/* One end's interface: known, up, with an IPv4 address. Returns 1 when usable. */
+static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where, uint32_t *addr)
+{
+    const char *h = tbm_topology_host_name(c->t, p->host);
+
+    if (!p->iface[0] || !p->iface_found) {
+        flag(c, TBM_SEV_ERROR, "iface-unknown", where, BLOCK_TCP, cable, p->host,
+             "check that networksetup lists a Thunderbolt network service for that port, then probe again",
+             "%s: Thunderbolt %d is bound to no known network interface%s%s", h, p->receptacle,
+             p->iface[0] ? " (" : "", p->iface[0] ? "not in ifconfig)" : "");
+        return 0;
+    }
+    if (!p->ipv4[0] || tbm_ipv4_parse(p->ipv4, addr) < 0) {
+        flag(c, TBM_SEV_ERROR, "ipv4-missing", where, BLOCK_TCP, cable, p->host,
+             "give both ends of the cable an address on one /30: macnode netplan prints the commands",
+             "%s:%s has no %sIPv4 address%s%s%s (JACCL and ring need one on every Thunderbolt interface)", h, p->iface,
+             p->ipv4[0] ? "valid " : "", p->ipv4[0] ? " ('" : "", p->ipv4, p->ipv4[0] ? "')" : "");
+        return 0;
+    }
+    if (!p->iface_up) {
+        flag(c, TBM_SEV_ERROR, "iface-down", where, BLOCK_TCP, cable, p->host,
+             "bring it up (ifconfig <iface> up) and check the cable", "%s:%s is down", h, p->iface);
+        return 0;
+    }
+    return 1;
+}
+
+/* Both addresses on one network of `prefix` bits (1..30), as two usable host addresses. */
+static int same_net(uint32_t a, uint32_t b, int prefix)
+{
+    uint32_t m = prefix < 1 || prefix > 30 ? 0 : (uint32_t)(0xffffffffu << (32 - prefix));
+
+    if (!m || (a & m) != (b & m))
+        return 0;
+    return (a & ~m) != 0 && (a | m) != 0xffffffffu && (b & ~m) != 0 && (b | m) != 0xffffffffu;
+}
+
+static void check_subnet(ctx_t *c, int cable, const char *where, uint32_t a, uint32_t b)
+{
+    const tbm_port_t *p[2] = {&c->t->ports[c->t->cables[cable].port[0]],
+                              &c->t->ports[c->t->cables[cable].port[1]]};
+
+    if (a != b && (same_net(a, b, 30) || (p[0]->prefix_len == p[1]->prefix_len && same_net(a, b, p[0]->prefix_len))))
+        return;
+    flag(c, TBM_SEV_ERROR, "subnet-mismatch", where, BLOCK_TCP, cable, -1,
+         "put both ends on one /30 of their own: macnode netplan prints a plan",
+         "%s:%s has %s/%d and %s:%s has %s/%d: %s", tbm_topology_host_name(c->t, p[0]->host), p[0]->iface,
+         p[0]->ipv4, p[0]->prefix_len, tbm_topology_host_name(c->t, p[1]->host), p[1]->iface, p[1]->ipv4,
+         p[1]->prefix_len, a == b ? "the same address" : "not on one /30 nor on one common prefix");
+}
+
+/* Everything about one cable seen from both ends; returns 1 when it does RDMA. */
+static int check_cable(ctx_t *c, int cable)
+{
+    const tbm_cable_t *cb = &c->t->cables[cable];
+    char where[TBM_FINDING_WHERE_MAX];
+    uint32_t a = 0, b = 0;
+    int ok_a, ok_b, rdma = 0;
+
+    tbm_cable_label(c->t, cable, where, sizeof(where));
+    if (cb->one_sided) {
+        mark(c->v->cable_severity, cable, TBM_SEV_ERROR);
+        block(c, TBM_BACKENDS_RDMA, "cable-one-sided", where);
+        return 0;
+    }
+    if (c->gv->rdma_wanted)
+        rdma = check_rdma(c, cable, where);
+    ok_a = check_end(c, cable, &c->t->ports[cb->port[0]], where, &a);
+    ok_b = check_end(c, cable, &c->t->ports[cb->port[1]], where, &b);
+    if (ok_a && ok_b)
+        check_subnet(c, cable, where, a, b);
+    return rdma;
+}
+
+/* ---- per host ---- */
+
+static int bridge0_up(const tbm_host_facts_t *h)
+{
+    int i;
+
+    for (i = 0; i < h->n_ifaces && i < TBM_MAX_IFACES; i++)
+        if (strncmp(h->ifaces[i].name, "bridge0", TBM_IFNAME_MAX) == 0 && h->ifaces[i].up)
+            return 1;
+    return 0;
+}
+
+/* macOS "major.minor[.patch]" compared with 26.2; -1 when unreadable. */
+static int at_least_26_2(const char *v)
+{
+    int major = 0, minor = 0;
+
+    if (sscanf(v, "%d.%d", &major, &minor) < 1)
+        return -1;
+    return major > 26 || (major == 26 && minor >= 2);
+}
+
+static void check_host(ctx_t *c, int host)
+{
+    const tbm_host_facts_t *h = &c->t->hosts[host];
+    const char *name = tbm_topology_host_name(c->t, host);
+    tbm_severity_t sev = c->severe ? TBM_SEV_ERROR : TBM_SEV_WARNING;
+
+    if (h->hostname[0] && !tbm_hostname_valid(h->hostname))
+        flag(c, TBM_SEV_ERROR, "hostname-invalid", name, TBM_BACKENDS_ALL, -1, host,
+             "give the Mac a host name of letters, digits, '.', '-' and '_' (at most 63)",
+             "host name '%s' cannot be a Slurm node name", name);
+    if (bridge0_up(h))
+        flag(c, sev, "bridge0-up", name, TBM_BACKENDS_RDMA, -1, host,
+             "sudo ifconfig bridge0 down (and remove the Thunderbolt Bridge service so it stays down)",
+             "bridge0 (Thunderbolt Bridge) is up on %s; JACCL fails with 'No IPv4-mapped GID' or RTR errno 22 "
+             "while it is", name);
+    if (c->gv->rdma_wanted && at_least_26_2(h->os_version) != 1)
+        flag(c, TBM_SEV_ERROR, "os-too-old", name, TBM_BACKENDS_RDMA, -1, host,
+             "update macOS to 26.2 or later on every Mac of the group",
+             "%s runs macOS %s; JACCL needs 26.2 or later", name, h->os_version[0] ? h->os_version : "(unknown)");
+}
+
+/* One finding when the group's Macs run more than one macOS version. */
+static void check_os(ctx_t *c)
+{
+    const tbm_host_facts_t *first = &c->t->hosts[c->g->hosts[0]];
+    char what[TBM_FINDING_TEXT_MAX], where[TBM_FINDING_WHERE_MAX];
+    size_t i;
+
+    for (i = 1; i < c->g->n_hosts; i++) {
+        const tbm_host_facts_t *h = &c->t->hosts[c->g->hosts[i]];
+        if (strncmp(h->os_version, first->os_version, TBM_HOST_MAX) == 0)
+            continue;
+        group_where(c, where, sizeof(where));
+        snprintf(what, sizeof(what), "macOS versions differ in the group: %s runs %.20s, %s runs %.20s",
+                 tbm_topology_host_name(c->t, c->g->hosts[0]), first->os_version,
+                 tbm_topology_host_name(c->t, c->g->hosts[i]), h->os_version);
+        flag(c, c->severe ? TBM_SEV_ERROR : TBM_SEV_WARNING, "os-mismatch", where, TBM_BACKENDS_RDMA, -1,
+             c->g->hosts[i], "update every Mac of the group to the same macOS version", "%s", what);
+        return;
+    }
+}
+
+/* ---- per group ---- */
+
+/* The pairs missing from a full mesh, "mac01-mac03, mac02-mac04", cut to fit. */
+static void missing_pairs(const ctx_t *c, char *buf, size_t len)
+{
+    size_t i, j, used = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < c->g->n_hosts && used < len; i++)
+        for (j = i + 1; j < c->g->n_hosts && used < len; j++)
+            if (!tbm_topology_pair(c->t, c->g->hosts[i], c->g->hosts[j]))
+                used += (size_t)snprintf(buf + used, len - used, "%s%s-%s", used ? ", " : "",
+                                         tbm_topology_host_name(c->t, c->g->hosts[i]),
+                                         tbm_topology_host_name(c->t, c->g->hosts[j]));
+}
+
+static void check_class(ctx_t *c)
+{
+    char where[TBM_FINDING_WHERE_MAX], missing[200];
+    size_t n = c->g->n_hosts;
+
+    group_where(c, where, sizeof(where));
+    if (c->g->cls == TBM_TOPO_SINGLE)
+        flag(c, TBM_SEV_INFO, "host-uncabled", where, BLOCK_TCP, -1, c->g->hosts[0],
+             "cable it to the Macs of its group, or keep it for single-Mac jobs",
+             "%s has no Thunderbolt cable to another Mac of the inventory", where);
+    else if (c->g->cls == TBM_TOPO_OTHER) {
+        missing_pairs(c, missing, sizeof(missing));
+        flag(c, TBM_SEV_ERROR, "not-mesh-or-ring", where, BLOCK_TCP, -1, -1,
+             "cable every pair (a full mesh of at most 8) or one closed cycle through all (a ring)",
+             "%zu Macs with %zu joined pairs are neither a full mesh nor a ring; pairs not joined: %s", n,
+             c->g->n_pairs, missing);
+    } else if (c->g->cls == TBM_TOPO_MESH && n > TBM_JACCL_MESH_MAX)
+        flag(c, TBM_SEV_WARNING, "mesh-too-large", where, 0, -1, -1,
+             "run JACCL mesh jobs on 8 Macs or fewer; jobs on more use jaccl-ring or ring",
+             "a full mesh of %zu Macs: a JACCL mesh takes at most %d of them", n, TBM_JACCL_MESH_MAX);
+}
+
+static int wants_rdma(const ctx_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->g->n_hosts; i++)
+        if (c->t->hosts[c->g->hosts[i]].n_rdma > 0)
+            return 1;
+    return 0;
+}
+
+/* Groups holding a port whose domain UUID another port reports too: their cables cannot be trusted. */
+static void mark_duplicates(const tbm_topology_t *t, tbm_validation_t *v, unsigned char *dup_group)
+{
+    size_t i;
+
+    for (i = 0; i < t->n_ports; i++)
+        if (t->ports[i].duplicate_uuid) {
+            mark(v->host_severity, t->ports[i].host, TBM_SEV_ERROR);
+            dup_group[t->host_group[t->ports[i].host]] = 1;
+        }
+}
+
+static void no_rdma(ctx_t *c, int slow)
+{
+    char where[TBM_FINDING_WHERE_MAX];
+
+    group_where(c, where, sizeof(where));
+    flag(c, TBM_SEV_INFO, "rdma-unavailable", where, TBM_BACKENDS_RDMA, -1, -1,
+         "for JACCL, cable Thunderbolt 5 Macs and enable RDMA from Recovery (rdma_ctl enable); ring and mpi "
+         "work without",
+         "no Mac of the group lists an RDMA device%s: JACCL is not available", slow ? " and its links run at "
+         "40 Gb/s or less" : "");
+}
+
+static void check_group(ctx_t *c)
+{
+    size_t i, rdma_cables = 0, two_sided = 0;
+    int min_speed = -1;
+
+    c->gv->rdma_wanted = wants_rdma(c);
+    c->severe = c->gv->rdma_wanted;
+    check_class(c);
+    if (c->dup_uuid)
+        block(c, BLOCK_TCP, "uuid-duplicate", "a Thunderbolt domain UUID of the group is reported twice");
+    for (i = 0; i < c->g->n_cables; i++) {
+        const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
+        rdma_cables += (size_t)check_cable(c, c->g->cables[i]);
+        if (!cb->one_sided) {
+            two_sided++;
+            if (min_speed < 0 || cb->speed_gbps < min_speed)
+                min_speed = cb->speed_gbps;
+        }
+    }
+    c->gv->link = two_sided == 0 ? TBM_LINK_NONE : min_speed >= TBM_TB5_MIN_GBPS ? TBM_LINK_TB5 : TBM_LINK_TB4;
+    if (!c->gv->rdma_wanted && two_sided > 0)
+        no_rdma(c, c->gv->link == TBM_LINK_TB4);
+    for (i = 0; i < c->g->n_hosts; i++)
+        check_host(c, c->g->hosts[i]);
+    if (c->g->n_hosts > 1)
+        check_os(c);
+    c->gv->caps.rdma = c->gv->rdma_wanted && two_sided > 0 && rdma_cables == two_sided;
+}
+
+/* The backends a class allows before any finding. */
+static unsigned class_backends(tbm_topo_class_t cls)
+{
+    switch (cls) {
+    case TBM_TOPO_MESH: return TBM_BACKENDS_ALL;
+    case TBM_TOPO_RING: return TBM_BACKENDS_ALL & ~BIT(TBM_BACKEND_JACCL);
+    default:            return BIT(TBM_BACKEND_MPI);
+    }
+}
+
+static void verdict(ctx_t *c)
+{
+    tbm_group_caps_t *caps = &c->gv->caps;
+
+    caps->n_nodes = c->g->n_hosts;
+    caps->topology = c->g->cls;
+    caps->backends = class_backends(c->g->cls) & ~c->gv->blocked;
+    if (!caps->rdma)
+        caps->backends &= ~TBM_BACKENDS_RDMA;
+}
+
+static int copy_findings(tbm_validation_t *v, const tbm_findings_t *from)
+{
+    size_t i;
+
+    for (i = 0; i < from->n; i++) {
+        const tbm_finding_t *f = &from->items[i];
+        tbm_finding_add(&v->findings, f->severity, f->code, f->where, f->fix, "%s", f->what);
+    }
+    v->findings.dropped += from->dropped;
+    return 0;
+}
+
+void tbm_validation_free(tbm_validation_t *v)
+{
+    tbm_findings_free(&v->findings);
+    free(v->groups);
+    free(v->cable_severity);
+    free(v->host_severity);
+    memset(v, 0, sizeof(*v));
+}
+
+int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
+{
+    ctx_t c = {0};
+    unsigned char *dup_group;
+    size_t g;
+
+    memset(v, 0, sizeof(*v));
+    tbm_findings_init(&v->findings);
+    v->groups = calloc(t->n_groups ? t->n_groups : 1, sizeof(*v->groups));
+    v->cable_severity = calloc(t->n_cables ? t->n_cables : 1, 1);
+    v->host_severity = calloc(t->n_hosts ? t->n_hosts : 1, 1);
+    if (!v->groups || !v->cable_severity || !v->host_severity) {
+        tbm_validation_free(v);
+        return tbm_errprintf(err, "out of memory validating the topology");
+    }
+    dup_group = calloc(t->n_groups ? t->n_groups : 1, 1);
+    if (!dup_group) {
+        tbm_validation_free(v);
+        return tbm_errprintf(err, "out of memory validating the topology");
+    }
+    v->n_groups = t->n_groups;
+    copy_findings(v, &t->findings);
+    mark_duplicates(t, v, dup_group);
+    c.t = t;
+    c.v = v;
+    for (g = 0; g < t->n_groups; g++) {
+        c.g = &t->groups[g];
+        c.gv = &v->groups[g];
+        c.dup_uuid = dup_group[g];
+        check_group(&c);
+        verdict(&c);
+    }
+    free(dup_group);
+    return 0;
+}
+
+int tbm_validation_fit(const tbm_validation_t *v)
+{
+    return tbm_findings_count(&v->findings, TBM_SEV_ERROR) == 0;
+}

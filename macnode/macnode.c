@@ -1,0 +1,158 @@
+/* macnode.c: the node-side command of slurm-tbmesh. `macnode probe` prints this host's facts as JSON
+ * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory). */
+#include "config.h"
+#include "probe.h"
+#include "facts_json.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_FINDINGS 1   /* facts printed, but the probe found errors */
+#define EXIT_USAGE    2
+#define EXIT_PROBE    3   /* nothing could be probed */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: macnode probe [--backend darwin|linux|replay] [--replay DIR] [--hostname NAME]\n"
+            "                     [--timeout MS] [--compact]\n"
+            "  Print this host's facts as one JSON document (tbmesh_facts version %d) on stdout and what the\n"
+            "  probe found wrong on stderr. Backends: darwin (runs the macOS commands; the default on macOS),\n"
+            "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
+            "  embedded lab writes them; implied by --replay).\n"
+            "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n",
+            TBM_FACTS_VERSION);
+}
+
+static void print_findings(const tbm_findings_t *fs)
+{
+    size_t i;
+
+    for (i = 0; i < fs->n; i++) {
+        const tbm_finding_t *f = &fs->items[i];
+        fprintf(stderr, "macnode probe: %s: %s%s%s: %s", tbm_severity_name(f->severity), f->code,
+                f->where[0] ? " at " : "", f->where, f->what);
+        if (f->fix[0])
+            fprintf(stderr, " (%s)", f->fix);
+        fputc('\n', stderr);
+    }
+    if (fs->dropped)
+        fprintf(stderr, "macnode probe: error: %zu more findings were dropped\n", fs->dropped);
+}
+
+/* Capture and parse the macOS outputs (darwin or replay backend). */
+static int probe_macos(const char *backend, const char *dir, int timeout_ms, tbm_host_facts_t *f,
+                       tbm_findings_t *fs, tbm_err_t *err)
+{
+    probe_capture_t cap;
+    int rc = strcmp(backend, "replay") == 0 ? probe_replay_capture(dir, &cap, err)
+                                            : probe_darwin_capture(timeout_ms, &cap, err);
+
+    if (rc < 0)
+        return -1;
+    if (tbm_erris(err))
+        tbm_finding_add(fs, TBM_SEV_WARNING, "command-failed", NULL, "run the command by hand to see why",
+                        "%s", err->msg);
+    tbm_errclear(err);
+    tbm_facts_parse_all(&cap.raw, f, fs);
+    probe_capture_free(&cap);
+    return 0;
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "backend", required_argument, NULL, 'b' }, { "replay", required_argument, NULL, 'r' },
+        { "hostname", required_argument, NULL, 'H' }, { "timeout", required_argument, NULL, 't' },
+        { "compact", no_argument, NULL, 'c' },         { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+#ifdef __APPLE__
+    const char *backend = "darwin";
+#else
+    const char *backend = "linux";
+#endif
+    const char *dir = NULL, *hostname = NULL;
+    int timeout_ms = 20000, pretty = 1, c, rc;
+    tbm_host_facts_t *f;
+    tbm_findings_t fs;
+    tbm_err_t err = { { 0 } };
+    char *json, *end;
+
+    while ((c = getopt_long(argc, argv, "b:r:H:t:ch", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': backend = optarg; break;
+        case 'r': dir = optarg; backend = "replay"; break;
+        case 'H': hostname = optarg; break;
+        case 't':
+            timeout_ms = (int)strtol(optarg, &end, 10);
+            if (*end || timeout_ms < 100 || timeout_ms > 600000) {
+                fprintf(stderr, "macnode probe: --timeout '%s' is not a number of milliseconds from 100 to 600000\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'c': pretty = 0; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "macnode probe: unexpected argument '%s'; see macnode probe --help\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (strcmp(backend, "darwin") && strcmp(backend, "linux") && strcmp(backend, "replay")) {
+        fprintf(stderr, "macnode probe: unknown backend '%s'; use darwin, linux or replay\n", backend);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(backend, "replay") && !dir) {
+        fprintf(stderr, "macnode probe: the replay backend needs --replay DIR (the recorded outputs)\n");
+        return EXIT_USAGE;
+    }
+    if (hostname && (!*hostname || strlen(hostname) >= TBM_HOST_MAX)) {
+        fprintf(stderr, "macnode probe: --hostname must be 1 to %d characters\n", TBM_HOST_MAX - 1);
+        return EXIT_USAGE;
+    }
+    f = calloc(1, sizeof(*f));
+    if (!f) {
+        fprintf(stderr, "macnode probe: out of memory\n");
+        return EXIT_PROBE;
+    }
+    tbm_findings_init(&fs);
+    rc = !strcmp(backend, "linux") ? probe_linux_facts(f, &fs, &err)
+                                   : probe_macos(backend, dir, timeout_ms, f, &fs, &err);
+    if (rc < 0) {
+        fprintf(stderr, "macnode probe: %s\n", err.msg);
+        tbm_findings_free(&fs);
+        free(f);
+        return EXIT_PROBE;
+    }
+    if (hostname)
+        snprintf(f->hostname, sizeof(f->hostname), "%s", hostname);
+    else if (!f->hostname[0])
+        gethostname(f->hostname, sizeof(f->hostname) - 1);
+    json = tbm_facts_to_json_string(f, pretty);
+    if (json)
+        printf("%s\n", json);
+    print_findings(&fs);
+    rc = !json ? EXIT_PROBE : tbm_findings_count(&fs, TBM_SEV_ERROR) ? EXIT_FINDINGS : 0;
+    free(json);
+    tbm_findings_free(&fs);
+    free(f);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "probe"))
+        return cmd_probe(argc - 1, argv + 1);
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe (see macnode --help)\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# 0060-inventory.t: every Mac probes itself and `tbmesh inventory` finds studio-a (full mesh, Thunderbolt 5,
+# RDMA) and mini-b (ring, Thunderbolt 4, no RDMA); the Macs' slurm.conf lines come from it. Pulling one
+# cable makes the report name exactly that cable, and studio-a unfit for a JACCL mesh.
+. "$(dirname "$0")/lib.sh"
+
+out=$("$LABCMD" inventory); rc=$?
+t_is "the lab is fit" "0" "$rc"
+t_match "studio-a: a mesh of 4, tb5, RDMA, all backends" \
+    "group studio-a: mesh of 4 \(mac\[01-04\]\), tb5, RDMA, bridge mode; backends: jaccl,jaccl-ring,ring,mpi" "$out"
+t_match "mini-b: a ring of 4, tb4, no RDMA, ring and mpi only" \
+    "group mini-b: ring of 4 \(mac\[05-08\]\), tb4, no RDMA, direct mode; backends: ring,mpi" "$out"
+t_match "verdict fit" "^verdict: fit \(0 errors" "$out"
+t_is "tbmesh.conf lists 10 cables" "10" "$(grep -c '^Cable=' "$LAB/etc/tbmesh.conf")"
+t_match "tbmesh.conf: studio-a" "^Group=studio-a Nodes=mac\[01-04\] Topology=mesh Link=tb5 Rdma=yes Mode=bridge" "$(cat "$LAB/etc/tbmesh.conf")"
+t_match "slurm.conf node line of mac01 comes from the inventory" \
+    "^NodeName=mac01 CPUs=32 RealMemory=[0-9]+ Gres=tbmesh:1 Features=tbmesh,tbmesh_studio_a,rdma,macos_26_2,m3_ultra Port=69" \
+    "$(cat "$LAB/etc/slurm.conf")"
+t_match "a facts document per Mac, with its own hostname" '"hostname":"mac06"' "$(cat "$LAB/inventory/facts/mac06.json")"
+t_ok "the drawing of the cabling" grep -q 'mac01' "$LAB/inventory/cabling.dot"
+if command -v dot > /dev/null; then t_ok "and its SVG" test -s "$LAB/inventory/cabling.svg"; fi
+json=$("$T_SRC/build/gres/tbmesh" inventory --json "$LAB"/inventory/facts/*.json)
+t_is "--json: fit, two groups" "true 2" "$(jq -r '"\(.fit) \(.groups | length)"' <<<"$json")"
+
+# Pull mac01:en2 <-> mac02:en2.
+t_ok "cut a cable" "$LABCMD" cut mac01:en2
+t_match "the link is down in mac01" "^en2(@[^ ]*)? +DOWN" "$("$LABCMD" exec mac01 ip -br link show en2)"
+out=$("$LABCMD" inventory); rc=$?
+t_is "the lab is unfit" "1" "$rc"
+t_match "the report names exactly the pulled cable" \
+    "^error +cable-missing at mac01:en2 <-> mac02:en2: cable mac01:en2 <-> mac02:en2 \(in the last tbmesh.conf\) is seen from neither end" "$out"
+t_is "no other cable is named missing" "1" "$(grep -c 'cable-missing' <<<"$out")"
+t_match "studio-a is no longer a mesh: no JACCL" "group studio-a: other of 4 .*backends: mpi$" "$out"
+t_match "the pair it joined is named" "pairs not joined: mac01-mac02" "$out"
+t_match "mini-b is unaffected" "group mini-b: ring of 4 .*backends: ring,mpi$" "$out"
+t_is "the lab keeps its last good tbmesh.conf" "10" "$(grep -c '^Cable=' "$LAB/etc/tbmesh.conf")"
+t_ok "mend it" "$LABCMD" mend mac01:en2
+out=$("$LABCMD" inventory); rc=$?
+t_is "fit again" "0" "$rc"
+t_done

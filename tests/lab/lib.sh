@@ -1,0 +1,72 @@
+# lib.sh: what every numbered lab test shares: assertions that count, and the lab's commands.
+# A test script sources this file, makes assertions, and ends with `t_done`.
+set -uo pipefail
+
+T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LABCMD="$T_SRC/lab/tbmesh-lab"
+LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
+export SLURM_CONF=$LAB/etc/slurm.conf
+T_NAME=$(basename "$0")
+T_PASS=0
+T_FAIL=0
+
+_t_result() {
+    if [ "$1" = 0 ]; then
+        T_PASS=$((T_PASS + 1)); echo "ok - $2"
+    else
+        T_FAIL=$((T_FAIL + 1)); echo "not ok - $2"
+        [ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/#   /' | head -n 40
+    fi
+}
+
+# t_ok DESC CMD...: CMD succeeds.
+t_ok() {
+    local desc=$1 out rc; shift
+    out=$("$@" 2>&1); rc=$?
+    _t_result "$rc" "$desc" "$out"
+}
+
+# t_fail DESC CMD...: CMD fails.
+t_fail() {
+    local desc=$1 out rc; shift
+    out=$("$@" 2>&1); rc=$?
+    [ "$rc" != 0 ]; _t_result $? "$desc" "exit 0 where a failure was expected: $out"
+}
+
+# t_is DESC EXPECTED ACTUAL
+t_is() {
+    [ "$2" = "$3" ]; _t_result $? "$1" "expected: [$2]
+actual:   [$3]"
+}
+
+# t_match DESC REGEX ACTUAL
+t_match() {
+    grep -Eq -- "$2" <<<"$3"; _t_result $? "$1" "no match for /$2/ in:
+$3"
+}
+
+t_done() {
+    echo "# $T_NAME: $T_PASS passed, $T_FAIL failed"
+    [ "$T_FAIL" = 0 ]
+}
+
+# as USER CMD...: run a Slurm command as one of the lab's ordinary users, in their work folder.
+as() {
+    local u=$1; shift
+    (cd "$LAB/work/$u" && runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" "$@")
+}
+
+# wait_job JOBID [SECONDS]: until the job has left the queue; prints its final state from sacct.
+wait_job() {
+    local id=$1 end=$((SECONDS + ${2:-60})) st
+    while [ "$SECONDS" -lt "$end" ]; do
+        st=$(sacct -n -X -P -j "$id" -o state 2>/dev/null | head -n1)
+        case "$st" in
+            COMPLETED*|FAILED*|CANCELLED*|TIMEOUT*|NODE_FAIL*|OUT_OF_ME*) echo "$st"; return 0 ;;
+        esac
+        sleep 0.5
+    done
+    echo "TIMEOUT-WAITING($st)"
+}
+
+plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }

@@ -1,0 +1,100 @@
+/* test_facts.c: unit tests of lib/facts.c: look-ups and the checks of single values. */
+#include "tbm_check.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "facts.h"
+
+START_TEST(mac_normalize)
+{
+    char out[TBM_MAC_MAX];
+
+    ck_assert_int_eq(tbm_mac_normalize("36:A8:4B:1:2:3", 14, out), 0);
+    ck_assert_str_eq(out, "36:a8:4b:01:02:03");
+    ck_assert_int_eq(tbm_mac_normalize("3c:a6:f6:4b:10:01", 17, out), 0);
+    ck_assert_str_eq(out, "3c:a6:f6:4b:10:01");
+    /* a failure leaves nothing behind, however far it got */
+    ck_assert_int_eq(tbm_mac_normalize("36:b1:09:7e:00:123", 18, out), -1);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(tbm_mac_normalize("36:b1:09:7e:00", 14, out), -1);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(tbm_mac_normalize("36:b1:09:7e:00:01:02", 20, out), -1);
+    ck_assert_int_eq(tbm_mac_normalize("36:b1:09:7e:00:0g", 17, out), -1);
+    ck_assert_int_eq(tbm_mac_normalize("", 0, out), -1);
+    ck_assert_int_eq(tbm_mac_normalize("::::::", 6, out), -1);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(validators)
+{
+    ck_assert(tbm_valid_ifname("en2"));
+    ck_assert(tbm_valid_ifname("bridge0"));
+    ck_assert(tbm_valid_ifname("rdma_en2"));
+    ck_assert(!tbm_valid_ifname(""));
+    ck_assert(!tbm_valid_ifname("2en"));
+    ck_assert(!tbm_valid_ifname("en 2"));
+    ck_assert(!tbm_valid_ifname("abcdefghijklmnop"));   /* 16 bytes */
+    ck_assert(tbm_valid_ifname("abcdefghijklmno"));     /* 15 */
+    ck_assert(tbm_valid_uuid("0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E01"));
+    ck_assert(!tbm_valid_uuid("0B7C1E42 5D8A"));
+    ck_assert(!tbm_valid_uuid(""));
+    ck_assert(tbm_valid_ipv4("169.254.1.1"));
+    ck_assert(tbm_valid_ipv4("0.0.0.0"));
+    ck_assert(tbm_valid_ipv4("255.255.255.255"));
+    ck_assert(!tbm_valid_ipv4("256.1.1.1"));
+    ck_assert(!tbm_valid_ipv4("1.1.1"));
+    ck_assert(!tbm_valid_ipv4("1.1.1.1.1"));
+    ck_assert(!tbm_valid_ipv4("01.1.1.1"));
+    ck_assert(!tbm_valid_ipv4("1.1.1.1 "));
+    ck_assert(!tbm_valid_ipv4("1111.1.1.1"));
+    ck_assert(tbm_valid_mac("36:a8:4b:01:02:03"));
+    ck_assert(!tbm_valid_mac("36:A8:4B:01:02:03"));
+    ck_assert(!tbm_valid_mac("36:a8:4b:1:2:3"));
+    ck_assert(tbm_valid_text("Mac Studio"));
+    ck_assert(tbm_valid_text(""));
+    ck_assert(!tbm_valid_text("a\tb"));
+    ck_assert(!tbm_valid_text("a\x7f"));
+}
+END_TEST
+
+START_TEST(lookups)
+{
+    tbm_host_facts_t f;
+    tbm_iface_t *a;
+    int i;
+
+    tbm_facts_init(&f);
+    ck_assert_int_eq(f.rdma_enabled, -1);
+    ck_assert_ptr_null(tbm_facts_find_iface(&f, "en2"));
+    a = tbm_facts_get_iface(&f, "en2");
+    ck_assert_int_eq(a->prefix_len, -1);
+    ck_assert_ptr_eq(tbm_facts_get_iface(&f, "en2"), a);
+    ck_assert_int_eq(f.n_ifaces, 1);
+    ck_assert_ptr_null(tbm_facts_get_iface(&f, "a-name-of-16-byt"));
+    for (i = 1; i < TBM_MAX_IFACES; i++) {
+        char name[TBM_IFNAME_MAX];
+        snprintf(name, sizeof(name), "en%d", i + 10);
+        ck_assert_ptr_nonnull(tbm_facts_get_iface(&f, name));
+    }
+    ck_assert_ptr_null(tbm_facts_get_iface(&f, "one_more"));
+    f.n_ports = 2;
+    f.ports[1].receptacle = 3;
+    ck_assert_ptr_eq(tbm_facts_find_port(&f, 3), &f.ports[1]);
+    ck_assert_ptr_null(tbm_facts_find_port(&f, 0));
+    ck_assert_ptr_null(tbm_facts_find_port(&f, 4));
+}
+END_TEST
+
+static Suite *facts_suite(void)
+{
+    Suite *s = suite_create("facts");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, mac_normalize);
+    tcase_add_test(tc, validators);
+    tcase_add_test(tc, lookups);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(facts_suite)

@@ -1,0 +1,221 @@
+/* test_facts_parse.c: unit tests of lib/facts_parse.c: all outputs of one Mac parsed together, cross-checks,
+ * and every parser fed outputs that are missing, empty, huge, binary or not UTF-8. */
+#include "tbm_fixture.h"
+
+START_TEST(studio_all)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    tbm_iface_t *en3;
+
+    tbm_fixture_host("macos/studio-a1", &raw);
+    raw.hostname = "studio-a1";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 0);
+    ck_assert_str_eq(f.hostname, "studio-a1");
+    ck_assert_str_eq(f.model_name, "Mac Studio");
+    ck_assert_str_eq(f.model_id, "Mac15,14");
+    ck_assert_str_eq(f.chip, "Apple M3 Ultra");
+    ck_assert_uint_eq(f.memory_bytes, 274877906944ull);
+    ck_assert_int_eq(f.cores_performance, 24);
+    ck_assert_int_eq(f.cores_efficiency, 8);
+    ck_assert_str_eq(f.os_version, "26.2");
+    ck_assert_int_eq(f.rdma_enabled, 1);
+    ck_assert_int_eq(f.n_rdma, 6);
+    ck_assert_int_eq(f.n_ports, 6);
+    /* "Thunderbolt 1" is en3 and "Thunderbolt 2" is en2: binding follows networksetup, not order */
+    ck_assert_str_eq(f.ports[0].iface, "en3");
+    ck_assert_str_eq(f.ports[1].iface, "en2");
+    ck_assert_str_eq(f.ports[2].iface, "en4");
+    ck_assert_str_eq(f.ports[5].iface, "en7");
+    en3 = tbm_facts_find_iface(&f, "en3");
+    ck_assert_str_eq(en3->hwport, "Thunderbolt 1");
+    ck_assert_str_eq(en3->ipv4, "192.168.200.5");
+    ck_assert_int_eq(en3->prefix_len, 30);
+    ck_assert_int_eq(en3->active, 1);
+    ck_assert_int_eq(tbm_facts_find_iface(&f, "bridge0")->up, 0);
+    /* networksetup's 9 interfaces first, then those only ifconfig lists */
+    ck_assert_int_eq(f.n_ifaces, 14);
+    ck_assert_str_eq(f.ifaces[9].name, "lo0");
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+START_TEST(mini_rdma_enabled_without_devices)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    tbm_fixture_host("macos/mini-b1", &raw);
+    raw.hostname = "mini-b1";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 1);
+    ck_assert_str_eq(fs.items[0].code, "rdma-enabled-no-devices");
+    ck_assert_str_eq(fs.items[0].where, "mini-b1");
+    ck_assert_str_eq(f.model_name, "Mac mini");
+    ck_assert_str_eq(f.model_id, "Mac16,10");
+    ck_assert_str_eq(f.chip, "Apple M4");
+    ck_assert_int_eq(f.cores_performance, 4);
+    ck_assert_int_eq(f.cores_efficiency, 6);
+    ck_assert_str_eq(f.os_version, "26.1");
+    ck_assert_int_eq(f.ports[0].speed_gbps, 40);
+    ck_assert_str_eq(f.ports[0].iface, "en2");
+    ck_assert_str_eq(f.ports[1].iface, "en3");
+    ck_assert_str_eq(f.ports[2].iface, "en4");
+    ck_assert_str_eq(tbm_facts_find_iface(&f, "en3")->ipv4, "169.254.41.1");
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+START_TEST(cross_checks)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const char *ns = "Hardware Port: Thunderbolt 2\nDevice: en3\nEthernet Address: 36:a4:c1:2e:00:02\n";
+
+    tbm_fixture_host("macos/studio-a1", &raw);
+    free((void *)raw.hardware_ports.data);
+    raw.hardware_ports.data = strdup(ns);
+    raw.hardware_ports.len = strlen(ns);
+    raw.hostname = "studio-a1";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_str_eq(f.ports[1].iface, "en3");
+    /* five ports lack an interface; the first is named */
+    ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->where, "studio-a1:Thunderbolt 1");
+    ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->what,
+                     "Thunderbolt port 1 (bus thunderboltusb4_bus_1) has no network interface in networksetup");
+    ck_assert_uint_eq(fs.n, 5);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+START_TEST(nothing_given)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    memset(&raw, 0, sizeof(raw));
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    /* every output is reported missing, each once */
+    ck_assert_uint_eq(fs.n, tbm_raw_nsources);
+    ck_assert_str_eq(fs.items[3].code, "output-missing");
+    ck_assert_str_eq(fs.items[3].where, "ibv_devices");
+    ck_assert_str_eq(fs.items[0].what, "no output of system_profiler SPThunderboltDataType was given");
+    ck_assert_int_eq(f.rdma_enabled, -1);
+    ck_assert_int_eq(f.n_ports, 0);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* Every slot gets the same buffer; each parser must refuse it with one error finding. */
+static void all_slots(const char *buf, size_t len, const char *code)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    size_t i;
+
+    memset(&raw, 0, sizeof(raw));
+    for (i = 0; i < tbm_raw_nsources; i++) {
+        tbm_raw_slot(&raw, i)->data = buf;
+        tbm_raw_slot(&raw, i)->len = len;
+    }
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), (int)tbm_raw_nsources);
+    ck_assert_uint_eq(fs.n, tbm_raw_nsources);
+    for (i = 0; i < fs.n; i++)
+        ck_assert_str_eq(fs.items[i].code, code);
+    ck_assert_int_eq(f.n_ports + f.n_ifaces + f.n_rdma, 0);
+    tbm_findings_free(&fs);
+}
+
+START_TEST(ten_megabytes)
+{
+    size_t len = 10u * 1024u * 1024u;
+    char *big = malloc(len);
+
+    memset(big, 'x', len);
+    all_slots(big, len, "output-too-large");
+    free(big);
+}
+END_TEST
+
+START_TEST(not_text)
+{
+    static const char nul[] = "enabled\0junk";
+    static const char latin1[] = "ProductName:\tmacOS \xe9t\xe9\n";
+    static const char surrogate[] = "en2: \xed\xa0\x80\n";
+    static const char overlong[] = "\xc0\xaf";
+
+    all_slots(nul, sizeof(nul) - 1, "output-invalid-utf8");
+    all_slots(latin1, sizeof(latin1) - 1, "output-invalid-utf8");
+    all_slots(surrogate, sizeof(surrogate) - 1, "output-invalid-utf8");
+    all_slots(overlong, sizeof(overlong) - 1, "output-invalid-utf8");
+}
+END_TEST
+
+START_TEST(utf8_is_accepted)
+{
+    /* "Thunderbolt-Brücke" (German macOS) and a 4-byte character are valid text */
+    const char *text = "Hardware Port: Thunderbolt-Br\xc3\xbc" "cke\nDevice: bridge0\nEthernet Address: N/A\n"
+                       "\nHardware Port: \xf0\x9f\x94\x8c\nDevice: en9\n";
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    ck_assert_uint_eq(tbm_utf8_check(text, strlen(text)), strlen(text));
+    /* messages cut long values before a whole character, never inside one */
+    ck_assert_int_eq(tbm_show_len("abcd\xc3\xbc", 6, 5), 4);
+    ck_assert_int_eq(tbm_show_len("abcd\xc3\xbc", 6, 6), 6);
+    ck_assert_int_eq(tbm_show_len("\xf0\x9f\x94\x8cx", 5, 3), 0);
+    ck_assert_int_eq(tbm_text_parse(text, tbm_parse_networksetup, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 0);
+    ck_assert_str_eq(f.ifaces[0].hwport, "Thunderbolt-Br\xc3\xbc" "cke");
+    ck_assert_str_eq(f.ifaces[1].hwport, "\xf0\x9f\x94\x8c");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+START_TEST(sources_table)
+{
+    tbm_raw_outputs_t raw;
+
+    ck_assert_uint_eq(tbm_raw_nsources, 8);
+    ck_assert_str_eq(tbm_raw_sources[0].file, "system_profiler_SPThunderboltDataType.json");
+    ck_assert_str_eq(tbm_raw_sources[0].argv[2], "-json");
+    ck_assert_ptr_null(tbm_raw_sources[0].argv[3]);
+    ck_assert_str_eq(tbm_raw_sources[7].file, "sysctl_perflevels.txt");
+    ck_assert_ptr_eq(tbm_raw_slot(&raw, 2), &raw.ifconfig);
+    ck_assert_ptr_eq(tbm_raw_slot(&raw, 7), &raw.sysctl_perflevels);
+    ck_assert_ptr_null(tbm_raw_slot(&raw, 8));
+}
+END_TEST
+
+static Suite *facts_parse_suite(void)
+{
+    Suite *s = suite_create("facts_parse");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, studio_all);
+    tcase_add_test(tc, mini_rdma_enabled_without_devices);
+    tcase_add_test(tc, cross_checks);
+    tcase_add_test(tc, nothing_given);
+    tcase_add_test(tc, ten_megabytes);
+    tcase_add_test(tc, not_text);
+    tcase_add_test(tc, utf8_is_accepted);
+    tcase_add_test(tc, sources_table);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(facts_parse_suite)

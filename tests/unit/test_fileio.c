@@ -1,0 +1,123 @@
+/* test_fileio.c: unit tests of lib/fileio.c (bounded safe reads, atomic writes). */
+#include "tbm_check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/tbm-fileio-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(write_then_read_back)
+{
+    char path[300];
+    tbm_err_t err = { { 0 } };
+    struct stat st;
+    size_t len;
+    char *got;
+
+    snprintf(path, sizeof(path), "%s/tbmesh.conf", dir);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "Group=a\n", 8, 0640, &err), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    got = tbm_read_file(path, 100, &len, &err);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(len, 8);
+    ck_assert_str_eq(got, "Group=a\n");
+    free(got);
+    /* overwrite in place */
+    ck_assert_int_eq(tbm_write_file_atomic(path, "x", 1, 0644, &err), 0);
+    got = tbm_read_file(path, 100, &len, &err);
+    ck_assert_str_eq(got, "x");
+    free(got);
+}
+END_TEST
+
+START_TEST(write_replaces_symlink_without_following_it)
+{
+    char path[300], target[300];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *got;
+
+    snprintf(target, sizeof(target), "%s/target", dir);
+    snprintf(path, sizeof(path), "%s/link", dir);
+    ck_assert_int_eq(tbm_write_file_atomic(target, "keep", 4, 0600, &err), 0);
+    ck_assert_int_eq(symlink(target, path), 0);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "new", 3, 0600, &err), 0);
+    got = tbm_read_file(target, 100, &len, &err);
+    ck_assert_str_eq(got, "keep");
+    free(got);
+    got = tbm_read_file(path, 100, &len, &err);
+    ck_assert_str_eq(got, "new");
+    free(got);
+}
+END_TEST
+
+START_TEST(read_refusals)
+{
+    char path[300], link[300];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    ck_assert_ptr_null(tbm_read_file(path, 100, &len, &err));
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_msg(strstr(err.msg, "missing: cannot open: No such file or directory") != NULL, "%s", err.msg);
+
+    ck_assert_ptr_null(tbm_read_file(dir, 100, &len, &err));
+    ck_assert_msg(strstr(err.msg, ": not a regular file; only regular files are read") != NULL, "%s",
+                  err.msg);
+
+    snprintf(path, sizeof(path), "%s/big", dir);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "0123456789", 10, 0600, &err), 0);
+    ck_assert_ptr_null(tbm_read_file(path, 9, &len, &err));
+    ck_assert_msg(strstr(err.msg, "big: larger than 9 bytes") != NULL, "%s", err.msg);
+
+    snprintf(link, sizeof(link), "%s/link", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_ptr_null(tbm_read_file(link, 100, &len, &err));
+    ck_assert_msg(strstr(err.msg, "link: is a symbolic link") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(write_into_missing_folder_says_so)
+{
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_int_eq(tbm_write_file_atomic("/nonexistent-tbm/x.conf", "x", 1, 0644, &err), -1);
+    ck_assert_str_eq(err.msg, "/nonexistent-tbm/x.conf: cannot create a temporary file beside it: No such file or "
+                              "directory (is the folder there and writable?)");
+}
+END_TEST
+
+static Suite *fileio_suite(void)
+{
+    Suite *s = suite_create("fileio");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, write_then_read_back);
+    tcase_add_test(tc, write_replaces_symlink_without_following_it);
+    tcase_add_test(tc, read_refusals);
+    tcase_add_test(tc, write_into_missing_folder_says_so);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(fileio_suite)
