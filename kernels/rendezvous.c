@@ -1,6 +1,7 @@
 /* rendezvous.c: a communicator from MLX's environment: the ring hostfile (MLX_HOSTFILE), or the JACCL
  * device matrix and coordinator (MLX_IBV_DEVICES, MLX_JACCL_COORDINATOR), with their JACCL_* aliases. */
 #include "coll.h"
+#include "fileio.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,23 +47,11 @@ static int parse_rank(const char *var, const char *text, int size, int *rank, tb
 /* Read a whole file of at most TBM_MLX_TEXT_MAX bytes; `var` names the variable that pointed at it. */
 static char *read_file(const char *path, const char *var, size_t *len, tbm_err_t *err)
 {
-    FILE *f = fopen(path, "r");
-    char *buf;
+    char *text = tbm_read_file(path, TBM_MLX_TEXT_MAX, len, err);
 
-    if (!f) {
-        tbm_errprintf(err, "%s=%s: cannot open the file: %s", var, path, strerror(errno));
-        return NULL;
-    }
-    buf = malloc(TBM_MLX_TEXT_MAX + 1);
-    *len = buf ? fread(buf, 1, TBM_MLX_TEXT_MAX + 1, f) : 0;
-    if (!buf || ferror(f) || *len > TBM_MLX_TEXT_MAX) {
-        tbm_errprintf(err, "%s=%s: %s", var, path, !buf ? "out of memory" : ferror(f) ? "read error" :
-                      "the file is larger than 1 MiB");
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
+    if (!text)
+        tbm_errprefix(err, "%s=", var);
+    return text;
 }
 
 static const char *const rank_vars[] = { "JACCL_RANK", "MLX_RANK", NULL };

@@ -1,5 +1,6 @@
 /* mlxenv.c: parse and validate MLX's distributed inputs: ring hostfile, JACCL device matrix, coordinator. */
 #include "mlxenv.h"
+#include "json_read.h"
 
 #include <ctype.h>
 #include <json-c/json.h>
@@ -7,25 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How a JSON value is called in messages. */
+/* How a JSON value is called in messages ("an integer", "null"). */
 static const char *json_kind(const json_object *o)
 {
-    switch (json_object_get_type(o)) {
-    case json_type_null:
-        return "null";
-    case json_type_boolean:
-        return "a boolean";
-    case json_type_double:
-    case json_type_int:
-        return "a number";
-    case json_type_object:
-        return "an object";
-    case json_type_array:
-        return "a list";
-    case json_type_string:
-        return "a string";
-    }
-    return "something else";
+    return tbm_json_type_name(json_object_get_type(o));
 }
 
 /* One decimal field of a dotted quad: 1-3 digits, 0..255. Advances *p. */

@@ -153,8 +153,8 @@ static int env_errors(void)
                             "inside a tbmesh job, or set MLX_RANK with MLX_HOSTFILE, or MLX_RANK with "
                             "MLX_IBV_DEVICES and MLX_JACCL_COORDINATOR");
     setenv("MLX_HOSTFILE", "/nonexistent/hosts.json", 1);
-    bad |= expect_env_error("missing hostfile", "MLX_HOSTFILE=/nonexistent/hosts.json: cannot open the file: No "
-                            "such file or directory");
+    bad |= expect_env_error("missing hostfile", "MLX_HOSTFILE=/nonexistent/hosts.json: cannot open: No such file "
+                            "or directory");
     write_text(hosts, "[[\"127.0.0.1:1\"], [\"127.0.0.1\"]]");
     setenv("MLX_HOSTFILE", hosts, 1);
     snprintf(want, sizeof(want), "MLX_HOSTFILE: %s: rank 1, address 0: '127.0.0.1' has no port: write it as "

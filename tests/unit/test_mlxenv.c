@@ -54,7 +54,7 @@ static const bad_case_t bad_hostfiles[] = {
       "lists 1: every rank must list the same number" },
     { "[[\"1.1.1.1:1\",\"1.1.1.1:2\",\"1.1.1.1:3\",\"1.1.1.1:4\",\"1.1.1.1:5\",\"1.1.1.1:6\",\"1.1.1.1:7\","
       "\"1.1.1.1:8\",\"1.1.1.1:9\"]]", "hosts.json: rank 0 lists 9 addresses, at most 8 are supported" },
-    { "[[32323]]", "hosts.json: rank 0, address 0: expected a string \"ip:port\", found a number" },
+    { "[[32323]]", "hosts.json: rank 0, address 0: expected a string \"ip:port\", found an integer" },
     { "[[\"10.0.0.1\"]]", "hosts.json: rank 0, address 0: '10.0.0.1' has no port: write it as ipv4:port (e.g. "
       "10.0.0.1:32323)" },
     { "[[\"\"]]", "hosts.json: rank 0, address 0: the address is empty: write it as ipv4:port (e.g. "
@@ -203,7 +203,7 @@ static const bad_case_t bad_matrices[] = {
     { "[[\"rdma_en1\", \"rdma_en2\"], [\"rdma_en2\", null]]", "devices.json: cell [0][0] must be null: a rank has "
       "no device facing itself" },
     { "[[null, 5], [\"rdma_en2\", null]]", "devices.json: cell [0][1]: expected null, a device name or a list of "
-      "device names, found a number" },
+      "device names, found an integer" },
     { "[[null, {}], [\"rdma_en2\", null]]", "devices.json: cell [0][1]: expected null, a device name or a list "
       "of device names, found an object" },
     { "[[null, \"\"], [\"rdma_en2\", null]]", "devices.json: cell [0][1] holds an empty name: name the RDMA "
