@@ -13,14 +13,16 @@
  * -----
  * A communicator joins `size` ranks (processes), numbered 0 .. size-1; every rank calls the same
  * operations in the same order with the same counts, types and roots (as with MPI or NCCL). Calls block
- * until this rank's part is done.
+ * until this rank's part is done. One thread at a time may use a communicator. At most 64 ranks (16 from a
+ * device matrix).
  *
  * TCP transports: one TCP connection per pair of ranks (mesh) or to each ring neighbour (ring), with
  * TCP_NODELAY and large socket buffers. Every wait is bounded: a peer that closes its connection (it exited
  * or was killed) fails the operation at once; a peer that makes no progress for io_timeout_ms fails it
- * then. The message names the operation, the peer's rank and its address, e.g.
+ * then. The message names the operation, the peer's rank and its address, and the peers still awaited
+ * (the first cause may be one of them), e.g.
  *   "rank 0: all-reduce: rank 2 (127.0.0.1:40002) closed the connection: it exited or was killed; see its
- *    output"
+ *    output; still waiting on rank 1 (127.0.0.1:40001)"
  * After a failure the communicator is broken: later calls fail at once with the first message. The caller
  * should exit non-zero, which closes its connections, so the failure reaches every rank.
  *
@@ -30,6 +32,8 @@
  *   ring: all-reduce = pipelined ring reduce-scatter then ring all-gather (2(n-1) steps); data flows to
  *         rank+1 and each step forwards a segment as soon as the previous step has produced it. Chunk c is
  *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
+ *   reduce-scatter and all-gather are the two halves of the above; broadcast is a scatter from the root
+ *   then an all-gather on a mesh, a pipelined chain root -> root+1 -> ... on a ring.
  *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
  *         rank sends its whole buffer to every other (one round); on a ring whole buffers travel around the
  *         ring (n-1 steps); then every rank folds all n buffers in rank order 0, 1, ..., n-1.
