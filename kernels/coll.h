@@ -92,10 +92,16 @@ int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
  * as for tbmcoll_xfer_step(). */
 int tbmcoll_peer_closed(int fd);
 
-/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS; peers may share the cores), returning 1; then
- * return 0 once (and reset *idle): time to sleep in poll. Tuned on loopback with more ranks than cores. */
+/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS; peers may share the cores), then keep trying
+ * until opts.spin_us have passed, returning 1 each time; then return 0 once (and start over): time to sleep
+ * in poll. Reset rounds to 0 whenever something moves. The yields are tuned on loopback with more ranks
+ * than cores; spin_us helps latency where every rank has a core of its own. */
 #define TBMCOLL_SPINS 4
-int tbmcoll_idle(int *idle);
+typedef struct tbmcoll_idle {
+    int rounds;
+    int64_t since_us;
+} tbmcoll_idle_t;
+int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st);
 
 /* Fail naming every peer of the n transfers: they closed (codes EPIPE, ECONNRESET) or failed (others); the
  * peers of the nw `waiting` transfers are named as still awaited (the first cause may be one of them). */

@@ -183,19 +183,20 @@ static int ring_wait(ring_run_t *r, int *watch_right)
     return 0;
 }
 
-/* Run a schedule: move data while it moves, yield briefly, then sleep in poll. */
+/* Run a schedule: move data while it moves, yield briefly (and spin up to spin_us), then sleep in poll. */
 static int ring_run(ring_run_t *r)
 {
-    int watch_right = 1, idle = 0, moved;
+    tbmcoll_idle_t idle = { 0, 0 };
+    int watch_right = 1, moved;
 
     for (skip_empty(r); r->ss < r->n || r->rs < r->n; skip_empty(r)) {
         if ((moved = ring_try(r)) < 0)
             return -1;
         if (moved) {
-            idle = 0;
+            idle.rounds = 0;
             continue;
         }
-        if (!tbmcoll_idle(&idle) && ring_wait(r, &watch_right) < 0)
+        if (!tbmcoll_idle(r->c, &idle) && ring_wait(r, &watch_right) < 0)
             return -1;
     }
     return 0;

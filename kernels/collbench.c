@@ -73,7 +73,8 @@ static void usage(FILE *f)
                "  -n N -w N         timed iterations (20) and warm-up iterations (5) per size\n"
                "  -c 0|1            check the results and count wrong values (1)\n"
                "  -F table|csv|json output format (table)\n"
-               "  -t MS             I/O timeout of the TCP transport (30000)\n");
+               "  -t MS             I/O timeout of the TCP transport (30000)\n"
+               "  -s US             TCP: keep polling this long before sleeping (0; try 50 with a core per rank)\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -128,7 +129,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
     tbm_err_t err = { { 0 } };
     int opt, v, bad = 0, tmo = 0;
 
-    while ((opt = getopt(argc, argv, "T:A:l:o:d:r:R:b:e:f:n:w:c:F:t:h")) != -1 && !bad) {
+    while ((opt = getopt(argc, argv, "T:A:l:o:d:r:R:b:e:f:n:w:c:F:t:s:h")) != -1 && !bad) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -145,6 +146,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
         case 'c': bad = parse_int(optarg, 0, 1, &b->check); break;
         case 'F': bad = parse_name(optarg, formats, 3, &b->format); break;
         case 't': bad = parse_int(optarg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
+        case 's': bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }

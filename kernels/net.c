@@ -331,13 +331,25 @@ int tbmcoll_peer_closed(int fd)
     return 0;
 }
 
-int tbmcoll_idle(int *idle)
+static int64_t now_us(void)
 {
-    if ((*idle)++ < TBMCOLL_SPINS) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
+{
+    if (st->rounds++ == 0)
+        st->since_us = now_us();
+    if (st->rounds <= TBMCOLL_SPINS) {
         sched_yield();
         return 1;
     }
-    *idle = 0;
+    if (c->opts.spin_us > 0 && now_us() - st->since_us < c->opts.spin_us)
+        return 1;
+    st->rounds = 0;
     return 0;
 }
 
@@ -401,7 +413,8 @@ static int wait_any(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *wh
 
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
 {
-    int moved, idle = 0, rc;
+    tbmcoll_idle_t idle = { 0, 0 };
+    int moved, rc;
 
     if (n > 2 * TBM_MLX_RING_MAX)
         return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, 2 * TBM_MLX_RING_MAX);
@@ -409,10 +422,10 @@ int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
         if ((moved = try_all(c, xs, n, what)) < 0)
             return -1;
         if (moved) {
-            idle = 0;
+            idle.rounds = 0;
             continue;
         }
-        if (tbmcoll_idle(&idle))
+        if (tbmcoll_idle(c, &idle))
             continue;
         if ((rc = wait_any(c, xs, n, what)) <= 0)
             return rc;

@@ -66,6 +66,8 @@ typedef struct tbmcoll_opts {
     int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
     size_t segment_bytes;      /* ring pipeline granularity; 0: 256 KiB */
     int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; the kernel may cap it */
+    int spin_us;               /* keep trying this long before sleeping in poll (latency, when every rank
+                                  has a core of its own); 0: only a few yields (ranks sharing cores) */
 } tbmcoll_opts_t;
 
 /* "auto", "mesh", "ring", "mpi" ("?" otherwise). */
