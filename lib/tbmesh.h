@@ -16,6 +16,8 @@
 #include "slurmconf.h"
 #include "cablediff.h"
 #include "jobreq.h"
+#include "netplan.h"
+#include "envplan.h"
 #include "mlxenv.h"
 #include "reduce.h"
 

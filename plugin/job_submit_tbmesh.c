@@ -33,7 +33,7 @@ int init(void);
 int fini(void);
 
 #define BACKEND_VAR "TBMESH_MLX_BACKEND="
-#define NODE_REFRESH_SECONDS 10
+#define NODE_REFRESH_SECONDS 3
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static tbm_conf_t conf;              /* the last good tbmesh.conf */

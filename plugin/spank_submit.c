@@ -3,8 +3,11 @@
 #include "config.h"
 #include "spank_tbmesh.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "validate.h"
 
@@ -44,10 +47,41 @@ int tbm_spank_submit_init(spank_t sp, int ac, char **av)
     return 0;
 }
 
+/* Does this srun's own command line ask for --gres=tbmesh? (Linux: /proc/self/cmdline.) */
+static int srun_asks_for_macs(void)
+{
+    char buf[65536], *p, *end;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC), prev_gres = 0;
+    ssize_t n;
+
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    for (p = buf, end = buf + n; p < end; p += strlen(p) + 1) {
+        if (!strcmp(p, "--"))
+            break;
+        if ((prev_gres || !strncmp(p, "--gres=", 7)) && strstr(p, "tbmesh"))
+            return 1;
+        prev_gres = !strcmp(p, "--gres");
+    }
+    return 0;
+}
+
 int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av)
 {
     (void)ac;
     (void)av;
+    /* srun outside an allocation would ask its step for N tbmesh units on every node (the job has one per
+     * node once job_submit/tbmesh has placed it): say so now instead of failing after the allocation. */
+    if (spank_context() == S_CTX_LOCAL && !getenv("SLURM_JOB_ID") && srun_asks_for_macs()) {
+        slurm_error("tbmesh: srun --gres=tbmesh:N cannot allocate the Macs and start its step in one go: "
+                    "use `salloc --gres=tbmesh:N srun CMD`, or sbatch with srun inside the script");
+        return -1;
+    }
     if (!backend[0])
         return 0;
     if (spank_job_control_setenv(sp, TBM_BACKEND_ENV, backend, 1) != ESPANK_SUCCESS) {

@@ -69,4 +69,16 @@ wait_job() {
     echo "TIMEOUT-WAITING($st)"
 }
 
+# acct JOBID FIELDS: sacct's allocation line, once slurmdbd has the whole record (it fills in just after the
+# job ends).
+acct() {
+    local out end=$((SECONDS + 15))
+    while :; do
+        out=$(sacct -n -X -P -j "$1" -o "partition,$2")
+        [ -n "${out%%|*}" ] || [ "$SECONDS" -ge "$end" ] && break
+        sleep 0.5
+    done
+    cut -d'|' -f2- <<<"$out"
+}
+
 plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }
