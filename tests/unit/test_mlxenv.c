@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conf.h"
+#include "envplan.h"
 #include "mlxenv.h"
+#include "tbm_fixture.h"
 
 typedef struct bad_case {
     const char *text;
@@ -295,6 +298,56 @@ START_TEST(device_iface)
 }
 END_TEST
 
+/* What the plug-in plans (lib/envplan.c) for the example tbmesh.conf, the kernels read back. */
+static const tbm_envfile_t *planned_file(const tbm_conf_t *c, const char *const *nodes, tbm_backend_t b,
+                                         int rank, tbm_envplan_t *p)
+{
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_msg(tbm_envplan_make(c, nodes, 4, nodes[rank], b, 0, NULL, p, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(p->n_files, 1);
+    return &p->files[0];
+}
+
+START_TEST(plans_read_back)
+{
+    static const char *const studio[4] = { "mac01", "mac02", "mac03", "mac04" };
+    static const char *const mini[4] = { "mac05", "mac06", "mac07", "mac08" };
+    static tbm_mlx_hostfile_t hf;
+    static tbm_mlx_devmatrix_t m;
+    const tbm_envfile_t *f;
+    tbm_mlx_addr_t coord;
+    tbm_envplan_t p;
+    tbm_conf_t c;
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text = tbm_fixture("../../etc/tbmesh.conf.example", &len);
+
+    tbm_conf_init(&c);
+    ck_assert_msg(tbm_conf_parse(text, len, "tbmesh.conf.example", &c, NULL, &err) == 0, "%s", err.msg);
+    f = planned_file(&c, studio, TBM_BACKEND_JACCL, 2, &p);
+    ck_assert_msg(tbm_mlx_devmatrix_parse(f->data, f->len, f->path, &m, &err) == 0, "%s", err.msg);
+    ck_assert(m.n == 4 && m.is_mesh);
+    ck_assert_int_eq(tbm_mlx_coordinator_parse(tbm_envplan_get(&p, "MLX_JACCL_COORDINATOR"), &coord, &err), 0);
+    ck_assert_str_eq(coord.ip, "10.10.0.5");       /* rank 2 reaches rank 0 on their cable */
+    tbm_envplan_free(&p);
+    f = planned_file(&c, studio, TBM_BACKEND_JACCL_RING, 0, &p);
+    ck_assert_msg(tbm_mlx_devmatrix_parse(f->data, f->len, f->path, &m, &err) == 0, "%s", err.msg);
+    ck_assert(!m.is_mesh && m.is_ring);
+    ck_assert_int_eq(tbm_mlx_coordinator_parse(tbm_envplan_get(&p, "MLX_JACCL_COORDINATOR"), &coord, &err), 0);
+    ck_assert_str_eq(coord.ip, "0.0.0.0");         /* rank 0 binds every address */
+    tbm_envplan_free(&p);
+    f = planned_file(&c, mini, TBM_BACKEND_AUTO, 1, &p);
+    ck_assert_msg(tbm_mlx_hostfile_parse(f->data, f->len, f->path, &hf, &err) == 0, "%s", err.msg);
+    ck_assert(hf.nranks == 4 && hf.naddrs == 1);
+    ck_assert_str_eq(hf.addr[1][0].ip, "10.20.0.2");   /* rank 1 listens where rank 0 can reach it */
+    ck_assert_uint_eq(hf.addr[1][0].port, 32324);
+    tbm_envplan_free(&p);
+    tbm_conf_free(&c);
+    free(text);
+}
+END_TEST
+
 static Suite *mlxenv_suite(void)
 {
     Suite *s = suite_create("mlxenv");
@@ -308,6 +361,7 @@ static Suite *mlxenv_suite(void)
     tcase_add_loop_test(tc, matrix_bad, 0, (int)(sizeof(bad_matrices) / sizeof(bad_matrices[0])));
     tcase_add_test(tc, matrix_sizes);
     tcase_add_test(tc, device_iface);
+    tcase_add_test(tc, plans_read_back);
     suite_add_tcase(s, tc);
     return s;
 }
