@@ -18,5 +18,7 @@
 #include "jobreq.h"
 #include "netplan.h"
 #include "envplan.h"
+#include "mlxenv.h"
+#include "reduce.h"
 
 #endif
