@@ -470,48 +470,13 @@ static int run_rank(bench_t *b)
     return sweep(b);
 }
 
-/* -l N: pick N free ports on 127.0.0.1, fork the ranks, wait for all. */
-static int run_local(bench_t *b)
+/* -l N: N ranks on this host. */
+static int local_rank(tbmcoll_comm_t *c, void *arg)
 {
-    char addr[LOCAL_MAX][32];
-    const char *addrs[LOCAL_MAX];
-    pid_t pids[LOCAL_MAX];
-    int fds[LOCAL_MAX], i, st, rc = 0;
-    tbm_err_t err = { { 0 } };
+    bench_t *b = arg;
 
-    for (i = 0; i < b->local_ranks; i++) {
-        struct sockaddr_in sa = { .sin_family = AF_INET };
-        socklen_t len = sizeof(sa);
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-            getsockname(fds[i], (struct sockaddr *)&sa, &len) < 0) {
-            fprintf(stderr, "tbm-collbench: cannot find a free port on 127.0.0.1: %s\n", strerror(errno));
-            return 2;
-        }
-        snprintf(addr[i], sizeof(addr[i]), "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
-        addrs[i] = addr[i];
-    }
-    for (i = 0; i < b->local_ranks; i++)
-        close(fds[i]);
-    fflush(NULL);
-    for (i = 0; i < b->local_ranks; i++) {
-        pids[i] = fork();
-        if (pids[i] == 0) {
-            b->c = tbmcoll_comm_from_addrs(i, b->local_ranks, addrs, &b->opts, &err);
-            if (!b->c) {
-                fprintf(stderr, "tbm-collbench: %s\n", err.msg);
-                _exit(2);
-            }
-            st = run_rank(b);
-            fflush(NULL);
-            _exit(st);
-        }
-    }
-    for (i = 0; i < b->local_ranks; i++)
-        if (pids[i] > 0 && waitpid(pids[i], &st, 0) == pids[i] && rc == 0)
-            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return rc;
+    b->c = c;
+    return run_rank(b);
 }
 
 int main(int argc, char **argv)
@@ -525,7 +490,7 @@ int main(int argc, char **argv)
     if (parse_args(&b, argc, argv) < 0)
         return 2;
     if (b.local_ranks)
-        return run_local(&b);
+        return tbmcoll_run_local(b.local_ranks, &b.opts, local_rank, &b, "tbm-collbench");
     b.c = b.use_mpi ? tbmcoll_comm_from_mpi(&argc, &argv, &err) : tbmcoll_comm_from_env(&b.opts, &err);
     if (!b.c) {
         fprintf(stderr, "tbm-collbench: %s\n", err.msg);

@@ -154,4 +154,11 @@ int tbmcoll_sendrecv(tbmcoll_comm_t *comm, const void *send, int to, void *recv,
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
 
+/* Run fn on n ranks of this host: free ports on 127.0.0.1 are picked, each rank is forked with its
+ * communicator (tbmcoll_comm_from_addrs with opts) and fn's return value is its exit status. Returns the
+ * first non-zero status (128 + signal for a rank killed by one), 0 when all succeeded, 2 when the ranks
+ * could not be set up (the reason on stderr, prefixed with prog). */
+typedef int (*tbmcoll_rank_fn)(tbmcoll_comm_t *comm, void *arg);
+int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, void *arg, const char *prog);
+
 #endif
