@@ -38,6 +38,16 @@ out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$BENCH
 t_match "all-reduce over MLX_HOSTFILE's addresses: 4 ranks, no wrong value" "Wrong values *: 0 OK" "$out"
 t_match "transport ring" "4 ranks, transport ring" "$out"
 
+# The single-Mac baseline against the 4-Mac ring: the same network, compared.
+RW=$T_SRC/build/kernels/tbm-refwork
+out1=$(as tbm-alice srun -p mac -w mac05 "$RW" -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-single.bin" 2>&1)
+t_match "single Mac baseline" "on 1 rank: .* output sha256 [0-9a-f]{64}" "$out1"
+out4=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$RW" -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-mesh.bin" 2>&1)
+t_match "the same network on the 4-Mac ring" "on 4 ranks: .* output sha256 [0-9a-f]{64}" "$out4"
+verdict=$("$RW" --compare "$LAB/work/tbm-alice/rw-single.bin" "$LAB/work/tbm-alice/rw-mesh.bin")
+t_match "verdict: the mesh agrees with the single Mac" "^verdict: (bitwise identical|within tolerance)" "$verdict"
+echo "# $verdict"
+
 # The files are gone when the step ends (none was there before this test).
 t_is "no job files left on the Macs" "" "$(for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'ls -d /tmp/tbmesh-job-* 2>/dev/null'; done)"
 
