@@ -2,6 +2,7 @@
 # 0040-jobs.t: batch jobs run in both partitions and on both groups, submitted by ordinary users, and
 # sacct records them with gres/tbmesh in AllocTRES.
 . "$(dirname "$0")/lib.sh"
+no_jobs
 
 jl=$(as tbm-bob sbatch --parsable -p linux -N1 -o linux-%j.out --wrap 'hostname; id -un')
 ja=$(as tbm-alice sbatch --parsable --gres=tbmesh:studio-a:4 -o studio-%j.out --wrap 'srun hostname | sort')

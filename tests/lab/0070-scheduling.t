@@ -4,6 +4,7 @@
 # jobs never sharing or straddling, Linux jobs kept off the Macs in the shared partition and untouched in
 # their own.
 . "$(dirname "$0")/lib.sh"
+no_jobs
 
 # sub USER ARGS...: sbatch a short job; prints its id, or the error text.
 sub() {

@@ -4,6 +4,7 @@
 # collective runs over the Thunderbolt veths using exactly the addresses MLX would read.
 # Direct mode (mini-b): the step runs in each Mac. Bridge mode (studio-a) is covered with the agent.
 . "$(dirname "$0")/lib.sh"
+no_jobs
 
 CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
 BENCH=$T_SRC/build/kernels/tbm-collbench

@@ -81,4 +81,12 @@ acct() {
     cut -d'|' -f2- <<<"$out"
 }
 
+# no_jobs: cancel what the lab's users have queued or running (a test starts from an empty queue), and wait.
+no_jobs() {
+    local end=$((SECONDS + 30))
+    scancel -u tbm-alice > /dev/null 2>&1
+    scancel -u tbm-bob > /dev/null 2>&1
+    while [ -n "$(squeue -h -u tbm-alice,tbm-bob 2>/dev/null)" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.5; done
+}
+
 plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }
