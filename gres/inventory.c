@@ -33,10 +33,12 @@ typedef struct inventory {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tbmesh inventory [--hint tbmesh.conf] [--out DIR] [--json] FACTS.json...\n"
+            "usage: tbmesh inventory [--last tbmesh.conf | --hint tbmesh.conf] [--out DIR] [--json] FACTS.json...\n"
             "  Build the lab's Thunderbolt groups from the facts of every Mac (`macnode probe` output, one\n"
             "  file per Mac), validate them against what JACCL and MLX need, and print the report.\n"
-            "  --hint FILE  the last tbmesh.conf: group names, modes and settings to keep\n"
+            "  --last FILE  the tbmesh.conf in use: keep its group names, modes and settings, and name every\n"
+            "               cable it lists that no Mac sees any more (after re-cabling, or to find a pulled one)\n"
+            "  --hint FILE  a tbmesh.conf to take group names, modes and settings from, without comparing cables\n"
             "  --out DIR    write tbmesh.conf, slurm-nodes.conf, gres.conf, cabling.dot (and cabling.svg)\n"
             "  --json       the report as JSON\n"
             "  Exit: 0 the lab is fit, 1 it is not (errors found), 2 bad usage, 3 unreadable input.\n");
@@ -74,13 +76,13 @@ static int load_hint(inventory_t *inv, const char *file)
     char *text = tbm_read_file(file, TBM_CONF_MAX_BYTES, &len, &err);
 
     if (!text)
-        return fprintf(stderr, "tbmesh inventory: --hint: %s\n", err.msg), -1;
+        return fprintf(stderr, "tbmesh inventory: %s\n", err.msg), -1;
     tbm_findings_init(&errors);
     if (tbm_conf_parse(text, len, file, &inv->hint, &errors, &err) < 0) {
         for (i = 0; i < errors.n; i++)
             fprintf(stderr, "tbmesh inventory: %s: %s (%s)\n", errors.items[i].where, errors.items[i].what,
                     errors.items[i].fix);
-        fprintf(stderr, "tbmesh inventory: --hint %s was not used: fix the lines above\n", file);
+        fprintf(stderr, "tbmesh inventory: %s was not used: fix the lines above\n", file);
         free(text);
         tbm_findings_free(&errors);
         return -1;
@@ -249,21 +251,30 @@ static void inventory_free(inventory_t *inv)
 int inventory_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "hint", required_argument, NULL, 'H' }, { "out", required_argument, NULL, 'o' },
+        { "hint", required_argument, NULL, 'H' }, { "last", required_argument, NULL, 'l' },
+        { "out", required_argument, NULL, 'o' },
         { "json", no_argument, NULL, 'j' },       { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *hint = NULL, *out = NULL;
     inventory_t inv;
     tbm_err_t err = { { 0 } };
-    int json = 0, c, rc;
+    int json = 0, compare = 0, c, rc;
     struct stat st;
 
     memset(&inv, 0, sizeof(inv));
     tbm_conf_init(&inv.hint);
-    while ((c = getopt_long(argc, argv, "H:o:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "H:l:o:jh", opts, NULL)) != -1) {
         switch (c) {
-        case 'H': hint = optarg; break;
+        case 'H':
+        case 'l':
+            if (hint) {
+                fprintf(stderr, "tbmesh inventory: give one of --last and --hint, once\n");
+                return EXIT_USAGE;
+            }
+            hint = optarg;
+            compare = c == 'l';
+            break;
         case 'o': out = optarg; break;
         case 'j': json = 1; break;
         case 'h': usage(stdout); return 0;
@@ -290,7 +301,7 @@ int inventory_main(int argc, char **argv)
         inventory_free(&inv);
         return EXIT_INPUT;
     }
-    if (inv.have_hint)
+    if (compare)
         tbm_cables_diff(&inv.hint, &inv.conf, &inv.val.findings);
     if (json)
         print_json(&inv);

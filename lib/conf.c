@@ -3,6 +3,7 @@
 #include "conf.h"
 
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ typedef struct parser {
     tbm_findings_t *errors;
     size_t n_errors;
     tbm_conf_t *c;
-    int global_line[5];
+    int global_line[8];
     pending_node_t *pn;            /* NodeName settings */
     size_t n_pn, cap_pn;
     pending_cable_t *pc;           /* Cable lines */
@@ -125,13 +126,40 @@ static int split_two(parser_t *p, const char *key, const char *val, char *a, cha
 /* ---- global settings ---- */
 
 static const char *const global_names[] = {"AgentPort", "CoordinatorPort", "RingBasePort", "SlurmdBasePort",
-                                           "MlxVersion"};
+                                           "MlxVersion", "MacPartition", "SharedPartitions", "DefaultPartition"};
+#define N_GLOBALS (sizeof(global_names) / sizeof(global_names[0]))
+
+/* A partition name, or (list) a comma-separated list of them: [A-Za-z0-9_.-], no empty item. */
+static int set_partitions(parser_t *p, const char *key, const char *val, char *dst, size_t len, int list)
+{
+    size_t i, item = 0;
+
+    if (!*val || strlen(val) >= len)
+        return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                           : "name one Slurm partition, e.g. MacPartition=mac",
+                   "%s=%.40s is %s", key, val, *val ? "too long" : "empty");
+    for (i = 0; val[i]; i++) {
+        if (val[i] == ',' && list && item > 0) {
+            item = 0;
+            continue;
+        }
+        if (!isalnum((unsigned char)val[i]) && !strchr("_.-", val[i]))
+            return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                               : "name one Slurm partition, e.g. MacPartition=mac",
+                       "%s=%.40s is not a partition name%s", key, val, list ? " list" : "");
+        item++;
+    }
+    if (item == 0)
+        return BAD(p, "remove the trailing comma", "%s=%.40s ends with a comma", key, val);
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
 
 static int set_global(parser_t *p, const char *key, const char *val)
 {
     int i;
 
-    for (i = 0; i < 5 && strcasecmp(key, global_names[i]) != 0; i++)
+    for (i = 0; i < (int)N_GLOBALS - 1 && strcasecmp(key, global_names[i]) != 0; i++)
         ;
     if (p->global_line[i])
         return BAD(p, "keep one of them", "%s is already set at line %d", global_names[i], p->global_line[i]);
@@ -141,6 +169,11 @@ static int set_global(parser_t *p, const char *key, const char *val)
     case 1: return set_port(p, global_names[i], val, &p->c->coordinator_port);
     case 2: return set_port(p, global_names[i], val, &p->c->ring_base_port);
     case 3: return set_port(p, global_names[i], val, &p->c->slurmd_base_port);
+    case 5: return set_partitions(p, global_names[i], val, p->c->mac_partition, sizeof(p->c->mac_partition), 0);
+    case 6: return set_partitions(p, global_names[i], val, p->c->shared_partitions,
+                                  sizeof(p->c->shared_partitions), 1);
+    case 7: return set_partitions(p, global_names[i], val, p->c->default_partition,
+                                  sizeof(p->c->default_partition), 0);
     default: break;
     }
     {
@@ -156,7 +189,8 @@ static int set_global(parser_t *p, const char *key, const char *val)
 
 static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
-    {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {NULL, NULL},
+    {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
+    {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {NULL, NULL},
 };
 
 /* ---- Group lines ---- */
@@ -449,7 +483,7 @@ static int set_cable_addr(parser_t *p, const char *key, const char *val)
         }
         if (tbm_ipv4_parse(a[e], &ip) < 0)
             return BAD(p, example, "'%s' is not an IPv4 address", a[e]);
-        snprintf(end->ipv4, sizeof(end->ipv4), "%.*s", (int)sizeof(end->ipv4) - 1, a[e]);
+        snprintf(end->ipv4, sizeof(end->ipv4), "%.15s", a[e]);
     }
     pc->has_addr = 1;
     return 0;
@@ -467,7 +501,7 @@ static int set_cable_rdma(parser_t *p, const char *key, const char *val)
     for (e = 0; e < 2; e++) {
         if (!tbm_iface_name_valid(d[e]))
             return BAD(p, example, "'%s' is not an RDMA device name", d[e]);
-        snprintf(pc->cable.end[e].rdma, sizeof(pc->cable.end[e].rdma), "%.*s", (int)sizeof(pc->cable.end[e].rdma) - 1, d[e]);
+        snprintf(pc->cable.end[e].rdma, sizeof(pc->cable.end[e].rdma), "%.15s", d[e]);
     }
     pc->has_rdma = 1;
     return 0;
@@ -590,7 +624,8 @@ static void parse_tokens(parser_t *p, token_t *tok, size_t n)
         apply(p, global_keys, "setting", tok, n);
     else
         BAD(p, "a line starts with Group=, NodeName=, Cable= or one of AgentPort, CoordinatorPort, RingBasePort, "
-            "SlurmdBasePort, MlxVersion", "unknown key '%.40s'", tok[0].key);
+            "SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition", "unknown key '%.40s'",
+            tok[0].key);
 }
 
 static void parse_line(parser_t *p, const char *s, size_t len)
@@ -810,74 +845,105 @@ static void check_cable_needs(parser_t *p)
     }
 }
 
-/* The class the cables of group g make (pos: each node's place in its group); -1 when out of memory. */
-static int cable_class(const tbm_conf_t *c, size_t g, const int *pos, size_t *n_cables)
+/* The class the cables ids[0..n) of group g make (pos: each node's place in its group). */
+static int cable_class(const tbm_conf_t *c, size_t g, const int *pos, const size_t *ids, size_t n)
 {
-    int (*pairs)[2] = malloc((c->n_cables ? c->n_cables : 1) * sizeof(*pairs));
+    int (*pairs)[2] = malloc((n ? n : 1) * sizeof(*pairs));
     size_t i;
     int cls;
 
     if (!pairs)
         return -1;
-    *n_cables = 0;
-    for (i = 0; i < c->n_cables; i++)
-        if (c->cables[i].group == (int)g) {
-            pairs[*n_cables][0] = pos[c->cables[i].end[0].node];
-            pairs[(*n_cables)++][1] = pos[c->cables[i].end[1].node];
-        }
-    cls = (int)tbm_topo_classify(c->groups[g].caps.n_nodes, (const int (*)[2])pairs, *n_cables);
+    for (i = 0; i < n; i++) {
+        pairs[i][0] = pos[c->cables[ids[i]].end[0].node];
+        pairs[i][1] = pos[c->cables[ids[i]].end[1].node];
+    }
+    cls = (int)tbm_topo_classify(c->groups[g].caps.n_nodes, (const int (*)[2])pairs, n);
     free(pairs);
     return cls;
 }
 
+static void check_group(parser_t *p, size_t g, const int *pos, const size_t *ids, size_t n_cables)
+{
+    const tbm_conf_group_t *gr = &p->c->groups[g];
+    int cls = gr->caps.n_nodes && !p->group_bad[g] ? cable_class(p->c, g, pos, ids, n_cables) : -1;
+
+    if (cls < 0)
+        return;
+    if (n_cables == 0 && gr->caps.n_nodes > 1 && (gr->caps.backends & ~TBM_BACKEND_BIT(TBM_BACKEND_MPI)))
+        bad_at(p, gr->line, "conf-error", "add its Cable= lines (tbmesh inventory writes them), or set Backends=mpi",
+               "group %s allows more than mpi but lists no cable", gr->caps.name);
+    else if (n_cables > 0 && cls != (int)gr->caps.topology)
+        bad_at(p, gr->line, "conf-error", "fix the group's Cable= lines or its Topology=",
+               "group %s says Topology=%s but its cables make the topology %s", gr->caps.name,
+               tbm_topo_class_name(gr->caps.topology), tbm_topo_class_name((tbm_topo_class_t)cls));
+}
+
+/* Each group's cables against its Topology= (cables bucketed by group first). */
 static void check_group_cables(parser_t *p)
 {
     int *pos = malloc((p->c->n_nodes ? p->c->n_nodes : 1) * sizeof(int));
-    size_t g, k, n_cables;
+    size_t *start = calloc(p->c->n_groups + 1, sizeof(size_t));
+    size_t *ids = malloc((p->c->n_cables ? p->c->n_cables : 1) * sizeof(size_t));
+    size_t g, k;
 
-    for (g = 0; pos && g < p->c->n_groups; g++)
-        for (k = 0; k < p->c->groups[g].caps.n_nodes; k++)
-            pos[p->c->groups[g].nodes[k]] = (int)k;
-    for (g = 0; pos && g < p->c->n_groups; g++) {
-        const tbm_conf_group_t *gr = &p->c->groups[g];
-        int cls = gr->caps.n_nodes && !p->group_bad[g] ? cable_class(p->c, g, pos, &n_cables) : -1;
-        if (cls < 0)
-            continue;
-        if (n_cables == 0 && gr->caps.n_nodes > 1 && (gr->caps.backends & ~TBM_BACKEND_BIT(TBM_BACKEND_MPI)))
-            bad_at(p, gr->line, "conf-error", "add its Cable= lines (tbmesh inventory writes them), or set Backends=mpi",
-                   "group %s allows more than mpi but lists no cable", gr->caps.name);
-        else if (n_cables > 0 && cls != (int)gr->caps.topology)
-            bad_at(p, gr->line, "conf-error", "fix the group's Cable= lines or its Topology=",
-                   "group %s says Topology=%s but its cables make the topology %s", gr->caps.name,
-                   tbm_topo_class_name(gr->caps.topology), tbm_topo_class_name((tbm_topo_class_t)cls));
+    if (pos && start && ids) {
+        for (g = 0; g < p->c->n_groups; g++)
+            for (k = 0; k < p->c->groups[g].caps.n_nodes; k++)
+                pos[p->c->groups[g].nodes[k]] = (int)k;
+        for (k = 0; k < p->c->n_cables; k++)
+            start[p->c->cables[k].group + 1]++;
+        for (g = 0; g < p->c->n_groups; g++)
+            start[g + 1] += start[g];
+        for (k = 0; k < p->c->n_cables; k++)
+            ids[start[p->c->cables[k].group]++] = k;
+        for (g = 0; g < p->c->n_groups; g++)    /* start[g] now ends group g */
+            check_group(p, g, pos, ids + (g ? start[g - 1] : 0), start[g] - (g ? start[g - 1] : 0));
     }
     free(pos);
+    free(start);
+    free(ids);
 }
 
-/* Two groups that would share a Slurm feature (studio-a and studio_a), or a name. */
+typedef struct feature_key {
+    char feature[TBM_GROUP_NAME_MAX + 8];
+    int group;
+} feature_key_t;
+
+static int by_feature(const void *a, const void *b)
+{
+    const feature_key_t *x = a, *y = b;
+    int c = strcmp(x->feature, y->feature);
+
+    return c ? c : x->group - y->group;
+}
+
+/* Two groups with one name, or that would share a Slurm feature (studio-a and studio_a). */
 static void check_group_names(parser_t *p)
 {
-    size_t i, j;
-    char fi[64], fj[64];
+    feature_key_t *keys = malloc((p->c->n_groups ? p->c->n_groups : 1) * sizeof(*keys));
+    size_t i, n = 0;
 
-    for (i = 0; i < p->c->n_groups; i++)
-        for (j = 0; j < i; j++) {
-            const tbm_conf_group_t *a = &p->c->groups[j], *b = &p->c->groups[i];
-            if (!a->caps.name[0] || !b->caps.name[0])
-                continue;
-            tbm_group_feature(a->caps.name, fi, sizeof(fi));
-            tbm_group_feature(b->caps.name, fj, sizeof(fj));
-            if (strcmp(a->caps.name, b->caps.name) == 0)
-                bad_at(p, b->line, "conf-error", "merge the two Group lines or rename one",
-                       "group %s is already defined at line %d", b->caps.name, a->line);
-            else if (strcmp(fi, fj) == 0)
-                bad_at(p, b->line, "conf-error", "rename one of them",
-                       "groups %s (line %d) and %s give the same Slurm feature %s", a->caps.name, a->line,
-                       b->caps.name, fi);
-            else
-                continue;
-            break;
+    for (i = 0; keys && i < p->c->n_groups; i++)
+        if (p->c->groups[i].caps.name[0]) {
+            tbm_group_feature(p->c->groups[i].caps.name, keys[n].feature, sizeof(keys[n].feature));
+            keys[n++].group = (int)i;
         }
+    if (keys)
+        qsort(keys, n, sizeof(*keys), by_feature);
+    for (i = 1; i < n; i++) {
+        const tbm_conf_group_t *a = &p->c->groups[keys[i - 1].group], *b = &p->c->groups[keys[i].group];
+        if (strcmp(keys[i - 1].feature, keys[i].feature) != 0)
+            continue;
+        if (strcmp(a->caps.name, b->caps.name) == 0)
+            bad_at(p, b->line, "conf-error", "merge the two Group lines or rename one",
+                   "group %s is already defined at line %d", b->caps.name, a->line);
+        else
+            bad_at(p, b->line, "conf-error", "rename one of them",
+                   "groups %s (line %d) and %s give the same Slurm feature %s", a->caps.name, a->line,
+                   b->caps.name, keys[i].feature);
+    }
+    free(keys);
 }
 
 /* ---- entry ---- */

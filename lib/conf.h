@@ -18,6 +18,8 @@
 #define TBM_CONF_MAX_NODES  65536
 #define TBM_CONF_MAX_CABLES 262144
 #define TBM_MLX_VERSION_MAX 16
+#define TBM_PARTITION_MAX   64            /* one Slurm partition name, with its NUL */
+#define TBM_PARTITIONS_MAX  512           /* a comma-separated list of them */
 
 /* Defaults of the global settings. */
 #define TBM_CONF_AGENT_PORT       6830
@@ -70,6 +72,9 @@ typedef struct tbm_conf {
     int ring_base_port;
     int slurmd_base_port;
     char mlx_version[TBM_MLX_VERSION_MAX];   /* "0.31.2"; "" when not given */
+    char mac_partition[TBM_PARTITION_MAX];   /* where a Mac job goes when it names none; "" when not given */
+    char shared_partitions[TBM_PARTITIONS_MAX]; /* partitions holding Macs and Linux nodes, comma-separated */
+    char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
     tbm_conf_group_t *groups;
     size_t n_groups;
     tbm_conf_node_t *nodes;

@@ -128,6 +128,12 @@ char *tbm_conf_write(const tbm_conf_t *c)
                   c->coordinator_port, c->ring_base_port, c->slurmd_base_port);
     if (c->mlx_version[0])
         tbm_sb_printf(&sb, "MlxVersion=%s\n", c->mlx_version);
+    if (c->mac_partition[0])
+        tbm_sb_printf(&sb, "MacPartition=%s\n", c->mac_partition);
+    if (c->shared_partitions[0])
+        tbm_sb_printf(&sb, "SharedPartitions=%s\n", c->shared_partitions);
+    if (c->default_partition[0])
+        tbm_sb_printf(&sb, "DefaultPartition=%s\n", c->default_partition);
     for (g = 0; g < c->n_groups; g++) {
         tbm_sb_printf(&sb, "\n");
         write_group(&sb, c, &c->groups[g]);
@@ -261,10 +267,10 @@ static void fill_end(tbm_conf_end_t *e, const tbm_port_t *p, int node, int rdma)
     uint32_t ip;
 
     e->node = node;
-    if (p->iface[0])
+    if (tbm_iface_name_valid(p->iface))
         snprintf(e->iface, sizeof(e->iface), "%s", p->iface);
-    else
-        snprintf(e->iface, sizeof(e->iface), "tb%d", p->receptacle);
+    else                                  /* no usable interface: name the port (validation said so) */
+        snprintf(e->iface, sizeof(e->iface), "tb%d", p->receptacle & 0xffff);
     e->prefix_len = -1;
     if (p->ipv4[0] && tbm_ipv4_parse(p->ipv4, &ip) == 0) {
         snprintf(e->ipv4, sizeof(e->ipv4), "%s", p->ipv4);
@@ -311,6 +317,9 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
         out->ring_base_port = hint->ring_base_port;
         out->slurmd_base_port = hint->slurmd_base_port;
         memcpy(out->mlx_version, hint->mlx_version, sizeof(out->mlx_version));
+        memcpy(out->mac_partition, hint->mac_partition, sizeof(out->mac_partition));
+        memcpy(out->shared_partitions, hint->shared_partitions, sizeof(out->shared_partitions));
+        memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
     }
     out->groups = calloc(t->n_groups ? t->n_groups : 1, sizeof(*out->groups));
     out->nodes = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*out->nodes));
@@ -363,7 +372,9 @@ int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b)
 
     if (a->agent_port != b->agent_port || a->coordinator_port != b->coordinator_port ||
         a->ring_base_port != b->ring_base_port || a->slurmd_base_port != b->slurmd_base_port ||
-        strcmp(a->mlx_version, b->mlx_version) != 0 || a->n_groups != b->n_groups || a->n_nodes != b->n_nodes ||
+        strcmp(a->mlx_version, b->mlx_version) != 0 || strcmp(a->mac_partition, b->mac_partition) != 0 ||
+        strcmp(a->shared_partitions, b->shared_partitions) != 0 ||
+        strcmp(a->default_partition, b->default_partition) != 0 || a->n_groups != b->n_groups || a->n_nodes != b->n_nodes ||
         a->n_cables != b->n_cables)
         return 0;
     for (i = 0; i < a->n_groups; i++)

@@ -146,7 +146,8 @@ json_object *tbm_facts_to_json(const tbm_host_facts_t *facts)
 char *tbm_facts_to_json_string(const tbm_host_facts_t *facts, int pretty)
 {
     json_object *doc = tbm_facts_to_json(facts);
-    int flags = JSON_C_TO_STRING_NOSLASHESCAPE | (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN);
+    int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
+                (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
     char *text;
 
     if (!doc)

@@ -7,7 +7,9 @@
 
 #include "strbuf.h"
 
-#define EXPR_MAX (1u << 20)   /* longest expression accepted */
+/* Longest expression accepted: room for the most names, each written out in full with its comma,
+ * so that whatever tbm_hostlist_compress writes can be read back. */
+#define EXPR_MAX ((size_t)TBM_HOSTLIST_MAX_NAMES * TBM_HOSTNAME_MAX)
 
 /* A growing list of names being expanded. */
 typedef struct names {
@@ -216,7 +218,7 @@ int tbm_hostlist_expand(const char *expr, char ***names, size_t *n, tbm_err_t *e
     if (!expr || !*expr)
         return tbm_errprintf(err, "hostlist is empty: name at least one host");
     if (strlen(expr) > EXPR_MAX)
-        return tbm_errprintf(err, "hostlist is longer than %u characters: split it", EXPR_MAX);
+        return tbm_errprintf(err, "hostlist is longer than %zu characters: split it", EXPR_MAX);
     for (;;) {
         const char *end = item_end(expr, s, err);
         if (!end || split_item(expr, s, (size_t)(end - s), &it, err) < 0)

@@ -36,11 +36,11 @@ json_object *tbm_json_parse(const char *text, size_t len, tbm_err_t *err)
     enum json_tokener_error jerr;
     size_t end;
 
+    if (len > TBM_RAW_MAX)
+        return tbm_errprintf(err, "JSON text of %zu bytes exceeds the limit of %u bytes; check that the right "
+                             "file was given", len, TBM_RAW_MAX), NULL;
     if (!text || len == 0 || tbm_span_trim(text, len).n == 0)
         return tbm_errprintf(err, "empty JSON text; capture the output again"), NULL;
-    if (len > TBM_RAW_MAX)
-        return tbm_errprintf(err, "JSON text of %zu bytes exceeds the limit of %u bytes", len, TBM_RAW_MAX),
-               NULL;
     tok = json_tokener_new_ex(TBM_JSON_DEPTH);
     if (!tok)
         return tbm_errprintf(err, "out of memory reading JSON"), NULL;

@@ -3,12 +3,15 @@
 #include "parse_macos.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rawtext.h"
 
 #define IFC_SOURCE "ifconfig"
 #define IFC_FIX "run `ifconfig` (no arguments) again and capture all of it"
+
+_Static_assert(TBM_MAX_IFACES <= 64, "ifc_state_t.seen has one bit per interface");
 
 /* Reading state: the interface whose block we are in, and which ones this output listed. */
 typedef struct ifc_state {
@@ -40,9 +43,9 @@ static int flags_up(tbm_span_t flags)
     return 0;
 }
 
-static void read_header(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, int lineno,
-                        tbm_host_facts_t *facts)
+static void read_header(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, int lineno)
 {
+    tbm_host_facts_t *facts = st->facts;
     tbm_span_t name, rest;
     char ifname[TBM_IFNAME_MAX];
 
@@ -68,34 +71,40 @@ static void read_header(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, 
     st->cur->up = flags_up(tbm_span_word(&rest));
 }
 
-/* 0xfffffffc or 255.255.255.252 -> 30; -1 when not a contiguous mask. */
-static int prefix_of(tbm_span_t mask)
+/* A netmask as 32 bits: "0xfffffffc" (what macOS prints) or "255.255.255.252". Returns 0 or -1. */
+static int mask_bits(tbm_span_t mask, uint32_t *m)
 {
-    long long parts[4];
-    uint32_t m = 0;
+    char text[TBM_IPV4_MAX];
+    const char *p = text;
     size_t i;
-    int bits, p;
+    int h;
 
+    *m = 0;
     if (tbm_span_starts(mask, "0x") && mask.n == 10) {
         for (i = 2; i < 10; i++) {
-            int c = mask.p[i] | 0x20;   /* lower case */
-            int h = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+            h = mask.p[i] | 0x20;   /* lower case; digits stay as they are */
+            h = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : -1;
             if (h < 0)
                 return -1;
-            m = (m << 4) | (uint32_t)h;
+            *m = (*m << 4) | (uint32_t)h;
         }
-    } else {
-        tbm_span_t rest = mask, part;
-        for (p = 0; p < 4; p++) {
-            const char *dot = memchr(rest.p, '.', rest.n);
-            part.p = rest.p;
-            part.n = dot && p < 3 ? (size_t)(dot - rest.p) : rest.n;
-            if ((p < 3 && !dot) || tbm_span_long(part, 0, 255, &parts[p]) < 0)
-                return -1;
-            m = (m << 8) | (uint32_t)parts[p];
-            rest = tbm_span_after(rest, part.n + (p < 3));
-        }
+        return 0;
     }
+    if (tbm_span_copy(text, sizeof(text), mask) < 0 || !tbm_valid_ipv4(text))
+        return -1;
+    for (i = 0; i < 4; i++, p++)
+        *m = (*m << 8) | (uint32_t)strtoul(p, (char **)&p, 10);
+    return 0;
+}
+
+/* 0xfffffffc -> 30; -1 when not a netmask (bits not contiguous). */
+static int prefix_of(tbm_span_t mask)
+{
+    uint32_t m;
+    int bits;
+
+    if (mask_bits(mask, &m) < 0)
+        return -1;
     for (bits = 0; bits < 32 && (m & (UINT32_C(1) << (31 - bits))); bits++)
         ;
     return (bits == 32 || (m & (UINT32_MAX >> bits)) == 0) ? bits : -1;
@@ -159,7 +168,7 @@ static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
     if (l->text.n == 0)
         return 0;
     if (!l->indented)
-        read_header(ctx, st, l->text, l->lineno, st->facts);
+        read_header(ctx, st, l->text, l->lineno);
     else if (st->cur)
         read_detail(ctx, st->cur, l->text, l->lineno);
     else if (!st->in_block)

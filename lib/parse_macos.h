@@ -2,7 +2,21 @@
  * (one buffer per command, as the darwin probe captures them or the lab's replay files hold them).
  * Parsers take text buffers (not NUL-terminated), fill tbm_host_facts_t and report every problem as a
  * finding; they never fail hard. Each returns 0 when the output was read, -1 when it could not be used
- * at all (an error finding then says why). */
+ * at all (an error finding then says why).
+ *
+ * Finding codes (the `where` of each names the command, and the line when there is one):
+ *   any output: output-missing, output-empty, output-too-large, output-invalid-utf8, output-more-problems
+ *   system_profiler: tb-json-invalid, tb-json-shape, tb-bad-bus, tb-bad-value, tb-port-no-uuid,
+ *     tb-no-receptacle, tb-receptacle-invalid, tb-speed-unknown, tb-model-differs, tb-peer-ambiguous,
+ *     tb-too-many-ports, tb-duplicate-uuid, tb-duplicate-receptacle, tb-cable-to-self
+ *   networksetup: ns-orphan-line, ns-garbage-line, ns-unknown-key, ns-bad-hwport, ns-bad-device, ns-bad-mac,
+ *     ns-no-device, ns-duplicate-device, ns-too-many-ifaces
+ *   ifconfig: ifc-orphan-line, ifc-garbage-line, ifc-bad-inet, ifc-bad-status, ifc-duplicate,
+ *     ifc-too-many-ifaces, iface-missing-in-ifconfig
+ *   ibv_devices / rdma_ctl: ibv-no-header, ibv-bad-row, ibv-duplicate, ibv-too-many, rdma-ctl-unknown
+ *   sw_vers / sysctl: sw-vers-garbage-line, sw-vers-bad-value, sw-vers-missing, sysctl-bad-value,
+ *     sysctl-extra-line, sysctl-short, sysctl-perflevel-bad-line, sysctl-no-performance-cores
+ *   across outputs (tbm_facts_parse_all): tb-port-no-iface, rdma-enabled-no-devices */
 #ifndef TBM_PARSE_MACOS_H
 #define TBM_PARSE_MACOS_H
 

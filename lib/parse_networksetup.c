@@ -103,9 +103,12 @@ static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
     }
     flush(ctx, b);
     b->line = l->lineno;
-    if (tbm_span_copy(b->hwport, sizeof(b->hwport), val) < 0 || val.n == 0)
+    if (tbm_span_copy(b->hwport, sizeof(b->hwport), val) < 0 || val.n == 0 || !tbm_valid_text(b->hwport)) {
+        b->hwport[0] = '\0';
         tbm_note(ctx, TBM_SEV_WARNING, "ns-bad-hwport", l->lineno, NS_FIX,
-                 "hardware port name is empty or longer than %d bytes", TBM_HOST_MAX - 1);
+                 "hardware port name is empty, longer than %d bytes or holds control characters",
+                 TBM_HOST_MAX - 1);
+    }
     return 0;
 }
 

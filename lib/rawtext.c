@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
+typedef struct lines {
+    const char *p;
+    const char *end;
+    int lineno;           /* number of the line last returned, from 1 */
+} lines_t;
+
 static int blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
@@ -16,6 +23,7 @@ void tbm_parse_begin(tbm_parse_ctx_t *ctx, tbm_findings_t *fs, const char *sourc
     ctx->fs = fs;
     ctx->source = source;
     ctx->notes = 0;
+    ctx->hidden = TBM_SEV_INFO;
 }
 
 void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int lineno, const char *fix,
@@ -25,8 +33,11 @@ void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int li
     char what[TBM_FINDING_TEXT_MAX];
     va_list ap;
 
-    if (lineno > 0 && ctx->notes++ >= TBM_NOTES_MAX)
+    if (lineno > 0 && ctx->notes++ >= TBM_NOTES_MAX) {
+        if (sev > ctx->hidden)
+            ctx->hidden = sev;
         return;
+    }
     if (lineno > 0)
         snprintf(where, sizeof(where), "%s line %d", ctx->source, lineno);
     else
@@ -40,7 +51,7 @@ void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int li
 void tbm_parse_end(tbm_parse_ctx_t *ctx)
 {
     if (ctx->notes > TBM_NOTES_MAX)
-        tbm_note(ctx, TBM_SEV_WARNING, "output-more-problems", 0,
+        tbm_note(ctx, ctx->hidden, "output-more-problems", 0,
                  "fix the problems reported above first, then run the probe again",
                  "%d more line problems not shown", ctx->notes - TBM_NOTES_MAX);
 }
@@ -127,35 +138,14 @@ int tbm_raw_usable(tbm_parse_ctx_t *ctx, const char *data, size_t len, int allow
     return 0;
 }
 
-int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
-                    void *state)
-{
-    tbm_lines_t it;
-    tbm_line_t line;
-    const char *p;
-    size_t n;
-
-    if (tbm_raw_usable(ctx, text, len, allow_empty) < 0)
-        return -1;
-    tbm_lines_init(&it, text, len);
-    while (tbm_lines_next(&it, &p, &n)) {
-        line.text = tbm_span_trim(p, n);
-        line.indented = n > 0 && blank(p[0]);
-        line.lineno = it.lineno;
-        if (fn(ctx, &line, state))
-            break;
-    }
-    return it.lineno;
-}
-
-void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len)
+static void lines_init(lines_t *it, const char *data, size_t len)
 {
     it->p = data;
     it->end = data ? data + len : data;
     it->lineno = 0;
 }
 
-int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len)
+static int lines_next(lines_t *it, const char **line, size_t *len)
 {
     const char *nl;
 
@@ -171,6 +161,27 @@ int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len)
     return 1;
 }
 
+
+int tbm_parse_lines(tbm_parse_ctx_t *ctx, const char *text, size_t len, int allow_empty, tbm_line_fn fn,
+                    void *state)
+{
+    lines_t it;
+    tbm_line_t line;
+    const char *p;
+    size_t n;
+
+    if (tbm_raw_usable(ctx, text, len, allow_empty) < 0)
+        return -1;
+    lines_init(&it, text, len);
+    while (lines_next(&it, &p, &n)) {
+        line.text = tbm_span_trim(p, n);
+        line.indented = n > 0 && blank(p[0]);
+        line.lineno = it.lineno;
+        if (fn(ctx, &line, state))
+            break;
+    }
+    return it.lineno;
+}
 
 tbm_span_t tbm_span_trim(const char *p, size_t n)
 {

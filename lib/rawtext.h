@@ -24,12 +24,14 @@ typedef struct tbm_parse_ctx {
     tbm_findings_t *fs;
     const char *source;   /* the command, "ifconfig", used in every finding's `where` */
     int notes;            /* line-level findings so far */
+    tbm_severity_t hidden;   /* the worst of those not shown */
 } tbm_parse_ctx_t;
 
 void tbm_parse_begin(tbm_parse_ctx_t *ctx, tbm_findings_t *fs, const char *source);
 
 /* Add a finding about line `lineno` (0: the output as a whole). Line-level ones (lineno > 0) beyond
- * TBM_NOTES_MAX are only counted; tbm_parse_end() reports how many were left out. */
+ * TBM_NOTES_MAX are only counted; tbm_parse_end() reports how many were left out, with the severity of
+ * the worst of them. */
 void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int lineno, const char *fix,
               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
@@ -41,16 +43,6 @@ int tbm_raw_usable(tbm_parse_ctx_t *ctx, const char *data, size_t len, int allow
 
 /* Offset of the first byte that is not valid UTF-8 (or a NUL), or len when all of it is valid. */
 size_t tbm_utf8_check(const char *data, size_t len);
-
-/* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
-typedef struct tbm_lines {
-    const char *p;
-    const char *end;
-    int lineno;           /* number of the line last returned, from 1 */
-} tbm_lines_t;
-
-void tbm_lines_init(tbm_lines_t *it, const char *data, size_t len);
-int tbm_lines_next(tbm_lines_t *it, const char **line, size_t *len);   /* 1 while lines remain */
 
 tbm_span_t tbm_span_trim(const char *p, size_t n);              /* without blanks at both ends */
 int tbm_span_eq(tbm_span_t s, const char *lit);                 /* equal to the C string */

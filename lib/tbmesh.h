@@ -15,6 +15,11 @@
 #include "conf.h"
 #include "slurmconf.h"
 #include "cablediff.h"
+#include "jobreq.h"
+#include "netplan.h"
+#include "envplan.h"
+#include "mlxenv.h"
+#include "reduce.h"
 #include "proto.h"
 
 #endif

@@ -196,6 +196,7 @@ typedef struct ctx {
     const tbm_group_t *g;
     tbm_group_verdict_t *gv;
     int severe;                  /* rdma-related problems are errors in an RDMA group, else warnings */
+    int dup_uuid;                /* the group holds a port with a duplicated domain UUID */
 } ctx_t;
 
 static void mark(unsigned char *sev, int i, tbm_severity_t s)
@@ -482,14 +483,15 @@ static int wants_rdma(const ctx_t *c)
     return 0;
 }
 
-static void check_duplicates(ctx_t *c)
+/* Groups holding a port whose domain UUID another port reports too: their cables cannot be trusted. */
+static void mark_duplicates(const tbm_topology_t *t, tbm_validation_t *v, unsigned char *dup_group)
 {
     size_t i;
 
-    for (i = 0; i < c->t->n_ports; i++)
-        if (c->t->ports[i].duplicate_uuid && c->t->host_group[c->t->ports[i].host] == (int)(c->g - c->t->groups)) {
-            mark(c->v->host_severity, c->t->ports[i].host, TBM_SEV_ERROR);
-            block(c, BLOCK_TCP, "uuid-duplicate", "a Thunderbolt domain UUID of the group is reported twice");
+    for (i = 0; i < t->n_ports; i++)
+        if (t->ports[i].duplicate_uuid) {
+            mark(v->host_severity, t->ports[i].host, TBM_SEV_ERROR);
+            dup_group[t->host_group[t->ports[i].host]] = 1;
         }
 }
 
@@ -513,7 +515,8 @@ static void check_group(ctx_t *c)
     c->gv->rdma_wanted = wants_rdma(c);
     c->severe = c->gv->rdma_wanted;
     check_class(c);
-    check_duplicates(c);
+    if (c->dup_uuid)
+        block(c, BLOCK_TCP, "uuid-duplicate", "a Thunderbolt domain UUID of the group is reported twice");
     for (i = 0; i < c->g->n_cables; i++) {
         const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
         rdma_cables += (size_t)check_cable(c, c->g->cables[i]);
@@ -578,6 +581,7 @@ void tbm_validation_free(tbm_validation_t *v)
 int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
 {
     ctx_t c = {0};
+    unsigned char *dup_group;
     size_t g;
 
     memset(v, 0, sizeof(*v));
@@ -589,16 +593,24 @@ int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
         tbm_validation_free(v);
         return tbm_errprintf(err, "out of memory validating the topology");
     }
+    dup_group = calloc(t->n_groups ? t->n_groups : 1, 1);
+    if (!dup_group) {
+        tbm_validation_free(v);
+        return tbm_errprintf(err, "out of memory validating the topology");
+    }
     v->n_groups = t->n_groups;
     copy_findings(v, &t->findings);
+    mark_duplicates(t, v, dup_group);
     c.t = t;
     c.v = v;
     for (g = 0; g < t->n_groups; g++) {
         c.g = &t->groups[g];
         c.gv = &v->groups[g];
+        c.dup_uuid = dup_group[g];
         check_group(&c);
         verdict(&c);
     }
+    free(dup_group);
     return 0;
 }
 

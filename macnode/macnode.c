@@ -1,10 +1,12 @@
 /* macnode.c: the node-side command of slurm-tbmesh. `macnode probe` prints this host's facts as JSON
- * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory); `macnode exec` and
- * `macnode grant` are the bridge-mode forwarder and its grant maker (exec.c). */
+ * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory); `macnode netplan`
+ * prints (or applies) the per-cable Thunderbolt addressing; `macnode exec`, `grant`, `prepare` and
+ * `cleanup` are the bridge mode's forwarder, grant maker and job-file calls (exec.c, agentcall.c). */
 #include "config.h"
 #include "probe_host.h"
 #include "exec.h"
 #include "facts_json.h"
+#include "netplan.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -26,12 +28,90 @@ static void usage(FILE *out)
             "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
             "  embedded lab writes them; implied by --replay).\n"
             "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n"
+            "usage: macnode netplan --help      the per-cable /30 plan and its macOS commands\n"
             "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
             "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
             "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n"
             "usage: macnode prepare|cleanup ...: a job's files on a Mac; see macnode prepare --help.\n",
             TBM_FACTS_VERSION);
+}
+
+static void netplan_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: macnode netplan [--conf tbmesh.conf] [--host NAME | --all] [--base CIDR] [--renumber] [--apply]\n"
+            "  The per-cable /30 plan of the lab's Thunderbolt links and the macOS commands that set it up\n"
+            "  (bridge0 down, an IPv4 address per interface, a host route to each peer). Prints; --apply runs\n"
+            "  this Mac's commands (macOS only, as root). Cables with addresses in tbmesh.conf keep them unless\n"
+            "  --renumber; new ones take the next free /30 of --base (default 169.254.0.0/16).\n"
+            "  --conf defaults to $TBMESH_CONF, else /etc/slurm/tbmesh.conf; --host to this host's name.\n");
+}
+
+static int cmd_netplan(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "conf", required_argument, NULL, 'c' }, { "host", required_argument, NULL, 'H' },
+        { "all", no_argument, NULL, 'a' },        { "base", required_argument, NULL, 'b' },
+        { "renumber", no_argument, NULL, 'r' },   { "apply", no_argument, NULL, 'A' },
+        { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+    };
+    const char *conf_path = getenv("TBMESH_CONF"), *host = NULL, *base = "169.254.0.0/16";
+    int all = 0, renumber = 0, apply = 0, c, rc = EXIT_USAGE;
+    char myname[TBM_HOST_MAX] = "", *text = NULL, *table = NULL, *cmds = NULL;
+    tbm_err_t err = { { 0 } };
+    tbm_netplan_t plan = { NULL, 0 };
+    tbm_conf_t conf;
+    size_t len;
+
+    if (!conf_path || !*conf_path)
+        conf_path = "/etc/slurm/tbmesh.conf";
+    while ((c = getopt_long(argc, argv, "c:H:ab:rAh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': conf_path = optarg; break;
+        case 'H': host = optarg; break;
+        case 'a': all = 1; break;
+        case 'b': base = optarg; break;
+        case 'r': renumber = 1; break;
+        case 'A': apply = 1; break;
+        case 'h': netplan_usage(stdout); return 0;
+        default: netplan_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || (all && (host || apply))) {
+        fprintf(stderr, "macnode netplan: %s; see macnode netplan --help\n",
+                optind < argc ? "unexpected argument" : "--all prints every host: drop --host and --apply");
+        return EXIT_USAGE;
+    }
+    if (!host && !all) {
+        gethostname(myname, sizeof(myname) - 1);
+        host = myname;
+    }
+    text = tbm_read_file(conf_path, TBM_CONF_MAX_BYTES, &len, &err);
+    if (!text) {
+        fprintf(stderr, "macnode netplan: %s (give the lab's tbmesh.conf with --conf)\n", err.msg);
+        return EXIT_PROBE;
+    }
+    if (tbm_conf_parse(text, len, conf_path, &conf, NULL, &err) < 0) {
+        fprintf(stderr, "macnode netplan: %s\n", err.msg);
+        free(text);
+        return EXIT_PROBE;
+    }
+    if (tbm_netplan_make(&conf, base, renumber, &plan, &err) == 0 && (table = tbm_netplan_table(&plan)) &&
+        (cmds = tbm_netplan_commands(&plan, all ? NULL : host, &err))) {
+        printf("%s\n%s", table, cmds);
+        rc = apply ? probe_darwin_apply(cmds, &err) : 0;
+        if (rc != 0)
+            fprintf(stderr, "macnode netplan: %s\n", err.msg);
+    } else {
+        fprintf(stderr, "macnode netplan: %s\n", err.msg);
+    }
+    free(table);
+    free(cmds);
+    tbm_netplan_free(&plan);
+    tbm_conf_free(&conf);
+    free(text);
+    return rc == 0 ? 0 : rc == EXIT_USAGE ? EXIT_USAGE : EXIT_PROBE;
 }
 
 static void print_findings(const tbm_findings_t *fs)
@@ -134,6 +214,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "probe"))
         return cmd_probe(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "netplan"))
+        return cmd_netplan(argc - 1, argv + 1);
     if (!strcmp(argv[1], "exec"))
         return macnode_exec(argc - 1, argv + 1);
     if (!strcmp(argv[1], "grant"))
@@ -142,8 +224,7 @@ int main(int argc, char **argv)
         return macnode_prepare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "cleanup"))
         return macnode_cleanup(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, exec, grant, prepare, cleanup (see macnode "
-            "--help)\n",
-            argv[1]);
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, netplan, exec, grant, prepare, cleanup (see "
+            "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
 }

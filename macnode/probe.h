@@ -26,6 +26,10 @@ int probe_replay_capture(const char *dir, probe_capture_t *cap, tbm_err_t *err);
  * fails with a message. */
 int probe_darwin_capture(int timeout_ms, probe_capture_t *cap, tbm_err_t *err);
 
+/* Run a `macnode netplan` script on this Mac (/bin/sh -e, as root, a time limit). macOS only: elsewhere
+ * it refuses with a message. Returns 0, or 3 with err set. */
+int probe_darwin_apply(const char *script, tbm_err_t *err);
+
 /* The facts of a Linux host: name, memory, cores by kind (hwloc cpukinds), interfaces and addresses. */
 int probe_linux_facts(tbm_host_facts_t *facts, tbm_findings_t *fs, tbm_err_t *err);
 

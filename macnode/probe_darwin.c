@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DARWIN_PATH "/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/bin:/opt/homebrew/bin"
 
@@ -41,4 +42,27 @@ int probe_darwin_capture(int timeout_ms, probe_capture_t *cap, tbm_err_t *err)
         slot->len = len;
     }
     return 0;
+}
+
+int probe_darwin_apply(const char *script, tbm_err_t *err)
+{
+#ifdef __APPLE__
+    const char *argv[] = { "/bin/sh", "-e", "-c", script, NULL };
+    char *out = NULL;
+    size_t len;
+    int rc;
+
+    if (geteuid() != 0)
+        return tbm_errprintf(err, "--apply changes network interfaces: run it as root (sudo)"), 3;
+    rc = run_capture(argv, DARWIN_PATH, 60000, 1 << 20, &out, &len, err);
+    free(out);
+    if (rc > 0)
+        tbm_errprintf(err, "the netplan commands failed (exit %d); run them by hand to see which", rc);
+    return rc == 0 ? 0 : 3;
+#else
+    (void)script;
+    tbm_errprintf(err, "--apply changes a Mac's Thunderbolt interfaces with macOS commands: run it on the Mac "
+                  "(this host is not macOS); without --apply the plan is only printed");
+    return 3;
+#endif
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh: the main job on the embedded lab, from a fresh Debian 12 machine, as root.
-# Installs what it needs, builds, brings the lab up, and submits as an ordinary user a Linux job, a 4-Mac
-# job on studio-a (Thunderbolt 5 mesh, bridge mode) and a 4-Mac job on mini-b (Thunderbolt 4 ring,
-# direct mode); shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES). The lab stays up afterwards:
-# `lab/tbmesh-lab down` takes it down.
+# Installs what it needs, builds, brings the lab up, and submits as an ordinary user: a Linux job (default
+# partition `all`, kept off the Macs), `--gres=tbmesh:4 --mlx-backend=jaccl` (lands on studio-a, the
+# Thunderbolt 5 RDMA mesh, bridge mode) and `--gres=tbmesh:mini-b:4` (the Thunderbolt 4 ring, direct mode);
+# shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES). The lab stays up: `lab/tbmesh-lab down` ends it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -20,10 +20,10 @@ lab/tbmesh-lab up
 show sinfo -N -o '%10N %10P %8T %12G %f'
 
 echo; echo "== submitting as tbm-alice"
-jl=$(as_alice sbatch --parsable -p linux -N1 -J linux-job -o demo-%j.out --wrap 'hostname; sleep 5')
-ja=$(as_alice sbatch --parsable -p mac -N4 --gres=tbmesh:1 -C tbmesh_studio_a -J studio-a-4 -o demo-%j.out \
+jl=$(as_alice sbatch --parsable -N1 -J linux-job -o demo-%j.out --wrap 'hostname; sleep 5')
+ja=$(as_alice sbatch --parsable --gres=tbmesh:4 --mlx-backend=jaccl -J studio-a-4 -o demo-%j.out \
     --wrap 'srun hostname; sleep 5')
-jb=$(as_alice sbatch --parsable -p mac -N4 --gres=tbmesh:1 -C tbmesh_mini_b -J mini-b-4 -o demo-%j.out \
+jb=$(as_alice sbatch --parsable --gres=tbmesh:mini-b:4 -J mini-b-4 -o demo-%j.out \
     --wrap 'srun sh -c "echo \$(hostname): \$(ip -o -4 addr show | awk \"\\\$2 ~ /^en[2-9]/ {print \\\$2, \\\$4}\" | paste -sd\" \" -)"; sleep 5')
 echo "jobs: linux=$jl studio-a=$ja mini-b=$jb"
 sleep 2
@@ -36,7 +36,7 @@ sleep 1
 for j in $jl $ja $jb; do
     echo; echo "== output of job $j"; cat "$LAB/work/tbm-alice/demo-$j.out"
 done
-show sacct -X -j "$jl,$ja,$jb" -o jobid,jobname%12,user,account,partition,nodelist%12,alloctres%45,state,exitcode
+show sacct -X -j "$jl,$ja,$jb" -o jobid,jobname%12,user,account,partition,nodelist%12,alloctres%45,constraints%32,state,exitcode
 echo
 echo "The lab is up. Try: export SLURM_CONF=$SLURM_CONF; sinfo; lab/tbmesh-lab exec mac05 ip -br addr"
 echo "Take it down with: lab/tbmesh-lab down"

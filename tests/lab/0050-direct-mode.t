@@ -3,7 +3,7 @@
 # en* interfaces, its /tmp; on studio-a (bridge mode) steps run on the bridge host until forwarding exists.
 . "$(dirname "$0")/lib.sh"
 
-out=$(as tbm-alice srun -p mac -N4 -w 'mac[05-08]' --gres=tbmesh:1 -l sh -c 'echo $(hostname) $(ip -o -4 addr show | awk "{print \$2}" | sort | paste -sd,)' | sort)
+out=$(as tbm-alice srun -p mac -N4 -w 'mac[05-08]' -l sh -c 'echo $(hostname) $(ip -o -4 addr show | awk "{print \$2}" | sort | paste -sd,)' | sort)
 t_is "each mini-b task sees its own Mac" "0: mac05 en0,en2,en3,lo
 1: mac06 en0,en2,en3,lo
 2: mac07 en0,en2,en3,lo

@@ -16,7 +16,7 @@ t_match "tbmesh.conf: studio-a" "^Group=studio-a Nodes=mac\[01-04\] Topology=mes
 t_match "slurm.conf node line of mac01 comes from the inventory" \
     "^NodeName=mac01 CPUs=32 RealMemory=[0-9]+ Gres=tbmesh:1 Features=tbmesh,tbmesh_studio_a,rdma,macos_26_2,m3_ultra Port=69" \
     "$(cat "$LAB/etc/slurm.conf")"
-t_match "a facts document per Mac, with its own hostname" '"hostname":"mac06"' "$(cat "$LAB/inventory/facts/mac06.json")"
+t_match "a facts document per Mac, with its own hostname" '"hostname": ?"mac06"' "$(cat "$LAB/inventory/facts/mac06.json")"
 t_ok "the drawing of the cabling" grep -q 'mac01' "$LAB/inventory/cabling.dot"
 if command -v dot > /dev/null; then t_ok "and its SVG" test -s "$LAB/inventory/cabling.svg"; fi
 json=$("$T_SRC/build/gres/tbmesh" inventory --json "$LAB"/inventory/facts/*.json)

@@ -69,4 +69,24 @@ wait_job() {
     echo "TIMEOUT-WAITING($st)"
 }
 
+# acct JOBID FIELDS: sacct's allocation line, once slurmdbd has the whole record (it fills in just after the
+# job ends).
+acct() {
+    local out end=$((SECONDS + 15))
+    while :; do
+        out=$(sacct -n -X -P -j "$1" -o "partition,$2")
+        [ -n "${out%%|*}" ] || [ "$SECONDS" -ge "$end" ] && break
+        sleep 0.5
+    done
+    cut -d'|' -f2- <<<"$out"
+}
+
+# no_jobs: cancel what the lab's users have queued or running (a test starts from an empty queue), and wait.
+no_jobs() {
+    local end=$((SECONDS + 30))
+    scancel -u tbm-alice > /dev/null 2>&1
+    scancel -u tbm-bob > /dev/null 2>&1
+    while [ -n "$(squeue -h -u tbm-alice,tbm-bob 2>/dev/null)" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.5; done
+}
+
 plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }

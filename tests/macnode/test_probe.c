@@ -111,7 +111,6 @@ START_TEST(replay_refuses_huge_file_and_keeps_missing_ones_empty)
     probe_capture_free(&cap);
 
     snprintf(path, sizeof(path), "%s/ifconfig.txt", tmpdir);
-    ck_assert_int_eq(truncate(path, 0) == 0 || 1, 1);
     fp = fopen(path, "w");
     ck_assert_int_eq(fseek(fp, (long)TBM_RAW_MAX + 10, SEEK_SET), 0);
     fputc('x', fp);

@@ -45,25 +45,25 @@ static inline void lab_hosts(tbm_host_facts_t *f, size_t n, const char *prefix, 
 static inline int lab_end(tbm_host_facts_t *f, int h, int speed, int rdma, const char *peer_uuid,
                           const char *ip)
 {
-    int k = f->n_ports;
+    unsigned k = (unsigned)f->n_ports % TBM_MAX_PORTS;
     tbm_tb_port_t *p = &f->ports[k];
     tbm_iface_t *i = &f->ifaces[f->n_ifaces];
 
-    p->receptacle = k + 1;
-    snprintf(p->bus, sizeof(p->bus), "thunderboltusb4_bus_%d", k);
-    snprintf(p->domain_uuid, sizeof(p->domain_uuid), "UUID-%04d-%02d", h, k);
+    p->receptacle = (int)k + 1;
+    snprintf(p->bus, sizeof(p->bus), "thunderboltusb4_bus_%u", k);
+    snprintf(p->domain_uuid, sizeof(p->domain_uuid), "UUID-%04d-%02u", h, k);
     p->speed_gbps = speed;
     p->connected = 1;
     snprintf(p->peer_uuid, sizeof(p->peer_uuid), "%s", peer_uuid);
     snprintf(p->peer_name, sizeof(p->peer_name), "Mac Studio");
-    snprintf(p->iface, sizeof(p->iface), "en%d", k + 2);
-    snprintf(i->name, sizeof(i->name), "en%d", k + 2);
-    snprintf(i->hwport, sizeof(i->hwport), "Thunderbolt %d", k + 1);
+    snprintf(p->iface, sizeof(p->iface), "en%u", k + 2);
+    snprintf(i->name, sizeof(i->name), "en%u", k + 2);
+    snprintf(i->hwport, sizeof(i->hwport), "Thunderbolt %u", k + 1);
     snprintf(i->ipv4, sizeof(i->ipv4), "%.15s", ip);
     i->prefix_len = 30;
     i->up = i->active = 1;
     if (rdma)
-        snprintf(f->rdma_devices[f->n_rdma++], TBM_IFNAME_MAX, "rdma_en%d", k + 2);
+        snprintf(f->rdma_devices[f->n_rdma++], TBM_IFNAME_MAX, "rdma_en%u", k + 2);
     f->n_ifaces++;
     return f->n_ports++;
 }

@@ -139,7 +139,7 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion"},
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
      "Backends"},
@@ -148,13 +148,21 @@ static const struct {
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion"},
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
     {BASE "CoordinatorPort=0\n", "t.conf:3: CoordinatorPort=0 is not a port number: use a port number from 1 to 65535"},
     {BASE "AgentPort=1\nAgentPort=2\n", "t.conf:4: AgentPort is already set at line 3: keep one of them"},
     {BASE "MlxVersion=latest\n", "t.conf:3: MlxVersion=latest is not a version: write the MLX version as "
                                  "major.minor.patch, e.g. MlxVersion=0.31.2"},
+    {BASE "MacPartition=mac,all\n", "t.conf:3: MacPartition=mac,all is not a partition name: name one Slurm "
+                                    "partition, e.g. MacPartition=mac"},
+    {BASE "SharedPartitions=all,\n", "t.conf:3: SharedPartitions=all, ends with a comma: remove the trailing comma"},
+    {BASE "SharedPartitions=a b\n", "t.conf:3: 'b' is not Key=Value: write settings as Key=Value separated by "
+                                    "spaces"},
+    {BASE "DefaultPartition=x/y\n", "t.conf:3: DefaultPartition=x/y is not a partition name: name one Slurm "
+                                    "partition, e.g. MacPartition=mac"},
+    {BASE "MacPartition=mac\nMacPartition=m2\n", "t.conf:4: MacPartition is already set at line 3: keep one of them"},
     {BASE "Group=B Nodes=m3 Topology=single\n", "t.conf:3: 'B' is not a valid group name: use lowercase letters, "
                                                 "digits, '-' and '_', starting with a letter, at most 31 characters"},
     {BASE "Group=b Nodes=m[3 Topology=single\n", "t.conf:3: Nodes=: hostlist 'm[3': '[' without a matching ']': close "
@@ -276,7 +284,8 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].where, "t.conf:4");
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
-                              "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion (and 2 more errors)");
+                              "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
+                              "DefaultPartition (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
 }
@@ -402,6 +411,7 @@ START_TEST(from_topology_round_trip)
     ck_assert_str_eq(text,
         "# tbmesh.conf: the Thunderbolt groups of the lab for slurm-tbmesh; see tbmesh.conf(5).\n"
         "AgentPort=6830\nCoordinatorPort=32323\nRingBasePort=32323\nSlurmdBasePort=6900\nMlxVersion=0.31.2\n"
+        "MacPartition=mac\nSharedPartitions=all\nDefaultPartition=all\n"
         "\n"
         "Group=studio-a Nodes=mac[01-04] Topology=mesh Link=tb5 Rdma=yes Mode=bridge Backends=jaccl,jaccl-ring,ring,mpi\n"
         "Cable=mac01:en2,mac02:en2 Addr=10.0.0.1/30,10.0.0.2/30 Rdma=rdma_en2,rdma_en2 Speed=80\n"
@@ -441,7 +451,10 @@ START_TEST(round_trip_unfit_labs)
     lab_hosts(&lab[9], 3, "chain", 1);
     lab_ring(lab, 9, 3, 100, 80, 1, 0);
     lab[9].ports[0].iface[0] = '\0';
+    snprintf(lab[10].ports[1].iface, TBM_IFNAME_MAX, "En 3");
     conf_of_lab(12, NULL, &c);
+    ck_assert_str_eq(c.cables[c.n_cables - 2].end[0].iface, "tb1");
+    ck_assert_str_eq(c.cables[c.n_cables - 1].end[0].iface, "tb2");
     ck_assert_uint_eq(c.n_groups, 4);
     ck_assert_int_eq(c.groups[0].caps.topology, TBM_TOPO_OTHER);
     ck_assert_uint_eq(c.groups[0].caps.backends, TBM_BACKEND_BIT(TBM_BACKEND_MPI));

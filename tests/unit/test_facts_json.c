@@ -70,6 +70,32 @@ START_TEST(layout)
 }
 END_TEST
 
+/* The facts documents kept in tests/fixtures/facts (inputs of the topology and inventory tests) are exactly
+ * what the parsers and the writer make of the macOS captures. */
+START_TEST(fixture_documents_current)
+{
+    static const char *const hosts[] = { "studio-a1", "mini-b1" };
+    char dir[64], rel[64], *want, *got;
+    tbm_host_facts_t f, back;
+    tbm_err_t err;
+    size_t i, len;
+
+    for (i = 0; i < 2; i++) {
+        snprintf(dir, sizeof(dir), "macos/%s", hosts[i]);
+        snprintf(rel, sizeof(rel), "facts/%s.json", hosts[i]);
+        parse_host(dir, hosts[i], &f);
+        want = tbm_fixture(rel, &len);
+        got = tbm_facts_to_json_string(&f, 1);
+        ck_assert_uint_eq(len, strlen(got) + 1);
+        ck_assert_int_eq(memcmp(want, got, len - 1), 0);
+        ck_assert_int_eq(tbm_facts_from_json(want, len, &back, &err), 0);
+        ck_assert_str_eq(back.hostname, hosts[i]);
+        free(want);
+        free(got);
+    }
+}
+END_TEST
+
 /* A valid document with one piece replaced: `from` (the first occurrence) becomes `to`. */
 static char *mutate(const char *from, const char *to)
 {
@@ -173,6 +199,8 @@ START_TEST(bounds_and_syntax)
     ck_assert_int_eq(tbm_facts_from_json("[1]", 3, &f, &err), -1);
     ck_assert_str_eq(err.msg, "facts: the document is an array, not an object; produce the document again with "
                               "`macnode probe` of this release");
+    ck_assert_int_eq(tbm_facts_from_json(text, TBM_RAW_MAX + 1, &f, &err), -1);   /* length checked first */
+    ck_assert_ptr_nonnull(strstr(err.msg, "JSON text of 4194305 bytes exceeds the limit of 4194304 bytes"));
     ck_assert_int_eq(tbm_facts_from_json("", 0, &f, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "empty JSON text"));
     ck_assert_int_eq(tbm_facts_from_json("{\"a\":\"\xff\"}", 8, &f, &err), -1);
@@ -187,6 +215,7 @@ static Suite *facts_json_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, layout);
+    tcase_add_test(tc, fixture_documents_current);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, bounds_and_syntax);
     suite_add_tcase(s, tc);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "strbuf.h"
+#include "values.h"
 
 /* Expand and join with spaces, or return the error message. */
 static char *expand_joined(const char *expr, char *out, size_t len)
@@ -160,6 +162,33 @@ START_TEST(compress_round_trip)
 }
 END_TEST
 
+/* Names whose digits cannot be split stay whole, and the long list they make still reads back. */
+START_TEST(compress_long_literal_list)
+{
+    char **names, **back;
+    size_t n, m;
+    tbm_err_t err = {{0}};
+    char *s, *big;
+
+    ck_assert_int_eq(tbm_hostlist_expand("mak0[07-61801]8949990598", &names, &n, &err), 0);
+    ck_assert_uint_eq(n, 61795);
+    s = tbm_hostlist_compress(names, n);
+    ck_assert_uint_gt(strlen(s), 1u << 20);
+    ck_assert_int_eq(tbm_hostlist_expand(s, &back, &m, &err), 0);
+    ck_assert_uint_eq(m, n);
+    ck_assert_str_eq(back[m - 1], "mak0618018949990598");
+    tbm_hostlist_free(names, n);
+    tbm_hostlist_free(back, m);
+    free(s);
+    big = malloc(65536 * 64 + 2);
+    memset(big, 'a', 65536 * 64 + 1);
+    big[65536 * 64 + 1] = '\0';
+    ck_assert_int_eq(tbm_hostlist_expand(big, &back, &m, &err), -1);
+    ck_assert_str_eq(err.msg, "hostlist is longer than 4194304 characters: split it");
+    free(big);
+}
+END_TEST
+
 START_TEST(hostname_valid)
 {
     ck_assert_int_eq(tbm_hostname_valid("mac01"), 1);
@@ -167,6 +196,52 @@ START_TEST(hostname_valid)
     ck_assert_int_eq(tbm_hostname_valid(""), 0);
     ck_assert_int_eq(tbm_hostname_valid(NULL), 0);
     ck_assert_int_eq(tbm_hostname_valid("a b"), 0);
+}
+END_TEST
+
+/* The small helpers the writers and parsers share. */
+START_TEST(strbuf_and_values)
+{
+    tbm_strbuf_t sb;
+    char *s;
+    uint32_t ip;
+    int v;
+
+    tbm_sb_init(&sb);
+    s = tbm_sb_take(&sb);
+    ck_assert_str_eq(s, "");
+    free(s);
+    tbm_sb_init(&sb);
+    tbm_sb_printf(&sb, "%s=%d", "AgentPort", 6830);
+    tbm_sb_append(&sb, "\n", 1);
+    s = tbm_sb_take(&sb);
+    ck_assert_str_eq(s, "AgentPort=6830\n");
+    free(s);
+    tbm_sb_init(&sb);
+    sb.failed = 1;                       /* out of memory is sticky */
+    tbm_sb_printf(&sb, "x");
+    ck_assert_ptr_null(tbm_sb_take(&sb));
+
+    ck_assert_int_eq(tbm_parse_uint("65535", 65535, &v), 0);
+    ck_assert_int_eq(v, 65535);
+    ck_assert_int_eq(tbm_parse_uint("65536", 65535, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("0", 9, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("+1", 9, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("1234567890", 2000000000, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("", 9, &v), -1);
+    ck_assert_int_eq(tbm_iface_name_valid("en2"), 1);
+    ck_assert_int_eq(tbm_iface_name_valid("rdma_en12"), 1);
+    ck_assert_int_eq(tbm_iface_name_valid("2en"), 0);
+    ck_assert_int_eq(tbm_iface_name_valid("en-2"), 0);
+    ck_assert_int_eq(tbm_iface_name_valid("abcdefghijklmnop"), 0);
+    ck_assert_int_eq(tbm_ipv4_parse("169.254.1.2", &ip), 0);
+    ck_assert_uint_eq(ip, 0xa9fe0102u);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.4.5", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.256", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse(" 1.2.3.4", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("1.2.3.4 ", &ip), -1);
+    ck_assert_int_eq(tbm_ipv4_parse("-1.2.3.4", &ip), -1);
 }
 END_TEST
 
@@ -179,7 +254,9 @@ static Suite *hostlist_suite(void)
     tcase_add_test(tc, expand_bounds);
     tcase_add_test(tc, compress_forms);
     tcase_add_test(tc, compress_round_trip);
+    tcase_add_test(tc, compress_long_literal_list);
     tcase_add_test(tc, hostname_valid);
+    tcase_add_test(tc, strbuf_and_values);
     suite_add_tcase(s, tc);
     return s;
 }

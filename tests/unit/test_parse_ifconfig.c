@@ -124,14 +124,18 @@ START_TEST(too_many_interfaces)
 {
     tbm_host_facts_t f;
     tbm_findings_t fs;
-    char *text = malloc(100 * 64), *p = text;
+    char *text = malloc(100 * 80), *p = text;
     int i;
 
-    for (i = 0; i < TBM_MAX_IFACES + 1; i++)
+    for (i = 0; i < TBM_MAX_IFACES + 10; i++)
         p += sprintf(p, "en%d: flags=8863<UP> mtu 1500\n\tstatus: active\n", i);
     ck_assert_int_eq(tbm_text_parse(text, tbm_parse_ifconfig, &f, &fs), 0);
     ck_assert_int_eq(f.n_ifaces, TBM_MAX_IFACES);
     ck_assert_str_eq(tbm_findings_find(&fs, "ifc-too-many-ifaces")->what, "more than 64 interfaces; en64 is ignored");
+    /* 8 shown, the other 2 summed up as errors, since errors were among them */
+    ck_assert_uint_eq(fs.n, 9);
+    ck_assert_str_eq(fs.items[8].what, "2 more line problems not shown");
+    ck_assert_int_eq(fs.items[8].severity, TBM_SEV_ERROR);
     free(text);
     tbm_findings_free(&fs);
 }

@@ -76,6 +76,25 @@ START_TEST(garbage)
 }
 END_TEST
 
+START_TEST(bad_hwport)
+{
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    ck_assert_int_eq(tbm_text_parse("Hardware Port: Thunder\tbolt 1\nDevice: en2\n\nHardware Port:\nDevice: en3\n",
+                                    tbm_parse_networksetup, &f, &fs), 0);
+    ck_assert_int_eq(f.n_ifaces, 2);
+    ck_assert_str_eq(f.ifaces[0].hwport, "");
+    ck_assert_str_eq(f.ifaces[1].hwport, "");
+    ck_assert_uint_eq(fs.n, 2);
+    ck_assert_str_eq(fs.items[0].code, "ns-bad-hwport");
+    ck_assert_str_eq(fs.items[0].what,
+                     "hardware port name is empty, longer than 63 bytes or holds control characters");
+    ck_assert_str_eq(fs.items[1].where, "networksetup -listallhardwareports line 4");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 START_TEST(findings_are_capped)
 {
     tbm_host_facts_t f;
@@ -89,6 +108,7 @@ START_TEST(findings_are_capped)
     ck_assert_uint_eq(fs.n, 9);   /* 8 line findings, then one that counts the rest */
     ck_assert_str_eq(fs.items[8].code, "output-more-problems");
     ck_assert_str_eq(fs.items[8].what, "992 more line problems not shown");
+    ck_assert_int_eq(fs.items[8].severity, TBM_SEV_WARNING);   /* the worst of those hidden */
     free(text);
     tbm_findings_free(&fs);
 }
@@ -108,6 +128,7 @@ START_TEST(too_many_interfaces)
     ck_assert_str_eq(f.ifaces[63].hwport, "Port 63");
     ck_assert_str_eq(f.ifaces[63].mac, "");
     ck_assert_str_eq(tbm_findings_find(&fs, "ns-too-many-ifaces")->what, "more than 64 interfaces; en64 is ignored");
+    ck_assert_uint_eq(fs.n, 2);
     free(text);
     tbm_findings_free(&fs);
 }
@@ -136,6 +157,7 @@ static Suite *networksetup_suite(void)
     tcase_add_test(tc, studio_ports);
     tcase_add_test(tc, binds_ports_by_receptacle);
     tcase_add_test(tc, garbage);
+    tcase_add_test(tc, bad_hwport);
     tcase_add_test(tc, findings_are_capped);
     tcase_add_test(tc, too_many_interfaces);
     tcase_add_test(tc, empty_and_missing);

@@ -221,6 +221,21 @@ START_TEST(bad_values_dropped)
 }
 END_TEST
 
+START_TEST(model_differs)
+{
+    const char *text = "{\"SPThunderboltDataType\": [{\"_name\": \"b0\", \"device_name_key\": \"Mac Studio\"},"
+                       " {\"_name\": \"b1\", \"device_name_key\": \"Mac mini\"}]}";
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    ck_assert_int_eq(tbm_text_parse(text, tbm_parse_thunderbolt, &f, &fs), 0);
+    ck_assert_str_eq(f.model_name, "Mac Studio");
+    ck_assert_str_eq(tbm_findings_find(&fs, "tb-model-differs")->what,
+                     "bus 1 (b1): device_name_key \"Mac mini\" differs from \"Mac Studio\" on another bus");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 START_TEST(too_many_buses)
 {
     char *text = malloc(64 * 1024), *p = text;
@@ -284,6 +299,7 @@ static Suite *thunderbolt_suite(void)
     tcase_add_test(tc, duplicate_uuid_and_receptacle);
     tcase_add_test(tc, cable_to_self_and_two_macs_on_a_hub);
     tcase_add_test(tc, bad_values_dropped);
+    tcase_add_test(tc, model_differs);
     tcase_add_test(tc, too_many_buses);
     tcase_add_test(tc, json_edge_cases);
     suite_add_tcase(s, tc);

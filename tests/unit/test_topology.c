@@ -327,6 +327,25 @@ START_TEST(port_without_interface)
 }
 END_TEST
 
+START_TEST(loopback_cable)
+{
+    tbm_topology_t t;
+    const tbm_finding_t *f;
+
+    lab_hosts(lab, 1, "mac", 1);
+    lab_end(&lab[0], 0, 80, 1, "UUID-0000-01", "10.0.0.1");
+    lab_end(&lab[0], 0, 80, 1, "UUID-0000-00", "10.0.0.2");
+    build(&t, 1);
+    ck_assert_uint_eq(t.n_cables, 0);
+    f = tbm_findings_find(&t.findings, "cable-loopback");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->where, "mac01:en2");
+    ck_assert_str_eq(f->what, "a cable joins two ports of the same host");
+    ck_assert_int_eq(t.groups[0].cls, TBM_TOPO_SINGLE);
+    tbm_topology_free(&t);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
     Suite *s = suite_create("topology");
@@ -343,6 +362,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, lab_of_64);
     tcase_add_test(tc, refusals_and_names);
     tcase_add_test(tc, port_without_interface);
+    tcase_add_test(tc, loopback_cable);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,150 @@
+/* coll.h: libtbmcoll's inside: the communicator, its links, the transfer engine shared by the mesh and ring
+ * algorithms, and each transport's table of operations. Not installed; see tbmcoll.h for the public API. */
+#ifndef TBMCOLL_COLL_H
+#define TBMCOLL_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlxenv.h"
+#include "tbmcoll.h"
+
+#define TBMCOLL_ADDR_MAX 32   /* "255.255.255.255:65535" with NUL */
+
+/* One TCP connection to a peer. */
+typedef struct tbmcoll_link {
+    int fd;                          /* -1 when not connected */
+    int peer;                        /* the peer's rank */
+    char addr[TBMCOLL_ADDR_MAX];     /* the peer's address as dialled or seen ("10.0.1.2:32324") */
+} tbmcoll_link_t;
+
+/* What a transport implements; the public calls check arguments and dispatch here. Each returns 0, or -1
+ * after tbmcoll_fail() has recorded the message in comm->err. */
+typedef struct tbmcoll_ops {
+    int (*allreduce)(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                     tbm_redop_t op);
+    int (*allgather)(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt);
+    int (*reduce_scatter)(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                          tbm_redop_t op);
+    int (*broadcast)(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int root);
+    /* point to point: send `bytes` of sbuf to rank `to` and receive as many into rbuf from rank `from`, at
+     * once; either side may be absent (to or from < 0) */
+    int (*p2p)(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
+    void (*destroy)(tbmcoll_comm_t *c);   /* transport state (MPI); may be NULL */
+} tbmcoll_ops_t;
+
+struct tbmcoll_comm {
+    int rank;
+    int size;
+    tbmcoll_algo_t algo;
+    const tbmcoll_ops_t *ops;
+    tbmcoll_opts_t opts;             /* defaults filled in */
+    tbmcoll_link_t *links;           /* mesh: links[peer]; ring: unused (NULL) */
+    tbmcoll_link_t left, right;      /* ring: accepted from rank-1, dialled to rank+1 */
+    tbm_err_t err;                   /* the first failure */
+    int broken;                      /* set by tbmcoll_fail(): every later call fails */
+    unsigned char *scratch;          /* grown on demand by tbmcoll_scratch() */
+    size_t scratch_size;
+    void *transport;                 /* MPI state */
+};
+
+extern const tbmcoll_ops_t tbmcoll_mesh_ops;
+extern const tbmcoll_ops_t tbmcoll_ring_ops;
+
+/* Record a failure (the first one wins) and mark the communicator broken; returns -1. The message is
+ * prefixed with "rank R: ". */
+int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Point to point over the TCP links (the p2p of the mesh and ring transports). */
+int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
+
+/* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
+unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes);
+
+/* Fold n equal parts in rank order into dst: dst = part[0] op part[1] op ... op part[n-1] (n >= 1). dst may
+ * be one of the parts only if it is part[0]. */
+void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
+                  tbm_redop_t op);
+
+/* Bytes of chunk i when `count` elements of `esize` bytes are split among the ranks (tbm_chunk). */
+void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, int i, size_t *off, size_t *len);
+
+/* ---- net.c: sockets and the transfer engine ---- */
+
+/* One transfer in a batch: send or receive `len` bytes on a link. */
+typedef struct tbmcoll_xfer {
+    tbmcoll_link_t *link;
+    int is_send;
+    unsigned char *buf;
+    size_t len;
+    size_t done;
+} tbmcoll_xfer_t;
+
+/* Move every transfer of the batch at once (poll), until all are done. `what` names the operation in
+ * messages ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */
+int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
+
+/* One non-blocking step of a transfer (when poll says its socket is ready). Returns 0 (progress, or nothing
+ * to do yet) or an error code: EPIPE when the peer closed the connection, else the errno. */
+int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
+
+/* Whether the peer of a connected socket has closed it, without consuming data: 0 (no), or an error code
+ * as for tbmcoll_xfer_step(). */
+int tbmcoll_peer_closed(int fd);
+
+/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS; peers may share the cores), then keep trying
+ * until opts.spin_us have passed, returning 1 each time; then return 0 once (and start over): time to sleep
+ * in poll. Reset rounds to 0 whenever something moves. The yields are tuned on loopback with more ranks
+ * than cores; spin_us helps latency where every rank has a core of its own. */
+#define TBMCOLL_SPINS 4
+typedef struct tbmcoll_idle {
+    int rounds;
+    int64_t since_us;
+} tbmcoll_idle_t;
+int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st);
+
+/* Fail naming every peer of the n transfers: they closed (codes EPIPE, ECONNRESET) or failed (others); the
+ * peers of the nw `waiting` transfers are named as still awaited (the first cause may be one of them). */
+int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
+                       tbmcoll_xfer_t *const *waiting, int nw, const char *what);
+
+/* Fail for lack of progress, naming the peers of the n pending transfers; returns -1. */
+int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what);
+
+/* "a.b.c.d:port" of an address. */
+void tbmcoll_addr_text(const tbm_mlx_addr_t *a, char *out, size_t outsz);
+
+/* A listening socket bound to addr (port 0: any free port, written back into addr). Returns the fd, or -1
+ * with a message. */
+int tbmcoll_listen(const tbmcoll_opts_t *o, tbm_mlx_addr_t *addr, tbm_err_t *err);
+
+/* Dial addr, retrying refused connections until deadline_ms (tbmcoll_now_ms() clock). Returns a connected
+ * blocking fd, or -1 with a message naming `who`. */
+int tbmcoll_dial(const tbmcoll_opts_t *o, const tbm_mlx_addr_t *addr, int64_t deadline_ms, const char *who,
+                 tbm_err_t *err);
+
+/* Accept one connection on any of the listeners before deadline_ms. Returns the fd (peer's address in
+ * peer_text), or -1 with a message. */
+int tbmcoll_accept(const int *lfds, int nl, int64_t deadline_ms, char *peer_text, size_t ptsz, tbm_err_t *err);
+
+/* Blocking exact read / write with a deadline. Return 0, or -1 with a message naming `who`. */
+int tbmcoll_read_full(int fd, void *buf, size_t len, int64_t deadline_ms, const char *who, tbm_err_t *err);
+int tbmcoll_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms, const char *who,
+                       tbm_err_t *err);
+
+/* Set up a connected socket for the data path: TCP_NODELAY, buffers, non-blocking, no SIGPIPE. */
+int tbmcoll_tune(int fd, const tbmcoll_opts_t *o, tbm_err_t *err);
+
+int64_t tbmcoll_now_ms(void);
+
+/* ---- comm.c: building a TCP communicator ---- */
+
+/* Where each rank can be reached: dial[j] is the address rank j listens on for this rank. The listeners are
+ * already bound (lfds, owned by the caller). Connects mesh or ring and returns the communicator. */
+tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
+                                     const tbm_mlx_addr_t *dial, const int *lfds, int nl, tbm_err_t *err);
+
+/* Fill defaults into a copy of opts (NULL: all defaults). */
+void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
+
+#endif

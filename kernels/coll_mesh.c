@@ -1,0 +1,170 @@
+/* coll_mesh.c: collectives on a full mesh: every rank talks to every other one at once, using all n-1 links
+ * (direct reduce-scatter to each chunk's owner, then direct all-gather). */
+#include "coll.h"
+
+#include <string.h>
+
+/* Chunk layout of a buffer of `count` elements among the ranks, in bytes. */
+typedef struct layout {
+    size_t count;
+    size_t esize;
+} layout_t;
+
+static void chunk_of(const tbmcoll_comm_t *c, const layout_t *ly, int i, size_t *off, size_t *len)
+{
+    tbmcoll_chunk_bytes(c, ly->count, ly->esize, i, off, len);
+}
+
+static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len };
+    (*n)++;
+}
+
+/* Reduce-scatter: chunk j of src goes to rank j; this rank folds its chunk from every rank, in rank order,
+ * into dst (which may be src's own chunk: in place). */
+static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
+                   tbm_dtype_t dt, tbm_redop_t op, const char *what)
+{
+    tbmcoll_xfer_t xs[2 * TBM_MLX_RING_MAX];
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t off, len, mine, mylen, maxlen;
+    unsigned char *slots;
+    int j, n = 0;
+
+    chunk_of(c, ly, c->rank, &mine, &mylen);
+    chunk_of(c, ly, 0, &off, &maxlen);            /* chunk 0 is the largest */
+    if (!(slots = tbmcoll_scratch(c, maxlen * (size_t)c->size)))
+        return -1;
+    for (j = 0; j < c->size; j++) {
+        part[j] = slots + (size_t)j * maxlen;
+        if (j == c->rank)
+            continue;
+        chunk_of(c, ly, j, &off, &len);
+        add_xfer(xs, &n, &c->links[j], 1, src + off, len);
+        add_xfer(xs, &n, &c->links[j], 0, part[j], mylen);
+    }
+    if (tbmcoll_xfer_run(c, xs, n, what) < 0)
+        return -1;
+    /* this rank's own contribution: copied aside, since dst may be that very chunk */
+    memcpy(slots + (size_t)c->rank * maxlen, src + mine, mylen);
+    tbmcoll_fold(dst, part, c->size, mylen / ly->esize, dt, op);
+    return 0;
+}
+
+/* Small all-reduce in one round: every rank sends its whole buffer to every other and folds all of them in
+ * rank order (the order reduce-scatter + all-gather uses too). */
+static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
+                        tbm_dtype_t dt, tbm_redop_t op)
+{
+    tbmcoll_xfer_t xs[2 * TBM_MLX_RING_MAX];
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *slots = tbmcoll_scratch(c, bytes * (size_t)c->size);
+    int j, n = 0;
+
+    if (!slots)
+        return -1;
+    for (j = 0; j < c->size; j++) {
+        part[j] = slots + (size_t)j * bytes;
+        if (j == c->rank)
+            continue;
+        add_xfer(xs, &n, &c->links[j], 1, src, bytes);
+        add_xfer(xs, &n, &c->links[j], 0, part[j], bytes);
+    }
+    if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+        return -1;
+    memcpy(slots + (size_t)c->rank * bytes, src, bytes);
+    tbmcoll_fold(dst, part, c->size, count, dt, op);
+    return 0;
+}
+
+/* All-gather in place: buf holds this rank's chunk at its place; every other chunk arrives from its owner.
+ * full >= 0 names a rank that holds every chunk already (a broadcast's root): nothing is sent to it. */
+static int mesh_ag(tbmcoll_comm_t *c, unsigned char *buf, const layout_t *ly, int full, const char *what)
+{
+    tbmcoll_xfer_t xs[2 * TBM_MLX_RING_MAX];
+    size_t off, len, mine, mylen;
+    int j, n = 0;
+
+    chunk_of(c, ly, c->rank, &mine, &mylen);
+    for (j = 0; j < c->size; j++) {
+        if (j == c->rank)
+            continue;
+        chunk_of(c, ly, j, &off, &len);
+        if (j != full)
+            add_xfer(xs, &n, &c->links[j], 1, buf + mine, mylen);
+        if (c->rank != full)
+            add_xfer(xs, &n, &c->links[j], 0, buf + off, len);
+    }
+    return tbmcoll_xfer_run(c, xs, n, what);
+}
+
+static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                          tbm_redop_t op)
+{
+    layout_t ly = { count, tbm_dtype_size(dt) };
+    size_t mine, mylen;
+
+    if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
+        return mesh_oneshot(c, send, recv, count, dt, op);
+    chunk_of(c, &ly, c->rank, &mine, &mylen);
+    if (mesh_rs(c, send, (unsigned char *)recv + mine, &ly, dt, op, "all-reduce") < 0)
+        return -1;
+    return mesh_ag(c, recv, &ly, -1, "all-reduce");
+}
+
+static int mesh_allgather(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt)
+{
+    layout_t ly = { count * (size_t)c->size, tbm_dtype_size(dt) };
+    size_t mine, mylen;
+
+    chunk_of(c, &ly, c->rank, &mine, &mylen);
+    if ((unsigned char *)recv + mine != send)
+        memmove((unsigned char *)recv + mine, send, mylen);
+    return mesh_ag(c, recv, &ly, -1, "all-gather");
+}
+
+static int mesh_reduce_scatter(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                               tbm_redop_t op)
+{
+    layout_t ly = { count * (size_t)c->size, tbm_dtype_size(dt) };
+
+    return mesh_rs(c, send, recv, &ly, dt, op, "reduce-scatter");
+}
+
+/* Broadcast: the root scatters the chunks to their owners, then an all-gather spreads them (every link
+ * busy); a buffer smaller than one element per rank goes straight from the root to everyone. */
+static int mesh_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_t dt, int root)
+{
+    layout_t ly = { count, tbm_dtype_size(dt) };
+    tbmcoll_xfer_t xs[TBM_MLX_RING_MAX];
+    size_t off, len, whole = count * ly.esize;
+    int j, n = 0, direct = count < (size_t)c->size;
+
+    for (j = 0; j < c->size; j++) {
+        if (j == root || (c->rank != root && j != c->rank))
+            continue;
+        chunk_of(c, &ly, j, &off, &len);
+        if (direct)
+            off = 0, len = whole;
+        if (c->rank == root)
+            add_xfer(xs, &n, &c->links[j], 1, (unsigned char *)buf + off, len);
+        else
+            add_xfer(xs, &n, &c->links[root], 0, (unsigned char *)buf + off, len);
+    }
+    if (tbmcoll_xfer_run(c, xs, n, "broadcast") < 0)
+        return -1;
+    return direct ? 0 : mesh_ag(c, buf, &ly, root, "broadcast");
+}
+
+const tbmcoll_ops_t tbmcoll_mesh_ops = {
+    .allreduce = mesh_allreduce,
+    .allgather = mesh_allgather,
+    .reduce_scatter = mesh_reduce_scatter,
+    .broadcast = mesh_broadcast,
+    .p2p = tbmcoll_tcp_p2p,
+    .destroy = NULL,
+};

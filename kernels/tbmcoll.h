@@ -1,0 +1,164 @@
+/* tbmcoll.h: libtbmcoll, collective communication for slurm-tbmesh's kernels: all-reduce, all-gather,
+ * reduce-scatter, broadcast, send/recv and barrier over TCP (full mesh or ring) or over Open MPI. */
+#ifndef TBMCOLL_H
+#define TBMCOLL_H
+
+#include <stddef.h>
+
+#include "errbuf.h"
+#include "reduce.h"   /* tbm_dtype_t (TBM_DT_F32, _F16, _BF16, _I32), tbm_redop_t (TBM_OP_SUM, _MAX) */
+
+/*
+ * Model
+ * -----
+ * A communicator joins `size` ranks (processes), numbered 0 .. size-1; every rank calls the same
+ * operations in the same order with the same counts, types and roots (as with MPI or NCCL). Calls block
+ * until this rank's part is done. One thread at a time may use a communicator. At most 64 ranks (16 from a
+ * device matrix).
+ *
+ * TCP transports: one TCP connection per pair of ranks (mesh) or to each ring neighbour (ring), with
+ * TCP_NODELAY and large socket buffers. Every wait is bounded: a peer that closes its connection (it exited
+ * or was killed) fails the operation at once; a peer that makes no progress for io_timeout_ms fails it
+ * then. The message names the operation, the peer's rank and its address, and the peers still awaited
+ * (the first cause may be one of them), e.g.
+ *   "rank 0: all-reduce: rank 2 (127.0.0.1:40002) closed the connection: it exited or was killed; see its
+ *    output; still waiting on rank 1 (127.0.0.1:40001)"
+ * After a failure the communicator is broken: later calls fail at once with the first message. The caller
+ * should exit non-zero, which closes its connections, so the failure reaches every rank.
+ *
+ * Algorithms (chunks are nearly equal: tbm_chunk() of lib/reduce.h):
+ *   mesh: all-reduce = direct reduce-scatter (each rank sends chunk j straight to rank j, on all n-1 links
+ *         at once; rank j folds its chunk in rank order 0, 1, ..., n-1) then direct all-gather.
+ *   ring: all-reduce = pipelined ring reduce-scatter then ring all-gather (2(n-1) steps); data flows to
+ *         rank+1 and each step forwards a segment as soon as the previous step has produced it. Chunk c is
+ *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
+ *   reduce-scatter and all-gather are the two halves of the above; broadcast is a scatter from the root
+ *   then an all-gather on a mesh, a pipelined chain root -> root+1 -> ... on a ring.
+ *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
+ *         rank sends its whole buffer to every other (one round); on a ring whole buffers travel around the
+ *         ring (n-1 steps); then every rank folds all n buffers in rank order 0, 1, ..., n-1.
+ * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
+ * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
+ * run, for the same inputs, size and algorithm. (Mesh and ring may differ from each other in the last bits
+ * of a floating-point sum above TBMCOLL_SMALL_BYTES.) float16/bfloat16 are reduced via float32 with
+ * round-to-nearest-even.
+ *
+ * MPI transport (tbmcoll_comm_from_mpi, in the separate libtbmcoll_mpi): the same calls mapped onto Open
+ * MPI's collectives over MPI_COMM_WORLD, for comparison; its reduction order is Open MPI's.
+ */
+
+typedef struct tbmcoll_comm tbmcoll_comm_t;
+
+/* All-reduces up to this many bytes use the small-message algorithms (see above). */
+#define TBMCOLL_SMALL_BYTES (32 * 1024)
+
+typedef enum tbmcoll_algo {
+    TBMCOLL_ALGO_AUTO = 0,   /* choose: see tbmcoll_comm_from_env() and tbmcoll_comm_from_addrs() */
+    TBMCOLL_ALGO_MESH = 1,   /* full mesh of connections, direct algorithms */
+    TBMCOLL_ALGO_RING = 2,   /* ring neighbours only, pipelined ring algorithms */
+    TBMCOLL_ALGO_MPI = 3,    /* Open MPI collectives (reported by tbmcoll_algo(), not chosen in opts) */
+} tbmcoll_algo_t;
+
+/* Options; zero-filled means the defaults. */
+typedef struct tbmcoll_opts {
+    tbmcoll_algo_t algo;       /* AUTO, MESH or RING */
+    int connect_timeout_ms;    /* how long rendezvous may take (peers starting late); 0: 30000 */
+    int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
+    size_t segment_bytes;      /* ring pipeline granularity; 0: 256 KiB */
+    int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; the kernel may cap it */
+    int spin_us;               /* keep trying this long before sleeping in poll (latency, when every rank
+                                  has a core of its own); 0: only a few yields (ranks sharing cores) */
+} tbmcoll_opts_t;
+
+/* "auto", "mesh", "ring", "mpi" ("?" otherwise). */
+const char *tbmcoll_algo_name(tbmcoll_algo_t algo);
+
+/* Parse "auto", "mesh" or "ring". Returns 0, or -1 with a message. */
+int tbmcoll_algo_parse(const char *name, tbmcoll_algo_t *out, tbm_err_t *err);
+
+/*
+ * Create a communicator from explicit addresses: addrs[r] is "ipv4:port" where rank r listens (for tests
+ * and single-host runs, e.g. "127.0.0.1:40000" .. "127.0.0.1:40003"). This rank binds addrs[rank], dials
+ * the peers it must and accepts the others, within connect_timeout_ms. AUTO means mesh. A size of 1 is
+ * allowed (every operation is then a local copy). Returns NULL with a message on failure.
+ */
+tbmcoll_comm_t *tbmcoll_comm_from_addrs(int rank, int size, const char *const *addrs,
+                                        const tbmcoll_opts_t *opts, tbm_err_t *err);
+
+/*
+ * Create a communicator from exactly what MLX reads (REFERENCE.md, "MLX distributed"):
+ *  - ring: MLX_RANK and MLX_HOSTFILE (a JSON list of lists of "ip:port"; rank r listens on the first
+ *    address of its list; further addresses, one per extra cable, are not used yet). AUTO means ring
+ *    (the hostfile of a ring reaches only neighbours); MESH dials every rank's first address.
+ *  - jaccl: MLX_RANK (or JACCL_RANK), MLX_IBV_DEVICES (or JACCL_IBV_DEVICES, or MLX 0.30.3's
+ *    MLX_JACCL_DEVICES) and MLX_JACCL_COORDINATOR (or JACCL_COORDINATOR); the JACCL_* names win. The
+ *    device "rdma_enX" facing a peer (the first of its cell) is mapped to interface enX and its IPv4 address
+ *    (getifaddrs); this rank listens there on a free port. Rank 0 binds the coordinator, the others
+ *    connect to it with bounded retries, and the coordinator hands every rank the table of all addresses.
+ *    AUTO means mesh when the matrix is a mesh and MLX_JACCL_RING (or JACCL_RING) is unset, ring otherwise.
+ * MLX_HOSTFILE wins when both sets are present, as in MLX's backend="any". Every problem (missing
+ * variable, unreadable or invalid file, interface without IPv4, rank out of range) is a message naming
+ * the variable or file. Returns NULL with a message on failure.
+ */
+tbmcoll_comm_t *tbmcoll_comm_from_env(const tbmcoll_opts_t *opts, tbm_err_t *err);
+
+/*
+ * The MPI transport: initialises MPI if needed (MPI_Init_thread, MPI_THREAD_SINGLE) and wraps
+ * MPI_COMM_WORLD. Defined only in libtbmcoll_mpi (link it with $(MPI_LIBS)). tbmcoll_comm_free()
+ * finalises MPI if this call initialised it. Returns NULL with a message on failure.
+ */
+tbmcoll_comm_t *tbmcoll_comm_from_mpi(int *argc, char ***argv, tbm_err_t *err);
+
+/* Close every connection and free the communicator. NULL is allowed. */
+void tbmcoll_comm_free(tbmcoll_comm_t *comm);
+
+int tbmcoll_rank(const tbmcoll_comm_t *comm);
+int tbmcoll_size(const tbmcoll_comm_t *comm);
+tbmcoll_algo_t tbmcoll_algo(const tbmcoll_comm_t *comm);
+
+/*
+ * The operations. Counts are in elements of dt. Every call returns 0, or -1 with a message in err (and
+ * the communicator is broken from then on). Buffers may be unaligned.
+ */
+
+/* recv[i] = op over all ranks of send[i], for count elements. In place when send == recv. */
+int tbmcoll_allreduce(tbmcoll_comm_t *comm, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                      tbm_redop_t op, tbm_err_t *err);
+
+/* recv (size * count elements) receives rank r's send (count elements) at offset r * count. In place when
+ * send == recv + rank * count. */
+int tbmcoll_allgather(tbmcoll_comm_t *comm, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                      tbm_err_t *err);
+
+/* send holds size * count elements; rank r receives in recv (count elements) the reduction over all ranks
+ * of send's block r (elements r*count .. r*count + count - 1). recv must not overlap send unless it is
+ * exactly send's block r (in place). */
+int tbmcoll_reduce_scatter(tbmcoll_comm_t *comm, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                           tbm_redop_t op, tbm_err_t *err);
+
+/* Every rank's buf (count elements) receives root's buf. */
+int tbmcoll_broadcast(tbmcoll_comm_t *comm, void *buf, size_t count, tbm_dtype_t dt, int root, tbm_err_t *err);
+
+/* Point to point: count elements to / from rank peer (not this rank). The receiver must call
+ * tbmcoll_recv with the same count. On a ring only the two neighbours are connected; other peers are
+ * refused with a message.
+ * Both sides sending large messages to each other at once can block until io_timeout: alternate them. */
+int tbmcoll_send(tbmcoll_comm_t *comm, const void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err);
+int tbmcoll_recv(tbmcoll_comm_t *comm, void *buf, size_t count, tbm_dtype_t dt, int peer, tbm_err_t *err);
+
+/* Send count elements to rank `to` while receiving count elements from rank `from`, both at once (no
+ * deadlock when every rank does it, e.g. to = rank+1 and from = rank-1). send and recv must not overlap. */
+int tbmcoll_sendrecv(tbmcoll_comm_t *comm, const void *send, int to, void *recv, int from, size_t count,
+                     tbm_dtype_t dt, tbm_err_t *err);
+
+/* Returns once every rank has entered the barrier. */
+int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
+
+/* Run fn on n ranks of this host: free ports on 127.0.0.1 are picked, each rank is forked with its
+ * communicator (tbmcoll_comm_from_addrs with opts) and fn's return value is its exit status. Returns the
+ * first non-zero status (128 + signal for a rank killed by one), 0 when all succeeded, 2 when the ranks
+ * could not be set up (the reason on stderr, prefixed with prog). */
+typedef int (*tbmcoll_rank_fn)(tbmcoll_comm_t *comm, void *arg);
+int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, void *arg, const char *prog);
+
+#endif

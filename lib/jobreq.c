@@ -1,0 +1,436 @@
+/* jobreq.c: the decision of job_submit/tbmesh for one job (see jobreq.h). */
+#include "jobreq.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "strbuf.h"
+
+#define GRES_NAME "tbmesh"
+
+/* ---- the tbmesh entry of tres_per_node ---- */
+
+static int all_digits(const char *s, size_t n)
+{
+    size_t i;
+
+    if (n == 0)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+/* One entry "gres:tbmesh[:type][:count]" (the "gres:" or "gres/" prefix already stripped to `p`). */
+static int parse_entry(const char *entry, size_t n, char *group, size_t group_len, long long *count,
+                       tbm_err_t *err)
+{
+    const char *f[3];
+    size_t len[3], k = 0, i, start = 0;
+
+    for (i = 0; i <= n && k < 3; i++) {
+        if (i == n || entry[i] == ':') {
+            f[k] = entry + start;
+            len[k++] = i - start;
+            start = i + 1;
+        }
+    }
+    if (i <= n || (k >= 2 && len[k - 1] == 0))
+        return tbm_errprintf(err, "cannot read --gres '%.*s': use --gres=tbmesh:N (N Macs cabled to each other) "
+                             "or --gres=tbmesh:GROUP:N", (int)n, entry);
+    group[0] = '\0';
+    *count = 1;
+    if (k == 1)
+        return 0;
+    if (k == 3 || !all_digits(f[1], len[1])) {
+        if (len[1] == 0 || len[1] >= group_len)
+            return tbm_errprintf(err, "cannot read --gres '%.*s': use --gres=tbmesh:N or --gres=tbmesh:GROUP:N",
+                                 (int)n, entry);
+        memcpy(group, f[1], len[1]);
+        group[len[1]] = '\0';
+        if (k == 2)
+            return 0;
+    }
+    i = k - 1;
+    if (!all_digits(f[i], len[i]) || len[i] > 9)
+        return tbm_errprintf(err, "--gres=%.*s: '%.*s' is not a number of Macs: use --gres=tbmesh:N with N a "
+                             "whole number, e.g. --gres=tbmesh:4", (int)n, entry, (int)len[i], f[i]);
+    *count = strtoll(f[i], NULL, 10);
+    if (*count == 0)
+        return tbm_errprintf(err, "--gres=%.*s asks for no Mac: ask for 1 or more, e.g. --gres=tbmesh:4", (int)n,
+                             entry);
+    return 0;
+}
+
+/* Walk the entries of tres_per_node; `fn` sees each with its prefix length. */
+typedef int (*entry_fn)(const char *entry, size_t n, size_t prefix, void *arg);
+
+static int each_entry(const char *tres, entry_fn fn, void *arg)
+{
+    const char *p = tres, *end;
+    size_t n, prefix;
+    int rc;
+
+    while (p && *p) {
+        end = p + strcspn(p, ",;");
+        n = (size_t)(end - p);
+        prefix = (n > 5 && (!strncmp(p, "gres:", 5) || !strncmp(p, "gres/", 5))) ? 5 : 0;
+        if ((rc = fn(p, n, prefix, arg)) != 0)
+            return rc;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int is_tbmesh(const char *entry, size_t n, size_t prefix)
+{
+    size_t len = strlen(GRES_NAME);
+
+    return prefix && n - prefix >= len && !strncmp(entry + prefix, GRES_NAME, len) &&
+           (n - prefix == len || entry[prefix + len] == ':');
+}
+
+typedef struct find_ctx {
+    char *group;
+    size_t group_len;
+    long long *count;
+    tbm_err_t *err;
+    int found;
+} find_ctx_t;
+
+static int find_entry(const char *entry, size_t n, size_t prefix, void *arg)
+{
+    find_ctx_t *c = arg;
+
+    if (!is_tbmesh(entry, n, prefix))
+        return 0;
+    if (c->found)
+        return tbm_errprintf(c->err, "--gres names tbmesh twice: ask once, --gres=tbmesh:N");
+    c->found = 1;
+    return parse_entry(entry + prefix, n - prefix, c->group, c->group_len, c->count, c->err) < 0 ? -1 : 0;
+}
+
+int tbm_gres_tbmesh(const char *tres_per_node, char *group, size_t group_len, long long *count, tbm_err_t *err)
+{
+    find_ctx_t c = { group, group_len, count, err, 0 };
+
+    if (each_entry(tres_per_node, find_entry, &c) < 0)
+        return -1;
+    return c.found;
+}
+
+static int rewrite_entry(const char *entry, size_t n, size_t prefix, void *arg)
+{
+    tbm_strbuf_t *sb = arg;
+
+    if (sb->len)
+        tbm_sb_append(sb, ",", 1);
+    if (is_tbmesh(entry, n, prefix))
+        tbm_sb_printf(sb, "%.*s" GRES_NAME ":1", (int)prefix, entry);
+    else
+        tbm_sb_append(sb, entry, n);
+    return 0;
+}
+
+/* ---- partitions ---- */
+
+/* True when `name` is one of the comma-separated `list`. */
+static int in_list(const char *list, const char *name, size_t n)
+{
+    const char *p = list, *end;
+
+    while (p && *p) {
+        end = p + strcspn(p, ",");
+        if ((size_t)(end - p) == n && !strncmp(p, name, n))
+            return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int holds_macs(const tbm_sched_t *s, const char *name, size_t n)
+{
+    return (s->mac_partition && strlen(s->mac_partition) == n && !strncmp(s->mac_partition, name, n)) ||
+           in_list(s->shared_partitions, name, n);
+}
+
+/* The first partition of `parts` without Macs (its length in *n), or NULL. */
+static const char *first_without_macs(const tbm_sched_t *s, const char *parts, size_t *n)
+{
+    const char *p = parts, *end;
+
+    while (*p) {
+        end = p + strcspn(p, ",");
+        *n = (size_t)(end - p);
+        if (!holds_macs(s, p, *n))
+            return p;
+        p = *end ? end + 1 : end;
+    }
+    return NULL;
+}
+
+static int any_shared(const tbm_sched_t *s, const char *parts)
+{
+    const char *p = parts, *end;
+
+    while (p && *p) {
+        end = p + strcspn(p, ",");
+        if (in_list(s->shared_partitions, p, (size_t)(end - p)))
+            return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* ---- groups ---- */
+
+static char *all_mac_nodes(const tbm_conf_t *c)
+{
+    char **names = calloc(c->n_nodes ? c->n_nodes : 1, sizeof(*names));
+    char *list;
+    size_t i;
+
+    if (!names)
+        return NULL;
+    for (i = 0; i < c->n_nodes; i++)
+        names[i] = (char *)c->nodes[i].name;
+    list = tbm_hostlist_compress(names, c->n_nodes);
+    free(names);
+    return list;
+}
+
+static void group_names(const tbm_conf_t *c, char *buf, size_t len)
+{
+    tbm_strbuf_t sb;
+    size_t g;
+
+    tbm_sb_init(&sb);
+    for (g = 0; g < c->n_groups; g++)
+        tbm_sb_printf(&sb, "%s%s", g ? ", " : "", c->groups[g].caps.name);
+    snprintf(buf, len, "%s", sb.len ? sb.s : "none");
+    tbm_sb_free(&sb);
+}
+
+/* How many of the group's nodes are usable now; the first unusable ones are described in `down`. */
+static size_t usable_nodes(const tbm_conf_t *c, const tbm_conf_group_t *g, const tbm_sched_t *s, tbm_strbuf_t *down)
+{
+    char why[160];
+    size_t i, n = 0, listed = 0;
+
+    for (i = 0; i < g->caps.n_nodes; i++) {
+        const char *name = c->nodes[g->nodes[i]].name;
+        why[0] = '\0';
+        if (!s->node_usable || s->node_usable(name, why, sizeof(why), s->arg)) {
+            n++;
+        } else if (listed++ < 4) {
+            tbm_sb_printf(down, "%s%s is %s", down->len ? ", " : "", name, why[0] ? why : "not usable");
+        }
+    }
+    return n;
+}
+
+typedef struct choose {
+    size_t capable;          /* groups able to hold the job at all */
+    size_t ready;            /* of those, groups with enough usable nodes now */
+    size_t best_ready;       /* most usable nodes in a capable group */
+    tbm_strbuf_t why_not;    /* why each group cannot */
+    tbm_strbuf_t down;       /* the capable groups' unusable nodes */
+} choose_t;
+
+static void consider(const tbm_conf_t *c, const tbm_sched_t *s, size_t g, tbm_backend_t b, size_t n,
+                     tbm_jobplan_t *plan, choose_t *ch)
+{
+    const tbm_conf_group_t *grp = &c->groups[g];
+    tbm_err_t why = { { 0 } };
+    size_t usable;
+
+    if (!tbm_group_supports(&grp->caps, b, n, &why)) {
+        tbm_sb_printf(&ch->why_not, "%s%s", ch->why_not.len ? "; " : "", why.msg);
+        return;
+    }
+    ch->capable++;
+    if (plan->n_groups < TBM_JOBREQ_MAX_GROUPS)
+        plan->groups[plan->n_groups++] = (int)g;
+    usable = usable_nodes(c, grp, s, &ch->down);
+    if (usable >= n)
+        ch->ready++;
+    if (usable > ch->best_ready)
+        ch->best_ready = usable;
+}
+
+static size_t largest_group(const tbm_conf_t *c, const char **name)
+{
+    size_t g, best = 0;
+
+    *name = "";
+    for (g = 0; g < c->n_groups; g++)
+        if (c->groups[g].caps.n_nodes > best) {
+            best = c->groups[g].caps.n_nodes;
+            *name = c->groups[g].caps.name;
+        }
+    return best;
+}
+
+static int reject_unplaceable(const tbm_conf_t *c, const tbm_jobplan_t *plan, size_t n, const char *typed,
+                              choose_t *ch, tbm_err_t *err)
+{
+    const char *big;
+    size_t largest = largest_group(c, &big);
+
+    if (ch->capable == 0 && !typed[0] && n > largest)
+        return tbm_errprintf(err, "no group has %zu Macs (the largest, %s, has %zu): use --gres=tbmesh:%zu or "
+                             "fewer", n, big, largest, largest);
+    if (ch->capable == 0)
+        return tbm_errprintf(err, "no group can run %s on %zu Macs: %s", tbm_backend_name(plan->backend), n,
+                             ch->why_not.len ? ch->why_not.s : "no groups in tbmesh.conf");
+    return tbm_errprintf(err, "%s could hold this job, but %s: it can start when %s back; or ask for "
+                         "--gres=tbmesh:%zu", c->groups[plan->groups[0]].caps.name, ch->down.s,
+                         strchr(ch->down.s, ',') ? "they are" : "it is", ch->best_ready);
+}
+
+/* ---- the plan ---- */
+
+static int set_features(const tbm_conf_t *c, const tbm_jobreq_t *req, tbm_jobplan_t *plan)
+{
+    tbm_strbuf_t sb;
+    char feat[TBM_GROUP_NAME_MAX + 16];
+    size_t i;
+
+    tbm_sb_init(&sb);
+    if (req->features && *req->features)
+        tbm_sb_printf(&sb, strchr(req->features, '|') ? "(%s)&" : "%s&", req->features);
+    if (plan->n_groups > 1)
+        tbm_sb_append(&sb, "[", 1);
+    for (i = 0; i < plan->n_groups; i++) {
+        tbm_group_feature(c->groups[plan->groups[i]].caps.name, feat, sizeof(feat));
+        tbm_sb_printf(&sb, "%s%s", i ? "|" : "", feat);
+    }
+    if (plan->n_groups > 1)
+        tbm_sb_append(&sb, "]", 1);
+    plan->features = tbm_sb_take(&sb);
+    return plan->features ? 0 : -1;
+}
+
+static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *req, long long n, tbm_jobplan_t *plan,
+                         tbm_err_t *err)
+{
+    const char *bad;
+    size_t len;
+
+    if (req->backend && *req->backend && tbm_backend_parse(req->backend, &plan->backend) < 0)
+        return tbm_errprintf(err, "--mlx-backend=%.40s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
+                             req->backend);
+    if (n > TBM_CONF_MAX_NODES)
+        return tbm_errprintf(err, "--gres=tbmesh:%lld asks for more Macs than any lab has: ask for at most the "
+                             "size of one group", n);
+    if ((req->min_nodes != TBM_NODES_UNSET && req->min_nodes != (uint32_t)n) ||
+        (req->max_nodes != TBM_NODES_UNSET && req->max_nodes != (uint32_t)n))
+        return tbm_errprintf(err, "--gres=tbmesh:%lld means %lld Macs, one job node each, but -N asks for %u%s: "
+                             "drop -N or make it -N %lld", n, n,
+                             req->min_nodes != TBM_NODES_UNSET ? req->min_nodes : req->max_nodes,
+                             req->min_nodes != req->max_nodes && req->max_nodes != TBM_NODES_UNSET &&
+                                     req->min_nodes != TBM_NODES_UNSET ? " or more" : "", n);
+    if (req->features && strpbrk(req->features, "[]"))
+        return tbm_errprintf(err, "your --constraint '%.60s' uses [ ]: a tbmesh job already takes the one "
+                             "bracket Slurm allows to keep its Macs in one group; drop the brackets, or name the "
+                             "group with --gres=tbmesh:GROUP:N", req->features);
+    if (req->partition && (bad = first_without_macs(s, req->partition, &len)) != NULL)
+        return tbm_errprintf(err, "partition %.*s has no Macs: use -p %s or leave -p out", (int)len, bad,
+                             s->mac_partition ? s->mac_partition : "with Macs");
+    return 0;
+}
+
+static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq_t *req, const char *typed,
+                     long long n, tbm_jobplan_t *plan, tbm_err_t *err)
+{
+    const tbm_conf_group_t *only = NULL;
+    tbm_strbuf_t sb;
+    choose_t ch;
+    char names[512];
+    size_t g;
+    int rc = 0;
+
+    plan->backend = TBM_BACKEND_AUTO;
+    if (check_request(s, req, n, plan, err) < 0)
+        return -1;
+    if (typed[0] && !(only = tbm_conf_group(c, typed))) {
+        group_names(c, names, sizeof(names));
+        return tbm_errprintf(err, "no group named '%.40s' in tbmesh.conf: the groups are %s", typed, names);
+    }
+    memset(&ch, 0, sizeof(ch));
+    tbm_sb_init(&ch.why_not);
+    tbm_sb_init(&ch.down);
+    for (g = 0; g < c->n_groups; g++)
+        if (!only || &c->groups[g] == only)
+            consider(c, s, g, plan->backend, (size_t)n, plan, &ch);
+    if (ch.ready == 0)
+        rc = reject_unplaceable(c, plan, (size_t)n, typed, &ch, err);
+    tbm_sb_free(&ch.why_not);
+    tbm_sb_free(&ch.down);
+    if (rc < 0)
+        return -1;
+    plan->verdict = TBM_JOB_MESH;
+    plan->nodes = (uint32_t)n;
+    tbm_sb_init(&sb);
+    each_entry(req->tres_per_node, rewrite_entry, &sb);
+    plan->tres_per_node = tbm_sb_take(&sb);
+    if (!req->partition && s->mac_partition)
+        plan->partition = strdup(s->mac_partition);
+    if (!plan->tres_per_node || set_features(c, req, plan) < 0 ||
+        (!req->partition && s->mac_partition && !plan->partition))
+        return tbm_errprintf(err, "out of memory");
+    return 0;
+}
+
+static int plan_keep_off(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq_t *req, tbm_jobplan_t *plan,
+                         tbm_err_t *err)
+{
+    const char *parts = req->partition ? req->partition : s->default_partition;
+    char *macs;
+
+    if (!parts || !any_shared(s, parts) || c->n_nodes == 0)
+        return 0;
+    macs = all_mac_nodes(c);
+    if (!macs)
+        return tbm_errprintf(err, "out of memory");
+    plan->verdict = TBM_JOB_KEEP_OFF_MACS;
+    if (req->exc_nodes && *req->exc_nodes) {
+        tbm_strbuf_t sb;
+        tbm_sb_init(&sb);
+        tbm_sb_printf(&sb, "%s,%s", req->exc_nodes, macs);
+        free(macs);
+        macs = tbm_sb_take(&sb);
+    }
+    plan->exc_nodes = macs;
+    return macs ? 0 : tbm_errprintf(err, "out of memory");
+}
+
+int tbm_jobreq_plan(const tbm_conf_t *conf, const tbm_sched_t *sched, const tbm_jobreq_t *req,
+                    tbm_jobplan_t *plan, tbm_err_t *err)
+{
+    char group[TBM_GROUP_NAME_MAX + 32];
+    long long n = 0;
+    int found, rc;
+
+    memset(plan, 0, sizeof(*plan));
+    found = tbm_gres_tbmesh(req->tres_per_node, group, sizeof(group), &n, err);
+    if (found < 0)
+        return -1;
+    rc = found ? plan_mesh(conf, sched, req, group, n, plan, err) : plan_keep_off(conf, sched, req, plan, err);
+    if (rc < 0)
+        tbm_jobplan_free(plan);
+    return rc;
+}
+
+void tbm_jobplan_free(tbm_jobplan_t *plan)
+{
+    free(plan->tres_per_node);
+    free(plan->features);
+    free(plan->partition);
+    free(plan->exc_nodes);
+    memset(plan, 0, sizeof(*plan));
+}

@@ -1,0 +1,43 @@
+/* netplan.h: the per-cable addressing of a Thunderbolt lab: every cable its own /30, both ends numbered, and
+ * the macOS commands that put the plan on a Mac (bridge0 down, an IPv4 address per Thunderbolt interface,
+ * a host route to each peer). Cables that already have addresses in tbmesh.conf keep them. */
+#ifndef TBM_NETPLAN_H
+#define TBM_NETPLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "conf.h"
+#include "errbuf.h"
+
+typedef struct tbm_netplan_end {
+    char node[TBM_HOSTNAME_MAX];
+    char iface[TBM_IFNAME_MAX];
+    char ipv4[TBM_IPV4_MAX];
+} tbm_netplan_end_t;
+
+typedef struct tbm_netplan_cable {
+    tbm_netplan_end_t end[2];
+    int prefix_len;              /* 30 for planned cables; what tbmesh.conf says for kept ones */
+    int planned;                 /* 1: numbered now; 0: kept from tbmesh.conf */
+} tbm_netplan_cable_t;
+
+typedef struct tbm_netplan {
+    tbm_netplan_cable_t *cables;
+    size_t n_cables;
+} tbm_netplan_t;
+
+/* Plan the cables of `c` in file order. Cables without addresses (or all, with renumber) get the next free
+ * /30 of `base` ("169.254.0.0/16"; the network's first /30 is skipped): .1 for the first end, .2 for the
+ * second. Returns 0, or -1 with err (bad base, base too small, an address kept twice). */
+int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_netplan_t *plan, tbm_err_t *err);
+
+void tbm_netplan_free(tbm_netplan_t *plan);
+
+/* The plan as text, one cable a line: "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.6/30". */
+char *tbm_netplan_table(const tbm_netplan_t *plan);
+
+/* The macOS commands for `host` (NULL: every host, each under a "# on <host>" line), as a shell script
+ * that an admin can read and run with sudo. NULL with err when `host` has no cable in the plan. */
+char *tbm_netplan_commands(const tbm_netplan_t *plan, const char *host, tbm_err_t *err);
+
+#endif

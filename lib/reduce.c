@@ -1,0 +1,275 @@
+/* reduce.c: element-wise reductions, float16/bfloat16 conversions and chunking for the collective kernels. */
+#include "reduce.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const dtype_names[TBM_DT_COUNT] = { "f32", "f16", "bf16", "i32" };
+static const char *const dtype_long_names[TBM_DT_COUNT] = { "float32", "float16", "bfloat16", "int32" };
+static const char *const redop_names[TBM_OP_COUNT] = { "sum", "max" };
+
+size_t tbm_dtype_size(tbm_dtype_t dt)
+{
+    switch (dt) {
+    case TBM_DT_F32:
+    case TBM_DT_I32:
+        return 4;
+    case TBM_DT_F16:
+    case TBM_DT_BF16:
+        return 2;
+    }
+    return 0;
+}
+
+const char *tbm_dtype_name(tbm_dtype_t dt)
+{
+    return (unsigned)dt < TBM_DT_COUNT ? dtype_names[dt] : "?";
+}
+
+const char *tbm_redop_name(tbm_redop_t op)
+{
+    return (unsigned)op < TBM_OP_COUNT ? redop_names[op] : "?";
+}
+
+int tbm_dtype_parse(const char *name, tbm_dtype_t *out, tbm_err_t *err)
+{
+    int i;
+
+    for (i = 0; name && i < TBM_DT_COUNT; i++) {
+        if (strcmp(name, dtype_names[i]) == 0 || strcmp(name, dtype_long_names[i]) == 0) {
+            *out = (tbm_dtype_t)i;
+            return 0;
+        }
+    }
+    return tbm_errprintf(err, "unknown element type '%s': use f32, f16, bf16 or i32", name ? name : "");
+}
+
+int tbm_redop_parse(const char *name, tbm_redop_t *out, tbm_err_t *err)
+{
+    int i;
+
+    for (i = 0; name && i < TBM_OP_COUNT; i++) {
+        if (strcmp(name, redop_names[i]) == 0) {
+            *out = (tbm_redop_t)i;
+            return 0;
+        }
+    }
+    return tbm_errprintf(err, "unknown reduction '%s': use sum or max", name ? name : "");
+}
+
+/* Type punning through a union (defined in C11), which compilers keep in registers. */
+typedef union f32_word {
+    float f;
+    uint32_t u;
+} f32_word_t;
+
+static uint32_t f32_bits(float f)
+{
+    f32_word_t w = { .f = f };
+    return w.u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    f32_word_t w = { .u = u };
+    return w.f;
+}
+
+/* The conversions are written without branches (every case computed, one chosen by a mask), so that the
+ * block loops below vectorize. They assume IEEE binary32 arithmetic in round-to-nearest-even, C's default. */
+
+/* all ones when cond, else zero */
+static uint32_t mask_if(int cond)
+{
+    return 0u - (uint32_t)(cond != 0);
+}
+
+static uint32_t pick(uint32_t mask, uint32_t yes, uint32_t no)
+{
+    return (yes & mask) | (no & ~mask);
+}
+
+static inline float decode_f16(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t em = h & 0x7fffu;                                   /* exponent and mantissa */
+    /* finite: fields moved into place, then rebiased by 2^112 (exact, subnormals included) */
+    uint32_t finite = f32_bits(bits_f32(em << 13) * 0x1p112f);
+    uint32_t special = 0x7f800000u | ((em & 0x3ffu) << 13);     /* infinity, or NaN with its payload */
+
+    return bits_f32(sign | pick(mask_if(em >= 0x7c00u), special, finite));
+}
+
+static inline uint16_t encode_f16(float f)
+{
+    uint32_t x = f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t a = x & 0x7fffffffu;
+    /* normal result: rebias, round the 13 dropped bits to nearest even (a carry may reach infinity) */
+    uint32_t normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* below 2^-14: adding 0.5 puts the half's subnormal unit (2^-24) at the float's last bit; the add rounds */
+    uint32_t sub = f32_bits(bits_f32(a) + 0.5f) - 0x3f000000u;
+    uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);               /* quiet, payload kept */
+    uint32_t r = pick(mask_if(a < 0x38800000u), sub, normal);
+
+    r = pick(mask_if(a >= 0x47800000u), 0x7c00u, r);
+    return (uint16_t)(sign | pick(mask_if(a > 0x7f800000u), nan, r));
+}
+
+static inline float decode_bf16(uint16_t h)
+{
+    return bits_f32((uint32_t)h << 16);
+}
+
+static inline uint16_t encode_bf16(float f)
+{
+    uint32_t x = f32_bits(f);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;   /* a carry may reach infinity: correct */
+    uint32_t quiet = (x >> 16) | 0x40u;                           /* NaN: keep it NaN, quiet */
+
+    return (uint16_t)pick(mask_if((x & 0x7fffffffu) > 0x7f800000u), quiet, rounded);
+}
+
+/* The public conversions (the loops below use the inline forms directly). */
+float tbm_f16_to_f32(uint16_t h)
+{
+    return decode_f16(h);
+}
+
+uint16_t tbm_f32_to_f16(float f)
+{
+    return encode_f16(f);
+}
+
+float tbm_bf16_to_f32(uint16_t h)
+{
+    return decode_bf16(h);
+}
+
+uint16_t tbm_f32_to_bf16(float f)
+{
+    return encode_bf16(f);
+}
+
+/* Max with NaN propagation: the result depends only on the operands' order, which callers fix. */
+static float max_f32(float a, float b)
+{
+    return (a > b || isnan(a)) ? a : b;
+}
+
+/* Floating-point types are reduced in blocks: widen both operands into float arrays, combine, narrow into
+ * dst. Both blocks are loaded before dst is written, so dst may be a or b; the local arrays never alias,
+ * so compilers can vectorize the loops. */
+#define BLOCK 256
+
+/* Conversions run over whole blocks too (zeros past the end): vectorizable where the conversion is. */
+static void load_block(float *out, const unsigned char *p, size_t n, tbm_dtype_t dt)
+{
+    uint16_t h[BLOCK] = { 0 };
+    size_t i;
+
+    if (dt == TBM_DT_F32) {
+        memcpy(out, p, n * 4);
+        return;
+    }
+    memcpy(h, p, n * 2);
+    if (dt == TBM_DT_F16)
+        for (i = 0; i < BLOCK; i++)
+            out[i] = decode_f16(h[i]);
+    else
+        for (i = 0; i < BLOCK; i++)
+            out[i] = decode_bf16(h[i]);
+}
+
+static void store_block(unsigned char *p, const float *in, size_t n, tbm_dtype_t dt)
+{
+    uint16_t h[BLOCK];
+    size_t i;
+
+    if (dt == TBM_DT_F32) {
+        memcpy(p, in, n * 4);
+        return;
+    }
+    if (dt == TBM_DT_F16)
+        for (i = 0; i < BLOCK; i++)
+            h[i] = encode_f16(in[i]);
+    else
+        for (i = 0; i < BLOCK; i++)
+            h[i] = encode_bf16(in[i]);
+    memcpy(p, h, n * 2);
+}
+
+/* Whole blocks (a constant trip count) let compilers vectorize even at -O2; a last partial block combines
+ * zeros beyond its end, which are never stored. */
+static void combine(float *x, const float *y, tbm_redop_t op)
+{
+    size_t i;
+
+    if (op == TBM_OP_SUM)
+        for (i = 0; i < BLOCK; i++)
+            x[i] += y[i];
+    else
+        for (i = 0; i < BLOCK; i++)
+            x[i] = max_f32(x[i], y[i]);
+}
+
+static void reduce_float(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                         tbm_dtype_t dt, tbm_redop_t op)
+{
+    float x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
+    size_t es = tbm_dtype_size(dt), done, n;
+
+    for (done = 0; done < count; done += n) {
+        n = count - done < BLOCK ? count - done : BLOCK;
+        load_block(x, a + done * es, n, dt);
+        load_block(y, b + done * es, n, dt);
+        combine(x, y, op);
+        store_block(d + done * es, x, n, dt);
+    }
+}
+
+static void reduce_i32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
+                       tbm_redop_t op)
+{
+    int32_t x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
+    size_t done, n, i;
+
+    for (done = 0; done < count; done += n) {
+        n = count - done < BLOCK ? count - done : BLOCK;
+        memcpy(x, a + done * 4, n * 4);
+        memcpy(y, b + done * 4, n * 4);
+        if (op == TBM_OP_SUM)
+            for (i = 0; i < BLOCK; i++)
+                x[i] = (int32_t)((uint32_t)x[i] + (uint32_t)y[i]);   /* wraps, no undefined overflow */
+        else
+            for (i = 0; i < BLOCK; i++)
+                x[i] = y[i] > x[i] ? y[i] : x[i];
+        memcpy(d + done * 4, x, n * 4);
+    }
+}
+
+int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op)
+{
+    if ((unsigned)op >= TBM_OP_COUNT || tbm_dtype_size(dt) == 0)
+        return -1;
+    if (dt == TBM_DT_I32)
+        reduce_i32(dst, a, b, count, op);
+    else
+        reduce_float(dst, a, b, count, dt, op);
+    return 0;
+}
+
+void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
+{
+    size_t base, extra, k;
+
+    if (n < 1 || i < 0 || i >= n) {
+        *off = *len = 0;
+        return;
+    }
+    base = count / (size_t)n;
+    extra = count % (size_t)n;
+    k = (size_t)i;
+    *len = base + (k < extra ? 1 : 0);
+    *off = k * base + (k < extra ? k : extra);
+}

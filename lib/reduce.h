@@ -1,0 +1,62 @@
+/* reduce.h: element-wise reductions (sum, max) for the collective kernels, float16/bfloat16 conversions,
+ * and the chunking math that splits a buffer among ranks. Pure: buffers in, buffers out. */
+#ifndef TBM_REDUCE_H
+#define TBM_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+
+/* Element types of a collective. */
+typedef enum tbm_dtype {
+    TBM_DT_F32 = 0,    /* IEEE binary32 */
+    TBM_DT_F16 = 1,    /* IEEE binary16 */
+    TBM_DT_BF16 = 2,   /* bfloat16: the upper half of a binary32 */
+    TBM_DT_I32 = 3,    /* two's complement int32; sums wrap around */
+} tbm_dtype_t;
+#define TBM_DT_COUNT 4
+
+/* Reduction operators. */
+typedef enum tbm_redop {
+    TBM_OP_SUM = 0,
+    TBM_OP_MAX = 1,
+} tbm_redop_t;
+#define TBM_OP_COUNT 2
+
+/* Bytes per element (4 or 2); 0 for a value outside the enum. */
+size_t tbm_dtype_size(tbm_dtype_t dt);
+
+/* "f32", "f16", "bf16", "i32"; "?" for a value outside the enum. */
+const char *tbm_dtype_name(tbm_dtype_t dt);
+
+/* "sum", "max"; "?" for a value outside the enum. */
+const char *tbm_redop_name(tbm_redop_t op);
+
+/* Parse a type name ("f32", "float32", "f16", "float16", "bf16", "bfloat16", "i32", "int32").
+ * Returns 0, or -1 with a message listing the accepted names. */
+int tbm_dtype_parse(const char *name, tbm_dtype_t *out, tbm_err_t *err);
+
+/* Parse an operator name ("sum", "max"). Returns 0, or -1 with a message. */
+int tbm_redop_parse(const char *name, tbm_redop_t *out, tbm_err_t *err);
+
+/* Conversions. float16 and bfloat16 are widened exactly and narrowed with round-to-nearest-even;
+ * too large values become infinities, NaN stays NaN (quiet) with its sign. */
+float tbm_f16_to_f32(uint16_t h);
+uint16_t tbm_f32_to_f16(float f);
+float tbm_bf16_to_f32(uint16_t h);
+uint16_t tbm_f32_to_bf16(float f);
+
+/* dst[i] = a[i] op b[i] for count elements. dst may be the same buffer as a or b (not a partial overlap);
+ * buffers need no alignment. float16/bfloat16 are computed in float32 and rounded once
+ * (round-to-nearest-even), which equals the correctly rounded result. max: a NaN in either operand gives
+ * NaN. The result depends only on the operands and their order, so folding inputs in a fixed order
+ * (acc = acc op next) gives the same bits every time. Returns 0, or -1 for an unknown type or operator. */
+int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op);
+
+/* Chunking: count elements split into n nearly-equal chunks, in order; the first count % n chunks hold one
+ * element more than the others. Chunk i starts at *off and holds *len elements (0 when count < n and
+ * i >= count). n must be >= 1 and 0 <= i < n; otherwise *off = *len = 0. */
+void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len);
+
+#endif

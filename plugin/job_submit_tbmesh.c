@@ -1,0 +1,285 @@
+/* job_submit_tbmesh.c: job_submit/tbmesh, the slurmctld side of `--gres=tbmesh:N`. A thin shim: it reads
+ * tbmesh.conf (again whenever the file changes, e.g. before `scontrol reconfigure`; a bad file keeps the last
+ * good one), gathers the job's request, asks lib/jobreq.c what to do, and writes the answer back with Slurm's
+ * own allocator. A background thread keeps the Macs' node states for naming down nodes in refusals. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
+
+#include "tbmesh.h"
+
+const char plugin_name[] = "job_submit/tbmesh: Thunderbolt meshes of Macs as one request";
+const char plugin_type[] = "job_submit/tbmesh";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* Slurm's allocator (exported by the daemons' libslurmfull; no public prototype). */
+extern char *slurm_xstrdup(const char *str);
+extern void slurm_xfree(void **item, const char *file, int line, const char *func);
+
+
+/* The entry points Slurm looks up by name. */
+int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg);
+int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid);
+int init(void);
+int fini(void);
+
+#define BACKEND_VAR "TBMESH_MLX_BACKEND="
+#define NODE_REFRESH_SECONDS 3
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static tbm_conf_t conf;              /* the last good tbmesh.conf */
+static int have_conf;
+static char conf_path[4096];
+static struct timespec conf_mtime;
+static off_t conf_size;
+
+/* The Macs' node states, refreshed by a thread (never while slurmctld holds its locks for us). */
+static node_info_msg_t *nodes;
+static pthread_t refresher;
+static int stopping;
+static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
+
+static void set_string(char **field, const char *value)
+{
+    if (*field)
+        slurm_xfree((void **)field, __FILE__, __LINE__, __func__);
+    *field = value ? slurm_xstrdup(value) : NULL;
+}
+
+/* ---- tbmesh.conf ---- */
+
+static void find_conf_path(void)
+{
+    const char *slurm_conf = getenv("SLURM_CONF");
+    const char *slash;
+
+    if (!slurm_conf || !*slurm_conf)
+        slurm_conf = "/etc/slurm/slurm.conf";
+    slash = strrchr(slurm_conf, '/');
+    snprintf(conf_path, sizeof(conf_path), "%.*s/tbmesh.conf", slash ? (int)(slash - slurm_conf) : 1,
+             slash ? slurm_conf : ".");
+}
+
+/* Read tbmesh.conf when it changed. Call with `lock` held. */
+static void reload_if_changed(void)
+{
+    tbm_findings_t errors;
+    tbm_err_t err = { { 0 } };
+    struct stat st;
+    tbm_conf_t fresh;
+    size_t len, i;
+    char *text;
+
+    if (stat(conf_path, &st) < 0) {
+        if (have_conf || conf_size != -1)
+            slurm_error("%s: cannot read %s: %m; %s", plugin_type, conf_path,
+                        have_conf ? "keeping the last good configuration" : "Mac jobs are refused until it exists");
+        conf_size = -1;
+        return;
+    }
+    if (have_conf && st.st_mtim.tv_sec == conf_mtime.tv_sec && st.st_mtim.tv_nsec == conf_mtime.tv_nsec &&
+        st.st_size == conf_size)
+        return;
+    conf_mtime = st.st_mtim;
+    conf_size = st.st_size;
+    text = tbm_read_file(conf_path, TBM_CONF_MAX_BYTES, &len, &err);
+    tbm_findings_init(&errors);
+    if (!text || tbm_conf_parse(text, len, conf_path, &fresh, &errors, &err) < 0) {
+        for (i = 0; i < errors.n; i++)
+            slurm_error("%s: %s: %s: %s", plugin_type, errors.items[i].where, errors.items[i].what,
+                        errors.items[i].fix);
+        slurm_error("%s: %s; %s", plugin_type, err.msg,
+                    have_conf ? "keeping the last good configuration" : "Mac jobs are refused until it is fixed");
+    } else {
+        if (have_conf)
+            tbm_conf_free(&conf);
+        conf = fresh;
+        have_conf = 1;
+        slurm_info("%s: read %s: %zu groups, %zu Macs", plugin_type, conf_path, conf.n_groups, conf.n_nodes);
+    }
+    tbm_findings_free(&errors);
+    free(text);
+}
+
+/* ---- node states ---- */
+
+static void *refresh_nodes(void *arg)
+{
+    struct timespec until;
+    node_info_msg_t *fresh;
+
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    while (!stopping) {
+        pthread_mutex_unlock(&lock);
+        fresh = NULL;
+        if (slurm_load_node(0, &fresh, SHOW_ALL) != SLURM_SUCCESS)
+            fresh = NULL;
+        pthread_mutex_lock(&lock);
+        if (fresh) {
+            if (nodes)
+                slurm_free_node_info_msg(nodes);
+            nodes = fresh;
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += NODE_REFRESH_SECONDS;
+        if (!stopping)
+            pthread_cond_timedwait(&stop_cond, &lock, &until);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* tbm_node_usable_fn over the cached states. Called with `lock` held. Unknown nodes count as usable. */
+static int node_usable(const char *name, char *why, size_t len, void *arg)
+{
+    uint32_t i, base;
+
+    (void)arg;
+    if (!nodes)
+        return 1;
+    for (i = 0; i < nodes->record_count; i++) {
+        node_info_t *n = &nodes->node_array[i];
+        if (!n->name || strcmp(n->name, name) != 0)
+            continue;
+        base = n->node_state & NODE_STATE_BASE;
+        if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || (n->node_state & NODE_STATE_DRAIN)) {
+            snprintf(why, len, "%s%s%s%s", base == NODE_STATE_DOWN ? "down" : base == NODE_STATE_FUTURE ? "not yet in service" : "drained",
+                     n->reason ? " (" : "", n->reason ? n->reason : "", n->reason ? ")" : "");
+            return 0;
+        }
+        return 1;
+    }
+    return 1;
+}
+
+/* ---- the job ---- */
+
+static const char *requested_backend(const job_desc_msg_t *d)
+{
+    uint32_t i;
+
+    for (i = 0; d->spank_job_env && i < d->spank_job_env_size; i++)
+        if (d->spank_job_env[i] && !strncmp(d->spank_job_env[i], BACKEND_VAR, strlen(BACKEND_VAR)))
+            return d->spank_job_env[i] + strlen(BACKEND_VAR);
+    return NULL;
+}
+
+static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
+{
+
+    if (plan->verdict == TBM_JOB_KEEP_OFF_MACS) {
+        set_string(&d->exc_nodes, plan->exc_nodes);
+        return;
+    }
+    set_string(&d->tres_per_node, plan->tres_per_node);
+    set_string(&d->features, plan->features);
+    if (plan->partition)
+        set_string(&d->partition, plan->partition);
+    d->min_nodes = d->max_nodes = plan->nodes;
+}
+
+int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
+{
+    tbm_jobreq_t req = { d->tres_per_node, d->features, d->partition, d->exc_nodes,
+                         d->min_nodes == NO_VAL ? TBM_NODES_UNSET : d->min_nodes,
+                         d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes, requested_backend(d) };
+    tbm_sched_t sched = { NULL, NULL, NULL, node_usable, NULL };
+    tbm_err_t err = { { 0 } };
+    tbm_jobplan_t plan;
+    struct timespec t0, t1;
+    char group[64];
+    long long n;
+    int rc = SLURM_SUCCESS, mac_job;
+
+    (void)submit_uid;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    mac_job = tbm_gres_tbmesh(d->tres_per_node, group, sizeof(group), &n, &err) != 0;
+    pthread_mutex_lock(&lock);
+    reload_if_changed();
+    if (!have_conf) {
+        if (mac_job) {
+            tbm_errprintf(&err, "the Mac groups are not configured (%s is missing or invalid): ask the "
+                          "administrator; jobs without --gres=tbmesh are not affected", conf_path);
+            rc = SLURM_ERROR;
+        }
+    } else {
+        sched.mac_partition = conf.mac_partition[0] ? conf.mac_partition : NULL;
+        sched.shared_partitions = conf.shared_partitions;
+        sched.default_partition = conf.default_partition[0] ? conf.default_partition : NULL;
+        if (tbm_jobreq_plan(&conf, &sched, &req, &plan, &err) < 0) {
+            rc = SLURM_ERROR;
+        } else {
+            if (plan.verdict != TBM_JOB_UNTOUCHED)
+                apply(d, &plan);
+            tbm_jobplan_free(&plan);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc != SLURM_SUCCESS) {
+        char msg[TBM_ERR_MAX + 16];
+        snprintf(msg, sizeof(msg), "tbmesh: %s", err.msg);
+        *err_msg = slurm_xstrdup(msg);
+        slurm_info("%s: refused a job of uid %u: %s", plugin_type, submit_uid, err.msg);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    slurm_debug("%s: job_submit took %ld usec", plugin_type,
+                (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000));
+    return rc;
+}
+
+/* A change of a pending job's Mac request would bypass the checks above: refuse it with the way out. */
+int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid)
+{
+    char group[64];
+    long long n = 0;
+    tbm_err_t err = { { 0 } };
+
+    (void)job_ptr;
+    (void)modify_uid;
+    if (tbm_gres_tbmesh(d->tres_per_node, group, sizeof(group), &n, &err) != 0 && !(n == 1 && !group[0])) {
+        slurm_info("%s: refused a change of a job's Mac request (tres_per_node %s): cancel and resubmit with "
+                   "the new --gres=tbmesh:N", plugin_type, d->tres_per_node);
+        return ESLURM_INVALID_GRES;
+    }
+    return SLURM_SUCCESS;
+}
+
+int init(void)
+{
+    find_conf_path();
+    pthread_mutex_lock(&lock);
+    stopping = 0;
+    reload_if_changed();
+    pthread_mutex_unlock(&lock);
+    if (pthread_create(&refresher, NULL, refresh_nodes, NULL) != 0)
+        slurm_error("%s: cannot start the node-state thread; refusals will not name down nodes", plugin_type);
+    slurm_info("%s: loaded (configuration %s)", plugin_type, conf_path);
+    return SLURM_SUCCESS;
+}
+
+int fini(void)
+{
+    pthread_mutex_lock(&lock);
+    stopping = 1;
+    pthread_cond_broadcast(&stop_cond);
+    pthread_mutex_unlock(&lock);
+    pthread_join(refresher, NULL);
+    if (nodes)
+        slurm_free_node_info_msg(nodes);
+    nodes = NULL;
+    if (have_conf)
+        tbm_conf_free(&conf);
+    have_conf = 0;
+    return SLURM_SUCCESS;
+}

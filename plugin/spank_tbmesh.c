@@ -1,0 +1,47 @@
+/* spank_tbmesh.c: spank_tbmesh.so, the SPANK plug-in of slurm-tbmesh: a dispatcher on the SPANK context;
+ * each context's work lives in its own file (spank_submit.c: srun, salloc and sbatch; spank_remote.c:
+ * slurmstepd on the nodes). */
+#include "config.h"
+#include "spank_tbmesh.h"
+
+SPANK_PLUGIN(tbmesh, 1)
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    switch (spank_context()) {
+    case S_CTX_REMOTE:
+        tbm_spank_remote_args(ac, av);
+        return tbm_spank_submit_init(sp, ac, av);   /* the step's --mlx-backend is read back here */
+    case S_CTX_LOCAL:
+    case S_CTX_ALLOCATOR:
+        return tbm_spank_submit_init(sp, ac, av);
+    default:
+        return 0;
+    }
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    switch (spank_context()) {
+    case S_CTX_LOCAL:
+    case S_CTX_ALLOCATOR:
+        return tbm_spank_submit_post_opt(sp, ac, av);
+    default:
+        return 0;
+    }
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_REMOTE ? tbm_spank_remote_user_init(sp, ac, av) : 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    if (spank_context() == S_CTX_REMOTE)
+        tbm_spank_remote_exit();
+    return 0;
+}

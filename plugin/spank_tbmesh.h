@@ -1,0 +1,23 @@
+/* spank_tbmesh.h: what the per-context files of spank_tbmesh.so share. */
+#ifndef SPANK_TBMESH_H
+#define SPANK_TBMESH_H
+
+#include <stddef.h>
+#include <slurm/spank.h>
+
+#define TBM_SPANK_NAME "tbmesh"
+#define TBM_BACKEND_ENV "TBMESH_MLX_BACKEND"   /* job control env: reaches job_submit and the prolog */
+
+/* Submit side (srun, salloc, sbatch): options and what they tell the controller. */
+int tbm_spank_submit_init(spank_t sp, int ac, char **av);
+int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av);
+
+/* The --mlx-backend given to this command or step, if any: 1 and the name in buf, else 0. */
+int tbm_spank_backend(char *buf, size_t len);
+
+/* Nodes (slurmstepd): plug-in arguments (conf=PATH) and each step's MLX environment. */
+void tbm_spank_remote_args(int ac, char **av);
+int tbm_spank_remote_user_init(spank_t sp, int ac, char **av);
+void tbm_spank_remote_exit(void);   /* removes what the step wrote */
+
+#endif

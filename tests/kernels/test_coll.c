@@ -1,0 +1,250 @@
+/* test_coll.c: libtbmcoll against a serial reference: every operation, type and size class (1, 7, 1023,
+ * 1M+3 elements), 1 to 4 ranks on loopback, mesh and ring, in place and out of place, bit for bit. */
+#include "ranks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSIZES 4
+#define BIG 100000     /* above this, only sum all-reduce for every type; the other operations on f32 */
+static const size_t sizes[NSIZES] = { 1, 7, 1023, (1u << 20) + 3 };
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Rank k's input: count elements of dt, from a seed; floats in [-8, 8) with all mantissa bits used. */
+static void *gen(int k, size_t count, tbm_dtype_t dt, unsigned salt)
+{
+    size_t es = tbm_dtype_size(dt), i;
+    unsigned char *p = malloc(count * es + 1);
+
+    for (i = 0; i < count; i++) {
+        uint64_t h = mix(((uint64_t)salt << 48) ^ ((uint64_t)k << 40) ^ i);
+        float f = (float)((int64_t)(h >> 40) - (1 << 23)) / (float)(1 << 20);
+        uint16_t half = dt == TBM_DT_F16 ? tbm_f32_to_f16(f) : tbm_f32_to_bf16(f);
+        int32_t v = (int32_t)(uint32_t)h;
+        memcpy(p + i * es, dt == TBM_DT_F32 ? (void *)&f : dt == TBM_DT_I32 ? (void *)&v : (void *)&half, es);
+    }
+    return p;
+}
+
+/* The reduction the library promises: chunk c of `total` elements folded as acc = acc op next in rank order
+ * (mesh) or ring order c+1, ..., c+n (ring). Writes elements [first, first+count) of the result. */
+static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t dt, tbm_redop_t op, int ring,
+                      unsigned char *out, size_t first, size_t count)
+{
+    /* small all-reduces fold whole buffers in rank order on both algorithms */
+    ring = ring && !(first == 0 && count == total && total * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES);
+    size_t es = tbm_dtype_size(dt), off, len, lo, hi;
+    int c, k, o0, o1;
+
+    for (c = 0; c < n; c++) {
+        tbm_chunk(total, n, c, &off, &len);
+        lo = off > first ? off : first;
+        hi = off + len < first + count ? off + len : first + count;
+        if (lo >= hi)
+            continue;
+        o0 = ring ? (c + 1) % n : 0;
+        if (n == 1) {
+            memcpy(out + (lo - first) * es, in[0] + lo * es, (hi - lo) * es);
+            continue;
+        }
+        o1 = ring ? (c + 2) % n : 1;
+        tbm_reduce(out + (lo - first) * es, in[o0] + lo * es, in[o1] + lo * es, hi - lo, dt, op);
+        for (k = 2; k < n; k++)
+            tbm_reduce(out + (lo - first) * es, out + (lo - first) * es, in[ring ? (c + 1 + k) % n : k] + lo * es,
+                       hi - lo, dt, op);
+    }
+}
+
+static int same(const char *what, tbm_dtype_t dt, size_t count, const void *got, const void *want)
+{
+    size_t es = tbm_dtype_size(dt), i;
+
+    if (memcmp(got, want, count * es) == 0)
+        return 0;
+    for (i = 0; i < count && memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0; i++)
+        ;
+    fprintf(stderr, "%s %s count %zu: element %zu differs\n", what, tbm_dtype_name(dt), count, i);
+    return 1;
+}
+
+typedef struct ctx {
+    tbmcoll_comm_t *c;
+    int rank, n, ring;
+    tbm_err_t err;
+} ctx_t;
+
+static int call_ok(ctx_t *x, int rc, const char *what)
+{
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "%s failed: %s\n", what, x->err.msg);
+    return 1;
+}
+
+static int check_allreduce(ctx_t *x, size_t count, tbm_dtype_t dt, unsigned char *const *in)
+{
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *want = malloc(bytes + 1), *got = malloc(bytes + 1);
+    int bad = 0, op;
+
+    for (op = 0; op < (count > BIG ? 1 : TBM_OP_COUNT) && !bad; op++) {
+        reference(in, x->n, count, dt, (tbm_redop_t)op, x->ring, want, 0, count);
+        bad |= call_ok(x, tbmcoll_allreduce(x->c, in[x->rank], got, count, dt, (tbm_redop_t)op, &x->err),
+                       "all-reduce");
+        bad |= bad || same("all-reduce out of place", dt, count, got, want);
+        memcpy(got, in[x->rank], bytes);
+        bad |= bad || call_ok(x, tbmcoll_allreduce(x->c, got, got, count, dt, (tbm_redop_t)op, &x->err),
+                              "all-reduce");
+        bad |= bad || same("all-reduce in place", dt, count, got, want);
+    }
+    free(want);
+    free(got);
+    return bad;
+}
+
+/* All-gather and reduce-scatter with `per` elements per rank (the whole buffer about `count`). */
+static int check_gather_scatter(ctx_t *x, size_t per, tbm_dtype_t dt, unsigned char *const *in)
+{
+    size_t es = tbm_dtype_size(dt), total = per * (size_t)x->n;
+    unsigned char *all = malloc(total * es + 1), *want = malloc(total * es + 1);
+    int k, bad = 0;
+
+    for (k = 0; k < x->n; k++)
+        memcpy(want + (size_t)k * per * es, in[k], per * es);
+    bad |= call_ok(x, tbmcoll_allgather(x->c, in[x->rank], all, per, dt, &x->err), "all-gather");
+    bad |= bad || same("all-gather", dt, total, all, want);
+    memset(all, 0, total * es);
+    memcpy(all + (size_t)x->rank * per * es, in[x->rank], per * es);
+    bad |= bad || call_ok(x, tbmcoll_allgather(x->c, all + (size_t)x->rank * per * es, all, per, dt, &x->err),
+                          "all-gather");
+    bad |= bad || same("all-gather in place", dt, total, all, want);
+    /* reduce-scatter: every rank's input is `total` elements; use in[k] of the all-reduce (large enough) */
+    reference(in, x->n, total, dt, TBM_OP_SUM, x->ring, want, (size_t)x->rank * per, per);
+    bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, in[x->rank], all, per, dt, TBM_OP_SUM, &x->err),
+                          "reduce-scatter");
+    bad |= bad || same("reduce-scatter", dt, per, all, want);
+    memcpy(all, in[x->rank], total * es);
+    bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, all, all + (size_t)x->rank * per * es, per, dt,
+                                                    TBM_OP_MAX, &x->err), "reduce-scatter");
+    reference(in, x->n, total, dt, TBM_OP_MAX, x->ring, want, (size_t)x->rank * per, per);
+    bad |= bad || same("reduce-scatter in place", dt, per, all + (size_t)x->rank * per * es, want);
+    free(all);
+    free(want);
+    return bad;
+}
+
+static int check_broadcast_p2p(ctx_t *x, size_t count, tbm_dtype_t dt, unsigned char *const *in)
+{
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *buf = malloc(bytes + 1);
+    int root, bad = 0, right = (x->rank + 1) % x->n, left = (x->rank + x->n - 1) % x->n;
+
+    for (root = 0; root < x->n && !bad; root += x->n > 1 ? x->n - 1 : 1) {
+        memcpy(buf, in[x->rank], bytes);
+        bad |= call_ok(x, tbmcoll_broadcast(x->c, buf, count, dt, root, &x->err), "broadcast");
+        bad |= bad || same("broadcast", dt, count, buf, in[root]);
+    }
+    if (x->n > 1 && !bad) {
+        /* ring pattern without a cycle of blocked senders: even ranks send first */
+        memset(buf, 0, bytes);
+        if (x->rank % 2 == 0)
+            bad |= call_ok(x, tbmcoll_send(x->c, in[x->rank], count, dt, right, &x->err), "send");
+        bad |= bad || call_ok(x, tbmcoll_recv(x->c, buf, count, dt, left, &x->err), "recv");
+        if (x->rank % 2 == 1)
+            bad |= bad || call_ok(x, tbmcoll_send(x->c, in[x->rank], count, dt, right, &x->err), "send");
+        bad |= bad || same("send/recv", dt, count, buf, in[left]);
+        /* every rank at once, both directions of the ring */
+        memset(buf, 0, bytes);
+        bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], right, buf, left, count, dt, &x->err),
+                              "sendrecv");
+        bad |= bad || same("sendrecv", dt, count, buf, in[left]);
+        bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], left, buf, right, count, dt, &x->err),
+                              "sendrecv");
+        bad |= bad || same("sendrecv backwards", dt, count, buf, in[right]);
+    }
+    free(buf);
+    return bad;
+}
+
+static int check_size(ctx_t *x, size_t count, tbm_dtype_t dt)
+{
+    unsigned char *in[TR_MAX];
+    size_t per = (count + (size_t)x->n - 1) / (size_t)x->n;
+    int k, bad;
+
+    for (k = 0; k < x->n; k++)
+        in[k] = gen(k, per * (size_t)x->n > count ? per * (size_t)x->n : count, dt, (unsigned)count);
+    bad = check_allreduce(x, count, dt, in);
+    if (count <= BIG || dt == TBM_DT_F32) {
+        bad = bad || check_gather_scatter(x, per, dt, in);
+        bad = bad || check_broadcast_p2p(x, count, dt, in);
+    }
+    for (k = 0; k < x->n; k++)
+        free(in[k]);
+    return bad;
+}
+
+/* The same inputs twice give the same bits (no dependence on arrival order). */
+static int check_repeatable(ctx_t *x)
+{
+    size_t count = 100003;
+    unsigned char *in = gen(x->rank, count, TBM_DT_F32, 99), *a = malloc(count * 4), *b = malloc(count * 4);
+    int bad = call_ok(x, tbmcoll_allreduce(x->c, in, a, count, TBM_DT_F32, TBM_OP_SUM, &x->err), "all-reduce");
+
+    bad = bad || call_ok(x, tbmcoll_allreduce(x->c, in, b, count, TBM_DT_F32, TBM_OP_SUM, &x->err), "all-reduce");
+    bad = bad || same("repeated all-reduce", TBM_DT_F32, count, a, b);
+    free(in);
+    free(a);
+    free(b);
+    return bad;
+}
+
+static int rank_main(int rank, int n, const char *const *addrs, void *arg)
+{
+    tbmcoll_opts_t o = tr_opts(*(tbmcoll_algo_t *)arg, 10000);
+    ctx_t x = { .rank = rank, .n = n, .ring = *(tbmcoll_algo_t *)arg == TBMCOLL_ALGO_RING };
+    int s, dt, bad = 0;
+
+    x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
+    if (!x.c) {
+        fprintf(stderr, "%s\n", x.err.msg);
+        return 2;
+    }
+    bad |= TR_EXPECT(tbmcoll_rank(x.c) == rank && tbmcoll_size(x.c) == n, "rank/size");
+    bad |= TR_EXPECT(tbmcoll_algo(x.c) == (x.ring ? TBMCOLL_ALGO_RING : TBMCOLL_ALGO_MESH), "algorithm");
+    for (s = 0; s < NSIZES && !bad; s++)
+        for (dt = 0; dt < TBM_DT_COUNT && !bad; dt++)
+            bad |= check_size(&x, sizes[s], (tbm_dtype_t)dt);
+    bad = bad || check_repeatable(&x);
+    bad = bad || call_ok(&x, tbmcoll_barrier(x.c, &x.err), "barrier");
+    tbmcoll_comm_free(x.c);
+    return bad;
+}
+
+int main(void)
+{
+    static const tbmcoll_algo_t algos[2] = { TBMCOLL_ALGO_MESH, TBMCOLL_ALGO_RING };
+    tr_result_t res[TR_MAX];
+    int n, a, k, failed = 0;
+
+    for (n = 1; n <= 4; n++)
+        for (a = 0; a < 2; a++) {
+            tbmcoll_algo_t algo = algos[a];
+            double t0 = tr_now();
+            int rc = tr_run(n, rank_main, &algo, 120, NULL, -1, res);
+            printf("%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(algo), n, rc ? "FAIL" : "ok", tr_now() - t0);
+            for (k = 0; rc && k < n; k++)
+                printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
+            failed |= rc;
+        }
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+/* test_coll_fail.c: libtbmcoll never hangs: a peer killed or stopped mid-collective makes the others exit
+ * non-zero within a bounded time naming it; connection and argument errors give their messages. */
+#include "ranks.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define VICTIM 2
+#define COUNT (1u << 20)
+
+typedef struct fail_case {
+    tbmcoll_algo_t algo;
+    int sig;                 /* SIGKILL or SIGSTOP for the victim */
+    int io_timeout_ms;
+    double hit_at;           /* when the victim was hit (parent's clock) */
+} fail_case_t;
+
+/* Each rank: all-reduce in a loop until something fails; then the broken communicator must say so. */
+static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
+{
+    fail_case_t *fc = arg;
+    tbmcoll_opts_t o = tr_opts(fc->algo, fc->io_timeout_ms);
+    tbm_err_t err = { { 0 } }, again = { { 0 } };
+    tbmcoll_comm_t *c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
+    float *buf = calloc(COUNT, sizeof(float));
+    double end = tr_now() + 30;
+    const char *sticky = "the communicator is broken by an earlier failure: rank ";
+    int rc = 0;
+
+    if (!c) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 2;
+    }
+    tr_ready();
+    while (rc == 0 && tr_now() < end)
+        rc = tbmcoll_allreduce(c, buf, buf, COUNT, TBM_DT_F32, TBM_OP_SUM, &err);
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "%s\n", err.msg);
+    if (tbmcoll_barrier(c, &again) == 0 || strncmp(again.msg, sticky, strlen(sticky)) != 0)
+        fprintf(stderr, "BROKEN-NOT-STICKY: %s\n", again.msg);
+    tbmcoll_comm_free(c);
+    free(buf);
+    return 3;
+}
+
+static void hit_victim(const pid_t *pids, int n, void *arg)
+{
+    fail_case_t *fc = arg;
+
+    if (tr_wait_ready(n, 10) < 0)
+        return;
+    usleep(200000);
+    fc->hit_at = tr_now();
+    kill(pids[VICTIM], fc->sig);
+}
+
+static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n)
+{
+    fail_case_t fc = { .algo = algo, .sig = sig, .io_timeout_ms = io_timeout_ms };
+    tr_result_t res[TR_MAX];
+    double t0 = tr_now(), bound = io_timeout_ms / 1000.0 * 2 + 2;
+    int k, bad = 0, neighbour;
+
+    tr_run(n, busy_rank, &fc, 60, hit_victim, VICTIM, res);
+    bad |= TR_EXPECT(fc.hit_at > 0, "the ranks never became ready");
+    for (k = 0; k < n && !bad; k++) {
+        double after = res[k].seconds - (fc.hit_at - t0);
+        if (k == VICTIM)
+            continue;
+        /* who must name the victim: on a mesh everyone; on a ring the rank receiving from it, and when it
+         * was killed also the rank sending to it (a stopped rank still absorbs data in its socket buffers) */
+        neighbour = algo == TBMCOLL_ALGO_MESH || k == (VICTIM + 1) % n ||
+                    (sig == SIGKILL && k == (VICTIM + n - 1) % n);
+        bad |= TR_EXPECT(res[k].status == 3, "%s %s: rank %d exit %d (want 3): %s", tbmcoll_algo_name(algo),
+                         strsignal(sig), k, res[k].status, res[k].err);
+        bad |= TR_EXPECT(after < bound, "rank %d took %.2f s after the hit (bound %.1f s)", k, after, bound);
+        bad |= TR_EXPECT(!neighbour || strstr(res[k].err, "rank 2 (127.0.0.1:"), "rank %d does not name rank 2: %s",
+                         k, res[k].err);
+        /* a stopped victim: a rank times out on it, or sees another rank exit first while still waiting on it */
+        bad |= TR_EXPECT(!neighbour || strstr(res[k].err, sig == SIGKILL ? "closed the connection: it exited or "
+                                                                          "was killed" : "for 1000 ms: it hangs") ||
+                         (sig == SIGSTOP && strstr(res[k].err, "still waiting on rank 2 (")),
+                         "rank %d: unexpected message: %s", k, res[k].err);
+        bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
+    }
+    printf("%s, %d ranks, rank 2 %s: %s\n", tbmcoll_algo_name(algo), n, sig == SIGKILL ? "killed" : "stopped",
+           bad ? "FAIL" : "ok");
+    for (k = 0; k < n; k++)
+        printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
+    return bad;
+}
+
+/* ---- errors without peers ---- */
+
+static int expect_msg(const char *what, const tbm_err_t *err, const char *want)
+{
+    return TR_EXPECT(strcmp(err->msg, want) == 0, "%s:\n  got  %s\n  want %s", what, err->msg, want);
+}
+
+static int connect_errors(void)
+{
+    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_MESH, 1000);
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof(sa);
+    char a0[32], a1[32], want[512];
+    const char *addrs[2] = { a0, a1 };
+    const char *bad_addrs[2] = { "127.0.0.1:1", "localhost:5" };
+    int ports[2], lfd, bad = 0;
+    tbm_err_t err;
+
+    o.connect_timeout_ms = 300;
+    tr_free_ports(2, ports);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", ports[0]);
+    snprintf(a1, sizeof(a1), "127.0.0.1:%d", ports[1]);
+    bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(0, 2, addrs, &o, &err), "rank 0 alone connected");
+    snprintf(want, sizeof(want), "rank 0: cannot connect to rank 1 at %s: Connection refused (gave up after the "
+             "connect timeout; is it running and listening there?)", a1);
+    bad |= expect_msg("peer never starts", &err, want);
+    bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(1, 2, addrs, &o, &err), "rank 1 alone connected");
+    bad |= expect_msg("nobody dials", &err, "rank 1: waited 300 ms for 1 of 1 lower or left rank(s) to connect: "
+                      "they did not start, or cannot reach this rank's address");
+    bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(0, 2, bad_addrs, &o, &err), "bad address accepted");
+    bad |= expect_msg("bad address", &err, "address of rank 1: 'localhost' is not an IPv4 address: write a dotted "
+                      "quad such as 10.0.0.1");
+    bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(2, 2, addrs, &o, &err), "rank 2 of 2 accepted");
+    bad |= expect_msg("bad rank", &err, "rank 2 of 2: give 1 to 64 ranks, a rank from 0 to size-1 and one address "
+                      "per rank");
+    /* a port already taken by a listener */
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    lfd = socket(AF_INET, SOCK_STREAM, 0);
+    bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+    listen(lfd, 1);
+    getsockname(lfd, (struct sockaddr *)&sa, &len);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", ntohs(sa.sin_port));
+    bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(0, 1, addrs, &o, &err), "bound twice");
+    snprintf(want, sizeof(want), "cannot listen on %s: Address already in use (is the address local to this host "
+             "and the port free?)", a0);
+    bad |= expect_msg("port in use", &err, want);
+    close(lfd);
+    return bad;
+}
+
+static int argument_errors(void)
+{
+    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_MESH, 1000);
+    int ports[1], bad = 0;
+    char a0[32];
+    const char *addrs[1] = { a0 };
+    float x[4] = { 1, 2, 3, 4 }, y[4];
+    tbm_err_t err;
+    tbmcoll_comm_t *c;
+
+    tr_free_ports(1, ports);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", ports[0]);
+    c = tbmcoll_comm_from_addrs(0, 1, addrs, &o, &err);
+    if (TR_EXPECT(c != NULL, "a group of one: %s", err.msg))
+        return 1;
+    bad |= TR_EXPECT(tbmcoll_allreduce(c, x, y, 4, TBM_DT_F32, TBM_OP_MAX, &err) == 0 && y[3] == 4, "1 rank");
+    bad |= TR_EXPECT(tbmcoll_allreduce(c, x, y, 4, (tbm_dtype_t)9, TBM_OP_SUM, &err) == -1, "bad type");
+    bad |= expect_msg("bad type", &err, "unknown element type 9: use TBM_DT_F32, _F16, _BF16 or _I32");
+    bad |= TR_EXPECT(tbmcoll_allreduce(c, x, y, 4, TBM_DT_F32, (tbm_redop_t)7, &err) == -1, "bad op");
+    bad |= expect_msg("bad op", &err, "unknown reduction 7: use TBM_OP_SUM or TBM_OP_MAX");
+    bad |= TR_EXPECT(tbmcoll_allgather(c, NULL, y, 4, TBM_DT_F32, &err) == -1, "NULL");
+    bad |= expect_msg("NULL", &err, "a NULL buffer for 4 elements");
+    bad |= TR_EXPECT(tbmcoll_reduce_scatter(c, x, y, SIZE_MAX / 4, TBM_DT_F32, TBM_OP_SUM, &err) == -1, "huge");
+    bad |= TR_EXPECT(strstr(err.msg, "are too many") != NULL, "huge: %s", err.msg);
+    bad |= TR_EXPECT(tbmcoll_broadcast(c, x, 4, TBM_DT_F32, 1, &err) == -1, "root");
+    bad |= expect_msg("root", &err, "root 1 is not a rank of this group (0 to 0)");
+    bad |= TR_EXPECT(tbmcoll_send(c, x, 4, TBM_DT_F32, 0, &err) == -1, "self");
+    bad |= expect_msg("self", &err, "rank 0 cannot send to or receive from itself");
+    bad |= TR_EXPECT(tbmcoll_barrier(NULL, &err) == -1, "NULL comm");
+    bad |= expect_msg("NULL comm", &err, "no communicator (NULL)");
+    tbmcoll_comm_free(c);
+    tbmcoll_comm_free(NULL);
+    bad |= TR_EXPECT(strcmp(tbmcoll_algo_name(TBMCOLL_ALGO_RING), "ring") == 0, "algo name");
+    bad |= TR_EXPECT(tbmcoll_algo_parse("tree", &o.algo, &err) == -1, "algo parse");
+    bad |= expect_msg("algo parse", &err, "unknown algorithm 'tree': use auto, mesh or ring");
+    return bad;
+}
+
+/* On a ring of 4, rank r+2 is not connected: refused with a message. */
+static int ring_neighbours_rank(int rank, int n, const char *const *addrs, void *arg)
+{
+    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_RING, 5000);
+    tbm_err_t err = { { 0 } };
+    tbmcoll_comm_t *c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
+    char want[200];
+    float x = 1;
+    int bad;
+
+    if (!c)
+        return fprintf(stderr, "%s\n", err.msg), 2;
+    bad = TR_EXPECT(tbmcoll_send(c, &x, 1, TBM_DT_F32, (rank + 2) % n, &err) == -1, "non-neighbour send");
+    snprintf(want, sizeof(want), "rank %d is not a ring neighbour of rank %d: on a ring only ranks %d and %d are "
+             "connected", (rank + 2) % n, rank, (rank + n - 1) % n, (rank + 1) % n);
+    bad |= expect_msg("non-neighbour", &err, want);
+    bad |= TR_EXPECT(tbmcoll_barrier(c, &err) == 0, "barrier after a refused call: %s", err.msg);
+    tbmcoll_comm_free(c);
+    return bad;
+}
+
+int main(void)
+{
+    tr_result_t res[TR_MAX];
+    int bad = 0, k;
+
+    signal(SIGPIPE, SIG_IGN);
+    bad |= connect_errors();
+    bad |= argument_errors();
+    bad |= tr_run(4, ring_neighbours_rank, NULL, 30, NULL, -1, res);
+    for (k = 0; k < 4; k++)
+        if (res[k].status)
+            printf("ring neighbours: rank %d exit %d: %s", k, res[k].status, res[k].err);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 3);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,244 @@
+/* test_jobreq.c: unit tests of lib/jobreq.c, the decisions of job_submit/tbmesh, on the lab's two groups
+ * (etc/tbmesh.conf.example: studio-a, a 4-Mac RDMA mesh; mini-b, a 4-Mac Thunderbolt 4 ring). */
+#include "tbm_check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "jobreq.h"
+
+static tbm_conf_t conf;
+static tbm_sched_t sched = { "mac", "all,debug", "all", NULL, NULL };
+
+static void load_conf(void)
+{
+    char path[1024];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/../../etc/tbmesh.conf.example", tbm_fixtures_dir());
+    text = tbm_read_file(path, 1 << 20, &len, &err);
+    ck_assert_msg(text != NULL, "%s", err.msg);
+    ck_assert_msg(tbm_conf_parse(text, len, path, &conf, NULL, &err) == 0, "%s", err.msg);
+    free(text);
+}
+
+static void free_conf(void)
+{
+    tbm_conf_free(&conf);
+}
+
+static tbm_jobreq_t req_of(const char *tres, const char *backend)
+{
+    tbm_jobreq_t r = { tres, NULL, NULL, NULL, TBM_NODES_UNSET, TBM_NODES_UNSET, backend };
+    return r;
+}
+
+/* Plan and expect success. */
+static void plan_ok(const tbm_jobreq_t *r, tbm_jobplan_t *p)
+{
+    tbm_err_t err = { { 0 } };
+    ck_assert_msg(tbm_jobreq_plan(&conf, &sched, r, p, &err) == 0, "%s", err.msg);
+}
+
+/* Plan and expect this refusal. */
+static void plan_refused(const tbm_jobreq_t *r, const char *msg)
+{
+    tbm_jobplan_t p;
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_int_eq(tbm_jobreq_plan(&conf, &sched, r, &p, &err), -1);
+    ck_assert_str_eq(err.msg, msg);
+    ck_assert_ptr_null(p.features);
+}
+
+START_TEST(gres_entries)
+{
+    char group[64];
+    long long n;
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:4", group, sizeof(group), &n, &err), 1);
+    ck_assert_str_eq(group, "");
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:gpu:1,gres:tbmesh:studio-a:2", group, sizeof(group), &n, &err), 1);
+    ck_assert_str_eq(group, "studio-a");
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres/tbmesh", group, sizeof(group), &n, &err), 1);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmeshx:4", group, sizeof(group), &n, &err), 0);
+    ck_assert_int_eq(tbm_gres_tbmesh(NULL, group, sizeof(group), &n, &err), 0);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:0", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "--gres=tbmesh:0 asks for no Mac: ask for 1 or more, e.g. --gres=tbmesh:4");
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:a:b", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "--gres=tbmesh:a:b: 'b' is not a number of Macs: use --gres=tbmesh:N with N a "
+                              "whole number, e.g. --gres=tbmesh:4");
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:a:b:c", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "cannot read --gres 'tbmesh:a:b:c': use --gres=tbmesh:N (N Macs cabled to each "
+                              "other) or --gres=tbmesh:GROUP:N");
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:", group, sizeof(group), &n, &err), -1);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:1,gres:tbmesh:2", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "--gres names tbmesh twice: ask once, --gres=tbmesh:N");
+}
+END_TEST
+
+START_TEST(four_macs_auto_goes_to_either_group)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", NULL);
+    tbm_jobplan_t p;
+
+    plan_ok(&r, &p);
+    ck_assert_int_eq(p.verdict, TBM_JOB_MESH);
+    ck_assert_uint_eq(p.nodes, 4);
+    ck_assert_str_eq(p.tres_per_node, "gres:tbmesh:1");
+    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_mini_b]");
+    ck_assert_str_eq(p.partition, "mac");
+    ck_assert_ptr_null(p.exc_nodes);
+    ck_assert_int_eq(p.backend, TBM_BACKEND_AUTO);
+    tbm_jobplan_free(&p);
+}
+END_TEST
+
+START_TEST(backend_decides_the_group)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", "jaccl");
+    tbm_jobplan_t p;
+
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_studio_a");
+    ck_assert_int_eq(p.backend, TBM_BACKEND_JACCL);
+    tbm_jobplan_free(&p);
+    r = req_of("gres:tbmesh:3", "ring");          /* three of a mesh are a ring; three of a 4-ring are not */
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_studio_a");
+    tbm_jobplan_free(&p);
+    r = req_of("gres:tbmesh:4", "ring");
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_mini_b]");
+    tbm_jobplan_free(&p);
+    r = req_of("gres:gpu:1,gres:tbmesh:studio-a:2", "mpi");   /* typed: that group only, other GRES kept */
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_studio_a");
+    ck_assert_str_eq(p.tres_per_node, "gres:gpu:1,gres:tbmesh:1");
+    ck_assert_uint_eq(p.nodes, 2);
+    tbm_jobplan_free(&p);
+}
+END_TEST
+
+START_TEST(refusals_say_what_to_do)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:6", NULL);
+
+    plan_refused(&r, "no group has 6 Macs (the largest, studio-a, has 4): use --gres=tbmesh:4 or fewer");
+    r = req_of("gres:tbmesh:4", "nccl");
+    plan_refused(&r, "--mlx-backend=nccl is unknown: use auto, jaccl, jaccl-ring, ring or mpi");
+    r = req_of("gres:tbmesh:studio-x:2", NULL);
+    plan_refused(&r, "no group named 'studio-x' in tbmesh.conf: the groups are studio-a, mini-b");
+    r = req_of("gres:tbmesh:4", NULL);
+    r.min_nodes = r.max_nodes = 2;
+    plan_refused(&r, "--gres=tbmesh:4 means 4 Macs, one job node each, but -N asks for 2: drop -N or make it -N 4");
+    r = req_of("gres:tbmesh:4", NULL);
+    r.features = "[rack1|rack2]";
+    plan_refused(&r, "your --constraint '[rack1|rack2]' uses [ ]: a tbmesh job already takes the one bracket "
+                     "Slurm allows to keep its Macs in one group; drop the brackets, or name the group with "
+                     "--gres=tbmesh:GROUP:N");
+    r = req_of("gres:tbmesh:2", NULL);
+    r.partition = "linux";
+    plan_refused(&r, "partition linux has no Macs: use -p mac or leave -p out");
+    r = req_of("gres:tbmesh:3", "ring");
+    r.tres_per_node = "gres:tbmesh:mini-b:3";
+    plan_refused(&r, "no group can run ring on 3 Macs: group mini-b is a ring of 4 Macs; a ring job must use all "
+                     "4 (part of a ring is not a ring): ask for tbmesh:4");
+}
+END_TEST
+
+START_TEST(user_constraint_is_combined)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", NULL);
+    tbm_jobplan_t p;
+
+    r.features = "bigmem";
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "bigmem&[tbmesh_studio_a|tbmesh_mini_b]");
+    tbm_jobplan_free(&p);
+    r.features = "a|b";
+    r.partition = "all";
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "(a|b)&[tbmesh_studio_a|tbmesh_mini_b]");
+    ck_assert_ptr_null(p.partition);      /* the user's partition stays */
+    tbm_jobplan_free(&p);
+}
+END_TEST
+
+START_TEST(linux_jobs_are_kept_off_macs_only_in_shared_partitions)
+{
+    tbm_jobreq_t r = req_of("gres:gpu:1", NULL);
+    tbm_jobplan_t p;
+
+    plan_ok(&r, &p);                       /* no -p: the default partition, shared */
+    ck_assert_int_eq(p.verdict, TBM_JOB_KEEP_OFF_MACS);
+    ck_assert_str_eq(p.exc_nodes, "mac[01-08]");
+    ck_assert_ptr_null(p.features);
+    ck_assert_ptr_null(p.tres_per_node);
+    tbm_jobplan_free(&p);
+    r.exc_nodes = "lnx07";
+    r.partition = "linux,debug";
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.exc_nodes, "lnx07,mac[01-08]");
+    tbm_jobplan_free(&p);
+    r.partition = "linux";
+    plan_ok(&r, &p);
+    ck_assert_int_eq(p.verdict, TBM_JOB_UNTOUCHED);
+    ck_assert_ptr_null(p.exc_nodes);
+    r = req_of(NULL, NULL);
+    sched.default_partition = NULL;       /* default unknown: touch nothing */
+    plan_ok(&r, &p);
+    ck_assert_int_eq(p.verdict, TBM_JOB_UNTOUCHED);
+    sched.default_partition = "all";
+}
+END_TEST
+
+static int mac03_down(const char *node, char *why, size_t len, void *arg)
+{
+    (void)arg;
+    if (strcmp(node, "mac03") != 0)
+        return 1;
+    snprintf(why, len, "down (Not responding)");
+    return 0;
+}
+
+START_TEST(a_down_node_is_named)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", "jaccl");
+    tbm_jobplan_t p;
+
+    sched.node_usable = mac03_down;
+    plan_refused(&r, "studio-a could hold this job, but mac03 is down (Not responding): it can start when it is "
+                     "back; or ask for --gres=tbmesh:3");
+    r = req_of("gres:tbmesh:4", NULL);   /* auto: mini-b can take it now */
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_mini_b]");
+    tbm_jobplan_free(&p);
+    sched.node_usable = NULL;
+}
+END_TEST
+
+static Suite *jobreq_suite(void)
+{
+    Suite *s = suite_create("jobreq");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, load_conf, free_conf);
+    tcase_add_test(tc, gres_entries);
+    tcase_add_test(tc, four_macs_auto_goes_to_either_group);
+    tcase_add_test(tc, backend_decides_the_group);
+    tcase_add_test(tc, refusals_say_what_to_do);
+    tcase_add_test(tc, user_constraint_is_combined);
+    tcase_add_test(tc, linux_jobs_are_kept_off_macs_only_in_shared_partitions);
+    tcase_add_test(tc, a_down_node_is_named);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(jobreq_suite)

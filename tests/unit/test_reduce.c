@@ -1,0 +1,237 @@
+/* test_reduce.c: unit tests of lib/reduce.c (conversions, reductions, chunking, names). */
+#include "tbm_check.h"
+#include <math.h>
+#include <string.h>
+
+#include "reduce.h"
+
+START_TEST(f16_rounds_to_nearest_even)
+{
+    ck_assert_uint_eq(tbm_f32_to_f16(1.0f), 0x3c00);
+    ck_assert_uint_eq(tbm_f32_to_f16(-2.0f), 0xc000);
+    ck_assert_uint_eq(tbm_f32_to_f16(0.0f), 0x0000);
+    ck_assert_uint_eq(tbm_f32_to_f16(-0.0f), 0x8000);
+    ck_assert_uint_eq(tbm_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);          /* tie, even stays */
+    ck_assert_uint_eq(tbm_f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);      /* tie, rounds up to even */
+    ck_assert_uint_eq(tbm_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); /* above the tie */
+    ck_assert_uint_eq(tbm_f32_to_f16(65504.0f), 0x7bff);                 /* largest finite */
+    ck_assert_uint_eq(tbm_f32_to_f16(65519.0f), 0x7bff);
+    ck_assert_uint_eq(tbm_f32_to_f16(65520.0f), 0x7c00);                 /* tie to even: infinity */
+    ck_assert_uint_eq(tbm_f32_to_f16(1e10f), 0x7c00);
+    ck_assert_uint_eq(tbm_f32_to_f16(-INFINITY), 0xfc00);
+    ck_assert_uint_eq(tbm_f32_to_f16(0x1p-24f), 0x0001);                 /* smallest subnormal */
+    ck_assert_uint_eq(tbm_f32_to_f16(0x1p-25f), 0x0000);                 /* tie to even: zero */
+    ck_assert_uint_eq(tbm_f32_to_f16(0x1.8p-25f), 0x0001);
+    ck_assert_uint_eq(tbm_f32_to_f16(3 * 0x1p-25f), 0x0002);             /* 1.5 subnormal steps: tie to 2 */
+    ck_assert_uint_eq(tbm_f32_to_f16(0x1p-14f), 0x0400);                 /* smallest normal */
+    ck_assert_uint_eq(tbm_f32_to_f16(0x1p-14f - 0x1p-25f), 0x0400);      /* subnormal rounds up into normal */
+    ck_assert_uint_eq(tbm_f32_to_f16(1e-30f), 0x0000);
+    ck_assert_uint_eq(tbm_f32_to_f16(NAN) & 0x7e00, 0x7e00);             /* quiet NaN */
+}
+END_TEST
+
+START_TEST(f16_widens_exactly)
+{
+    unsigned h;
+
+    ck_assert(tbm_f16_to_f32(0x3c00) == 1.0f);
+    ck_assert(tbm_f16_to_f32(0x0001) == 0x1p-24f);
+    ck_assert(tbm_f16_to_f32(0x8001) == -0x1p-24f);
+    ck_assert(tbm_f16_to_f32(0x7bff) == 65504.0f);
+    ck_assert(isinf(tbm_f16_to_f32(0x7c00)));
+    ck_assert(isnan(tbm_f16_to_f32(0x7e00)));
+    /* every finite half survives the round trip */
+    for (h = 0; h < 0x10000; h++)
+        if ((h & 0x7c00) != 0x7c00)
+            ck_assert_uint_eq(tbm_f32_to_f16(tbm_f16_to_f32((uint16_t)h)), h);
+}
+END_TEST
+
+/* Every boundary between two neighbouring finite halves: the midpoint goes to the even one, a float just
+ * above or below it to the nearer one. widen/narrow: the type's conversions; top: its largest finite. */
+static void check_midpoints(float (*widen)(uint16_t), uint16_t (*narrow)(float), unsigned top)
+{
+    unsigned h;
+
+    for (h = 0; h < top; h++) {
+        float lo = widen((uint16_t)h), hi = widen((uint16_t)(h + 1));
+        float mid = lo + (hi - lo) / 2;      /* exact: one bit more than the half type has */
+        ck_assert_uint_eq(narrow(mid), (h & 1) ? h + 1 : h);
+        ck_assert_uint_eq(narrow(nextafterf(mid, INFINITY)), h + 1);
+        ck_assert_uint_eq(narrow(nextafterf(mid, 0)), h);
+        ck_assert_uint_eq(narrow(-nextafterf(mid, 0)), h | 0x8000);
+    }
+}
+
+START_TEST(f16_midpoints)
+{
+    check_midpoints(tbm_f16_to_f32, tbm_f32_to_f16, 0x7bff);
+}
+END_TEST
+
+START_TEST(bf16_midpoints)
+{
+    check_midpoints(tbm_bf16_to_f32, tbm_f32_to_bf16, 0x7f7f);
+}
+END_TEST
+
+START_TEST(bf16_rounds_to_nearest_even)
+{
+    unsigned h;
+
+    ck_assert_uint_eq(tbm_f32_to_bf16(1.0f), 0x3f80);
+    ck_assert_uint_eq(tbm_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);          /* tie, even stays */
+    ck_assert_uint_eq(tbm_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);      /* tie, up to even */
+    ck_assert_uint_eq(tbm_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
+    ck_assert_uint_eq(tbm_f32_to_bf16(3.4028235e38f), 0x7f80);           /* largest float rounds to inf */
+    ck_assert_uint_eq(tbm_f32_to_bf16(-INFINITY), 0xff80);
+    ck_assert_uint_eq(tbm_f32_to_bf16(NAN) & 0x7fc0, 0x7fc0);
+    ck_assert(tbm_bf16_to_f32(0x4040) == 3.0f);
+    for (h = 0; h < 0x10000; h++)
+        if ((h & 0x7f80) != 0x7f80)
+            ck_assert_uint_eq(tbm_f32_to_bf16(tbm_bf16_to_f32((uint16_t)h)), h);
+}
+END_TEST
+
+START_TEST(reduce_each_type)
+{
+    float f[3] = { 1.5f, -2.0f, 3.0f }, g[3] = { 0.25f, 5.0f, NAN };
+    int32_t i[3] = { 2147483647, -5, 7 }, j[3] = { 1, -9, 7 };
+    uint16_t h[2] = { tbm_f32_to_f16(1.0f), tbm_f32_to_f16(2048.0f) };
+    uint16_t k[2] = { tbm_f32_to_f16(0.5f), tbm_f32_to_f16(1.0f) };
+    uint16_t b[2] = { tbm_f32_to_bf16(1.0f), tbm_f32_to_bf16(-3.0f) };
+    uint16_t c[2] = { tbm_f32_to_bf16(2.0f), tbm_f32_to_bf16(-1.0f) };
+
+    ck_assert_int_eq(tbm_reduce(f, f, g, 2, TBM_DT_F32, TBM_OP_SUM), 0);
+    ck_assert(f[0] == 1.75f && f[1] == 3.0f && f[2] == 3.0f);
+    ck_assert_int_eq(tbm_reduce(f, f, g, 3, TBM_DT_F32, TBM_OP_MAX), 0);
+    ck_assert(f[0] == 1.75f && f[1] == 5.0f && isnan(f[2]));
+    ck_assert_int_eq(tbm_reduce(i, i, j, 3, TBM_DT_I32, TBM_OP_SUM), 0);
+    ck_assert_int_eq(i[0], INT32_MIN);                                  /* wraps */
+    ck_assert_int_eq(i[1], -14);
+    ck_assert_int_eq(tbm_reduce(i, i, j, 3, TBM_DT_I32, TBM_OP_MAX), 0);
+    ck_assert_int_eq(i[0], 1);
+    ck_assert_int_eq(i[1], -9);
+    ck_assert_int_eq(i[2], 14);
+    ck_assert_int_eq(tbm_reduce(h, h, k, 2, TBM_DT_F16, TBM_OP_SUM), 0);
+    ck_assert_uint_eq(h[0], tbm_f32_to_f16(1.5f));
+    ck_assert_uint_eq(h[1], tbm_f32_to_f16(2048.0f));                   /* 2049 ties to even 2048 */
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, TBM_DT_BF16, TBM_OP_MAX), 0);
+    ck_assert_uint_eq(b[0], 0x4000);
+    ck_assert_uint_eq(b[1], tbm_f32_to_bf16(-1.0f));
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, (tbm_dtype_t)9, TBM_OP_SUM), -1);
+    ck_assert_int_eq(tbm_reduce(b, b, c, 2, TBM_DT_F32, (tbm_redop_t)9), -1);
+}
+END_TEST
+
+START_TEST(reduce_unaligned)
+{
+    unsigned char d[9], s[9];
+    float a = 1.0f, b = 2.0f, r;
+
+    memcpy(d + 1, &a, 4);
+    memcpy(s + 1, &b, 4);
+    ck_assert_int_eq(tbm_reduce(d + 1, d + 1, s + 1, 1, TBM_DT_F32, TBM_OP_SUM), 0);
+    memcpy(&r, d + 1, 4);
+    ck_assert(r == 3.0f);
+    /* three distinct buffers: dst = a op b, a and b untouched */
+    ck_assert_int_eq(tbm_reduce(d + 5, d + 1, s + 1, 1, TBM_DT_F32, TBM_OP_MAX), 0);
+    memcpy(&r, d + 5, 4);
+    ck_assert(r == 3.0f);
+    memcpy(&r, s + 1, 4);
+    ck_assert(r == 2.0f);
+}
+END_TEST
+
+static void expect_chunk(size_t count, int n, int i, size_t want_off, size_t want_len)
+{
+    size_t off = 99, len = 99;
+
+    tbm_chunk(count, n, i, &off, &len);
+    ck_assert_uint_eq(off, want_off);
+    ck_assert_uint_eq(len, want_len);
+}
+
+START_TEST(chunks_split_nearly_equal)
+{
+    expect_chunk(10, 4, 0, 0, 3);
+    expect_chunk(10, 4, 1, 3, 3);
+    expect_chunk(10, 4, 2, 6, 2);
+    expect_chunk(10, 4, 3, 8, 2);
+    expect_chunk(1, 3, 0, 0, 1);
+    expect_chunk(1, 3, 2, 1, 0);
+    expect_chunk(12, 3, 2, 8, 4);
+    expect_chunk(5, 0, 0, 0, 0);      /* no ranks */
+    expect_chunk(5, 2, 2, 0, 0);      /* index out of range */
+    expect_chunk(5, 2, -1, 0, 0);
+}
+END_TEST
+
+START_TEST(chunks_cover_the_buffer)
+{
+    size_t count, off, len, next;
+    int n, i;
+
+    for (count = 0; count < 40; count++)
+        for (n = 1; n <= 9; n++) {
+            next = 0;
+            for (i = 0; i < n; i++) {
+                tbm_chunk(count, n, i, &off, &len);
+                ck_assert_uint_eq(off, next);
+                ck_assert(len == count / (size_t)n || len == count / (size_t)n + 1);
+                next = off + len;
+            }
+            ck_assert_uint_eq(next, count);
+        }
+}
+END_TEST
+
+START_TEST(names_and_parsing)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_dtype_t dt;
+    tbm_redop_t op;
+
+    ck_assert_uint_eq(tbm_dtype_size(TBM_DT_F32), 4);
+    ck_assert_uint_eq(tbm_dtype_size(TBM_DT_F16), 2);
+    ck_assert_uint_eq(tbm_dtype_size(TBM_DT_BF16), 2);
+    ck_assert_uint_eq(tbm_dtype_size(TBM_DT_I32), 4);
+    ck_assert_uint_eq(tbm_dtype_size((tbm_dtype_t)7), 0);
+    ck_assert_str_eq(tbm_dtype_name(TBM_DT_BF16), "bf16");
+    ck_assert_str_eq(tbm_dtype_name((tbm_dtype_t)7), "?");
+    ck_assert_str_eq(tbm_redop_name(TBM_OP_MAX), "max");
+    ck_assert_str_eq(tbm_redop_name((tbm_redop_t)7), "?");
+    ck_assert_int_eq(tbm_dtype_parse("bfloat16", &dt, &err), 0);
+    ck_assert_int_eq(dt, TBM_DT_BF16);
+    ck_assert_int_eq(tbm_dtype_parse("i32", &dt, &err), 0);
+    ck_assert_int_eq(dt, TBM_DT_I32);
+    ck_assert_int_eq(tbm_dtype_parse("f64", &dt, &err), -1);
+    ck_assert_str_eq(err.msg, "unknown element type 'f64': use f32, f16, bf16 or i32");
+    ck_assert_int_eq(tbm_redop_parse("max", &op, &err), 0);
+    ck_assert_int_eq(op, TBM_OP_MAX);
+    ck_assert_int_eq(tbm_redop_parse("prod", &op, &err), -1);
+    ck_assert_str_eq(err.msg, "unknown reduction 'prod': use sum or max");
+    ck_assert_int_eq(tbm_redop_parse(NULL, &op, &err), -1);
+    ck_assert_str_eq(err.msg, "unknown reduction '': use sum or max");
+}
+END_TEST
+
+static Suite *reduce_suite(void)
+{
+    Suite *s = suite_create("reduce");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, f16_rounds_to_nearest_even);
+    tcase_add_test(tc, f16_widens_exactly);
+    tcase_add_test(tc, bf16_rounds_to_nearest_even);
+    tcase_add_test(tc, f16_midpoints);
+    tcase_add_test(tc, bf16_midpoints);
+    tcase_add_test(tc, reduce_each_type);
+    tcase_add_test(tc, reduce_unaligned);
+    tcase_add_test(tc, chunks_split_nearly_equal);
+    tcase_add_test(tc, chunks_cover_the_buffer);
+    tcase_add_test(tc, names_and_parsing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(reduce_suite)
