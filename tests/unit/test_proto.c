@@ -313,6 +313,21 @@ START_TEST(message_refusals)
 }
 END_TEST
 
+START_TEST(data_frame_is_not_a_message)
+{
+    tbm_frame_t f = { TBM_FRAME_STDOUT, (const unsigned char *)"{}", 2 };
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m;
+
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), -1);
+    ck_assert_str_eq(err.msg, "message: a data frame came where a JSON message was expected");
+    ck_assert_ptr_null(m.doc);
+    f = (tbm_frame_t){ TBM_FRAME_JSON, (const unsigned char *)"", 0 };
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), -1);
+    ck_assert_str_eq(err.msg, "message: 0 bytes of JSON; 1 to 1048576 are allowed");
+}
+END_TEST
+
 #define SPAWN(rest) "{\"type\":\"spawn\",\"uid\":1,\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[]" rest "}"
 
 START_TEST(spawn_refusals)
@@ -521,6 +536,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, small_messages_round_trip);
     tcase_add_test(tc, exit_prepare_facts_round_trip);
     tcase_add_test(tc, message_refusals);
+    tcase_add_test(tc, data_frame_is_not_a_message);
     tcase_add_test(tc, spawn_refusals);
     tcase_add_test(tc, spawn_argv_count_is_bounded);
     tcase_add_test(tc, exit_refusals);
