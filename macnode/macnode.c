@@ -206,24 +206,25 @@ static int cmd_probe(int argc, char **argv)
     return rc;
 }
 
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
+    { "grant", macnode_grant },  { "prepare", macnode_prepare },   { "cleanup", macnode_cleanup },
+};
+
 int main(int argc, char **argv)
 {
+    size_t i;
+
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : 0;
     }
-    if (!strcmp(argv[1], "probe"))
-        return cmd_probe(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "netplan"))
-        return cmd_netplan(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "exec"))
-        return macnode_exec(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "grant"))
-        return macnode_grant(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "prepare"))
-        return macnode_prepare(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "cleanup"))
-        return macnode_cleanup(argc - 1, argv + 1);
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "macnode: unknown command '%s'; commands: probe, netplan, exec, grant, prepare, cleanup (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
