@@ -173,6 +173,19 @@ static void child_signals(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* As slurmstepd does: say why the working directory is out of reach and run in /tmp instead. */
+static void cwd_fallback(const char *cwd)
+{
+    char msg[4200];
+    int n = snprintf(msg, sizeof(msg), "macnoded: error: cannot change to %s: %s; going to /tmp instead\n", cwd,
+                     strerror(errno));
+
+    if (write(STDERR_FILENO, msg, (size_t)(n < (int)sizeof(msg) ? n : (int)sizeof(msg) - 1)) < 0 ||
+        chdir("/tmp") < 0) {
+        /* /tmp is gone too: the task runs where the agent is (/) */
+    }
+}
+
 static void child_run(const tbm_msg_t *s, const tbm_grant_t *g, const char *slave, int fds[3], int setup)
 {
     tbm_err_t err = { { 0 } };
@@ -183,7 +196,7 @@ static void child_run(const tbm_msg_t *s, const tbm_grant_t *g, const char *slav
     if (agent_become_user(g->uid, g->gid, &err) < 0)
         child_fail(setup, 1, "%s", err.msg);
     if (chdir(s->cwd) < 0)
-        child_fail(setup, 1, "cannot change to the working directory %s: %s", s->cwd, strerror(errno));
+        cwd_fallback(s->cwd);
     exec_search(s);
     child_fail(setup, errno == ENOENT ? 127 : 126, "cannot run '%s': %s", s->argv[0], strerror(errno));
 }

@@ -20,6 +20,10 @@ fwd sh -c 'exit 3'; expect_eq "exit 3 gives 3" "$?" 3
 fwd sh -c 'kill -SEGV $$' 2>/dev/null; expect_eq "a SIGSEGV death is re-raised (128+11)" "$?" 139
 expect_eq "the task runs as the grant's user in our cwd" "$(fwd sh -c 'echo $(id -u) $PWD')" "$USER_UID $W"
 expect_eq "stdin is relayed" "$(printf 'abc\ndef' | fwd tr a-z A-Z)" "$(printf 'ABC\nDEF')"
+out=$(cd /root && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- pwd 2>"$T/cwd.err")
+expect_eq "an unreachable working directory falls back to /tmp" "$out" "/tmp"
+expect_eq "... saying so" "$(cat "$T/cwd.err")" \
+    "macnoded: error: cannot change to /root: Permission denied; going to /tmp instead"
 expect_eq "the environment travels" "$(TBM_TEST_VAR=x42 fwd sh -c 'echo $TBM_TEST_VAR')" "x42"
 expect_eq "the grant does not travel" "$(fwd sh -c 'echo ${TBMESH_GRANT:-none}')" "none"
 out=$(fwd no-such-command 2>&1); rc=$?
