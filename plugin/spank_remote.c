@@ -29,7 +29,7 @@ void tbm_spank_remote_args(int ac, char **av)
 }
 
 /* tbmesh.conf: the plugstack argument conf=, else beside slurm.conf. */
-static int load_conf(tbm_conf_t *conf, tbm_err_t *err)
+int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
 {
     const char *slurm_conf = getenv("SLURM_CONF"), *slash;
     char path[4096];
@@ -154,9 +154,10 @@ static int plan_step(spank_t sp, const char *backend_name, tbm_err_t *err)
     tbm_envplan_t plan;
     tbm_backend_t backend = TBM_BACKEND_AUTO;
     uint32_t job_id = 0, node_id = 0;
-    char **nodes;
+    tbm_envplan_opts_t opts = { NULL, NULL, NULL };
+    char **nodes, job_dir[1100];
     size_t n;
-    int rc = -1, g;
+    int rc = -1, g, bridge;
 
     if (backend_name[0] && tbm_backend_parse(backend_name, &backend) < 0)
         return tbm_errprintf(err, "--mlx-backend=%s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
@@ -164,16 +165,20 @@ static int plan_step(spank_t sp, const char *backend_name, tbm_err_t *err)
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS)
         return tbm_errprintf(err, "slurmstepd gave no job or node id");
-    if (load_conf(&conf, err) < 0)
+    if (tbm_spank_load_conf(&conf, err) < 0)
         return -1;
     nodes = step_nodes(sp, &n, err);
+    g = nodes && node_id < n ? tbm_conf_node(&conf, nodes[node_id]) : -1;
+    bridge = g >= 0 && conf.groups[conf.nodes[g].group].mode == TBM_MODE_BRIDGE;
+    if (bridge)   /* the files go into the agent's job folder on the Mac */
+        tbm_spank_bridge_job_dir(job_id, job_dir, sizeof(job_dir));
+    opts.job_dir = bridge ? job_dir : NULL;
     if (nodes && node_id < n &&
-        tbm_envplan_make(&conf, (const char *const *)nodes, n, nodes[node_id], backend, job_id, NULL, &plan,
+        tbm_envplan_make(&conf, (const char *const *)nodes, n, nodes[node_id], backend, job_id, &opts, &plan,
                          err) == 0) {
-        g = tbm_conf_node(&conf, nodes[node_id]);
         rc = export_plan(sp, &plan, err);
-        if (rc == 0 && g >= 0 && conf.groups[conf.nodes[g].group].mode == TBM_MODE_DIRECT)
-            rc = write_files(&plan, err);
+        if (rc == 0)
+            rc = bridge ? tbm_spank_bridge_stage(&plan, err) : write_files(&plan, err);
         if (rc == 0 && node_id == 0)
             slurm_spank_log("%s", plan.note);
         tbm_envplan_free(&plan);

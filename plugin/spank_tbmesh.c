@@ -11,6 +11,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     switch (spank_context()) {
     case S_CTX_REMOTE:
         tbm_spank_remote_args(ac, av);
+        tbm_spank_bridge_args(ac, av);
         return tbm_spank_submit_init(sp, ac, av);   /* the step's --mlx-backend is read back here */
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
@@ -41,7 +42,23 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)sp;
     (void)ac;
     (void)av;
-    if (spank_context() == S_CTX_REMOTE)
+    if (spank_context() == S_CTX_REMOTE) {
         tbm_spank_remote_exit();
+        tbm_spank_bridge_exit();
+    }
     return 0;
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    return spank_context() == S_CTX_REMOTE ? tbm_spank_bridge_task_privileged(sp) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    return spank_context() == S_CTX_REMOTE ? tbm_spank_bridge_task_init(sp) : 0;
 }

@@ -3,7 +3,10 @@
 #define SPANK_TBMESH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <slurm/spank.h>
+
+#include "tbmesh.h"
 
 #define TBM_SPANK_NAME "tbmesh"
 #define TBM_BACKEND_ENV "TBMESH_MLX_BACKEND"   /* job control env: reaches job_submit and the prolog */
@@ -19,5 +22,17 @@ int tbm_spank_backend(char *buf, size_t len);
 void tbm_spank_remote_args(int ac, char **av);
 int tbm_spank_remote_user_init(spank_t sp, int ac, char **av);
 void tbm_spank_remote_exit(void);   /* removes what the step wrote */
+
+/* tbmesh.conf, from the plug-in's conf= argument or beside slurm.conf. */
+int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
+
+/* Bridge mode (spank_bridge.c): arguments (macnode=, munge_socket=, jobs_dir=), the agent's job folder,
+ * the step's files staged for `macnode prepare`, the grants (as root) and the forwarder (as the user). */
+void tbm_spank_bridge_args(int ac, char **av);
+void tbm_spank_bridge_job_dir(uint32_t job_id, char *buf, size_t len);
+int tbm_spank_bridge_stage(const tbm_envplan_t *plan, tbm_err_t *err);
+int tbm_spank_bridge_task_privileged(spank_t sp);
+int tbm_spank_bridge_task_init(spank_t sp);
+void tbm_spank_bridge_exit(void);
 
 #endif
