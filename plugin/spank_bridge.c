@@ -250,3 +250,48 @@ int tbm_spank_bridge_task_init(spank_t sp)
     free(fwd);
     return -1;
 }
+
+/* Job epilog (slurmd, root), bridge mode: the agent ends what is left of the job on the Mac and removes the
+ * job's folder there (`macnode cleanup`). Direct-mode Macs clean up after each step themselves. */
+int tbm_spank_bridge_epilog(spank_t sp, int ac, char **av)
+{
+    const char *node = getenv("SLURMD_NODENAME");
+    char jobarg[16], *argv[8];
+    tbm_conf_t conf;
+    tbm_err_t err = { { 0 } };
+    uint32_t job = 0;
+    int idx, status, n = 0;
+    pid_t pid;
+
+    tbm_spank_remote_args(ac, av);
+    tbm_spank_bridge_args(ac, av);
+    if (!node || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || tbm_spank_load_conf(&conf, &err) < 0)
+        return 0;
+    idx = tbm_conf_node(&conf, node);
+    if (idx < 0 || conf.groups[conf.nodes[idx].group].mode != TBM_MODE_BRIDGE) {
+        tbm_conf_free(&conf);
+        return 0;
+    }
+    snprintf(agent, sizeof(agent), "%s:%d", conf.nodes[idx].agent_addr[0] ? conf.nodes[idx].agent_addr : node,
+             conf.nodes[idx].agent_port ? conf.nodes[idx].agent_port : conf.agent_port);
+    tbm_conf_free(&conf);
+    snprintf(jobarg, sizeof(jobarg), "%u", job);
+    argv[n++] = "macnode";
+    argv[n++] = "cleanup";
+    argv[n++] = "--agent";
+    argv[n++] = agent;
+    argv[n++] = "--job";
+    argv[n++] = jobarg;
+    argv[n] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        if (munge_socket[0])
+            setenv("TBMESH_MUNGE_SOCKET", munge_socket, 1);
+        execv(macnode_path, argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
+                    node, agent);
+    return 0;
+}

@@ -62,3 +62,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     (void)av;
     return spank_context() == S_CTX_REMOTE ? tbm_spank_bridge_task_init(sp) : 0;
 }
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_JOB_SCRIPT ? tbm_spank_bridge_epilog(sp, ac, av) : 0;
+}

@@ -34,5 +34,6 @@ int tbm_spank_bridge_stage(const tbm_envplan_t *plan, tbm_err_t *err);
 int tbm_spank_bridge_task_privileged(spank_t sp);
 int tbm_spank_bridge_task_init(spank_t sp);
 void tbm_spank_bridge_exit(void);
+int tbm_spank_bridge_epilog(spank_t sp, int ac, char **av);   /* job epilog: macnode cleanup */
 
 #endif

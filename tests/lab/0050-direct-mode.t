@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 0050-direct-mode.t: an srun step on a direct-mode Mac (mini-b) runs inside that Mac: its hostname, its
-# en* interfaces, its /tmp; on studio-a (bridge mode) steps run on the bridge host until forwarding exists.
+# en* interfaces, its /tmp; on studio-a (bridge mode) the step is forwarded to the Mac.
 . "$(dirname "$0")/lib.sh"
 
 out=$(as tbm-alice srun -p mac -N4 -w 'mac[05-08]' -l sh -c 'echo $(hostname) $(ip -o -4 addr show | awk "{print \$2}" | sort | paste -sd,)' | sort)
@@ -12,6 +12,6 @@ addrs=$(as tbm-alice srun -p mac -N1 -w mac07 ip -o -4 addr show | awk '$2 ~ /^e
 want=$(plan_rows cable | awk -F'\t' '$2 == "mac07" {print $3, $4} $6 == "mac07" {print $7, $8}' | sort | paste -sd' ')
 t_is "mac07's step sees the Thunderbolt addresses of the plan" "$want" "$addrs"
 t_is "a step runs as the submitting user" "tbm-alice" "$(as tbm-alice srun -p mac -N1 -w mac05 id -un)"
-bridge=$(hostname)
-t_is "studio-a steps run on the bridge host" "$bridge" "$(as tbm-alice srun -p mac -N1 -w mac02 hostname)"
+t_is "a studio-a step runs on its Mac, forwarded from the bridge host (any job, not only --gres=tbmesh)" "mac02" \
+    "$(as tbm-alice srun -p mac -N1 -w mac02 hostname)"
 t_done

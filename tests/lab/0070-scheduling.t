@@ -43,8 +43,8 @@ t_match "tbmesh in the shared partition stays there, on Macs" "^all mac\[0[1-4][
 j=$(cd "$LAB/work/tbm-alice" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" SBATCH_GRES=tbmesh:4 SBATCH_MLX_BACKEND=jaccl \
     sbatch --parsable -o /dev/null --wrap 'sleep 1' 2>&1)
 t_match "SBATCH_GRES=tbmesh:4 is rewritten too" "^mac mac\[(01-04|05-08)\] " "$(placed "$j")"
-out=$(as tbm-alice salloc --gres=tbmesh:4 --mlx-backend=jaccl srun hostname 2>/dev/null | sort | uniq -c | awk '{print $1}')
-t_is "salloc --gres=tbmesh:4 then srun: four tasks" "4" "$out"
+out=$(as tbm-alice salloc --gres=tbmesh:4 --mlx-backend=jaccl srun hostname 2>/dev/null | sort | paste -sd' ')
+t_is "salloc --gres=tbmesh:4 then srun: four tasks, one per Mac of studio-a" "mac01 mac02 mac03 mac04" "$out"
 
 # --- refusals, each with what to do ---
 refused "tbmesh:0" "tbmesh: --gres=tbmesh:0 asks for no Mac: ask for 1 or more, e.g. --gres=tbmesh:4" --gres=tbmesh:0

@@ -57,7 +57,7 @@ t_is "stdin reaches the Mac" "hello mac" \
     "$(echo 'hello mac' | as tbm-alice salloc --gres=tbmesh:studio-a:2 srun -N1 -n1 cat 2>/dev/null)"
 pty=$(cd "$W" && script -qec "runuser -u tbm-alice -- env SLURM_CONF=$SLURM_CONF salloc --gres=tbmesh:studio-a:2 srun -N1 -n1 --pty sh -c 'tty; hostname'" /dev/null 2>/dev/null | tr -d '\r')
 t_match "srun --pty gets a terminal on the Mac" "/dev/pts/[0-9]+" "$pty"
-t_match "... on mac01" "mac01" "$pty"
+t_match "... on a Mac of studio-a" "mac0[1-4]" "$pty"
 
 # scancel: the forwarders, the agents' tasks and their children are gone from every Mac.
 j=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun sh -c "sleep 888 & sleep 889"')
