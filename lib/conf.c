@@ -1015,3 +1015,16 @@ int tbm_conf_parse(const char *buf, size_t len, const char *file, tbm_conf_t *ou
     tbm_findings_free(&own);
     return rc;
 }
+
+void tbm_conf_default_path(const char *slurm_conf, char *buf, size_t len)
+{
+    const char *slash;
+
+    if (!slurm_conf || !*slurm_conf)
+        slurm_conf = "/etc/slurm/slurm.conf";
+    slash = strrchr(slurm_conf, '/');
+    if (!slash)
+        snprintf(buf, len, "tbmesh.conf");
+    else
+        snprintf(buf, len, "%.*s/tbmesh.conf", (int)(slash - slurm_conf), slurm_conf);
+}

@@ -106,6 +106,10 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
 /* Same settings, groups (by name, nodes as sets), node settings and cables (in order). */
 int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b);
 
+/* Where tbmesh.conf lives by default: beside slurm.conf (`slurm_conf`, NULL or "" for Slurm's own default
+ * /etc/slurm/slurm.conf). Writes the path into buf. */
+void tbm_conf_default_path(const char *slurm_conf, char *buf, size_t len);
+
 /* Look-ups: a group by name, a node by name (index or -1). */
 const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name);
 int tbm_conf_node(const tbm_conf_t *c, const char *name);

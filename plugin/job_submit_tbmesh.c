@@ -58,17 +58,6 @@ static void set_string(char **field, const char *value)
 
 /* ---- tbmesh.conf ---- */
 
-static void find_conf_path(void)
-{
-    const char *slurm_conf = getenv("SLURM_CONF");
-    const char *slash;
-
-    if (!slurm_conf || !*slurm_conf)
-        slurm_conf = "/etc/slurm/slurm.conf";
-    slash = strrchr(slurm_conf, '/');
-    snprintf(conf_path, sizeof(conf_path), "%.*s/tbmesh.conf", slash ? (int)(slash - slurm_conf) : 1,
-             slash ? slurm_conf : ".");
-}
 
 /* Read tbmesh.conf when it changed. Call with `lock` held. */
 static void reload_if_changed(void)
@@ -257,7 +246,7 @@ int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid)
 
 int init(void)
 {
-    find_conf_path();
+    tbm_conf_default_path(getenv("SLURM_CONF"), conf_path, sizeof(conf_path));
     pthread_mutex_lock(&lock);
     stopping = 0;
     reload_if_changed();

@@ -88,42 +88,66 @@ void tbm_spank_bridge_exit(void)
     stage_dir[0] = '\0';
 }
 
-/* This task's node, if it is a bridge-mode Mac of tbmesh.conf: its agent address in `agent`. */
+/* If `name` is a bridge-mode Mac of tbmesh.conf: 1, with its agent's address:port in `agent`; else 0. */
+static int agent_of(const tbm_conf_t *conf, const char *name)
+{
+    int idx = tbm_conf_node(conf, name);
+    const tbm_conf_node_t *n;
+
+    if (idx < 0 || conf->groups[conf->nodes[idx].group].mode != TBM_MODE_BRIDGE)
+        return 0;
+    n = &conf->nodes[idx];
+    snprintf(agent, sizeof(agent), "%s:%d", n->agent_addr[0] ? n->agent_addr : n->name,
+             n->agent_port ? n->agent_port : conf->agent_port);
+    return 1;
+}
+
+/* This task's node, if it is a bridge-mode Mac: 1 with its name in `node` and its agent in `agent`. */
 static int bridge_node(spank_t sp, char *node, size_t len, tbm_err_t *err)
 {
+    tbm_err_t ignored = { { 0 } };
+    uint32_t node_id = 0;
     tbm_conf_t conf;
-    const tbm_conf_node_t *n;
-    char list[8192], *name = NULL;
-    uint32_t node_id = 0, i;
-    hostlist_t hl;
-    int idx, rc = 0;
+    char **nodes;
+    size_t n = 0;
+    int rc = 0;
 
-    if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS || !(hl = slurm_hostlist_create(list)))
-        return 0;
-    for (i = 0; i <= node_id; i++) {
-        free(name);
-        if (!(name = slurm_hostlist_shift(hl)))
-            break;
+    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
+        !(nodes = tbm_spank_step_nodes(sp, &n, &ignored)))
+        return 0;   /* no step node list: nothing to forward */
+    if (node_id < n) {
+        if (tbm_spank_load_conf(&conf, err) < 0) {
+            rc = -1;
+        } else {
+            rc = agent_of(&conf, nodes[node_id]);
+            if (rc)
+                snprintf(node, len, "%s", nodes[node_id]);
+            tbm_conf_free(&conf);
+        }
     }
-    slurm_hostlist_destroy(hl);
-    if (!name)
-        return 0;
-    if (tbm_spank_load_conf(&conf, err) < 0) {
-        free(name);
-        return -1;
-    }
-    idx = tbm_conf_node(&conf, name);
-    if (idx >= 0 && conf.groups[conf.nodes[idx].group].mode == TBM_MODE_BRIDGE) {
-        n = &conf.nodes[idx];
-        snprintf(agent, sizeof(agent), "%s:%d", n->agent_addr[0] ? n->agent_addr : n->name,
-                 n->agent_port ? n->agent_port : conf.agent_port);
-        snprintf(node, len, "%s", name);
-        rc = 1;
-    }
-    free(name);
-    tbm_conf_free(&conf);
+    tbm_spank_free_nodes(nodes, n);
     return rc;
+}
+
+/* Run macnode with argv (as this process's user) and wait; `grant` goes in its environment when given, its
+ * stdout to /dev/null when `quiet`. Returns 0 when it exited 0. */
+static int run_macnode(char *const argv[], const char *grant_cred, int quiet)
+{
+    int status, devnull;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        if (quiet && (devnull = open("/dev/null", O_WRONLY)) >= 0)
+            dup2(devnull, STDOUT_FILENO);
+        if (grant_cred)
+            setenv("TBMESH_GRANT", grant_cred, 1);
+        if (munge_socket[0])
+            setenv("TBMESH_MUNGE_SOCKET", munge_socket, 1);
+        setenv("TBMESH_AGENT", agent, 1);
+        execv(macnode_path, argv);
+        _exit(127);
+    }
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 static int make_grant(spank_t sp, const char *node, char **out, tbm_err_t *err)
@@ -178,13 +202,13 @@ int tbm_spank_bridge_task_privileged(spank_t sp)
     return 0;
 }
 
-/* `macnode prepare`: the staged files into the job's folder on the Mac. */
+/* `macnode prepare`: the staged files into the job's folder on the Mac (it prints the folder; the task's
+ * stdout is not for that). */
 static int prepare(void)
 {
     char *argv[4 + 2 * MAX_FILES];
-    int n = 0, status;
+    int n = 0;
     size_t i;
-    pid_t pid;
 
     argv[n++] = "macnode";
     argv[n++] = "prepare";
@@ -193,16 +217,7 @@ static int prepare(void)
         argv[n++] = staged[i];
     }
     argv[n] = NULL;
-    pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, STDOUT_FILENO);   /* it prints the folder; the task's stdout is not for that */
-        setenv("TBMESH_GRANT", grant[0], 1);
-        execv(macnode_path, argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (run_macnode(argv, grant[0], 1) < 0) {
         slurm_error("tbmesh: cannot write the job's MLX files on the Mac (macnode prepare failed; see above)");
         return -1;
     }
@@ -222,9 +237,6 @@ int tbm_spank_bridge_task_init(spank_t sp)
         slurm_error("tbmesh: cannot prepare the forwarder of this task");
         return -1;
     }
-    setenv("TBMESH_AGENT", agent, 1);
-    if (munge_socket[0])
-        setenv("TBMESH_MUNGE_SOCKET", munge_socket, 1);
     if (n_staged && prepare() < 0)
         return -1;
     if (spank_setenv(sp, "TBMESH_GRANT", grant[1], 1) != ESPANK_SUCCESS ||
@@ -256,41 +268,22 @@ int tbm_spank_bridge_task_init(spank_t sp)
 int tbm_spank_bridge_epilog(spank_t sp, int ac, char **av)
 {
     const char *node = getenv("SLURMD_NODENAME");
-    char jobarg[16], *argv[8];
+    char jobarg[16], *argv[] = { "macnode", "cleanup", "--agent", agent, "--job", jobarg, NULL };
     tbm_conf_t conf;
     tbm_err_t err = { { 0 } };
     uint32_t job = 0;
-    int idx, status, n = 0;
-    pid_t pid;
+    int bridge;
 
     tbm_spank_remote_args(ac, av);
     tbm_spank_bridge_args(ac, av);
     if (!node || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || tbm_spank_load_conf(&conf, &err) < 0)
         return 0;
-    idx = tbm_conf_node(&conf, node);
-    if (idx < 0 || conf.groups[conf.nodes[idx].group].mode != TBM_MODE_BRIDGE) {
-        tbm_conf_free(&conf);
-        return 0;
-    }
-    snprintf(agent, sizeof(agent), "%s:%d", conf.nodes[idx].agent_addr[0] ? conf.nodes[idx].agent_addr : node,
-             conf.nodes[idx].agent_port ? conf.nodes[idx].agent_port : conf.agent_port);
+    bridge = agent_of(&conf, node);
     tbm_conf_free(&conf);
+    if (!bridge)
+        return 0;
     snprintf(jobarg, sizeof(jobarg), "%u", job);
-    argv[n++] = "macnode";
-    argv[n++] = "cleanup";
-    argv[n++] = "--agent";
-    argv[n++] = agent;
-    argv[n++] = "--job";
-    argv[n++] = jobarg;
-    argv[n] = NULL;
-    pid = fork();
-    if (pid == 0) {
-        if (munge_socket[0])
-            setenv("TBMESH_MUNGE_SOCKET", munge_socket, 1);
-        execv(macnode_path, argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (run_macnode(argv, NULL, 0) < 0)
         slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
                     node, agent);
     return 0;

@@ -31,21 +31,15 @@ void tbm_spank_remote_args(int ac, char **av)
 /* tbmesh.conf: the plugstack argument conf=, else beside slurm.conf. */
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
 {
-    const char *slurm_conf = getenv("SLURM_CONF"), *slash;
     char path[4096];
     size_t len;
     char *text;
     int rc;
 
-    if (conf_arg[0]) {
+    if (conf_arg[0])
         snprintf(path, sizeof(path), "%s", conf_arg);
-    } else {
-        if (!slurm_conf || !*slurm_conf)
-            slurm_conf = "/etc/slurm/slurm.conf";
-        slash = strrchr(slurm_conf, '/');
-        snprintf(path, sizeof(path), "%.*s/tbmesh.conf", slash ? (int)(slash - slurm_conf) : 1,
-                 slash ? slurm_conf : ".");
-    }
+    else
+        tbm_conf_default_path(getenv("SLURM_CONF"), path, sizeof(path));
     text = tbm_read_file(path, TBM_CONF_MAX_BYTES, &len, err);
     if (!text)
         return -1;
@@ -55,7 +49,7 @@ int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
 }
 
 /* The step's nodes in Slurm's order, through Slurm's own hostlist. */
-static char **step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
 {
     char list[8192], *host, **names = NULL, **grown;
     hostlist_t hl;
@@ -80,7 +74,7 @@ static char **step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
     return names;
 }
 
-static void free_nodes(char **names, size_t n)
+void tbm_spank_free_nodes(char **names, size_t n)
 {
     while (n--)
         free(names[n]);
@@ -167,7 +161,7 @@ static int plan_step(spank_t sp, const char *backend_name, tbm_err_t *err)
         return tbm_errprintf(err, "slurmstepd gave no job or node id");
     if (tbm_spank_load_conf(&conf, err) < 0)
         return -1;
-    nodes = step_nodes(sp, &n, err);
+    nodes = tbm_spank_step_nodes(sp, &n, err);
     g = nodes && node_id < n ? tbm_conf_node(&conf, nodes[node_id]) : -1;
     bridge = g >= 0 && conf.groups[conf.nodes[g].group].mode == TBM_MODE_BRIDGE;
     if (bridge)   /* the files go into the agent's job folder on the Mac */
@@ -185,7 +179,7 @@ static int plan_step(spank_t sp, const char *backend_name, tbm_err_t *err)
     } else if (nodes && node_id >= n) {
         tbm_errprintf(err, "this node (%u) is not in the step's node list", node_id);
     }
-    free_nodes(nodes, n);
+    tbm_spank_free_nodes(nodes, n);
     tbm_conf_free(&conf);
     return rc;
 }

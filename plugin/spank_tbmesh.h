@@ -26,6 +26,10 @@ void tbm_spank_remote_exit(void);   /* removes what the step wrote */
 /* tbmesh.conf, from the plug-in's conf= argument or beside slurm.conf. */
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
 
+/* The step's nodes in Slurm's order (Slurm's hostlist); free with tbm_spank_free_nodes. */
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err);
+void tbm_spank_free_nodes(char **names, size_t n);
+
 /* Bridge mode (spank_bridge.c): arguments (macnode=, munge_socket=, jobs_dir=), the agent's job folder,
  * the step's files staged for `macnode prepare`, the grants (as root) and the forwarder (as the user). */
 void tbm_spank_bridge_args(int ac, char **av);

@@ -244,6 +244,18 @@ START_TEST(linux_probe_sees_this_host)
 }
 END_TEST
 
+START_TEST(netplan_apply_refuses_off_macos)
+{
+    tbm_err_t err = { { 0 } };
+
+#ifndef __APPLE__
+    ck_assert_int_eq(probe_darwin_apply("ifconfig en2 inet 169.254.0.1 netmask 255.255.255.252 up\n", &err), 3);
+    ck_assert_str_eq(err.msg, "--apply changes a Mac's Thunderbolt interfaces with macOS commands: run it on the "
+                              "Mac (this host is not macOS); without --apply the plan is only printed");
+#endif
+}
+END_TEST
+
 static Suite *probe_suite(void)
 {
     Suite *s = suite_create("probe");
@@ -257,6 +269,7 @@ static Suite *probe_suite(void)
     tcase_add_test(tc, darwin_backend_times_out_a_hung_command);
     tcase_add_test(tc, run_capture_reports_failures);
     tcase_add_test(tc, linux_probe_sees_this_host);
+    tcase_add_test(tc, netplan_apply_refuses_off_macos);
     suite_add_tcase(s, tc);
     return s;
 }

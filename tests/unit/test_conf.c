@@ -519,6 +519,21 @@ START_TEST(equal_sees_differences)
 }
 END_TEST
 
+START_TEST(default_path_is_beside_slurm_conf)
+{
+    char buf[256];
+
+    tbm_conf_default_path("/var/lib/tbmesh-lab/etc/slurm.conf", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "/var/lib/tbmesh-lab/etc/tbmesh.conf");
+    tbm_conf_default_path(NULL, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "/etc/slurm/tbmesh.conf");
+    tbm_conf_default_path("", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "/etc/slurm/tbmesh.conf");
+    tbm_conf_default_path("slurm.conf", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "tbmesh.conf");
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
     Suite *s = suite_create("conf");
@@ -534,6 +549,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, from_topology_round_trip);
     tcase_add_test(tc, round_trip_unfit_labs);
     tcase_add_test(tc, equal_sees_differences);
+    tcase_add_test(tc, default_path_is_beside_slurm_conf);
     suite_add_tcase(s, tc);
     return s;
 }
