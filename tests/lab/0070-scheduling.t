@@ -67,6 +67,13 @@ refused "a job only possible when a node returns names it" "tbmesh: studio-a cou
 scontrol update NodeName=mac03 State=RESUME
 sleep 4
 
+# A pending job's Mac request cannot be changed behind the plug-in's back.
+j=$(as tbm-alice sbatch --parsable --hold -o /dev/null --gres=tbmesh:2 --wrap true)
+t_fail "scontrol update of a Mac request is refused" as tbm-alice scontrol update jobid="$j" TresPerNode=gres:tbmesh:4
+t_match "slurmctld's log says what to do instead" "refused a change of a job's Mac request .*cancel and resubmit" \
+    "$(grep 'refused a change' "$LAB/log/slurmctld.log" | tail -n1)"
+scancel "$j"
+
 # --- two jobs together: never sharing a node, never straddling groups; the second waits ---
 j1=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:4 --mlx-backend=jaccl --wrap 'sleep 4')
 j2=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:4 --mlx-backend=jaccl --wrap 'sleep 4')
