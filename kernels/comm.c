@@ -3,11 +3,14 @@
 #include "coll.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define HELLO_MAGIC 0x54424d43u   /* "TBMC" */
@@ -557,5 +560,61 @@ int tbmcoll_barrier(tbmcoll_comm_t *c, tbm_err_t *err)
     if (all != c->size)
         return tbm_errprintf(err, "barrier: %d ranks arrived, expected %d: the ranks' calls are out of step",
                              all, c->size);
+    return 0;
+}
+
+/* The interface that holds IPv4 address ip_be (network order), or "" when none does. */
+static void iface_of(uint32_t ip_be, char *out, size_t outsz)
+{
+    struct ifaddrs *ifs, *i;
+
+    out[0] = '\0';
+    if (getifaddrs(&ifs) < 0)
+        return;
+    for (i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == ip_be) {
+            snprintf(out, outsz, "%s", i->ifa_name);
+            break;
+        }
+    freeifaddrs(ifs);
+}
+
+static void sock_text(const struct sockaddr_in *sa, char *out, size_t outsz)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+
+    inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof(ip));
+    snprintf(out, outsz, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
+}
+
+int tbmcoll_peer_info(const tbmcoll_comm_t *c, int peer, tbmcoll_peer_info_t *out, tbm_err_t *err)
+{
+    const tbmcoll_link_t *l = NULL;
+    struct sockaddr_in me, them;
+    socklen_t len = sizeof(me);
+
+    memset(out, 0, sizeof(*out));
+    if (!c || peer < 0 || peer >= c->size || peer == c->rank)
+        return tbm_errprintf(err, "rank %d is not a peer of rank %d (0 to %d)", peer, c ? c->rank : -1,
+                             c ? c->size - 1 : -1);
+    if (c->algo == TBMCOLL_ALGO_MPI) {
+        out->connected = 1;
+        return 0;
+    }
+    if (c->algo == TBMCOLL_ALGO_RING)
+        l = peer == c->right.peer ? &c->right : peer == c->left.peer ? &c->left : NULL;
+    else
+        l = &c->links[peer];
+    if (!l || l->fd < 0)
+        return 0;
+    out->connected = 1;
+    if (getsockname(l->fd, (struct sockaddr *)&me, &len) == 0 && me.sin_family == AF_INET) {
+        sock_text(&me, out->local_addr, sizeof(out->local_addr));
+        iface_of(me.sin_addr.s_addr, out->local_if, sizeof(out->local_if));
+    }
+    len = sizeof(them);
+    if (getpeername(l->fd, (struct sockaddr *)&them, &len) == 0 && them.sin_family == AF_INET)
+        sock_text(&them, out->peer_addr, sizeof(out->peer_addr));
     return 0;
 }

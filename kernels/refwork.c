@@ -1,4 +1,4 @@
-/* refwork.c: tbm-refwork, the reference workload that compares a single Mac with a mesh. The same
+/* refwork.c: macnode refwork, the reference workload that compares a single Mac with a mesh. The same
  * deterministic tensor-parallel network (lib/refwork.c) runs on one rank or on N ranks (each holds 1/N of
  * every weight matrix; one all-reduce per layer over the Thunderbolt links); rank 0 writes the output, and
  * --compare gives the verdict: bitwise identical, within the tolerance (the largest error and where), or
@@ -28,8 +28,8 @@ typedef struct run {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tbm-refwork [-L LAYERS] [-H HIDDEN] [-B BATCH] [-s SEED] [-o OUT] [-l N]\n"
-            "       tbm-refwork --compare A B [--rtol R] [--atol A]\n"
+            "usage: macnode refwork [-L LAYERS] [-H HIDDEN] [-B BATCH] [-s SEED] [-o OUT] [-l N]\n"
+            "       macnode refwork --compare A B [--rtol R] [--atol A]\n"
             "  Runs a deterministic tensor-parallel network (y = relu(x W) per layer, W split by rows across\n"
             "  the ranks, one all-reduce per layer). Ranks come from MLX's environment (under srun in a\n"
             "  --gres=tbmesh job), from -l N local ranks, or there is one (a single Mac). Rank 0 prints the\n"
@@ -65,11 +65,11 @@ static int write_out(const char *path, const tbm_refwork_t *w, int ranks, const 
     int ok;
 
     if (!f)
-        return fprintf(stderr, "tbm-refwork: cannot write %s: %s\n", path, strerror(errno)), -1;
+        return fprintf(stderr, "macnode refwork: cannot write %s: %s\n", path, strerror(errno)), -1;
     ok = fwrite(MAGIC, 1, strlen(MAGIC), f) == strlen(MAGIC) && fwrite(hdr, sizeof(hdr), 1, f) == 1 &&
          fwrite(y, sizeof(*y), n, f) == n;
     if (fclose(f) != 0 || !ok)
-        return fprintf(stderr, "tbm-refwork: cannot write %s\n", path), -1;
+        return fprintf(stderr, "macnode refwork: cannot write %s\n", path), -1;
     return 0;
 }
 
@@ -87,7 +87,7 @@ static int run_rank(tbmcoll_comm_t *c, void *arg)
     tbm_rw_shard(r->w.hidden, rank, size, &row0, &nrows);
     rows = malloc((size_t)(nrows ? nrows : 1) * (size_t)r->w.hidden * sizeof(float));
     if (!x || !y || !rows) {
-        fprintf(stderr, "tbm-refwork: rank %d: out of memory\n", rank);
+        fprintf(stderr, "macnode refwork: rank %d: out of memory\n", rank);
         rc = 2;
         goto out;
     }
@@ -97,7 +97,7 @@ static int run_rank(tbmcoll_comm_t *c, void *arg)
         tbm_rw_weights(&r->w, l, row0, nrows, rows);
         tbm_rw_partial(&r->w, x, rows, row0, nrows, y);
         if (c && tbmcoll_allreduce(c, y, y, n, TBM_DT_F32, TBM_OP_SUM, &err) < 0) {
-            fprintf(stderr, "tbm-refwork: rank %d, layer %d: %s\n", rank, l, err.msg);
+            fprintf(stderr, "macnode refwork: rank %d, layer %d: %s\n", rank, l, err.msg);
             rc = 3;
             break;
         }
@@ -106,7 +106,7 @@ static int run_rank(tbmcoll_comm_t *c, void *arg)
     }
     if (rc == 0 && rank == 0) {
         digest(x, n, hex);
-        printf("tbm-refwork: %d layers, hidden %d, batch %d, seed %llu on %d rank%s: %.3f s, output sha256 %s\n",
+        printf("macnode refwork: %d layers, hidden %d, batch %d, seed %llu on %d rank%s: %.3f s, output sha256 %s\n",
                r->w.layers, r->w.hidden, r->w.batch, (unsigned long long)r->w.seed, size, size == 1 ? "" : "s",
                now_s() - t0, hex);
         if (r->out && write_out(r->out, &r->w, size, x, n) < 0)
@@ -128,16 +128,16 @@ static float *read_out(const char *path, uint32_t hdr[HEADER_WORDS], size_t *n)
     float *y = NULL;
 
     if (!f)
-        return fprintf(stderr, "tbm-refwork: cannot read %s: %s\n", path, strerror(errno)), NULL;
+        return fprintf(stderr, "macnode refwork: cannot read %s: %s\n", path, strerror(errno)), NULL;
     if (fread(magic, 1, strlen(MAGIC), f) != strlen(MAGIC) || memcmp(magic, MAGIC, strlen(MAGIC)) ||
         fread(hdr, sizeof(uint32_t), HEADER_WORDS, f) != HEADER_WORDS || hdr[3] == 0 || hdr[4] == 0 ||
         hdr[3] > 65536 || hdr[4] > 65536) {
-        fprintf(stderr, "tbm-refwork: %s is not an output of tbm-refwork (-o): make it again\n", path);
+        fprintf(stderr, "macnode refwork: %s is not an output of macnode refwork (-o): make it again\n", path);
     } else {
         *n = (size_t)hdr[3] * (size_t)hdr[4];
         y = malloc(*n * sizeof(float));
         if (y && fread(y, sizeof(float), *n, f) != *n) {
-            fprintf(stderr, "tbm-refwork: %s is cut short: make it again\n", path);
+            fprintf(stderr, "macnode refwork: %s is cut short: make it again\n", path);
             free(y);
             y = NULL;
         }
@@ -157,7 +157,7 @@ static int compare(const char *a, const char *b, double rtol, double atol)
     if (!ya || !yb)
         goto out;
     if (memcmp(ha, hb, 5 * sizeof(uint32_t)) != 0) {
-        fprintf(stderr, "tbm-refwork: %s and %s are outputs of different networks (seed, layers, hidden or "
+        fprintf(stderr, "macnode refwork: %s and %s are outputs of different networks (seed, layers, hidden or "
                         "batch): run both with the same options\n", a, b);
         goto out;
     }
@@ -184,7 +184,7 @@ static int parse_int(const char *s, int lo, int hi, int *out, const char *what)
     long v = strtol(s, &end, 10);
 
     if (*end || end == s || v < lo || v > hi)
-        return fprintf(stderr, "tbm-refwork: %s '%s' is not a whole number from %d to %d\n", what, s, lo, hi), -1;
+        return fprintf(stderr, "macnode refwork: %s '%s' is not a whole number from %d to %d\n", what, s, lo, hi), -1;
     *out = (int)v;
     return 0;
 }
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
         case 's':
             r.w.seed = strtoull(optarg, &end, 10);
             if (*end || end == optarg) {
-                fprintf(stderr, "tbm-refwork: -s seed '%s' is not a whole number\n", optarg);
+                fprintf(stderr, "macnode refwork: -s seed '%s' is not a whole number\n", optarg);
                 bad = -1;
             }
             break;
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
         case 'A':
             *(c == 'T' ? &rtol : &atol) = strtod(optarg, &end);
             if (*end || end == optarg || !(strtod(optarg, NULL) >= 0)) {
-                fprintf(stderr, "tbm-refwork: --%s '%s' is not a number >= 0\n", c == 'T' ? "rtol" : "atol", optarg);
+                fprintf(stderr, "macnode refwork: --%s '%s' is not a number >= 0\n", c == 'T' ? "rtol" : "atol", optarg);
                 bad = -1;
             }
             break;
@@ -235,17 +235,17 @@ int main(int argc, char **argv)
         return 2;
     if (cmp) {
         if (argc - optind != 2)
-            return fprintf(stderr, "tbm-refwork: --compare takes two outputs: --compare A B\n"), 2;
+            return fprintf(stderr, "macnode refwork: --compare takes two outputs: --compare A B\n"), 2;
         return compare(argv[optind], argv[optind + 1], rtol, atol);
     }
     if (optind < argc)
-        return fprintf(stderr, "tbm-refwork: unexpected argument '%s'; see --help\n", argv[optind]), 2;
+        return fprintf(stderr, "macnode refwork: unexpected argument '%s'; see --help\n", argv[optind]), 2;
     if (local)
-        return tbmcoll_run_local(local, &r.opts, run_rank, &r, "tbm-refwork");
+        return tbmcoll_run_local(local, &r.opts, run_rank, &r, "macnode refwork");
     if (!getenv("MLX_RANK") && !getenv("JACCL_RANK"))
         return run_rank(NULL, &r);   /* one Mac: the baseline */
     comm = tbmcoll_comm_from_env(&r.opts, &err);
     if (!comm)
-        return fprintf(stderr, "tbm-refwork: %s\n", err.msg), 3;
+        return fprintf(stderr, "macnode refwork: %s\n", err.msg), 3;
     return run_rank(comm, &r);
 }

@@ -151,6 +151,18 @@ int tbmcoll_recv(tbmcoll_comm_t *comm, void *buf, size_t count, tbm_dtype_t dt, 
 int tbmcoll_sendrecv(tbmcoll_comm_t *comm, const void *send, int to, void *recv, int from, size_t count,
                      tbm_dtype_t dt, tbm_err_t *err);
 
+/* What this rank knows of its connection to a peer: the ends of the TCP connection and the interface it
+ * leaves by (on a Mac, the Thunderbolt port's interface: "en2"). */
+typedef struct tbmcoll_peer_info {
+    int connected;          /* 1: send/recv with that rank work (on a ring: the two neighbours) */
+    char local_if[16];      /* the interface of this end, from its address (getifaddrs); "" if unknown */
+    char local_addr[32];    /* "a.b.c.d:port" of this end; "" over MPI */
+    char peer_addr[32];     /* "a.b.c.d:port" of the peer's end; "" over MPI */
+} tbmcoll_peer_info_t;
+
+/* Fill out for rank peer (not this rank). Returns 0, or -1 with a message (no such rank). */
+int tbmcoll_peer_info(const tbmcoll_comm_t *comm, int peer, tbmcoll_peer_info_t *out, tbm_err_t *err);
+
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
 

@@ -1,13 +1,15 @@
 /* macnode.c: the node-side command of slurm-tbmesh. `macnode probe` prints this host's facts as JSON
  * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory); `macnode netplan`
  * prints (or applies) the per-cable Thunderbolt addressing; `macnode exec`, `grant`, `prepare` and
- * `cleanup` are the bridge mode's forwarder, grant maker and job-file calls (exec.c, agentcall.c). */
+ * `cleanup` are the bridge mode's forwarder, grant maker and job-file calls (exec.c, agentcall.c); `bench`
+ * and `refwork` run the kernels (kernels/). */
 #include "config.h"
 #include "probe_host.h"
 #include "exec.h"
 #include "facts_json.h"
 #include "netplan.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,12 @@ static void usage(FILE *out)
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
             "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
             "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n"
-            "usage: macnode prepare|cleanup ...: a job's files on a Mac; see macnode prepare --help.\n",
+            "usage: macnode prepare|cleanup ...: a job's files on a Mac; see macnode prepare --help.\n"
+            "usage: macnode bench [options]\n"
+            "  Collective and per-cable benchmarks over exactly what MLX reads (in a tbmesh job, under srun),\n"
+            "  or with -l N ranks on this host; see macnode bench --help.\n"
+            "usage: macnode refwork [options] | --compare A B\n"
+            "  The reference workload: one Mac against the mesh, outputs compared; see macnode refwork --help.\n",
             TBM_FACTS_VERSION);
 }
 
@@ -206,12 +213,45 @@ static int cmd_probe(int argc, char **argv)
     return rc;
 }
 
+/* `macnode bench` and `macnode refwork` are programs of their own (they link Open MPI and OpenSSL, which
+ * macnode, started on every bridged step, does without): run them in macnode's place. MACNODE_LIBEXECDIR
+ * (for a build tree) overrides where they are. */
+static int run_kernel(const char *name, int argc, char **argv)
+{
+    const char *dir = getenv("MACNODE_LIBEXECDIR");
+    char path[4096];
+
+    if (!dir || !*dir)
+        dir = TBM_PKGLIBEXECDIR;
+    if ((size_t)snprintf(path, sizeof(path), "%s/macnode-%s", dir, name) >= sizeof(path)) {
+        fprintf(stderr, "macnode %s: MACNODE_LIBEXECDIR is too long\n", name);
+        return EXIT_USAGE;
+    }
+    (void)argc;
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "macnode %s: cannot run %s: %s (is slurm-tbmesh installed whole? MACNODE_LIBEXECDIR names "
+            "another folder)\n", name, path, strerror(errno));
+    return 127;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    return run_kernel("bench", argc, argv);
+}
+
+static int cmd_refwork(int argc, char **argv)
+{
+    return run_kernel("refwork", argc, argv);
+}
+
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
     { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
     { "grant", macnode_grant },  { "prepare", macnode_prepare },   { "cleanup", macnode_cleanup },
+    { "bench", cmd_bench },      { "refwork", cmd_refwork },
 };
 
 int main(int argc, char **argv)
@@ -225,7 +265,8 @@ int main(int argc, char **argv)
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, netplan, exec, grant, prepare, cleanup (see "
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, netplan, exec, grant, prepare, cleanup, bench, "
+            "refwork (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
 }

@@ -7,7 +7,7 @@
 no_jobs
 
 CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
-BENCH=$T_SRC/build/kernels/tbm-collbench
+MACNODE=$T_SRC/build/inst/bin/macnode
 dumps=$LAB/work/tbm-alice/mlx-dumps
 rm -rf "$dumps"; mkdir -p "$dumps"; chown tbm-alice: "$dumps"
 for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'rm -rf /tmp/tbmesh-job-*'; done
@@ -36,17 +36,17 @@ ranks=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun -l printenv MLX_RANK 2>/
 t_is "ranks 0..3, one per Mac" "0: 0 1: 1 2: 2 3: 3" "$ranks"
 
 # A real exchange over the Thunderbolt veths, with the ring hostfile's addresses.
-out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$BENCH" -b 8 -e 256K -f 32 -n 3 -w 1 2>&1)
+out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$MACNODE" bench -b 8 -e 256K -f 32 -n 3 -w 1 2>&1)
 t_match "all-reduce over MLX_HOSTFILE's addresses: 4 ranks, no wrong value" "Wrong values *: 0 OK" "$out"
 t_match "transport ring" "4 ranks, transport ring" "$out"
 
 # The single-Mac baseline against the 4-Mac ring: the same network, compared.
-RW=$T_SRC/build/kernels/tbm-refwork
-out1=$(as tbm-alice srun -p mac -w mac05 "$RW" -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-single.bin" 2>&1)
+MACNODE=$T_SRC/build/inst/bin/macnode
+out1=$(as tbm-alice srun -p mac -w mac05 "$MACNODE" refwork -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-single.bin" 2>&1)
 t_match "single Mac baseline" "on 1 rank: .* output sha256 [0-9a-f]{64}" "$out1"
-out4=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$RW" -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-mesh.bin" 2>&1)
+out4=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$MACNODE" refwork -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-mesh.bin" 2>&1)
 t_match "the same network on the 4-Mac ring" "on 4 ranks: .* output sha256 [0-9a-f]{64}" "$out4"
-verdict=$("$RW" --compare "$LAB/work/tbm-alice/rw-single.bin" "$LAB/work/tbm-alice/rw-mesh.bin")
+verdict=$("$MACNODE" refwork --compare "$LAB/work/tbm-alice/rw-single.bin" "$LAB/work/tbm-alice/rw-mesh.bin")
 t_match "verdict: the mesh agrees with the single Mac" "^verdict: (bitwise identical|within tolerance)" "$verdict"
 echo "# $verdict"
 

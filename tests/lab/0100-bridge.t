@@ -7,7 +7,7 @@
 no_jobs
 
 CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
-BENCH=$T_SRC/build/kernels/tbm-collbench
+MACNODE=$T_SRC/build/inst/bin/macnode
 W=$LAB/work/tbm-alice
 
 # on_macs PATTERN NODES...: processes in those Macs whose command line matches.
@@ -45,7 +45,7 @@ for backend in jaccl jaccl-ring ring mpi; do
     t_match "studio-a, $backend: and all ranks together" "job of 4 ranks: ok" "$out"
 done
 
-out=$(as tbm-alice salloc --gres=tbmesh:studio-a:4 --mlx-backend=jaccl srun "$BENCH" -b 8 -e 256K -f 32 -n 3 -w 1 2>&1)
+out=$(as tbm-alice salloc --gres=tbmesh:studio-a:4 --mlx-backend=jaccl srun "$MACNODE" bench -b 8 -e 256K -f 32 -n 3 -w 1 2>&1)
 t_match "all-reduce over the JACCL matrix and coordinator: no wrong value" "Wrong values *: 0 OK" "$out"
 t_match "on 4 ranks" "4 ranks" "$out"
 

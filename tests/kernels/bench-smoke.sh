@@ -1,0 +1,75 @@
+#!/bin/sh
+# bench-smoke.sh: `macnode bench` (macnode running macnode-bench) runs every operation on 3 local ranks,
+# counts no wrong value, writes its three formats, measures every cable with -o p2p (mesh: every pair; ring:
+# neighbours), reports progress, and refuses bad options and a missing environment with a message. No
+# timing is asserted.
+macnode=${TBM_MACNODE:-../macnode/macnode}
+bench() { "$macnode" bench "$@"; }
+fail=0
+say() { echo "bench-smoke: $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for op in allreduce allgather reducescatter broadcast sendrecv; do
+  for algo in mesh ring; do
+    out=$(bench -l 3 -A "$algo" -o "$op" -d bf16 -r max -R 2 -b 4 -e 64K -f 16 -n 2 -w 1 -F csv) ||
+      { say "$op $algo: exit $?"; fail=1; continue; }
+    rows=$(echo "$out" | awk -F, 'NR > 1' | wc -l)
+    wrong=$(echo "$out" | awk -F, 'NR > 1 { w += $13 } END { print w + 0 }')
+    [ "$rows" -ge 2 ] && [ "$wrong" = 0 ] || { say "$op $algo: $rows rows, $wrong wrong"; fail=1; }
+  done
+done
+table=$(bench -l 2 -b 8 -e 1K -f 4 -n 2 -w 1)
+echo "$table" | grep -q '^# Wrong values       : 0 OK' || { say "table: no OK line"; echo "$table"; fail=1; }
+echo "$table" | grep -q 'transport mesh' || { say "table: no transport"; fail=1; }
+# nccl-tests' long options do the same
+long=$(bench --local 2 --minbytes 8 --maxbytes 1K --stepfactor 4 --iters 2 --warmup_iters 1 --datatype i32 --format csv)
+[ "$(echo "$long" | awk -F, 'NR > 1 && $6 == "i32"' | wc -l)" = 8 ] || { say "long options: $long"; fail=1; }
+json=$(bench -l 2 -b 8 -e 64 -f 2 -n 2 -w 1 -F json)
+echo "$json" | grep -q '"wrong_total": 0,' || { say "json: no wrong_total"; echo "$json"; fail=1; }
+
+# p2p: a mesh of 4 has 6 cables, a ring of 4 has 4; each with rates, a latency and no wrong value
+for algo in mesh:6 ring:4; do
+  out=$(bench -l 4 -A "${algo%:*}" -o p2p -b 8 -e 256K -n 3 -w 1 -L 20 -F csv) || { say "p2p $algo: exit $?"; fail=1; }
+  [ "$(echo "$out" | awk -F, 'NR > 1 && $8 > 0 && $9 > 0 && $10 > 0 && $12 > 0 && $13 == 0' | wc -l)" = "${algo#*:}" ] ||
+    { say "p2p $algo: want ${algo#*:} cables measured"; echo "$out"; fail=1; }
+done
+out=$(bench -l 4 -A ring -o p2p -b 8 -e 64K -n 2 -w 1 -L 5 -F csv)
+pairs=$(echo "$out" | awk -F, 'NR > 1 { printf "%s-%s ", $3, $5 }')
+[ "$pairs" = "0-1 0-3 1-2 2-3 " ] || { say "ring p2p pairs: $pairs"; fail=1; }
+echo "$out" | awk -F, 'NR > 1 && ($4 !~ /:lo$/ || $6 !~ /:lo$/) { bad = 1 } END { exit bad }' ||
+  { say "p2p ends should name host and interface (lo on loopback): $out"; fail=1; }
+table=$(bench -l 3 -o p2p -b 8 -e 64K -n 2 -w 1 -L 5)
+echo "$table" | grep -q '^# Slowest cable      : .* GB/s one way' || { say "p2p table: no slowest"; echo "$table"; fail=1; }
+echo "$table" | grep -q '^# Wrong values       : 0 OK' || { say "p2p table: no OK"; fail=1; }
+json=$(bench -l 2 -o p2p -b 8 -e 4K -n 2 -w 1 -L 5 -F json)
+echo "$json" | grep -q '"cables": \[' && echo "$json" | grep -q '"wrong_total": 0,' || { say "p2p json: $json"; fail=1; }
+if bench -l 1 -o p2p 2>"$tmp/err"; then say "p2p on one rank accepted"; fail=1; fi
+grep -q "p2p needs at least 2 ranks" "$tmp/err" || { say "p2p 1 rank: $(cat "$tmp/err")"; fail=1; }
+
+# progress on stderr when asked (a line per step once it has taken 2 s would need a long run: --progress on
+# with a slow sweep is not asserted on timing; only that nothing but progress reaches stderr)
+bench -l 2 -b 8 -e 64K -n 2 -w 1 --progress on > /dev/null 2>"$tmp/err" || { say "progress on: exit $?"; fail=1; }
+if grep -qv 'done, .* left' "$tmp/err"; then say "progress: stray stderr: $(cat "$tmp/err")"; fail=1; fi
+
+# bad input: a message saying what is wrong and what to do
+check_err() {   # check_err "what" "expected message" args...
+  what=$1 want=$2; shift 2
+  if bench "$@" > /dev/null 2>"$tmp/err"; then say "$what accepted"; fail=1; return; fi
+  grep -q -- "$want" "$tmp/err" || { say "$what: $(cat "$tmp/err")"; fail=1; }
+}
+check_err "bad op" "bad value 'allsum' for -o/--op (give allreduce" -l 2 -o allsum
+check_err "-b > -e" "\-b must not exceed -e (1048576 > 1024 bytes)" -l 2 -b 1M -e 1K
+check_err "bad size" "bad value '12Q' for -e/--maxbytes" -l 2 -e 12Q
+check_err "bad progress" "bad value 'loud' for --progress (give auto, on or off)" -l 2 --progress loud
+check_err "missing value" "option -n/--iters needs a value" -l 2 -n
+check_err "unknown option" "unknown option '--frobnicate'" --frobnicate
+check_err "stray argument" "unexpected argument 'extra'" -l 2 extra
+check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
+check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
+unset MLX_RANK JACCL_RANK
+check_err "no environment" "MLX_RANK is not set, so this is not a rank of a tbmesh job" -b 8
+MACNODE_LIBEXECDIR=$tmp/none "$macnode" bench -l 2 2>"$tmp/err" && { say "missing program: exit 0"; fail=1; }
+grep -q "macnode bench: cannot run $tmp/none/macnode-bench" "$tmp/err" || { say "missing program: $(cat "$tmp/err")"; fail=1; }
+[ $fail = 0 ] && say "ok"
+exit $fail
