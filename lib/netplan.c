@@ -138,12 +138,148 @@ static void netmask_text(int prefix, char *buf, size_t len)
     ip_text(prefix ? 0xffffffffu << (32 - prefix) : 0, buf, len);
 }
 
-/* The commands of one host; returns how many cables it has. */
-static size_t host_commands(const tbm_netplan_t *p, const char *host, tbm_strbuf_t *sb)
+/* ---- routes ---- */
+
+/* The hosts of the plan, in order of first appearance. */
+static int plan_hosts(const tbm_netplan_t *p, const char ***names, size_t *n)
+{
+    size_t i, j;
+    int e;
+
+    *names = calloc(2 * p->n_cables + 1, sizeof(**names));
+    *n = 0;
+    if (!*names)
+        return -1;
+    for (i = 0; i < p->n_cables; i++)
+        for (e = 0; e < 2; e++) {
+            const char *name = p->cables[i].end[e].node;
+            for (j = 0; j < *n && strcmp((*names)[j], name) != 0; j++)
+                ;
+            if (j == *n)
+                (*names)[(*n)++] = name;
+        }
+    return 0;
+}
+
+static size_t host_index(const char *const *names, size_t n, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < n && strcmp(names[i], name) != 0; i++)
+        ;
+    return i;
+}
+
+static int cabled(const tbm_netplan_t *p, const char *a, const char *b)
+{
+    size_t i;
+
+    for (i = 0; i < p->n_cables; i++) {
+        const tbm_netplan_cable_t *cb = &p->cables[i];
+        if ((!strcmp(cb->end[0].node, a) && !strcmp(cb->end[1].node, b)) ||
+            (!strcmp(cb->end[0].node, b) && !strcmp(cb->end[1].node, a)))
+            return 1;
+    }
+    return 0;
+}
+
+int tbm_netplan_routes(const tbm_netplan_t *p, const char *host, tbm_netplan_route_t **routes, size_t *nroutes,
+                       int *forwards, tbm_err_t *err)
+{
+    const char **names = NULL;
+    size_t nh = 0, *queue = NULL, *first = NULL, head = 0, tail = 0, i, me, u, v, a, b;
+    int *dist = NULL, e, rc = -1;
+    tbm_netplan_route_t *out = NULL;
+    size_t n = 0;
+
+    *routes = NULL;
+    *nroutes = 0;
+    *forwards = 0;
+    if (plan_hosts(p, &names, &nh) < 0)
+        goto oom;
+    me = host_index(names, nh, host);
+    if (me == nh) {
+        free(names);
+        return 0;
+    }
+    queue = calloc(nh, sizeof(*queue));
+    first = calloc(nh, sizeof(*first));       /* the cable of `host` that leads to each host */
+    dist = calloc(nh, sizeof(*dist));
+    out = calloc(2 * p->n_cables + 1, sizeof(*out));
+    if (!queue || !first || !dist || !out)
+        goto oom;
+    for (i = 0; i < nh; i++)
+        dist[i] = -1;
+    dist[me] = 0;
+    queue[tail++] = me;
+    while (head < tail) {                      /* breadth first: fewest cables, cables in file order */
+        u = queue[head++];
+        for (i = 0; i < p->n_cables; i++)
+            for (e = 0; e < 2; e++) {
+                if (strcmp(p->cables[i].end[e].node, names[u]) != 0)
+                    continue;
+                v = host_index(names, nh, p->cables[i].end[!e].node);
+                if (dist[v] >= 0)
+                    continue;
+                dist[v] = dist[u] + 1;
+                first[v] = u == me ? i : first[u];
+                queue[tail++] = v;
+            }
+    }
+    for (i = 0; i < p->n_cables; i++) {
+        const tbm_netplan_cable_t *cb = &p->cables[i];
+        if (!strcmp(cb->end[0].node, host) || !strcmp(cb->end[1].node, host))
+            continue;                          /* its own cables: the /30 reaches the peer */
+        for (e = 0; e < 2; e++) {
+            const tbm_netplan_cable_t *hop;
+            tbm_netplan_route_t *r;
+            int mine;
+            v = host_index(names, nh, cb->end[e].node);
+            if (dist[v] < 0 || !cb->end[e].ipv4[0])
+                continue;
+            hop = &p->cables[first[v]];
+            mine = !strcmp(hop->end[0].node, host) ? 0 : 1;
+            if (!hop->end[!mine].ipv4[0])
+                continue;
+            r = &out[n++];
+            snprintf(r->dest, sizeof(r->dest), "%s", cb->end[e].ipv4);
+            snprintf(r->owner, sizeof(r->owner), "%s", cb->end[e].node);
+            snprintf(r->via, sizeof(r->via), "%s", hop->end[!mine].ipv4);
+            snprintf(r->iface, sizeof(r->iface), "%s", hop->end[mine].iface);
+            r->hops = dist[v];
+        }
+    }
+    /* forwarding: two neighbours without a cable between them */
+    for (a = 0; a < nh && !*forwards; a++)
+        for (b = a + 1; b < nh && !*forwards; b++)
+            if (a != me && b != me && dist[a] == 1 && dist[b] == 1 && !cabled(p, names[a], names[b]))
+                *forwards = 1;
+    *routes = n ? out : NULL;
+    *nroutes = n;
+    if (!n)
+        free(out);
+    out = NULL;
+    rc = 0;
+    goto done;
+oom:
+    tbm_errprintf(err, "out of memory");
+done:
+    free(names);
+    free(queue);
+    free(first);
+    free(dist);
+    free(out);
+    return rc;
+}
+
+/* The commands of one host; returns how many cables it has, or -1 (out of memory). */
+static long host_commands(const tbm_netplan_t *p, const char *host, tbm_netplan_os_t os, tbm_strbuf_t *sb,
+                          tbm_err_t *err)
 {
     char mask[TBM_IPV4_MAX];
-    size_t i, n = 0;
-    int e;
+    tbm_netplan_route_t *routes;
+    size_t i, n = 0, nr;
+    int e, forwards;
 
     for (i = 0; i < p->n_cables; i++) {
         const tbm_netplan_cable_t *cb = &p->cables[i];
@@ -152,29 +288,56 @@ static size_t host_commands(const tbm_netplan_t *p, const char *host, tbm_strbuf
             if (strcmp(me->node, host) != 0)
                 continue;
             if (n++ == 0)
-                tbm_sb_printf(sb, "# on %s\nifconfig bridge0 down\n", host);
+                tbm_sb_printf(sb, "# on %s\n%s", host, os == TBM_NETPLAN_MACOS ? "ifconfig bridge0 down\n" : "");
+            if (os == TBM_NETPLAN_LINUX) {
+                tbm_sb_printf(sb, "ip addr replace %s/%d dev %s\n", me->ipv4, cb->prefix_len, me->iface);
+                continue;
+            }
             netmask_text(cb->prefix_len, mask, sizeof(mask));
             tbm_sb_printf(sb, "ifconfig %s inet %s netmask %s up\n", me->iface, me->ipv4, mask);
             tbm_sb_printf(sb, "route -n change -host %s -interface %s || route -n add -host %s -interface %s\n",
                           peer->ipv4, me->iface, peer->ipv4, me->iface);
         }
     }
-    return n;
+    if (n == 0)
+        return 0;
+    if (tbm_netplan_routes(p, host, &routes, &nr, &forwards, err) < 0)
+        return -1;
+    if (nr)
+        tbm_sb_printf(sb, "# the other hosts' Thunderbolt addresses, over the cables (Open MPI dials every one)\n");
+    for (i = 0; i < nr; i++) {
+        const tbm_netplan_route_t *r = &routes[i];
+        if (os == TBM_NETPLAN_LINUX)
+            tbm_sb_printf(sb, "ip route replace %s/32 via %s dev %s\n", r->dest, r->via, r->iface);
+        else
+            tbm_sb_printf(sb, "route -n change -host %s %s || route -n add -host %s %s\n", r->dest, r->via, r->dest,
+                          r->via);
+    }
+    if (forwards)
+        tbm_sb_printf(sb, "# %s passes on the traffic of hosts that have no cable to each other\n%s\n", host,
+                      os == TBM_NETPLAN_LINUX ? "sysctl -qw net.ipv4.ip_forward=1"
+                                              : "sysctl -w net.inet.ip.forwarding=1");
+    free(routes);
+    return (long)n;
 }
 
-char *tbm_netplan_commands(const tbm_netplan_t *p, const char *host, tbm_err_t *err)
+char *tbm_netplan_commands(const tbm_netplan_t *p, const char *host, tbm_netplan_os_t os, tbm_err_t *err)
 {
     tbm_strbuf_t sb;
     size_t i;
+    long rc;
     int e;
 
     tbm_sb_init(&sb);
-    tbm_sb_printf(&sb, "#!/bin/sh\n# Thunderbolt addressing from `macnode netplan`; run as root on each Mac. "
-                       "Not persistent: run again after a reboot.\nset -e\n");
+    tbm_sb_printf(&sb, "#!/bin/sh\n# Thunderbolt addressing from `macnode netplan`; run as root on each %s. "
+                       "Not persistent: run again after a reboot.\nset -e\n", os == TBM_NETPLAN_MACOS ? "Mac" :
+                       "host");
     if (host) {
-        if (host_commands(p, host, &sb) == 0) {
+        rc = host_commands(p, host, os, &sb, err);
+        if (rc <= 0) {
             tbm_sb_free(&sb);
-            tbm_errprintf(err, "%s has no cable in tbmesh.conf: name a host of the lab (--host NAME)", host);
+            if (rc == 0)
+                tbm_errprintf(err, "%s has no cable in tbmesh.conf: name a host of the lab (--host NAME)", host);
             return NULL;
         }
         return tbm_sb_take(&sb);
@@ -186,8 +349,11 @@ char *tbm_netplan_commands(const tbm_netplan_t *p, const char *host, tbm_err_t *
             int seen = 0;
             for (j = 0; j < i && !seen; j++)
                 seen = !strcmp(p->cables[j].end[0].node, name) || !strcmp(p->cables[j].end[1].node, name);
-            if (!seen && !(e == 1 && !strcmp(p->cables[i].end[0].node, name)))
-                host_commands(p, name, &sb);
+            if (!seen && !(e == 1 && !strcmp(p->cables[i].end[0].node, name)) &&
+                host_commands(p, name, os, &sb, err) < 0) {
+                tbm_sb_free(&sb);
+                return NULL;
+            }
         }
     return tbm_sb_take(&sb);
 }

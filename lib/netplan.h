@@ -1,6 +1,8 @@
 /* netplan.h: the per-cable addressing of a Thunderbolt lab: every cable its own /30, both ends numbered, and
- * the macOS commands that put the plan on a Mac (bridge0 down, an IPv4 address per Thunderbolt interface,
- * a host route to each peer). Cables that already have addresses in tbmesh.conf keep them. */
+ * the commands that put the plan on a Mac (bridge0 down, an IPv4 address per Thunderbolt interface, a host
+ * route to each peer, and routes to every other Thunderbolt address of the lab over the cables, so that Open
+ * MPI, which dials every address a peer has, reaches each one). Cables that already have addresses in
+ * tbmesh.conf keep them. */
 #ifndef TBM_NETPLAN_H
 #define TBM_NETPLAN_H
 
@@ -36,8 +38,32 @@ void tbm_netplan_free(tbm_netplan_t *plan);
 /* The plan as text, one cable a line: "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.6/30". */
 char *tbm_netplan_table(const tbm_netplan_t *plan);
 
-/* The macOS commands for `host` (NULL: every host, each under a "# on <host>" line), as a shell script
- * that an admin can read and run with sudo. NULL with err when `host` has no cable in the plan. */
-char *tbm_netplan_commands(const tbm_netplan_t *plan, const char *host, tbm_err_t *err);
+/* A route on one host to a Thunderbolt address of another host that is not on a cable of its own. */
+typedef struct tbm_netplan_route {
+    char dest[TBM_IPV4_MAX];        /* the other host's address */
+    char owner[TBM_HOSTNAME_MAX];   /* the host that holds it */
+    char via[TBM_IPV4_MAX];         /* the next hop: its address on the cable the route leaves by */
+    char iface[TBM_IFNAME_MAX];     /* this host's interface on that cable */
+    int hops;                       /* cables to the owner: 1 when it is cabled to this host */
+} tbm_netplan_route_t;
+
+/* The routes of `host`: to every address of every other host it reaches over cables, along a shortest path
+ * (fewest cables; ties: the first cable in file order), except the peers' ends of its own cables (their
+ * /30 covers them). *forwards is 1 when two of its neighbours have no cable between them, so that routes of
+ * other hosts may pass through it (it must forward IPv4): never on a full mesh, always on a ring of 4 or
+ * more. Returns 0 (*routes malloc'ed, possibly NULL with *n 0), or -1 with err (out of memory). */
+int tbm_netplan_routes(const tbm_netplan_t *plan, const char *host, tbm_netplan_route_t **routes, size_t *n,
+                       int *forwards, tbm_err_t *err);
+
+/* Which commands tbm_netplan_commands() writes. */
+typedef enum tbm_netplan_os {
+    TBM_NETPLAN_MACOS = 0,   /* ifconfig, route, sysctl net.inet.ip.forwarding */
+    TBM_NETPLAN_LINUX = 1,   /* ip addr/route replace, sysctl net.ipv4.ip_forward (the embedded lab's Macs) */
+} tbm_netplan_os_t;
+
+/* The commands for `host` (NULL: every host, each under a "# on <host>" line), as a shell script that an
+ * admin can read and run with sudo. NULL with err when `host` has no cable in the plan. The Linux form sets
+ * addresses and routes but leaves links up or down as they are. */
+char *tbm_netplan_commands(const tbm_netplan_t *plan, const char *host, tbm_netplan_os_t os, tbm_err_t *err);
 
 #endif

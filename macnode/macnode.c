@@ -47,12 +47,33 @@ static void usage(FILE *out)
 static void netplan_usage(FILE *out)
 {
     fprintf(out,
-            "usage: macnode netplan [--conf tbmesh.conf] [--host NAME | --all] [--base CIDR] [--renumber] [--apply]\n"
+            "usage: macnode netplan [--conf tbmesh.conf] [--host NAME | --all] [--base CIDR] [--renumber]\n"
+            "                       [--os macos|linux] [--apply]\n"
             "  The per-cable /30 plan of the lab's Thunderbolt links and the macOS commands that set it up\n"
-            "  (bridge0 down, an IPv4 address per interface, a host route to each peer). Prints; --apply runs\n"
-            "  this Mac's commands (macOS only, as root). Cables with addresses in tbmesh.conf keep them unless\n"
-            "  --renumber; new ones take the next free /30 of --base (default 169.254.0.0/16).\n"
+            "  (bridge0 down, an IPv4 address per interface, a host route to each peer, routes to the other\n"
+            "  hosts' Thunderbolt addresses over the cables, and IPv4 forwarding where a ring needs it, so that\n"
+            "  Open MPI reaches every address). Prints; --apply runs this Mac's commands (macOS only, as root).\n"
+            "  --os linux prints ip(8) commands instead (for Linux hosts; the embedded lab uses them). Cables\n"
+            "  with addresses in tbmesh.conf keep them unless --renumber; new ones take the next free /30 of\n"
+            "  --base (default 169.254.0.0/16).\n"
             "  --conf defaults to $TBMESH_CONF, else /etc/slurm/tbmesh.conf; --host to this host's name.\n");
+}
+
+/* The script's first line, the plan as comments, then the rest: the whole output runs with sh. */
+static void print_plan(const char *table, const char *cmds)
+{
+    const char *nl = strchr(cmds, '\n'), *line = table;
+
+    if (!nl)
+        nl = cmds + strlen(cmds);
+    printf("%.*s\n# The plan, one cable a line:\n", (int)(nl - cmds), cmds);
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        printf("%s%.*s\n", line[0] == '#' ? "" : "#   ", (int)len, line);
+        line += len + (end ? 1 : 0);
+    }
+    printf("%s", *nl ? nl + 1 : "");
 }
 
 static int cmd_netplan(int argc, char **argv)
@@ -61,9 +82,11 @@ static int cmd_netplan(int argc, char **argv)
         { "conf", required_argument, NULL, 'c' }, { "host", required_argument, NULL, 'H' },
         { "all", no_argument, NULL, 'a' },        { "base", required_argument, NULL, 'b' },
         { "renumber", no_argument, NULL, 'r' },   { "apply", no_argument, NULL, 'A' },
-        { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+        { "os", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     const char *conf_path = getenv("TBMESH_CONF"), *host = NULL, *base = "169.254.0.0/16";
+    tbm_netplan_os_t os = TBM_NETPLAN_MACOS;
     int all = 0, renumber = 0, apply = 0, c, rc = EXIT_USAGE;
     char myname[TBM_HOST_MAX] = "", *text = NULL, *table = NULL, *cmds = NULL;
     tbm_err_t err = { { 0 } };
@@ -73,7 +96,7 @@ static int cmd_netplan(int argc, char **argv)
 
     if (!conf_path || !*conf_path)
         conf_path = "/etc/slurm/tbmesh.conf";
-    while ((c = getopt_long(argc, argv, "c:H:ab:rAh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:H:ab:rAo:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': conf_path = optarg; break;
         case 'H': host = optarg; break;
@@ -81,13 +104,22 @@ static int cmd_netplan(int argc, char **argv)
         case 'b': base = optarg; break;
         case 'r': renumber = 1; break;
         case 'A': apply = 1; break;
+        case 'o':
+            if (strcmp(optarg, "macos") && strcmp(optarg, "linux")) {
+                fprintf(stderr, "macnode netplan: --os %s: give macos or linux\n", optarg);
+                return EXIT_USAGE;
+            }
+            os = strcmp(optarg, "linux") == 0 ? TBM_NETPLAN_LINUX : TBM_NETPLAN_MACOS;
+            break;
         case 'h': netplan_usage(stdout); return 0;
         default: netplan_usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind < argc || (all && (host || apply))) {
+    if (optind < argc || (all && (host || apply)) || (apply && os != TBM_NETPLAN_MACOS)) {
         fprintf(stderr, "macnode netplan: %s; see macnode netplan --help\n",
-                optind < argc ? "unexpected argument" : "--all prints every host: drop --host and --apply");
+                optind < argc ? "unexpected argument" : apply && os != TBM_NETPLAN_MACOS ?
+                "--apply runs the macOS commands: drop --os linux (or run its output with sh)" :
+                "--all prints every host: drop --host and --apply");
         return EXIT_USAGE;
     }
     if (!host && !all) {
@@ -105,8 +137,8 @@ static int cmd_netplan(int argc, char **argv)
         return EXIT_PROBE;
     }
     if (tbm_netplan_make(&conf, base, renumber, &plan, &err) == 0 && (table = tbm_netplan_table(&plan)) &&
-        (cmds = tbm_netplan_commands(&plan, all ? NULL : host, &err))) {
-        printf("%s\n%s", table, cmds);
+        (cmds = tbm_netplan_commands(&plan, all ? NULL : host, os, &err))) {
+        print_plan(table, cmds);
         rc = apply ? probe_darwin_apply(cmds, &err) : 0;
         if (rc != 0)
             fprintf(stderr, "macnode netplan: %s\n", err.msg);

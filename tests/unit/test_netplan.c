@@ -1,4 +1,4 @@
-/* test_netplan.c: unit tests of lib/netplan.c (per-cable /30 plan and its macOS commands). */
+/* test_netplan.c: unit tests of lib/netplan.c (per-cable /30 plan, routes, and its macOS and Linux commands). */
 #include "tbm_check.h"
 
 #include <string.h>
@@ -51,7 +51,7 @@ START_TEST(commands_for_one_host)
 
     parse(&c);
     ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 0, &p, &err), 0);
-    cmds = tbm_netplan_commands(&p, "mac03", &err);
+    cmds = tbm_netplan_commands(&p, "mac03", TBM_NETPLAN_MACOS, &err);
     ck_assert_ptr_nonnull(cmds);
     ck_assert_ptr_nonnull(strstr(cmds, "# on mac03\nifconfig bridge0 down\n"
                                        "ifconfig en2 inet 169.254.0.6 netmask 255.255.255.252 up\n"
@@ -60,14 +60,137 @@ START_TEST(commands_for_one_host)
                                        "ifconfig en3 inet 169.254.0.14 netmask 255.255.255.252 up\n"));
     ck_assert_ptr_null(strstr(cmds, "# on mac01"));
     free(cmds);
-    cmds = tbm_netplan_commands(&p, NULL, &err);
+    cmds = tbm_netplan_commands(&p, NULL, TBM_NETPLAN_MACOS, &err);
     ck_assert_ptr_nonnull(strstr(cmds, "# on mac01\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "# on mac02\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "# on mac03\n"));
     ck_assert_ptr_null(strstr(strstr(cmds, "# on mac01") + 1, "# on mac01"));
     free(cmds);
-    ck_assert_ptr_null(tbm_netplan_commands(&p, "mac09", &err));
+    ck_assert_ptr_null(tbm_netplan_commands(&p, "mac09", TBM_NETPLAN_MACOS, &err));
     ck_assert_str_eq(err.msg, "mac09 has no cable in tbmesh.conf: name a host of the lab (--host NAME)");
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+/* A ring of 4 (a-b-c-d-a), addresses kept: the routes go the short way round and every host forwards. */
+static const char *ring4 =
+    "Group=r Nodes=m[1-4] Topology=ring Link=tb4 Rdma=no Mode=direct Backends=ring,mpi\n"
+    "Cable=m1:en2,m2:en2 Addr=10.0.1.1/30,10.0.1.2/30\n"
+    "Cable=m2:en3,m3:en2 Addr=10.0.2.1/30,10.0.2.2/30\n"
+    "Cable=m3:en3,m4:en2 Addr=10.0.3.1/30,10.0.3.2/30\n"
+    "Cable=m4:en3,m1:en3 Addr=10.0.4.1/30,10.0.4.2/30\n";
+
+static void make_plan(const char *text, tbm_conf_t *c, tbm_netplan_t *p)
+{
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_msg(tbm_conf_parse(text, strlen(text), "t.conf", c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(tbm_netplan_make(c, "169.254.0.0/16", 0, p, &err) == 0, "%s", err.msg);
+}
+
+START_TEST(mesh_routes_reach_every_address_over_the_direct_cable)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_err_t err = { { 0 } };
+    tbm_netplan_route_t *r;
+    size_t n;
+    int fwd = -1;
+
+    make_plan(lab, &c, &p);
+    /* mac03's own cables reach 169.254.0.5 (mac01) and .13 (mac02); the cable mac01-mac02 is not its own:
+     * both ends are routed, each over the cable to its owner */
+    ck_assert_int_eq(tbm_netplan_routes(&p, "mac03", &r, &n, &fwd, &err), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(fwd, 0);
+    ck_assert_str_eq(r[0].dest, "169.254.0.9");
+    ck_assert_str_eq(r[0].owner, "mac01");
+    ck_assert_str_eq(r[0].via, "169.254.0.5");
+    ck_assert_str_eq(r[0].iface, "en2");
+    ck_assert_int_eq(r[0].hops, 1);
+    ck_assert_str_eq(r[1].dest, "169.254.0.10");
+    ck_assert_str_eq(r[1].owner, "mac02");
+    ck_assert_str_eq(r[1].via, "169.254.0.13");
+    ck_assert_str_eq(r[1].iface, "en3");
+    free(r);
+    ck_assert_int_eq(tbm_netplan_routes(&p, "nosuch", &r, &n, &fwd, &err), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(r);
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+START_TEST(ring_routes_go_the_short_way_and_hosts_forward)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_err_t err = { { 0 } };
+    tbm_netplan_route_t *r;
+    size_t n, i;
+    int fwd = 0;
+
+    make_plan(ring4, &c, &p);
+    ck_assert_int_eq(tbm_netplan_routes(&p, "m1", &r, &n, &fwd, &err), 0);
+    ck_assert_int_eq(fwd, 1);
+    ck_assert_uint_eq(n, 4);   /* both ends of m2-m3 and of m3-m4 */
+    for (i = 0; i < n; i++) {
+        /* m2's and m4's far addresses: one hop, straight over the cable to them; m3's: two hops, via m2
+         * (found first in file order) */
+        if (!strcmp(r[i].owner, "m3")) {
+            ck_assert_int_eq(r[i].hops, 2);
+            ck_assert_str_eq(r[i].via, "10.0.1.2");
+            ck_assert_str_eq(r[i].iface, "en2");
+        } else if (!strcmp(r[i].owner, "m4")) {
+            ck_assert_int_eq(r[i].hops, 1);
+            ck_assert_str_eq(r[i].dest, "10.0.3.2");
+            ck_assert_str_eq(r[i].via, "10.0.4.1");
+            ck_assert_str_eq(r[i].iface, "en3");
+        } else {
+            ck_assert_str_eq(r[i].owner, "m2");
+            ck_assert_str_eq(r[i].dest, "10.0.2.1");
+            ck_assert_str_eq(r[i].via, "10.0.1.2");
+        }
+    }
+    free(r);
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+START_TEST(route_and_forwarding_commands_for_macos_and_linux)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_err_t err = { { 0 } };
+    char *cmds;
+
+    make_plan(ring4, &c, &p);
+    cmds = tbm_netplan_commands(&p, "m1", TBM_NETPLAN_MACOS, &err);
+    ck_assert_ptr_nonnull(cmds);
+    ck_assert_ptr_nonnull(strstr(cmds, "route -n change -host 10.0.2.2 10.0.1.2 || route -n add -host 10.0.2.2 "
+                                       "10.0.1.2\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -w net.inet.ip.forwarding=1\n"));
+    free(cmds);
+    cmds = tbm_netplan_commands(&p, "m1", TBM_NETPLAN_LINUX, &err);
+    ck_assert_ptr_nonnull(cmds);
+    ck_assert_ptr_null(strstr(cmds, "ifconfig"));
+    ck_assert_ptr_null(strstr(cmds, " up\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "# on m1\nip addr replace 10.0.1.1/30 dev en2\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "ip addr replace 10.0.4.2/30 dev en3\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "ip route replace 10.0.2.2/32 via 10.0.1.2 dev en2\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -qw net.ipv4.ip_forward=1\n"));
+    free(cmds);
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+    /* a full mesh needs no forwarding */
+    make_plan(lab, &c, &p);
+    cmds = tbm_netplan_commands(&p, "mac01", TBM_NETPLAN_LINUX, &err);
+    ck_assert_ptr_nonnull(cmds);
+    ck_assert_ptr_null(strstr(cmds, "forward"));
+    ck_assert_ptr_nonnull(strstr(cmds, "ip route replace 169.254.0.14/32 via 169.254.0.6 dev en3\n"));
+    free(cmds);
     tbm_netplan_free(&p);
     tbm_conf_free(&c);
 }
@@ -99,6 +222,9 @@ static Suite *netplan_suite(void)
     tcase_add_test(tc, new_cables_take_free_slash30s_and_kept_ones_stay);
     tcase_add_test(tc, commands_for_one_host);
     tcase_add_test(tc, bad_bases);
+    tcase_add_test(tc, mesh_routes_reach_every_address_over_the_direct_cable);
+    tcase_add_test(tc, ring_routes_go_the_short_way_and_hosts_forward);
+    tcase_add_test(tc, route_and_forwarding_commands_for_macos_and_linux);
     suite_add_tcase(s, tc);
     return s;
 }
