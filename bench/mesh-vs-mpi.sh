@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# mesh-vs-mpi.sh: libtbmcoll against Open MPI over the same Thunderbolt links of the lab, in one run, on the
+# 4 Macs of one group (studio-a: the full mesh; mini-b: the ring):
+#  - libtbmcoll as a user runs it: `macnode bench` under srun in a --gres=tbmesh job (bridge mode on
+#    studio-a), from MLX's environment (JACCL matrix and coordinator on a mesh, ring hostfile on a ring);
+#  - Open MPI's MPI_Allreduce: mpirun on the bridge host starts one rank in each Mac (`tbmesh-lab rsh`
+#    stands in for ssh between Macs), BTL tcp on the Thunderbolt addresses only (169.254.0.0/16; the routes
+#    come from macnode netplan), mpi_yield_when_idle as the ranks share the cores;
+#  - every cable alone (-o p2p) with both, for the rate of one link.
+# Prints all-reduce busbw per size with the ratio (target: at least 1.2 from 1 MiB to 64 MiB), the 8-byte
+# latency of both (target: no worse than Open MPI), busbw as a share of one link's rate, and the per-cable
+# table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
+# Usage: bench/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]   (as root, with the lab up)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+group=studio-a min=1M max=64M iters=10
+while getopts g:b:e:n: opt; do
+    case $opt in
+        g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;;
+        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]" >&2; exit 2 ;;
+    esac
+done
+LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
+export SLURM_CONF=$LAB/etc/slurm.conf
+[ "$(id -u)" = 0 ] || { echo "mesh-vs-mpi: run as root (mpirun enters the Macs' namespaces)" >&2; exit 2; }
+scontrol ping > /dev/null 2>&1 || { echo "mesh-vs-mpi: the lab is not up (lab/tbmesh-lab up)" >&2; exit 1; }
+inst=${TBMESH_INST:-$here/build/inst}
+macnode=$inst/bin/macnode
+bench=$inst/libexec/slurm-tbmesh/macnode-bench
+[ -x "$bench" ] || { echo "mesh-vs-mpi: $bench is not built: run scripts/build.sh" >&2; exit 2; }
+feature=tbmesh_${group//-/_}
+hosts=$(sinfo -h -N -o '%N %f' | awk -v f="$feature" 'index("," $2 ",", "," f ",") { print $1 }' | sort -u | paste -sd,)
+[ "$(tr ',' '\n' <<<"$hosts" | grep -c .)" = 4 ] || { echo "mesh-vs-mpi: group $group has not 4 Macs: '$hosts'" >&2; exit 2; }
+backend=jaccl
+[ "$group" = studio-a ] || backend=ring
+W=$LAB/work/tbm-alice
+tmp=$(mktemp -d "$W/mesh-vs-mpi.XXXXXX")
+chmod 755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+
+# libtbmcoll: one allocation, three steps.
+cat > "$tmp/tcp.sh" <<SCRIPT
+#!/bin/sh
+set -e
+srun "$macnode" bench -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp.csv"
+srun "$macnode" bench -b 8 -e 8 -n 500 -w 50 -F csv > "$tmp/tcp8.csv"
+srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+SCRIPT
+chmod 755 "$tmp/tcp.sh"
+chown tbm-alice: "$tmp"
+(cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
+    salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$tmp/tcp.sh") ||
+    { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; exit 1; }
+
+# Open MPI over the same links.
+mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$here/lab/tbmesh-lab rsh"
+        --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24
+        --mca mpi_yield_when_idle 1)
+"${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv > "$tmp/mpi.csv" 2> "$tmp/mpi.err" &&
+"${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv > "$tmp/mpi8.csv" 2>> "$tmp/mpi.err" &&
+"${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv" 2>> "$tmp/mpi.err" ||
+    { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$tmp/mpi.err" >&2; exit 1; }
+
+awk -v what="group $group ($hosts), backend $backend; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
+    -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" \
+    "$tmp/tcp-p2p.csv" "$tmp/mpi-p2p.csv"
+echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
+awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$tmp/tcp-p2p.csv"
