@@ -99,10 +99,12 @@ static void usage(FILE *f)
                "  -t, --timeout MS              TCP: longest wait without progress before failing (30000)\n"
                "  -s, --spin US                 TCP: keep polling this long before sleeping (0; try 50 with a\n"
                "                                core per rank)\n"
+               "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
+               "                                transfers are split across them; every rank must give the same\n"
                "      --progress auto|on|off    progress of long runs on stderr (auto: on a terminal, and every\n"
                "                                10 s otherwise once a run has taken 10 s)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
-            LOCAL_MAX);
+            LOCAL_MAX, TBMCOLL_STREAMS_DEFAULT);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -182,6 +184,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
         { "lat_iters", required_argument, NULL, 'L' },  { "check", required_argument, NULL, 'c' },
         { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
+        { "streams", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
     };
     tbm_err_t err = { { 0 } };
@@ -189,7 +192,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
     const char *what;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -209,6 +212,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
         case 't': bad = parse_int(optarg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
         case 's': bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us); break;
         case 'P': bad = parse_name(optarg, progress, 3, &b->progress); break;
+        case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: option %s needs a value; see --help\n", prog,
@@ -223,7 +227,8 @@ static int parse_args(bench_t *b, int argc, char **argv)
                    : opt == 'b' || opt == 'e' ? " (a size in bytes from 1 to 16G, with K, M or G)"
                    : opt == 'o' ? " (give allreduce, allgather, reducescatter, broadcast, sendrecv or p2p)"
                    : opt == 'T' ? " (give tcp or mpi)" : opt == 'F' ? " (give table, csv or json)"
-                   : opt == 'P' ? " (give auto, on or off)" : opt == 'c' ? " (give 0 or 1)" : "";
+                   : opt == 'P' ? " (give auto, on or off)" : opt == 'c' ? " (give 0 or 1)"
+                   : opt == 'S' ? " (give 1 to 4)" : "";
             fprintf(stderr, "%s: bad value '%s' for %s%s%s%s; see --help\n", prog, optarg, opt_name(longopts, opt),
                     err.msg[0] ? ": " : "", err.msg, what);
             return -1;

@@ -11,11 +11,17 @@
 
 #define TBMCOLL_ADDR_MAX 32   /* "255.255.255.255:65535" with NUL */
 
-/* One TCP connection to a peer. */
+#define TBMCOLL_STREAMS_MAX 4     /* TCP connections per pair of ranks on a mesh (opts.streams) */
+#define TBMCOLL_STRIPE_MIN (64 * 1024)   /* a transfer is striped when each stream gets at least this */
+
+/* The TCP connections to a peer: one, or opts.streams on a mesh (a large transfer is split across them in
+ * equal parts, the same way on both sides, so each connection keeps its own order). */
 typedef struct tbmcoll_link {
-    int fd;                          /* -1 when not connected */
+    int fd;                          /* stream 0; -1 when not connected */
     int peer;                        /* the peer's rank */
     char addr[TBMCOLL_ADDR_MAX];     /* the peer's address as dialled or seen ("10.0.1.2:32324") */
+    int nfd;                         /* connections in use: 1 + the extra streams */
+    int sfd[TBMCOLL_STREAMS_MAX - 1];   /* streams 1 ..; -1 when not connected */
 } tbmcoll_link_t;
 
 /* What a transport implements; the public calls check arguments and dispatch here. Each returns 0, or -1
@@ -78,10 +84,18 @@ typedef struct tbmcoll_xfer {
     unsigned char *buf;
     size_t len;
     size_t done;
+    int stream;                      /* which of the link's connections (0: link->fd) */
 } tbmcoll_xfer_t;
 
-/* Move every transfer of the batch at once (poll), until all are done. `what` names the operation in
- * messages ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */
+/* The socket of a transfer. */
+static inline int tbmcoll_xfer_fd(const tbmcoll_xfer_t *x)
+{
+    return x->stream ? x->link->sfd[x->stream - 1] : x->link->fd;
+}
+
+/* Move every transfer of the batch at once (poll), until all are done; a transfer on a link of several
+ * streams is striped across them when it is large enough. `what` names the operation in messages
+ * ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
 
 /* One non-blocking step of a transfer (when poll says its socket is ready). Returns 0 (progress, or nothing

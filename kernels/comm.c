@@ -15,7 +15,8 @@
 
 #define HELLO_MAGIC 0x54424d43u   /* "TBMC" */
 #define ACK_MAGIC   0x54424d41u   /* "TBMA" */
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u         /* 2: the hello names the stream */
+#define HELLO_WORDS 7
 #define STRAY_HELLO_MS 2000       /* how long an accepted connection may take to say hello */
 
 static const char *const algo_names[] = { "auto", "mesh", "ring", "mpi" };
@@ -51,6 +52,10 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->segment_bytes = 256 * 1024;
     if (out->sockbuf_bytes <= 0)
         out->sockbuf_bytes = 4 * 1024 * 1024;
+    if (out->streams <= 0)
+        out->streams = TBMCOLL_STREAMS_DEFAULT;
+    if (out->streams > TBMCOLL_STREAMS_MAX)
+        out->streams = TBMCOLL_STREAMS_MAX;
 }
 
 int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...)
@@ -122,17 +127,32 @@ static tbmcoll_comm_t *comm_new(int rank, int size, tbmcoll_algo_t algo, const t
     c->ops = algo == TBMCOLL_ALGO_RING ? &tbmcoll_ring_ops : &tbmcoll_mesh_ops;
     tbmcoll_opts_fill(&c->opts, opts);
     for (j = 0; c->links && j < size; j++)
-        c->links[j] = (tbmcoll_link_t){ .fd = -1, .peer = j };
-    c->left = (tbmcoll_link_t){ .fd = -1, .peer = (rank + size - 1) % size };
-    c->right = (tbmcoll_link_t){ .fd = -1, .peer = (rank + 1) % size };
+        c->links[j] = (tbmcoll_link_t){ .fd = -1, .peer = j, .nfd = 1, .sfd = { -1, -1, -1 } };
+    c->left = (tbmcoll_link_t){ .fd = -1, .peer = (rank + size - 1) % size, .nfd = 1, .sfd = { -1, -1, -1 } };
+    c->right = (tbmcoll_link_t){ .fd = -1, .peer = (rank + 1) % size, .nfd = 1, .sfd = { -1, -1, -1 } };
+    if (algo != TBMCOLL_ALGO_MESH)
+        c->opts.streams = 1;   /* a ring pipelines its segments on one connection per neighbour */
     return c;
 }
 
 static void close_link(tbmcoll_link_t *l)
 {
+    int k;
+
     if (l->fd >= 0)
         close(l->fd);
     l->fd = -1;
+    for (k = 0; k < TBMCOLL_STREAMS_MAX - 1; k++) {
+        if (l->sfd[k] >= 0)
+            close(l->sfd[k]);
+        l->sfd[k] = -1;
+    }
+}
+
+/* The socket of stream k of a link. */
+static int *stream_fd(tbmcoll_link_t *l, int k)
+{
+    return k == 0 ? &l->fd : &l->sfd[k - 1];
 }
 
 void tbmcoll_comm_free(tbmcoll_comm_t *c)
@@ -196,7 +216,7 @@ static int accepts_expected(const tbmcoll_comm_t *c)
 {
     if (c->size == 1)
         return 0;
-    return c->algo == TBMCOLL_ALGO_RING ? 1 : c->rank;
+    return c->algo == TBMCOLL_ALGO_RING ? 1 : c->rank * c->opts.streams;
 }
 
 static void put_u32s(unsigned char *p, const uint32_t *v, int n)
@@ -219,32 +239,38 @@ static void get_u32s(const unsigned char *p, uint32_t *v, int n)
     }
 }
 
-static int say_hello(tbmcoll_comm_t *c, tbmcoll_link_t *l, int64_t deadline, tbm_err_t *err)
+static int say_hello(tbmcoll_comm_t *c, tbmcoll_link_t *l, int stream, int64_t deadline, tbm_err_t *err)
 {
-    uint32_t v[5] = { HELLO_MAGIC, PROTO_VERSION, (uint32_t)c->rank, (uint32_t)c->size, (uint32_t)c->algo };
-    unsigned char buf[20];
+    uint32_t v[HELLO_WORDS] = { HELLO_MAGIC, PROTO_VERSION, (uint32_t)c->rank, (uint32_t)c->size,
+                                (uint32_t)c->algo, (uint32_t)c->opts.streams, (uint32_t)stream };
+    unsigned char buf[4 * HELLO_WORDS];
     char who[64];
 
     snprintf(who, sizeof(who), "rank %d (%s)", l->peer, l->addr);
-    put_u32s(buf, v, 5);
-    return tbmcoll_write_full(l->fd, buf, sizeof(buf), deadline, who, err);
+    put_u32s(buf, v, HELLO_WORDS);
+    return tbmcoll_write_full(*stream_fd(l, stream), buf, sizeof(buf), deadline, who, err);
 }
 
 /* Read and check a hello on an accepted connection. Returns the link it fills, NULL to ignore a stray
  * connection (closed), or NULL with err set for a fatal mismatch. */
 static tbmcoll_link_t *hear_hello(tbmcoll_comm_t *c, int fd, const char *from, int64_t deadline, tbm_err_t *err)
 {
-    unsigned char buf[20];
-    uint32_t v[5];
+    unsigned char buf[4 * HELLO_WORDS];
+    uint32_t v[HELLO_WORDS];
     tbmcoll_link_t *l;
     tbm_err_t ignored;
     int64_t d = tbmcoll_now_ms() + STRAY_HELLO_MS;
 
     if (tbmcoll_read_full(fd, buf, sizeof(buf), d < deadline ? d : deadline, from, &ignored) < 0)
         return NULL;
-    get_u32s(buf, v, 5);
-    if (v[0] != HELLO_MAGIC || v[1] != PROTO_VERSION)
+    get_u32s(buf, v, HELLO_WORDS);
+    if (v[0] != HELLO_MAGIC)
         return NULL;
+    if (v[1] != PROTO_VERSION) {
+        tbm_errprintf(err, "the peer at %s (rank %u) speaks version %u of libtbmcoll's handshake, this rank %u: "
+                      "run the same slurm-tbmesh on every Mac", from, v[2], v[1], PROTO_VERSION);
+        return NULL;
+    }
     if (v[3] != (uint32_t)c->size || v[4] != (uint32_t)c->algo) {
         tbm_errprintf(err, "the peer at %s (rank %u) runs a %s group of %u ranks but this rank a %s group of %d: "
                       "every rank must read the same hostfile or matrix and use the same algorithm", from,
@@ -252,39 +278,62 @@ static tbmcoll_link_t *hear_hello(tbmcoll_comm_t *c, int fd, const char *from, i
                       tbmcoll_algo_name(c->algo), c->size);
         return NULL;
     }
+    if (v[5] != (uint32_t)c->opts.streams || v[6] >= v[5]) {
+        tbm_errprintf(err, "the peer at %s (rank %u) uses %u connection(s) per pair of ranks but this rank %d: "
+                      "give every rank the same number of streams", from, v[2], v[5], c->opts.streams);
+        return NULL;
+    }
     l = accept_slot(c, (int)v[2]);
-    if (!l || l->fd >= 0) {
+    if (!l || *stream_fd(l, (int)v[6]) >= 0) {
         tbm_errprintf(err, "the peer at %s says it is rank %u, which this rank did not expect%s: check that "
                       "every rank has its own MLX_RANK", from, v[2], l ? " twice" : "");
         return NULL;
     }
-    l->fd = fd;
+    *stream_fd(l, (int)v[6]) = fd;
+    if ((int)v[6] + 1 > l->nfd)
+        l->nfd = (int)v[6] + 1;
     return l;
 }
 
-static int send_ack(tbmcoll_comm_t *c, tbmcoll_link_t *l, int64_t deadline, tbm_err_t *err)
+static int send_ack(tbmcoll_comm_t *c, tbmcoll_link_t *l, int fd, int64_t deadline, tbm_err_t *err)
 {
     uint32_t v[2] = { ACK_MAGIC, (uint32_t)c->rank };
     unsigned char buf[8];
 
     put_u32s(buf, v, 2);
-    return tbmcoll_write_full(l->fd, buf, sizeof(buf), deadline, l->addr, err);
+    return tbmcoll_write_full(fd, buf, sizeof(buf), deadline, l->addr, err);
 }
 
-static int hear_ack(tbmcoll_link_t *l, int64_t deadline, tbm_err_t *err)
+static int hear_ack(tbmcoll_link_t *l, int fd, int64_t deadline, tbm_err_t *err)
 {
     unsigned char buf[8];
     uint32_t v[2];
     char who[64];
 
     snprintf(who, sizeof(who), "rank %d (%s)", l->peer, l->addr);
-    if (tbmcoll_read_full(l->fd, buf, sizeof(buf), deadline, who, err) < 0)
+    if (tbmcoll_read_full(fd, buf, sizeof(buf), deadline, who, err) < 0)
         return -1;
     get_u32s(buf, v, 2);
     if (v[0] != ACK_MAGIC || v[1] != (uint32_t)l->peer)
         return tbm_errprintf(err, "%s answered as rank %u: the address belongs to another rank; check the "
                              "hostfile", who, v[1]);
     return 0;
+}
+
+/* How many of the ranks this rank accepts from have not connected all their streams yet. */
+static int ranks_missing(tbmcoll_comm_t *c)
+{
+    int j, k, n = 0;
+
+    for (j = 0; j < c->size; j++) {
+        tbmcoll_link_t *l = accept_slot(c, j);
+        if (!l)
+            continue;
+        for (k = 0; k < c->opts.streams && *stream_fd(l, k) >= 0; k++)
+            ;
+        n += k < c->opts.streams;
+    }
+    return n;
 }
 
 static int accept_all(tbmcoll_comm_t *c, const int *lfds, int nl, int64_t deadline, tbm_err_t *err)
@@ -298,7 +347,7 @@ static int accept_all(tbmcoll_comm_t *c, const int *lfds, int nl, int64_t deadli
         if (fd < 0)
             return tbm_errprintf(err, "waited %d ms for %d of %d lower or left rank(s) to connect: they did not "
                                  "start, or cannot reach this rank's address", c->opts.connect_timeout_ms,
-                                 want - got, want);
+                                 ranks_missing(c), want / c->opts.streams);
         tbm_errclear(err);
         l = hear_hello(c, fd, from, deadline, err);
         if (!l) {
@@ -307,7 +356,7 @@ static int accept_all(tbmcoll_comm_t *c, const int *lfds, int nl, int64_t deadli
                 return -1;
             continue;
         }
-        if (send_ack(c, l, deadline, err) < 0)
+        if (send_ack(c, l, fd, deadline, err) < 0)
             return -1;
         got++;
     }
@@ -318,7 +367,7 @@ static int connect_all(tbmcoll_comm_t *c, const tbm_mlx_addr_t *dial, const int 
 {
     tbmcoll_link_t *out[TBM_MLX_RING_MAX];
     int64_t deadline = tbmcoll_now_ms() + c->opts.connect_timeout_ms;
-    int i, j, nd = dial_links(c, out);
+    int i, j, k, nd = dial_links(c, out);
     char who[48];
 
     for (j = 0; c->links && j < c->size; j++)
@@ -327,25 +376,30 @@ static int connect_all(tbmcoll_comm_t *c, const tbm_mlx_addr_t *dial, const int 
     tbmcoll_addr_text(&dial[c->right.peer], c->right.addr, sizeof(c->right.addr));
     for (i = 0; i < nd; i++) {
         snprintf(who, sizeof(who), "rank %d", out[i]->peer);
-        out[i]->fd = tbmcoll_dial(&c->opts, &dial[out[i]->peer], deadline, who, err);
-        if (out[i]->fd < 0 || say_hello(c, out[i], deadline, err) < 0)
-            return -1;
+        for (k = 0; k < c->opts.streams; k++) {
+            *stream_fd(out[i], k) = tbmcoll_dial(&c->opts, &dial[out[i]->peer], deadline, who, err);
+            if (*stream_fd(out[i], k) < 0 || say_hello(c, out[i], k, deadline, err) < 0)
+                return -1;
+        }
+        out[i]->nfd = c->opts.streams;
     }
     if (accept_all(c, lfds, nl, deadline, err) < 0)
         return -1;
     for (i = 0; i < nd; i++)
-        if (hear_ack(out[i], deadline, err) < 0)
-            return -1;
+        for (k = 0; k < c->opts.streams; k++)
+            if (hear_ack(out[i], *stream_fd(out[i], k), deadline, err) < 0)
+                return -1;
     return 0;
 }
 
 static int tune_all(tbmcoll_comm_t *c, tbm_err_t *err)
 {
-    int j;
+    int j, k;
 
     for (j = 0; c->links && j < c->size; j++)
-        if (c->links[j].fd >= 0 && tbmcoll_tune(c->links[j].fd, &c->opts, err) < 0)
-            return -1;
+        for (k = 0; k < c->opts.streams; k++)
+            if (*stream_fd(&c->links[j], k) >= 0 && tbmcoll_tune(*stream_fd(&c->links[j], k), &c->opts, err) < 0)
+                return -1;
     if (c->left.fd >= 0 && tbmcoll_tune(c->left.fd, &c->opts, err) < 0)
         return -1;
     if (c->right.fd >= 0 && tbmcoll_tune(c->right.fd, &c->opts, err) < 0)

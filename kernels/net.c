@@ -305,9 +305,9 @@ int tbmcoll_xfer_step(tbmcoll_xfer_t *x)
     if (x->done >= x->len)
         return 0;
     if (x->is_send)
-        n = send(x->link->fd, x->buf + x->done, x->len - x->done, MSG_NOSIGNAL);
+        n = send(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, MSG_NOSIGNAL);
     else
-        n = recv(x->link->fd, x->buf + x->done, x->len - x->done, 0);
+        n = recv(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, 0);
     if (n > 0) {
         x->done += (size_t)n;
         return 0;
@@ -363,71 +363,123 @@ static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer)
     return 0;
 }
 
-/* Try every pending transfer without waiting. Returns how many made progress, or -1 after failing (naming
- * every peer that failed in this round, and those still awaited: the cause may be one of them). */
-static int try_all(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+/* Move what the socket takes (or has) now. Returns 1 when it would block (or the transfer is done), 0 when
+ * it is done, or an error code as tbmcoll_xfer_step(). One call drains as much as it can, so that each
+ * wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
+static int xfer_drain(tbmcoll_xfer_t *x, int *would_block)
 {
-    tbmcoll_xfer_t *failed[2 * TBM_MLX_RING_MAX], *waiting[2 * TBM_MLX_RING_MAX];
-    int codes[2 * TBM_MLX_RING_MAX];
-    int i, nf = 0, nw = 0, moved = 0;
-    size_t before;
+    ssize_t r;
 
-    for (i = 0; i < n; i++) {
-        if (xs[i].done >= xs[i].len)
+    *would_block = 0;
+    while (x->done < x->len) {
+        if (x->is_send)
+            r = send(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, MSG_NOSIGNAL);
+        else
+            r = recv(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, 0);
+        if (r > 0) {
+            x->done += (size_t)r;
             continue;
-        before = xs[i].done;
-        if ((codes[nf] = tbmcoll_xfer_step(&xs[i])) != 0)
-            failed[nf++] = &xs[i];
-        moved += xs[i].done != before;
+        }
+        if (r == 0)
+            return EPIPE;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            *would_block = 1;
+            return 0;
+        }
+        return errno;
     }
-    if (!nf)
-        return moved;
-    for (i = 0; i < n; i++)
-        if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
-            waiting[nw++] = &xs[i];
-    return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
+    return 0;
 }
 
-/* Wait (poll) until a pending transfer is ready; 1 when one is, 0 when none is pending, -1 after failing. */
-static int wait_any(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
-{
-    struct pollfd p[2 * TBM_MLX_RING_MAX];
-    tbmcoll_xfer_t *pend[2 * TBM_MLX_RING_MAX];
-    int i, k, rc;
+/* The transfer engine: every transfer that may move is drained; when none may, poll says which can (after a
+ * few yields with a zero-timeout poll, for peers sharing the cores, and opts.spin_us of them if asked).
+ * A transfer is tried again only once poll has said it is ready. */
+#define BATCH_MAX (2 * TBM_MLX_RING_MAX * TBMCOLL_STREAMS_MAX)
 
-    for (i = 0, k = 0; i < n; i++) {
-        if (xs[i].done >= xs[i].len)
-            continue;
-        p[k] = (struct pollfd){ .fd = xs[i].link->fd, .events = xs[i].is_send ? POLLOUT : POLLIN };
-        pend[k++] = &xs[i];
+static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    tbmcoll_xfer_t *failed[BATCH_MAX], *waiting[BATCH_MAX], *pend[BATCH_MAX];
+    struct pollfd p[BATCH_MAX];
+    unsigned char ready[BATCH_MAX];
+    int codes[BATCH_MAX];
+    tbmcoll_idle_t idle = { 0, 0 };
+    int i, k, nf, nw, rc, wb, timeout;
+
+    memset(ready, 1, sizeof(ready));
+    for (;;) {
+        nf = 0;
+        for (i = 0; i < n; i++) {
+            if (xs[i].done >= xs[i].len || !ready[i])
+                continue;
+            if ((codes[nf] = xfer_drain(&xs[i], &wb)) != 0)
+                failed[nf++] = &xs[i];
+            ready[i] = 0;
+        }
+        if (nf) {
+            for (i = 0, nw = 0; i < n; i++)
+                if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
+                    waiting[nw++] = &xs[i];
+            return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
+        }
+        for (i = 0, k = 0; i < n; i++) {
+            if (xs[i].done >= xs[i].len)
+                continue;
+            p[k] = (struct pollfd){ .fd = tbmcoll_xfer_fd(&xs[i]), .events = xs[i].is_send ? POLLOUT : POLLIN };
+            pend[k++] = &xs[i];
+        }
+        if (k == 0)
+            return 0;
+        for (;;) {
+            timeout = tbmcoll_idle(c, &idle) ? 0 : c->opts.io_timeout_ms;
+            do
+                rc = poll(p, (nfds_t)k, timeout);
+            while (rc < 0 && errno == EINTR);
+            if (rc < 0)
+                return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
+            if (rc > 0)
+                break;
+            if (timeout > 0)
+                return tbmcoll_fail_stalled(c, pend, k, what);
+        }
+        idle.rounds = 0;
+        for (i = 0; i < k; i++)
+            if (p[i].revents)
+                ready[pend[i] - xs] = 1;
     }
-    if (k == 0)
-        return 0;
-    do
-        rc = poll(p, (nfds_t)k, c->opts.io_timeout_ms);
-    while (rc < 0 && errno == EINTR);
-    if (rc < 0)
-        return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
-    return rc == 0 ? tbmcoll_fail_stalled(c, pend, k, what) : 1;
 }
 
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
 {
-    tbmcoll_idle_t idle = { 0, 0 };
-    int moved, rc;
+    tbmcoll_xfer_t sub[BATCH_MAX];
+    size_t part;
+    int i, k, ns, m = 0, striped = 0;
 
     if (n > 2 * TBM_MLX_RING_MAX)
         return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, 2 * TBM_MLX_RING_MAX);
-    for (;;) {
-        if ((moved = try_all(c, xs, n, what)) < 0)
-            return -1;
-        if (moved) {
-            idle.rounds = 0;
+    for (i = 0; i < n; i++) {
+        ns = xs[i].link->nfd;
+        if (ns <= 1 || xs[i].done != 0 || xs[i].len < (size_t)ns * TBMCOLL_STRIPE_MIN) {
+            sub[m++] = xs[i];
             continue;
         }
-        if (tbmcoll_idle(c, &idle))
-            continue;
-        if ((rc = wait_any(c, xs, n, what)) <= 0)
-            return rc;
+        /* equal parts, the last one takes the rest: the peer splits its side the same way */
+        part = xs[i].len / (size_t)ns;
+        for (k = 0; k < ns; k++) {
+            sub[m] = xs[i];
+            sub[m].buf = xs[i].buf + (size_t)k * part;
+            sub[m].len = k == ns - 1 ? xs[i].len - (size_t)k * part : part;
+            sub[m].stream = k;
+            m++;
+        }
+        striped = 1;
     }
+    if (!striped)
+        return run_batch(c, xs, n, what);
+    if (run_batch(c, sub, m, what) < 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        xs[i].done = xs[i].len;
+    return 0;
 }

@@ -49,6 +49,9 @@
 
 typedef struct tbmcoll_comm tbmcoll_comm_t;
 
+/* TCP connections per pair of ranks on a mesh when opts.streams is 0. */
+#define TBMCOLL_STREAMS_DEFAULT 3
+
 /* All-reduces up to this many bytes use the small-message algorithms (see above). */
 #define TBMCOLL_SMALL_BYTES (32 * 1024)
 
@@ -68,6 +71,9 @@ typedef struct tbmcoll_opts {
     int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; the kernel may cap it */
     int spin_us;               /* keep trying this long before sleeping in poll (latency, when every rank
                                   has a core of its own); 0: only a few yields (ranks sharing cores) */
+    int streams;               /* mesh: TCP connections per pair of ranks, 1 to 4; a transfer of at least
+                                  streams x 64 KiB is split across them (more of the kernel's network work
+                                  in parallel); every rank must use the same; 0: TBMCOLL_STREAMS_DEFAULT */
 } tbmcoll_opts_t;
 
 /* "auto", "mesh", "ring", "mpi" ("?" otherwise). */

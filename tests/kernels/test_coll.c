@@ -208,12 +208,19 @@ static int check_repeatable(ctx_t *x)
     return bad;
 }
 
+typedef struct run_cfg {
+    tbmcoll_algo_t algo;
+    int streams;
+} run_cfg_t;
+
 static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 {
-    tbmcoll_opts_t o = tr_opts(*(tbmcoll_algo_t *)arg, 10000);
-    ctx_t x = { .rank = rank, .n = n, .ring = *(tbmcoll_algo_t *)arg == TBMCOLL_ALGO_RING };
+    const run_cfg_t *cfg = arg;
+    tbmcoll_opts_t o = tr_opts(cfg->algo, 10000);
+    ctx_t x = { .rank = rank, .n = n, .ring = cfg->algo == TBMCOLL_ALGO_RING };
     int s, dt, bad = 0;
 
+    o.streams = cfg->streams;
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
     if (!x.c) {
         fprintf(stderr, "%s\n", x.err.msg);
@@ -232,16 +239,17 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 
 int main(void)
 {
-    static const tbmcoll_algo_t algos[2] = { TBMCOLL_ALGO_MESH, TBMCOLL_ALGO_RING };
+    /* the mesh with the default streams per pair (large transfers striped), with one, and the ring */
+    static const run_cfg_t cfgs[3] = { { TBMCOLL_ALGO_MESH, 0 }, { TBMCOLL_ALGO_MESH, 1 }, { TBMCOLL_ALGO_RING, 0 } };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
 
     for (n = 1; n <= 4; n++)
-        for (a = 0; a < 2; a++) {
-            tbmcoll_algo_t algo = algos[a];
+        for (a = 0; a < 3; a++) {
             double t0 = tr_now();
-            int rc = tr_run(n, rank_main, &algo, 120, NULL, -1, res);
-            printf("%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(algo), n, rc ? "FAIL" : "ok", tr_now() - t0);
+            int rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
+            printf("%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+                   cfgs[a].streams == 1 ? " (1 stream)" : "", n, rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)
                 printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
             failed |= rc;

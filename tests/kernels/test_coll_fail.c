@@ -185,6 +185,26 @@ static int argument_errors(void)
     return bad;
 }
 
+/* Two ranks that disagree on the streams per pair: the accepting rank says so. */
+static int streams_rank(int rank, int n, const char *const *addrs, void *arg)
+{
+    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_MESH, 2000);
+    tbm_err_t err = { { 0 } };
+    tbmcoll_comm_t *c;
+
+    (void)arg;
+    o.connect_timeout_ms = 2000;
+    o.streams = rank == 0 ? 2 : 3;
+    c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
+    if (c) {
+        tbmcoll_comm_free(c);
+        return fprintf(stderr, "connected with 2 and 3 streams\n"), 1;
+    }
+    fprintf(stderr, "%s\n", err.msg);
+    return rank == 1 && !strstr(err.msg, "uses 2 connection(s) per pair of ranks but this rank 3: give every rank "
+                                         "the same number of streams") ? 1 : 0;
+}
+
 /* On a ring of 4, rank r+2 is not connected: refused with a message. */
 static int ring_neighbours_rank(int rank, int n, const char *const *addrs, void *arg)
 {
@@ -218,6 +238,9 @@ int main(void)
     for (k = 0; k < 4; k++)
         if (res[k].status)
             printf("ring neighbours: rank %d exit %d: %s", k, res[k].status, res[k].err);
+    bad |= tr_run(2, streams_rank, NULL, 30, NULL, -1, res);
+    for (k = 0; k < 2; k++)
+        printf("streams 2 against 3: rank %d exit %d: %s", k, res[k].status, res[k].err);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3);
