@@ -97,14 +97,14 @@ static void usage(FILE *f)
                "  -c, --check 0|1               check every result and count wrong values (1)\n"
                "  -F, --format table|csv|json   output format (table)\n"
                "  -t, --timeout MS              TCP: longest wait without progress before failing (30000)\n"
-               "  -s, --spin US                 TCP: keep polling this long before sleeping (0; try 50 with a\n"
-               "                                core per rank)\n"
+               "  -s, --spin US                 TCP: keep trying (and yielding) this long before sleeping in\n"
+               "                                poll (%d; 0: sleep at once)\n"
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
                "                                transfers are split across them; every rank must give the same\n"
                "      --progress auto|on|off    progress of long runs on stderr (auto: on a terminal, and every\n"
                "                                10 s otherwise once a run has taken 10 s)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
-            LOCAL_MAX, TBMCOLL_STREAMS_DEFAULT);
+            LOCAL_MAX, TBMCOLL_SPIN_US_DEFAULT, TBMCOLL_STREAMS_DEFAULT);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -210,7 +210,11 @@ static int parse_args(bench_t *b, int argc, char **argv)
         case 'c': bad = parse_int(optarg, 0, 1, &b->check); break;
         case 'F': bad = parse_name(optarg, formats, 3, &b->format); break;
         case 't': bad = parse_int(optarg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
-        case 's': bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us); break;
+        case 's':
+            bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us);
+            if (!bad && b->opts.spin_us == 0)
+                b->opts.spin_us = -1;   /* 0 here means no spin */
+            break;
         case 'P': bad = parse_name(optarg, progress, 3, &b->progress); break;
         case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
         case 'h': usage(stdout); exit(0);

@@ -106,10 +106,11 @@ int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
  * as for tbmcoll_xfer_step(). */
 int tbmcoll_peer_closed(int fd);
 
-/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS; peers may share the cores), then keep trying
- * until opts.spin_us have passed, returning 1 each time; then return 0 once (and start over): time to sleep
- * in poll. Reset rounds to 0 whenever something moves. The yields are tuned on loopback with more ranks
- * than cores; spin_us helps latency where every rank has a core of its own. */
+/* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS), then keep yielding and trying until
+ * opts.spin_us have passed (when the core has nothing else to run, a yield returns at once: a spin),
+ * returning 1 each time; then return 0 once (and start over): time to sleep in poll. Reset rounds to 0
+ * whenever something moves. Sleeping and waking through poll costs tens of microseconds; the spin keeps
+ * small messages fast, the yields keep ranks that share cores taking turns. */
 #define TBMCOLL_SPINS 4
 typedef struct tbmcoll_idle {
     int rounds;

@@ -52,6 +52,8 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->segment_bytes = 256 * 1024;
     if (out->sockbuf_bytes <= 0)
         out->sockbuf_bytes = 4 * 1024 * 1024;
+    if (out->spin_us == 0)
+        out->spin_us = TBMCOLL_SPIN_US_DEFAULT;
     if (out->streams <= 0)
         out->streams = TBMCOLL_STREAMS_DEFAULT;
     if (out->streams > TBMCOLL_STREAMS_MAX)

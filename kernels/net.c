@@ -347,8 +347,10 @@ int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
         sched_yield();
         return 1;
     }
-    if (c->opts.spin_us > 0 && now_us() - st->since_us < c->opts.spin_us)
+    if (c->opts.spin_us > 0 && now_us() - st->since_us < c->opts.spin_us) {
+        sched_yield();   /* at once when this core has nothing else to run; the peers' turn when it has */
         return 1;
+    }
     st->rounds = 0;
     return 0;
 }

@@ -49,6 +49,9 @@
 
 typedef struct tbmcoll_comm tbmcoll_comm_t;
 
+/* How long a rank keeps trying before it sleeps, when opts.spin_us is 0 (microseconds). */
+#define TBMCOLL_SPIN_US_DEFAULT 100
+
 /* TCP connections per pair of ranks on a mesh when opts.streams is 0. */
 #define TBMCOLL_STREAMS_DEFAULT 3
 
@@ -69,8 +72,9 @@ typedef struct tbmcoll_opts {
     int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
     size_t segment_bytes;      /* ring pipeline granularity; 0: 256 KiB */
     int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; the kernel may cap it */
-    int spin_us;               /* keep trying this long before sleeping in poll (latency, when every rank
-                                  has a core of its own); 0: only a few yields (ranks sharing cores) */
+    int spin_us;               /* nothing to move: keep trying (yielding the core between tries, so ranks
+                                  that share cores still take turns) this long before sleeping in poll;
+                                  0: TBMCOLL_SPIN_US_DEFAULT; negative: sleep after a few tries */
     int streams;               /* mesh: TCP connections per pair of ranks, 1 to 4; a transfer of at least
                                   streams x 64 KiB is split across them (more of the kernel's network work
                                   in parallel); every rank must use the same; 0: TBMCOLL_STREAMS_DEFAULT */
