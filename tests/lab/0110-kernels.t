@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# 0110-kernels.t: the kernels on the lab's Thunderbolt links. `macnode bench -o p2p` in a tbmesh job
+# measures exactly the cables of tbmesh.conf (studio-a: 6 of a mesh, over the JACCL matrix; mini-b: 4 of a
+# ring, over the ring hostfile), host and interface at each end; Open MPI reaches every rank of both groups
+# over the Thunderbolt addresses (the routes and forwarding macnode netplan sets); a rank killed in the
+# middle of a collective makes the others exit non-zero at once, naming it; bench/mesh-vs-mpi.sh runs.
+# No timing is asserted, only bounds on how long a failure takes to surface.
+. "$(dirname "$0")/lib.sh"
+no_jobs
+
+MACNODE=$T_SRC/build/inst/bin/macnode
+BENCH=$T_SRC/build/inst/libexec/slurm-tbmesh/macnode-bench
+CONF=$LAB/etc/tbmesh.conf
+
+# cables GROUP-NODE-REGEX: the group's cables from tbmesh.conf, each "a:ifa b:ifb" with the ends sorted.
+cables() {
+    grep '^Cable=' "$CONF" | sed 's/^Cable=\([^ ]*\).*/\1/' | tr ',' ' ' | grep -E "^($1):" |
+        awk '{ if ($1 < $2) print $1, $2; else print $2, $1 }' | sort
+}
+# measured CSV: the cables of a p2p run, the same way.
+measured() {
+    awk -F, '$1 == "p2p" { if ($4 < $6) print $4, $6; else print $6, $4 }' <<<"$1" | sort
+}
+
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    srun "$MACNODE" bench -o p2p -b 8 -e 1M -n 3 -w 1 -L 50 -F csv 2>&1)
+t_is "studio-a, p2p over the JACCL matrix: every cable of tbmesh.conf, host:interface at both ends" \
+    "$(cables 'mac0[1-4]')" "$(measured "$(grep '^p2p,' <<<"$out")")"
+t_is "... each measured both ways, with a latency and no wrong value" "6" \
+    "$(awk -F, '$1 == "p2p" && $8 > 0 && $9 > 0 && $10 > 0 && $12 > 0 && $13 == 0' <<<"$out" | wc -l)"
+
+out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:4 --mlx-backend=ring \
+    srun "$MACNODE" bench -o p2p -b 8 -e 1M -n 3 -w 1 -L 50 -F csv 2>&1)
+t_is "mini-b, p2p over the ring hostfile: the ring's 4 cables" \
+    "$(cables 'mac0[5-8]')" "$(measured "$(grep '^p2p,' <<<"$out")")"
+
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    srun "$MACNODE" bench -b 8 -e 4M -f 8 -n 2 -w 1 -d bf16 -F json 2>&1)
+t_match "studio-a all-reduce, bf16, 8 B to 4 MiB (striped over 3 connections per pair): no wrong value" \
+    '"wrong_total": 0,' "$out"
+
+# Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there,
+# `tbmesh-lab rsh` here); on mini-b the ranks two cables apart go through a Mac in between.
+for g in "studio-a mac01,mac02,mac03,mac04" "mini-b mac05,mac06,mac07,mac08"; do
+    out=$(timeout 120 mpirun --allow-run-as-root -np 4 -H "${g#* }" --mca plm_rsh_agent "$LABCMD rsh" \
+        --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24 \
+        --mca mpi_yield_when_idle 1 "$BENCH" -T mpi -b 8 -e 1M -f 32 -n 2 -w 1 2>&1)
+    t_match "${g%% *}: Open MPI's all-reduce across the 4 Macs over Thunderbolt, no wrong value" \
+        "Wrong values *: 0 OK" "$out"
+done
+t_match "the Macs' routes come from macnode netplan (mac01 reaches mac02's other cables through mac02)" \
+    "169.254.4.1 via 169.254.1.2 dev en2" "$("$LABCMD" exec mac01 ip route)"
+
+# A rank killed in the middle of a long all-reduce sweep: the others stop at once, naming it.
+killer='if [ "$SLURM_PROCID" = 2 ]; then (sleep 2; kill -9 $$) & fi; exec '"$MACNODE"' bench -b 16M -e 16M -n 100000 -w 1'
+start=$SECONDS
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl srun -K0 sh -c "$killer" 2>&1)
+rc=$?
+took=$((SECONDS - start))
+t_is "the job fails" "1" "$([ $rc != 0 ] && echo 1)"
+t_match "every other rank names rank 2 and its address" \
+    "rank [013]: .*rank 2 \(169\.254\.[0-9.]+:[0-9]+\) closed the connection: it exited or was killed" "$out"
+t_is "... all three of them" "3" \
+    "$(grep -Eo 'rank [013]: [a-z -]+: rank 2 \(169' <<<"$out" | cut -d: -f1 | sort -u | wc -l)"
+t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([ "$took" -lt 20 ] && echo 1)"
+
+# The comparison with Open MPI runs whole (tiny sizes: the figures are not asserted).
+out=$("$T_SRC/bench/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 2>&1)
+t_match "bench/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
+t_match "... the 8-byte latencies" "8-byte all-reduce: tcp [0-9.]+ us, mpi [0-9.]+ us" "$out"
+t_match "... and the rate of one link" "one link, one way \(tcp p2p, 6 cables\): slowest [0-9.]+ GB/s" "$out"
+no_jobs
+t_done
