@@ -98,18 +98,28 @@ void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, in
     *len *= esize;
 }
 
+/* Elements folded at a time: every part's block and dst's stay in cache while the n-1 reductions run, so a
+ * large fold reads each part once and writes dst once. The order per element is the same as n-1 whole passes,
+ * so are the bits. */
+#define FOLD_BLOCK_BYTES (16 * 1024)
+
 void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
                   tbm_redop_t op)
 {
+    size_t es = tbm_dtype_size(dt), step = FOLD_BLOCK_BYTES / es, at, len;
     int j;
 
     if (n == 1) {
-        memmove(dst, part[0], count * tbm_dtype_size(dt));
+        memmove(dst, part[0], count * es);
         return;
     }
-    tbm_reduce(dst, part[0], part[1], count, dt, op);
-    for (j = 2; j < n; j++)
-        tbm_reduce(dst, dst, part[j], count, dt, op);
+    for (at = 0; at < count; at += len) {
+        size_t off = at * es;
+        len = count - at < step ? count - at : step;
+        tbm_reduce(dst + off, part[0] + off, part[1] + off, len, dt, op);
+        for (j = 2; j < n; j++)
+            tbm_reduce(dst + off, dst + off, part[j] + off, len, dt, op);
+    }
 }
 
 static tbmcoll_comm_t *comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,

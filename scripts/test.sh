@@ -36,6 +36,7 @@ unit_results() {
 unit() {
     local dir=$1; shift
     if ! scripts/build.sh "$dir" "$@"; then echo "build failed: $dir $*"; count 0 1; return; fi
+    find "$dir/tests" \( -name '*.trs' -o -name '*.log' \) -delete 2>/dev/null   # results of tests gone since
     make -C "$dir" -s -j"$(nproc)" check > "$dir/check.out" 2>&1 || grep -E '^(FAIL|ERROR)' "$dir/check.out"
     unit_results "$dir"
 }
