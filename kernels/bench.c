@@ -101,6 +101,7 @@ static void usage(FILE *f)
                "                                poll (%d; 0: sleep at once)\n"
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
                "                                transfers are split across them; every rank must give the same\n"
+               "  -B, --sockbuf SIZE            TCP: socket buffers asked for (4M; 0: the kernel's own, tuned)\n"
                "      --progress auto|on|off    progress of long runs on stderr (auto: on a terminal, and every\n"
                "                                10 s otherwise once a run has taken 10 s)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
@@ -184,7 +185,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
         { "lat_iters", required_argument, NULL, 'L' },  { "check", required_argument, NULL, 'c' },
         { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
-        { "streams", required_argument, NULL, 'S' },
+        { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
         { "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
     };
     tbm_err_t err = { { 0 } };
@@ -192,7 +193,7 @@ static int parse_args(bench_t *b, int argc, char **argv)
     const char *what;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -217,6 +218,15 @@ static int parse_args(bench_t *b, int argc, char **argv)
             break;
         case 'P': bad = parse_name(optarg, progress, 3, &b->progress); break;
         case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
+        case 'B':
+            if (strcmp(optarg, "0") == 0) {
+                b->opts.sockbuf_bytes = -1;
+            } else {
+                size_t sz = 0;
+                bad = parse_size(optarg, &sz) || sz > (1u << 30);
+                b->opts.sockbuf_bytes = (int)sz;
+            }
+            break;
         case 'h': usage(stdout); exit(0);
         case ':':
             fprintf(stderr, "%s: option %s needs a value; see --help\n", prog,

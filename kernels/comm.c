@@ -50,7 +50,7 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->io_timeout_ms = 30000;
     if (out->segment_bytes == 0)
         out->segment_bytes = 256 * 1024;
-    if (out->sockbuf_bytes <= 0)
+    if (out->sockbuf_bytes == 0)
         out->sockbuf_bytes = 4 * 1024 * 1024;
     if (out->spin_us == 0)
         out->spin_us = TBMCOLL_SPIN_US_DEFAULT;

@@ -63,6 +63,8 @@ static void set_buffers(int fd, const tbmcoll_opts_t *o)
 {
     int sz = o->sockbuf_bytes;
 
+    if (sz < 0)
+        return;   /* the kernel's own sizes, which it tunes as the connection goes */
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }

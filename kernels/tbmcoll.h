@@ -71,7 +71,8 @@ typedef struct tbmcoll_opts {
     int connect_timeout_ms;    /* how long rendezvous may take (peers starting late); 0: 30000 */
     int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
     size_t segment_bytes;      /* ring pipeline granularity; 0: 256 KiB */
-    int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; the kernel may cap it */
+    int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; negative: none (the kernel's
+                                  own, tuned as the connection goes); the kernel may cap it */
     int spin_us;               /* nothing to move: keep trying (yielding the core between tries, so ranks
                                   that share cores still take turns) this long before sleeping in poll;
                                   0: TBMCOLL_SPIN_US_DEFAULT; negative: sleep after a few tries */

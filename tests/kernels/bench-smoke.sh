@@ -25,6 +25,9 @@ echo "$table" | grep -q 'transport mesh' || { say "table: no transport"; fail=1;
 # nccl-tests' long options do the same
 long=$(bench --local 2 --minbytes 8 --maxbytes 1K --stepfactor 4 --iters 2 --warmup_iters 1 --datatype i32 --format csv)
 [ "$(echo "$long" | awk -F, 'NR > 1 && $6 == "i32"' | wc -l)" = 8 ] || { say "long options: $long"; fail=1; }
+# one connection per pair, the kernel's own socket buffers, no spinning: the same results
+out=$(bench -l 3 -S 1 -B 0 -s 0 -b 1M -e 1M -n 2 -w 1 -F csv) && [ "$(echo "$out" | awk -F, 'NR > 1 { w += $13 } END { print w + 0 }')" = 0 ] ||
+  { say "-S 1 -B 0 -s 0: $out"; fail=1; }
 json=$(bench -l 2 -b 8 -e 64 -f 2 -n 2 -w 1 -F json)
 echo "$json" | grep -q '"wrong_total": 0,' || { say "json: no wrong_total"; echo "$json"; fail=1; }
 
@@ -65,6 +68,8 @@ check_err "bad progress" "bad value 'loud' for --progress (give auto, on or off)
 check_err "missing value" "option -n/--iters needs a value" -l 2 -n
 check_err "unknown option" "unknown option '--frobnicate'" --frobnicate
 check_err "stray argument" "unexpected argument 'extra'" -l 2 extra
+check_err "bad streams" "bad value '5' for -S/--streams (give 1 to 4)" -l 2 -S 5
+check_err "bad sockbuf" "bad value 'lots' for -B/--sockbuf" -l 2 -B lots
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
 check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
 unset MLX_RANK JACCL_RANK
