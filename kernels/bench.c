@@ -102,8 +102,8 @@ static void usage(FILE *f)
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
                "                                transfers are split across them; every rank must give the same\n"
                "  -B, --sockbuf SIZE            TCP: socket buffers asked for (4M; 0: the kernel's own, tuned)\n"
-               "      --progress auto|on|off    progress of long runs on stderr (auto: on a terminal, and every\n"
-               "                                10 s otherwise once a run has taken 10 s)\n"
+               "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
+               "                                10 s otherwise once a run has taken 10 s; on: every step)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
             LOCAL_MAX, TBMCOLL_SPIN_US_DEFAULT, TBMCOLL_STREAMS_DEFAULT);
 }
@@ -517,17 +517,18 @@ static void progress_start(bench_t *b, double work_total)
     b->tty = isatty(STDERR_FILENO);
 }
 
-/* After each step: on a terminal, one line kept up to date once the run has taken 2 s; elsewhere (srun's
- * output file) a line every 10 s once it has taken 10 s. The estimate assumes time grows with bytes. */
+/* After each step. auto: on a terminal, one line kept up to date once the run has taken 2 s; elsewhere
+ * (srun's output file) a line every 10 s once it has taken 10 s. on: a line after every step. The estimate
+ * assumes time grows with bytes. */
 static void progress_step(bench_t *b, double work, const char *what)
 {
-    double t = now_s(), elapsed = t - b->t_start, left;
-    int on = b->progress == PROGRESS_ON || (b->progress == PROGRESS_AUTO && (b->tty ? 1 : elapsed >= 10));
-    double every = b->tty ? 1 : 10;
+    double t = now_s(), elapsed = t - b->t_start, left, every = b->tty ? 1 : 10;
 
     b->work_done += work;
-    if (b->rank != 0 || !on || elapsed < (b->tty ? 2 : every) || t - b->t_said < every ||
-        b->work_done >= b->work_total)
+    if (b->rank != 0 || b->progress == PROGRESS_OFF)
+        return;
+    if (b->progress == PROGRESS_AUTO && (elapsed < (b->tty ? 2 : every) || t - b->t_said < every ||
+                                         b->work_done >= b->work_total))
         return;
     left = b->work_done > 0 ? elapsed * (b->work_total - b->work_done) / b->work_done : 0;
     fprintf(stderr, "%s%s: %s done, %.0f%% of the work, %.0f s so far, about %.0f s left%s", b->tty ? "\r" : "",

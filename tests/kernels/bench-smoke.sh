@@ -50,10 +50,14 @@ echo "$json" | grep -q '"cables": \[' && echo "$json" | grep -q '"wrong_total": 
 if bench -l 1 -o p2p 2>"$tmp/err"; then say "p2p on one rank accepted"; fail=1; fi
 grep -q "p2p needs at least 2 ranks" "$tmp/err" || { say "p2p 1 rank: $(cat "$tmp/err")"; fail=1; }
 
-# progress on stderr when asked (a line per step once it has taken 2 s would need a long run: --progress on
-# with a slow sweep is not asserted on timing; only that nothing but progress reaches stderr)
-bench -l 2 -b 8 -e 64K -n 2 -w 1 --progress on > /dev/null 2>"$tmp/err" || { say "progress on: exit $?"; fail=1; }
-if grep -qv 'done, .* left' "$tmp/err"; then say "progress: stray stderr: $(cat "$tmp/err")"; fail=1; fi
+# progress on stderr: with --progress on a line after every size (and every cable), nothing else there
+bench -l 2 -b 8 -e 512 -f 8 -n 2 -w 1 --progress on > /dev/null 2>"$tmp/err" || { say "progress on: exit $?"; fail=1; }
+[ "$(grep -c 'macnode bench: [1-3] of 3 sizes done, [0-9]*% of the work, .* left' "$tmp/err")" = 3 ] ||
+  { say "progress: $(cat "$tmp/err")"; fail=1; }
+bench -l 3 -o p2p -b 8 -e 4K -n 2 -w 1 -L 5 --progress on > /dev/null 2>"$tmp/err"
+[ "$(grep -c 'of 3 cables done' "$tmp/err")" = 3 ] || { say "p2p progress: $(cat "$tmp/err")"; fail=1; }
+bench -l 2 -b 8 -e 512 -f 8 -n 2 -w 1 > /dev/null 2>"$tmp/err"
+[ ! -s "$tmp/err" ] || { say "short run, progress auto, off a terminal: $(cat "$tmp/err")"; fail=1; }
 
 # bad input: a message saying what is wrong and what to do
 check_err() {   # check_err "what" "expected message" args...
