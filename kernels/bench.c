@@ -96,7 +96,8 @@ static void usage(FILE *f)
                "  -L, --lat_iters N             p2p: round trips timed for the latency (1000)\n"
                "  -c, --check 0|1               check every result and count wrong values (1)\n"
                "  -F, --format table|csv|json   output format (table)\n"
-               "  -t, --timeout MS              TCP: longest wait without progress before failing (30000)\n"
+               "  -t, --timeout MS              TCP: longest wait without progress before failing (30000;\n"
+               "                                p2p: 600000, as the ranks off the cable measured wait)\n"
                "  -s, --spin US                 TCP: keep trying (and yielding) this long before sleeping in\n"
                "                                poll (%d; 0: sleep at once)\n"
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
@@ -625,6 +626,19 @@ static long check_values(const bench_t *b, const unsigned char *buf, size_t coun
     return wrong;
 }
 
+/* Elements of the bandwidth messages (-e) and of the latency ones (-b, at least one). */
+static size_t p2p_count(const bench_t *b)
+{
+    size_t n = b->maxb / tbm_dtype_size(b->dt);
+    return n ? n : 1;
+}
+
+static size_t p2p_lat_count(const bench_t *b)
+{
+    size_t n = b->minb / tbm_dtype_size(b->dt);
+    return n ? n : 1;
+}
+
 /* One direction of one cable: `from` sends iters messages of count elements, `to` receives them and answers
  * with one element; the sender's clock gives the rate. Returns 0 and, at the sender, the rate in GB/s. */
 static int one_way(bench_t *b, int from, int to, size_t count, float *gbs, float *wrong, tbm_err_t *err)
@@ -640,7 +654,7 @@ static int one_way(bench_t *b, int from, int to, size_t count, float *gbs, float
                        : tbmcoll_recv(b->c, b->recvbuf, count, b->dt, from, err))
             return -1;
         if (i < b->warmup || i == b->warmup + b->iters - 1) {   /* the warm-ups, and the end: an answer */
-            if (me == from ? tbmcoll_recv(b->c, b->recvbuf + b->maxb, 1, b->dt, to, err)
+            if (me == from ? tbmcoll_recv(b->c, b->recvbuf + p2p_count(b) * tbm_dtype_size(b->dt), 1, b->dt, to, err)
                            : tbmcoll_send(b->c, b->sendbuf, 1, b->dt, from, err))
                 return -1;
         }
@@ -654,12 +668,10 @@ static int one_way(bench_t *b, int from, int to, size_t count, float *gbs, float
 
 static int measure_cable(bench_t *b, int x, int y, float *res, tbm_err_t *err)
 {
-    size_t count = b->maxb / tbm_dtype_size(b->dt), lat = b->minb / tbm_dtype_size(b->dt);
+    size_t count = p2p_count(b), lat = p2p_lat_count(b);
     int me = b->rank, peer = me == x ? y : x, i;
     double t0 = 0;
 
-    if (lat == 0)
-        lat = 1;
     if (one_way(b, x, y, count, &res[P_AB], &res[P_WRONG], err) < 0 ||
         one_way(b, y, x, count, &res[P_BA], &res[P_WRONG], err) < 0)
         return -1;
@@ -670,7 +682,7 @@ static int measure_cable(bench_t *b, int x, int y, float *res, tbm_err_t *err)
         if (tbmcoll_sendrecv(b->c, b->sendbuf, peer, b->recvbuf, peer, count, b->dt, err) < 0)
             return -1;
     }
-    if (tbmcoll_sendrecv(b->c, b->sendbuf, peer, b->recvbuf + b->maxb, peer, 1, b->dt, err) < 0)
+    if (tbmcoll_sendrecv(b->c, b->sendbuf, peer, b->recvbuf + p2p_count(b) * tbm_dtype_size(b->dt), peer, 1, b->dt, err) < 0)
         return -1;
     if (me == x)
         res[P_BOTH] = (float)(2.0 * count * tbm_dtype_size(b->dt) * b->iters / (now_s() - t0) / 1e9);
@@ -704,6 +716,7 @@ static void print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs
 {
     char ea[HOST_MAX + 24], eb[HOST_MAX + 24];
     double slowest = 0, sum = 0;
+    size_t es = tbm_dtype_size(b->dt), size = p2p_count(b) * es, lat = p2p_lat_count(b) * es;
     int k, worst = -1;
     long wrong = 0;
 
@@ -713,13 +726,13 @@ static void print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs
     else if (b->format == FMT_JSON)
         printf("{\"op\": \"p2p\", \"transport\": \"%s\", \"ranks\": %d, \"type\": \"%s\", \"size_bytes\": %zu, "
                "\"latency_bytes\": %zu, \"iterations\": %d, \"warmup\": %d, \"latency_iterations\": %d, "
-               "\"check\": %s, \"cables\": [", transport_name(b), b->n, tbm_dtype_name(b->dt), b->maxb, b->minb,
+               "\"check\": %s, \"cables\": [", transport_name(b), b->n, tbm_dtype_name(b->dt), size, lat,
                b->iters, b->warmup, b->lat_iters, b->check ? "true" : "false");
     else
         printf("# macnode bench: p2p, %d ranks, transport %s, every cable alone in turn: %zu-byte messages "
                "(%d iterations, %d warm-up),\n# latency as half the round trip of %zu bytes (%d round trips), "
                "check %s\n#\n# %4s %-24s %4s %-24s %9s %9s %9s %9s %7s\n# %4s %-24s %4s %-24s %9s %9s %9s %9s\n",
-               b->n, transport_name(b), b->maxb, b->iters, b->warmup, b->minb, b->lat_iters, b->check ? "on" : "off",
+               b->n, transport_name(b), size, b->iters, b->warmup, lat, b->lat_iters, b->check ? "on" : "off",
                "rank", "end", "rank", "end", "a->b", "b->a", "both", "latency", "#wrong", "a", "", "b", "",
                "(GB/s)", "(GB/s)", "(GB/s)", "(us)");
     for (k = 0; k < np; k++) {
@@ -733,8 +746,8 @@ static void print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs
         if (worst < 0 || low < slowest)
             slowest = low, worst = k;
         if (b->format == FMT_CSV)
-            printf("p2p,%s,%d,%s,%d,%s,%zu,%.4f,%.4f,%.4f,%zu,%.2f,%ld\n", transport_name(b), x, ea, y, eb, b->maxb,
-                   r[P_AB], r[P_BA], r[P_BOTH], b->minb, r[P_LAT], (long)r[P_WRONG]);
+            printf("p2p,%s,%d,%s,%d,%s,%zu,%.4f,%.4f,%.4f,%zu,%.2f,%ld\n", transport_name(b), x, ea, y, eb, size,
+                   r[P_AB], r[P_BA], r[P_BOTH], lat, r[P_LAT], (long)r[P_WRONG]);
         else if (b->format == FMT_JSON)
             printf("%s\n  {\"rank_a\": %d, \"end_a\": \"%s\", \"rank_b\": %d, \"end_b\": \"%s\", \"a_to_b_gbs\": %.4f, "
                    "\"b_to_a_gbs\": %.4f, \"both_ways_gbs\": %.4f, \"latency_us\": %.2f, \"wrong\": %ld}",
@@ -790,7 +803,7 @@ static int p2p(bench_t *b)
     sum = calloc((size_t)np * P_FIELDS + 1, sizeof(*sum));
     if (!res || !sum)
         goto oom;
-    fill(b->dt, b->sendbuf, b->maxb / tbm_dtype_size(b->dt), b->rank, 0);
+    fill(b->dt, b->sendbuf, p2p_count(b), b->rank, 0);
     progress_start(b, np);
     for (k = 0; k < np; k++) {
         if (tbmcoll_barrier(b->c, &err) < 0)
@@ -889,6 +902,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (parse_args(&b, argc, argv) < 0)
         return 2;
+    /* p2p: the ranks off the cable being measured wait in a barrier all along; unless -t says otherwise, let
+     * them wait long (a dead peer still fails them at once: its connections close) */
+    if (b.op == OP_P2P && b.opts.io_timeout_ms == 0)
+        b.opts.io_timeout_ms = 600000;
     if (b.local_ranks)
         return tbmcoll_run_local(b.local_ranks, &b.opts, local_rank, &b, prog);
     if (!b.use_mpi && !in_mlx_env()) {

@@ -139,7 +139,7 @@ int tbmcoll_dial(const tbmcoll_opts_t *o, const tbm_mlx_addr_t *addr, int64_t de
                  tbm_err_t *err);
 
 /* Accept one connection on any of the listeners before deadline_ms. Returns the fd (peer's address in
- * peer_text), or -1 with a message. */
+ * peer_text), -1 with a message (timed out), or -2 with a message (out of file descriptors or memory). */
 int tbmcoll_accept(const int *lfds, int nl, int64_t deadline_ms, char *peer_text, size_t ptsz, tbm_err_t *err);
 
 /* Blocking exact read / write with a deadline. Return 0, or -1 with a message naming `who`. */

@@ -122,6 +122,18 @@ void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, s
     }
 }
 
+static void link_init(tbmcoll_link_t *l, int peer)
+{
+    int k;
+
+    memset(l, 0, sizeof(*l));
+    l->fd = -1;
+    l->peer = peer;
+    l->nfd = 1;
+    for (k = 0; k < TBMCOLL_STREAMS_MAX - 1; k++)
+        l->sfd[k] = -1;
+}
+
 static tbmcoll_comm_t *comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                 tbm_err_t *err)
 {
@@ -139,9 +151,9 @@ static tbmcoll_comm_t *comm_new(int rank, int size, tbmcoll_algo_t algo, const t
     c->ops = algo == TBMCOLL_ALGO_RING ? &tbmcoll_ring_ops : &tbmcoll_mesh_ops;
     tbmcoll_opts_fill(&c->opts, opts);
     for (j = 0; c->links && j < size; j++)
-        c->links[j] = (tbmcoll_link_t){ .fd = -1, .peer = j, .nfd = 1, .sfd = { -1, -1, -1 } };
-    c->left = (tbmcoll_link_t){ .fd = -1, .peer = (rank + size - 1) % size, .nfd = 1, .sfd = { -1, -1, -1 } };
-    c->right = (tbmcoll_link_t){ .fd = -1, .peer = (rank + 1) % size, .nfd = 1, .sfd = { -1, -1, -1 } };
+        link_init(&c->links[j], j);
+    link_init(&c->left, (rank + size - 1) % size);
+    link_init(&c->right, (rank + 1) % size);
     if (algo != TBMCOLL_ALGO_MESH)
         c->opts.streams = 1;   /* a ring pipelines its segments on one connection per neighbour */
     return c;
@@ -273,16 +285,20 @@ static tbmcoll_link_t *hear_hello(tbmcoll_comm_t *c, int fd, const char *from, i
     tbm_err_t ignored;
     int64_t d = tbmcoll_now_ms() + STRAY_HELLO_MS;
 
-    if (tbmcoll_read_full(fd, buf, sizeof(buf), d < deadline ? d : deadline, from, &ignored) < 0)
+    /* magic and version first: an older peer's hello is shorter, and it must be told, not waited for */
+    if (tbmcoll_read_full(fd, buf, 8, d < deadline ? d : deadline, from, &ignored) < 0)
         return NULL;
-    get_u32s(buf, v, HELLO_WORDS);
+    get_u32s(buf, v, 2);
     if (v[0] != HELLO_MAGIC)
         return NULL;
     if (v[1] != PROTO_VERSION) {
-        tbm_errprintf(err, "the peer at %s (rank %u) speaks version %u of libtbmcoll's handshake, this rank %u: "
-                      "run the same slurm-tbmesh on every Mac", from, v[2], v[1], PROTO_VERSION);
+        tbm_errprintf(err, "the peer at %s speaks version %u of libtbmcoll's handshake, this rank %u: run the "
+                      "same slurm-tbmesh on every Mac", from, v[1], PROTO_VERSION);
         return NULL;
     }
+    if (tbmcoll_read_full(fd, buf + 8, sizeof(buf) - 8, d < deadline ? d : deadline, from, &ignored) < 0)
+        return NULL;
+    get_u32s(buf, v, HELLO_WORDS);
     if (v[3] != (uint32_t)c->size || v[4] != (uint32_t)c->algo) {
         tbm_errprintf(err, "the peer at %s (rank %u) runs a %s group of %u ranks but this rank a %s group of %d: "
                       "every rank must read the same hostfile or matrix and use the same algorithm", from,
@@ -356,6 +372,8 @@ static int accept_all(tbmcoll_comm_t *c, const int *lfds, int nl, int64_t deadli
 
     while (got < want) {
         fd = tbmcoll_accept(lfds, nl, deadline, from, sizeof(from), err);
+        if (fd == -2)
+            return -1;
         if (fd < 0)
             return tbm_errprintf(err, "waited %d ms for %d of %d lower or left rank(s) to connect: they did not "
                                  "start, or cannot reach this rank's address", c->opts.connect_timeout_ms,

@@ -209,6 +209,11 @@ int tbmcoll_accept(const int *lfds, int nl, int64_t deadline_ms, char *peer_text
                 continue;
             salen = sizeof(sa);
             fd = accept(lfds[i], (struct sockaddr *)&sa, &salen);
+            if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+                tbm_errprintf(err, "cannot accept a connection: %s (each pair of ranks takes `streams` "
+                              "connections: raise ulimit -n, or give fewer streams)", strerror(errno));
+                return -2;
+            }
             if (fd < 0)
                 continue;   /* the client went away already (or EAGAIN): keep waiting */
             fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -367,9 +372,9 @@ static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer)
     return 0;
 }
 
-/* Move what the socket takes (or has) now. Returns 1 when it would block (or the transfer is done), 0 when
- * it is done, or an error code as tbmcoll_xfer_step(). One call drains as much as it can, so that each
- * wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
+/* Move what the socket takes (or has) now: until the transfer is done or the socket would block
+ * (*would_block = 1). Returns 0, or an error code as tbmcoll_xfer_step(). One call drains as much as it can,
+ * so that each wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
 static int xfer_drain(tbmcoll_xfer_t *x, int *would_block)
 {
     ssize_t r;

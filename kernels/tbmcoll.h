@@ -16,8 +16,8 @@
  * until this rank's part is done. One thread at a time may use a communicator. At most 64 ranks (16 from a
  * device matrix).
  *
- * TCP transports: one TCP connection per pair of ranks (mesh) or to each ring neighbour (ring), with
- * TCP_NODELAY and large socket buffers. Every wait is bounded: a peer that closes its connection (it exited
+ * TCP transports: opts.streams TCP connections per pair of ranks (mesh; a large transfer is split across
+ * them) or one to each ring neighbour (ring), with TCP_NODELAY and large socket buffers. Every wait is bounded: a peer that closes its connection (it exited
  * or was killed) fails the operation at once; a peer that makes no progress for io_timeout_ms fails it
  * then. The message names the operation, the peer's rank and its address, and the peers still awaited
  * (the first cause may be one of them), e.g.

@@ -262,8 +262,10 @@ static int run_kernel(const char *name, int argc, char **argv)
     (void)argc;
     argv[0] = path;
     execv(path, argv);
-    fprintf(stderr, "macnode %s: cannot run %s: %s (is slurm-tbmesh installed whole? MACNODE_LIBEXECDIR names "
-            "another folder)\n", name, path, strerror(errno));
+    fprintf(stderr, "macnode %s: cannot run %s: %s (%s)\n", name, path, strerror(errno),
+            getenv("MACNODE_LIBEXECDIR") && *getenv("MACNODE_LIBEXECDIR") ?
+            "MACNODE_LIBEXECDIR names that folder: unset it or fix it" :
+            "is slurm-tbmesh installed whole? it installs macnode-bench and macnode-refwork there");
     return 127;
 }
 

@@ -42,6 +42,10 @@ pairs=$(echo "$out" | awk -F, 'NR > 1 { printf "%s-%s ", $3, $5 }')
 [ "$pairs" = "0-1 0-3 1-2 2-3 " ] || { say "ring p2p pairs: $pairs"; fail=1; }
 echo "$out" | awk -F, 'NR > 1 && ($4 !~ /:lo$/ || $6 !~ /:lo$/) { bad = 1 } END { exit bad }' ||
   { say "p2p ends should name host and interface (lo on loopback): $out"; fail=1; }
+# sizes below one element: one element is sent, and said
+out=$(bench -l 2 -o p2p -b 1 -e 2 -n 2 -w 1 -L 5 -F csv) || { say "p2p -b 1 -e 2: exit $?"; fail=1; }
+echo "$out" | awk -F, 'NR > 1 && !($7 == 4 && $11 == 4 && $13 == 0) { bad = 1 } END { exit bad }' ||
+  { say "p2p of less than one element: $out"; fail=1; }
 table=$(bench -l 3 -o p2p -b 8 -e 64K -n 2 -w 1 -L 5)
 echo "$table" | grep -q '^# Slowest cable      : .* GB/s one way' || { say "p2p table: no slowest"; echo "$table"; fail=1; }
 echo "$table" | grep -q '^# Wrong values       : 0 OK' || { say "p2p table: no OK"; fail=1; }
@@ -79,6 +83,6 @@ check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
 unset MLX_RANK JACCL_RANK
 check_err "no environment" "MLX_RANK is not set, so this is not a rank of a tbmesh job" -b 8
 MACNODE_LIBEXECDIR=$tmp/none "$macnode" bench -l 2 2>"$tmp/err" && { say "missing program: exit 0"; fail=1; }
-grep -q "macnode bench: cannot run $tmp/none/macnode-bench" "$tmp/err" || { say "missing program: $(cat "$tmp/err")"; fail=1; }
+grep -q "macnode bench: cannot run $tmp/none/macnode-bench: No such file or directory (MACNODE_LIBEXECDIR names that folder" "$tmp/err" || { say "missing program: $(cat "$tmp/err")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

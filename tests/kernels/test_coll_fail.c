@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define VICTIM 2
@@ -104,6 +105,41 @@ static int expect_msg(const char *what, const tbm_err_t *err, const char *want)
     return TR_EXPECT(strcmp(err->msg, want) == 0, "%s:\n  got  %s\n  want %s", what, err->msg, want);
 }
 
+/* Rank 1 of 2 accepts from a process that speaks the first handshake (5 words, version 1). */
+static int old_peer(int port, const tbmcoll_opts_t *o, const char *const *addrs, tbm_err_t *err)
+{
+    tbmcoll_opts_t slow = *o;
+    pid_t pid;
+    int st;
+
+    slow.connect_timeout_ms = 5000;
+    pid = fork();
+    if (pid == 0) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+        uint32_t hello[5] = { htonl(0x54424d43u), htonl(1), htonl(0), htonl(2), htonl(1) };
+        int fd, i;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        for (i = 0; i < 100; i++) {
+            fd = socket(AF_INET, SOCK_STREAM, 0);
+            if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                break;
+            close(fd);
+            usleep(20000);
+        }
+        if (write(fd, hello, sizeof(hello)) != (ssize_t)sizeof(hello))
+            _exit(1);
+        sleep(3);
+        _exit(0);
+    }
+    if (TR_EXPECT(!tbmcoll_comm_from_addrs(1, 2, addrs, &slow, err), "connected to an old peer")) {
+        waitpid(pid, &st, 0);
+        return 1;
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return 0;
+}
+
 static int connect_errors(void)
 {
     tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_MESH, 1000);
@@ -126,6 +162,13 @@ static int connect_errors(void)
     bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(1, 2, addrs, &o, &err), "rank 1 alone connected");
     bad |= expect_msg("nobody dials", &err, "rank 1: waited 300 ms for 1 of 1 lower or left rank(s) to connect: "
                       "they did not start, or cannot reach this rank's address");
+    /* a peer of an older release: its hello (version 1) is shorter; it is named at once, not waited for */
+    tr_free_ports(2, ports);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", ports[0]);
+    snprintf(a1, sizeof(a1), "127.0.0.1:%d", ports[1]);
+    bad |= old_peer(ports[1], &o, addrs, &err);
+    bad |= TR_EXPECT(strstr(err.msg, "speaks version 1 of libtbmcoll's handshake, this rank 2: run the same "
+                            "slurm-tbmesh on every Mac") != NULL, "old peer: %s", err.msg);
     bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(0, 2, bad_addrs, &o, &err), "bad address accepted");
     bad |= expect_msg("bad address", &err, "address of rank 1: 'localhost' is not an IPv4 address: write a dotted "
                       "quad such as 10.0.0.1");

@@ -181,6 +181,7 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     ck_assert_ptr_nonnull(strstr(cmds, "ip addr replace 10.0.4.2/30 dev en3\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "ip route replace 10.0.2.2/32 via 10.0.1.2 dev en2\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -qw net.ipv4.ip_forward=1\n"));
+    ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -qw net.ipv4.conf.all.rp_filter=2\n"));
     free(cmds);
     tbm_netplan_free(&p);
     tbm_conf_free(&c);
@@ -189,6 +190,7 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     cmds = tbm_netplan_commands(&p, "mac01", TBM_NETPLAN_LINUX, &err);
     ck_assert_ptr_nonnull(cmds);
     ck_assert_ptr_null(strstr(cmds, "forward"));
+    ck_assert_ptr_null(strstr(cmds, "rp_filter"));
     ck_assert_ptr_nonnull(strstr(cmds, "ip route replace 169.254.0.14/32 via 169.254.0.6 dev en3\n"));
     free(cmds);
     tbm_netplan_free(&p);
