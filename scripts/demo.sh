@@ -2,8 +2,9 @@
 # demo.sh: the main job on the embedded lab, from a fresh Debian 12 machine, as root.
 # Installs what it needs, builds, brings the lab up, and submits as an ordinary user: a Linux job (default
 # partition `all`, kept off the Macs), `--gres=tbmesh:4 --mlx-backend=jaccl` (lands on studio-a, the
-# Thunderbolt 5 RDMA mesh, bridge mode) and `--gres=tbmesh:mini-b:4` (the Thunderbolt 4 ring, direct mode);
-# shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES). The lab stays up: `lab/tbmesh-lab down` ends it.
+# Thunderbolt 5 RDMA mesh, bridge mode; it proves and measures the mesh with macnode bench: every cable, then
+# an all-reduce sweep over the JACCL matrix) and `--gres=tbmesh:mini-b:4` (the Thunderbolt 4 ring, direct
+# mode); shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES). The lab stays up: `lab/tbmesh-lab down` ends it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -21,8 +22,9 @@ show sinfo -N -o '%10N %10P %8T %12G %f'
 
 echo; echo "== submitting as tbm-alice"
 jl=$(as_alice sbatch --parsable -N1 -J linux-job -o demo-%j.out --wrap 'hostname; sleep 5')
+macnode=$src/build/inst/bin/macnode
 ja=$(as_alice sbatch --parsable --gres=tbmesh:4 --mlx-backend=jaccl -J studio-a-4 -o demo-%j.out \
-    --wrap 'srun hostname; sleep 5')
+    --wrap "srun hostname; srun $macnode bench -o p2p -b 8 -e 16M -n 5 -L 200; srun $macnode bench -b 8 -e 16M -f 8 -n 5")
 jb=$(as_alice sbatch --parsable --gres=tbmesh:mini-b:4 -J mini-b-4 -o demo-%j.out \
     --wrap 'srun sh -c "echo \$(hostname): \$(ip -o -4 addr show | awk \"\\\$2 ~ /^en[2-9]/ {print \\\$2, \\\$4}\" | paste -sd\" \" -)"; sleep 5')
 echo "jobs: linux=$jl studio-a=$ja mini-b=$jb"
