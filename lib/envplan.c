@@ -655,24 +655,39 @@ static int ring_vars(ctx_t *c)
     return 0;
 }
 
-static int by_int(const void *a, const void *b)
+/* Interface names in natural order: "en2" < "en3" < "en10". */
+static int by_ifname(const void *a, const void *b)
 {
-    return *(const int *)a - *(const int *)b;
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+
+    while (*x && *x == *y && !(*x >= '0' && *x <= '9')) {
+        x++;
+        y++;
+    }
+    if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+        unsigned long nx = strtoul(x, NULL, 10), ny = strtoul(y, NULL, 10);
+        if (nx != ny)
+            return nx < ny ? -1 : 1;
+    }
+    return strcmp(x, y);
 }
 
-/* This node's interfaces on cables to the job's other nodes, in tbmesh.conf order. */
+/* This node's interfaces on cables to the job's other nodes, in natural order of their names: every rank
+ * then lists its interfaces in the same order (Open MPI's TCP transport hangs in the lab when the nodes of
+ * a ring list the same names in different orders). */
 static int mpi_vars(ctx_t *c)
 {
-    int cables[TBM_ENVPLAN_MAX_RANKS * TBM_ENVPLAN_MAX_RAILS], node = c->cnode[c->self], s, k;
+    const char *names[TBM_ENVPLAN_MAX_RANKS * TBM_ENVPLAN_MAX_RAILS];
+    int node = c->cnode[c->self], s, k;
     char ifs[TBM_ENVPLAN_MAX_RANKS * TBM_ENVPLAN_MAX_RAILS * TBM_IFNAME_MAX] = "";
     size_t i, n = 0, len = 0;
 
     for (s = 0; s < (int)c->n; s++)
         for (k = 0; k < rails_of(c, c->self, s)->n; k++)
-            cables[n++] = rails_of(c, c->self, s)->cable[k];
-    qsort(cables, n, sizeof(int), by_int);
+            names[n++] = end_on(c, rails_of(c, c->self, s)->cable[k], node)->iface;
+    qsort(names, n, sizeof(names[0]), by_ifname);
     for (i = 0; i < n; i++)
-        len += (size_t)snprintf(ifs + len, sizeof(ifs) - len, "%s%s", i ? "," : "", end_on(c, cables[i], node)->iface);
+        len += (size_t)snprintf(ifs + len, sizeof(ifs) - len, "%s%s", i ? "," : "", names[i]);
     if (n == 0)
         return tbm_errprintf(c->err, "node %s has no cable to the job's other nodes in tbmesh.conf, so Open MPI "
                              "has no Thunderbolt interface to use: fix the group's Cable= lines (tbmesh inventory "

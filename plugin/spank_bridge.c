@@ -182,6 +182,22 @@ static int make_grant(spank_t sp, const char *node, char **out, tbm_err_t *err)
     return mrc == EMUNGE_SUCCESS ? 0 : -1;
 }
 
+/* srun --mpi=pmix (or pmi2) in bridge mode: the PMI server is slurmstepd's, on the bridge host, where an MPI
+ * rank on the Mac cannot reach it, so MPI_Init would fail there. Said once per step (task 0); the tasks still
+ * run (a program that does not call MPI_Init does not mind). */
+static void warn_pmi(spank_t sp)
+{
+    char type[32] = "";
+    uint32_t task = 1;
+
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task) != ESPANK_SUCCESS || task != 0 ||
+        spank_getenv(sp, "SLURM_MPI_TYPE", type, sizeof(type)) != ESPANK_SUCCESS || strncmp(type, "pmi", 3) != 0)
+        return;
+    slurm_spank_log("tbmesh: srun --mpi=%s on a bridge-mode Mac: its PMI server runs on the bridge host, which "
+                    "MPI on the Mac cannot reach, so MPI_Init will fail; run mpirun inside the job instead (it "
+                    "starts its daemons on the Macs through srun)", type);
+}
+
 int tbm_spank_bridge_task_privileged(spank_t sp)
 {
     char node[TBM_HOSTNAME_MAX];
@@ -193,6 +209,8 @@ int tbm_spank_bridge_task_privileged(spank_t sp)
         step == SLURM_EXTERN_CONT)
         return 0;
     rc = bridge_node(sp, node, sizeof(node), &err);
+    if (rc > 0)
+        warn_pmi(sp);
     if (rc > 0)
         rc = (n_staged && make_grant(sp, node, &grant[0], &err) < 0) ? -1 : make_grant(sp, node, &grant[1], &err);
     if (rc < 0) {

@@ -2,7 +2,8 @@
 # 0110-kernels.t: the kernels on the lab's Thunderbolt links. `macnode bench -o p2p` in a tbmesh job
 # measures exactly the cables of tbmesh.conf (studio-a: 6 of a mesh, over the JACCL matrix; mini-b: 4 of a
 # ring, over the ring hostfile), host and interface at each end; Open MPI reaches every rank of both groups
-# over the Thunderbolt addresses (the routes and forwarding macnode netplan sets); a rank killed in the
+# over the Thunderbolt addresses (the routes and forwarding macnode netplan sets), started by mpirun from
+# the bridge host, by srun --mpi=pmix in direct mode and by mpirun inside a bridge-mode job; a rank killed in the
 # middle of a collective makes the others exit non-zero at once, naming it; bench/mesh-vs-mpi.sh runs.
 # No timing is asserted, only bounds on how long a failure takes to surface.
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +51,27 @@ for g in "studio-a mac01,mac02,mac03,mac04" "mini-b mac05,mac06,mac07,mac08"; do
 done
 t_match "the Macs' routes come from macnode netplan (mac01 reaches mac02's other cables through mac02)" \
     "169.254.4.1 via 169.254.1.2 dev en2" "$("$LABCMD" exec mac01 ip route)"
+
+# Open MPI inside tbmesh jobs. Direct mode: srun --mpi=pmix starts the ranks (slurmstepd's PMIx server is
+# on the Mac). Bridge mode: mpirun inside the job starts its daemons on the Macs through srun; srun
+# --mpi=pmix is told it cannot work there.
+# (The lab's 4 Macs share 2 cores: Open MPI must yield while it waits, or its spinning ranks can starve
+# each other for minutes. A time limit bounds each job all the same.)
+yield=OMPI_MCA_mpi_yield_when_idle=1
+out=$(as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
+    srun --mpi=pmix "$BENCH" -T mpi -b 8 -e 512 -f 64 -n 2 -w 1 2>&1)
+t_match "mini-b (direct): srun --mpi=pmix runs Open MPI's all-reduce on the 4 Macs" "4 ranks, transport mpi" "$out"
+t_match "... with no wrong value" "Wrong values *: 0 OK" "$out"
+out=$(as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:studio-a:4 --mlx-backend=mpi \
+    sh -c "mpirun -np 4 --map-by node hostname | sort | paste -sd' '; mpirun -np 4 --map-by node $BENCH -T mpi -b 8 -e 64K -f 64 -n 2 -w 1" 2>&1)
+t_match "studio-a (bridge): mpirun inside the job puts one rank on each Mac" "^mac01 mac02 mac03 mac04$" "$out"
+t_match "... and Open MPI's all-reduce runs there with no wrong value" "Wrong values *: 0 OK" "$out"
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:2 srun --mpi=pmix hostname 2>&1)
+t_match "srun --mpi=pmix on bridge-mode Macs says why MPI_Init would fail and what to run instead" \
+    "tbmesh: srun --mpi=pmix on a bridge-mode Mac: .* run mpirun inside the job" "$out"
+t_is "... once per step" "1" "$(grep -c 'srun --mpi=pmix on a bridge-mode Mac' <<<"$out")"
+out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:2 srun --mpi=pmix hostname 2>&1)
+t_is "... and nothing of the kind on direct-mode Macs" "0" "$(grep -c 'bridge-mode' <<<"$out")"
 
 # A rank killed in the middle of a long all-reduce sweep: the others stop at once, naming it.
 killer='if [ "$SLURM_PROCID" = 2 ]; then (sleep 2; kill -9 $$) & fi; exec '"$MACNODE"' bench -b 16M -e 16M -n 100000 -w 1'

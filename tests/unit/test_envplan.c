@@ -571,6 +571,25 @@ START_TEST(chain_is_mpi)
 }
 END_TEST
 
+/* Every rank lists its Thunderbolt interfaces for Open MPI in the natural order of their names, whatever the
+ * order of the cables in tbmesh.conf (Open MPI hangs when the nodes of a ring list them differently). */
+START_TEST(mpi_interfaces_in_name_order)
+{
+    const char *text = "Group=r Nodes=r[1-4] Topology=ring Link=tb4 Rdma=no\n"
+                       "Cable=r1:en10,r2:en2 Addr=10.9.1.1/30,10.9.1.2/30\n"
+                       "Cable=r2:en3,r3:en2 Addr=10.9.2.1/30,10.9.2.2/30\n"
+                       "Cable=r3:en3,r4:en3 Addr=10.9.3.1/30,10.9.3.2/30\n"
+                       "Cable=r4:en2,r1:en9 Addr=10.9.4.1/30,10.9.4.2/30\n";
+    job_t *j = job_ok(conf_of(text), "r1,r2,r3,r4", TBM_BACKEND_MPI, 0, NULL);
+
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[0], "OMPI_MCA_btl_tcp_if_include"), "en9,en10");
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[1], "OMPI_MCA_btl_tcp_if_include"), "en2,en3");
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[3], "OMPI_MCA_btl_tcp_if_include"), "en2,en3");
+    ck_assert_str_eq(tbm_envplan_get(&j->plan[3], "OMPI_MCA_oob_tcp_if_include"), "en2,en3");
+    job_free(j);
+}
+END_TEST
+
 START_TEST(ring_out_of_name_order)
 {
     job_t *j = job_ok(conf_of(SHUFFLED_RING), "q1,q2,q3,q4", TBM_BACKEND_RING, 0, NULL);
@@ -952,6 +971,7 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, multi_rail);
     tcase_add_test(tc, multi_rail_unequal);
     tcase_add_test(tc, chain_is_mpi);
+    tcase_add_test(tc, mpi_interfaces_in_name_order);
     tcase_add_test(tc, ring_out_of_name_order);
     tcase_add_test(tc, rdma_ring_coordinator);
     tcase_add_test(tc, mlx_versions);
