@@ -284,6 +284,9 @@ static int reject_unplaceable(const tbm_conf_t *c, const tbm_jobplan_t *plan, si
     if (ch->capable == 0 && !typed[0] && n > largest)
         return tbm_errprintf(err, "no group has %zu Macs (the largest, %s, has %zu): use --gres=tbmesh:%zu or "
                              "fewer", n, big, largest, largest);
+    if (ch->capable == 0 && plan->backend == TBM_BACKEND_AUTO)
+        return tbm_errprintf(err, "no group can run a job on %zu Macs: %s", n,
+                             ch->why_not.len ? ch->why_not.s : "no groups in tbmesh.conf");
     if (ch->capable == 0)
         return tbm_errprintf(err, "no group can run %s on %zu Macs: %s", tbm_backend_name(plan->backend), n,
                              ch->why_not.len ? ch->why_not.s : "no groups in tbmesh.conf");

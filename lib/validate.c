@@ -144,9 +144,8 @@ static int part_of_whole(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnod
     if (b == TBM_BACKEND_MPI && nnodes == 1)
         return 1;
     if (g->topology == TBM_TOPO_RING)
-        tbm_errprintf(why, "group %s is a ring of %zu Macs; a %s job must use all %zu (part of a ring is "
-                      "not a ring): ask for tbmesh:%zu", g->name, g->n_nodes, tbm_backend_name(b), g->n_nodes,
-                      g->n_nodes);
+        tbm_errprintf(why, "group %s is a ring of %zu Macs; a job on it must use all %zu (part of a ring is not "
+                      "a ring): ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes, g->n_nodes);
     else
         tbm_errprintf(why, "group %s is neither a full mesh nor a ring; only all %zu of its Macs are sure to be "
                       "connected: ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes);

@@ -108,7 +108,7 @@ START_TEST(example_placements)
     PLACES(b, TBM_BACKEND_JACCL, 4, 0, "group mini-b is a ring, not a full mesh: JACCL mesh needs every pair of Macs "
                                        "cabled; use --mlx-backend=jaccl-ring or ring");
     PLACES(a, TBM_BACKEND_RING, 3, 1, "");
-    PLACES(b, TBM_BACKEND_RING, 3, 0, "group mini-b is a ring of 4 Macs; a ring job must use all 4 (part of a ring "
+    PLACES(b, TBM_BACKEND_RING, 3, 0, "group mini-b is a ring of 4 Macs; a job on it must use all 4 (part of a ring "
                                       "is not a ring): ask for tbmesh:4");
     PLACES(a, TBM_BACKEND_RING, 4, 1, "");
     PLACES(b, TBM_BACKEND_RING, 4, 1, "");

@@ -149,7 +149,10 @@ START_TEST(refusals_say_what_to_do)
     plan_refused(&r, "partition linux has no Macs: use -p mac or leave -p out");
     r = req_of("gres:tbmesh:3", "ring");
     r.tres_per_node = "gres:tbmesh:mini-b:3";
-    plan_refused(&r, "no group can run ring on 3 Macs: group mini-b is a ring of 4 Macs; a ring job must use all "
+    plan_refused(&r, "no group can run ring on 3 Macs: group mini-b is a ring of 4 Macs; a job on it must use all "
+                     "4 (part of a ring is not a ring): ask for tbmesh:4");
+    r = req_of("gres:tbmesh:mini-b:3", NULL);   /* no backend asked for: none named */
+    plan_refused(&r, "no group can run a job on 3 Macs: group mini-b is a ring of 4 Macs; a job on it must use all "
                      "4 (part of a ring is not a ring): ask for tbmesh:4");
 }
 END_TEST

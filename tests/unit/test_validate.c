@@ -443,16 +443,16 @@ START_TEST(placement)
     SUPPORTS(b, TBM_BACKEND_JACCL_RING, 4, 0, "group mini-b has no working RDMA (JACCL needs Thunderbolt 5 and "
                                               "RDMA devices on both ends of every cable): use --mlx-backend=ring or mpi");
     SUPPORTS(a, TBM_BACKEND_RING, 3, 1, "");
-    SUPPORTS(b, TBM_BACKEND_RING, 3, 0, "group mini-b is a ring of 4 Macs; a ring job must use all 4 (part of a "
+    SUPPORTS(b, TBM_BACKEND_RING, 3, 0, "group mini-b is a ring of 4 Macs; a job on it must use all 4 (part of a "
                                         "ring is not a ring): ask for tbmesh:4");
     SUPPORTS(a, TBM_BACKEND_RING, 4, 1, "");
     SUPPORTS(b, TBM_BACKEND_RING, 4, 1, "");
     SUPPORTS(r, TBM_BACKEND_JACCL_RING, 4, 1, "");
-    SUPPORTS(r, TBM_BACKEND_JACCL_RING, 2, 0, "group ring-r is a ring of 4 Macs; a jaccl-ring job must use all 4 "
+    SUPPORTS(r, TBM_BACKEND_JACCL_RING, 2, 0, "group ring-r is a ring of 4 Macs; a job on it must use all 4 "
                                               "(part of a ring is not a ring): ask for tbmesh:4");
     SUPPORTS(a, TBM_BACKEND_JACCL, 6, 0, "group studio-a has 4 Macs; you asked for 6: ask for 4 or fewer");
     SUPPORTS(a, TBM_BACKEND_MPI, 0, 0, "ask for at least one Mac (tbmesh:N with N >= 1)");
-    SUPPORTS(b, TBM_BACKEND_MPI, 2, 0, "group mini-b is a ring of 4 Macs; a mpi job must use all 4 (part of a "
+    SUPPORTS(b, TBM_BACKEND_MPI, 2, 0, "group mini-b is a ring of 4 Macs; a job on it must use all 4 (part of a "
                                        "ring is not a ring): ask for tbmesh:4");
     SUPPORTS(b, TBM_BACKEND_MPI, 1, 1, "");
     SUPPORTS(o, TBM_BACKEND_MPI, 4, 1, "");
@@ -463,7 +463,7 @@ START_TEST(placement)
     SUPPORTS(bad, TBM_BACKEND_JACCL, 4, 0, "tbmesh inventory found problems that rule out jaccl on group sick: see "
                                            "its report, or choose another --mlx-backend");
     SUPPORTS(b, TBM_BACKEND_AUTO, 4, 1, "");
-    SUPPORTS(b, TBM_BACKEND_AUTO, 3, 0, "group mini-b is a ring of 4 Macs; a mpi job must use all 4 (part of a "
+    SUPPORTS(b, TBM_BACKEND_AUTO, 3, 0, "group mini-b is a ring of 4 Macs; a job on it must use all 4 (part of a "
                                         "ring is not a ring): ask for tbmesh:4");
     SUPPORTS(a, (tbm_backend_t)17, 2, 0, "unknown backend: use jaccl, jaccl-ring, ring, mpi or auto");
 }
