@@ -17,6 +17,7 @@
 #include "cablediff.h"
 #include "jobreq.h"
 #include "netplan.h"
+#include "health.h"
 #include "envplan.h"
 #include "mlxenv.h"
 #include "reduce.h"

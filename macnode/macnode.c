@@ -6,6 +6,7 @@
 #include "config.h"
 #include "probe_host.h"
 #include "exec.h"
+#include "check.h"
 #include "facts_json.h"
 #include "netplan.h"
 
@@ -30,6 +31,9 @@ static void usage(FILE *out)
             "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
             "  embedded lab writes them; implied by --replay).\n"
             "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n"
+            "usage: macnode check [--drain] ...\n"
+            "  Check this Mac (or a bridge-mode Mac through its agent) against tbmesh.conf; --drain drains it in\n"
+            "  Slurm with the reason, and resumes it once well; see macnode check --help.\n"
             "usage: macnode netplan --help      the per-cable /30 plan and its macOS commands\n"
             "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
@@ -285,7 +289,7 @@ static const struct {
 } commands[] = {
     { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
     { "grant", macnode_grant },  { "prepare", macnode_prepare },   { "cleanup", macnode_cleanup },
-    { "bench", cmd_bench },      { "refwork", cmd_refwork },
+    { "bench", cmd_bench },      { "refwork", cmd_refwork },       { "check", macnode_check },
 };
 
 int main(int argc, char **argv)
@@ -299,8 +303,8 @@ int main(int argc, char **argv)
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, netplan, exec, grant, prepare, cleanup, bench, "
-            "refwork (see "
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, check, netplan, exec, grant, prepare, cleanup, "
+            "bench, refwork (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
 }

@@ -34,7 +34,27 @@ t_match "studio-a is no longer a mesh: no JACCL" "group studio-a: other of 4 .*b
 t_match "the pair it joined is named" "pairs not joined: mac01-mac02" "$out"
 t_match "mini-b is unaffected" "group mini-b: ring of 4 .*backends: ring,mpi$" "$out"
 t_is "the lab keeps its last good tbmesh.conf" "10" "$(grep -c '^Cable=' "$LAB/etc/tbmesh.conf")"
+# Slurm's health check (macnode check --drain) drains the two Macs of the pulled cable, with the reason.
+"$LABCMD" health mac01 mac02 mac03 > /dev/null
+reason_of() { scontrol show node "$1" | grep -o 'Reason=.*' | sed 's/ \[.*//'; }
+t_match "mac01 is drained" "State=[A-Z+]*DRAIN" "$(scontrol show node mac01)"
+t_match "... with the cable as the reason" \
+    "^Reason=tbmesh: cable-missing at mac01:en2 <-> mac02:en2: nothing is at the other end of Thunderbolt" "$(reason_of mac01)"
+t_match "mac02 too, from its end" "^Reason=tbmesh: cable-missing at mac02:en2 <-> mac01:en2" "$(reason_of mac02)"
+t_fail "mac03 is not drained" grep -q DRAIN <<<"$(scontrol show node mac03 | grep State=)"
+# (job_submit/tbmesh looks at the nodes' states every few seconds)
+for _ in $(seq 15); do
+    out=$(as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true 2>&1)
+    grep -q 'could hold this job' <<<"$out" && break
+    sleep 1
+done
+t_match "a job for all of studio-a is refused while they are drained, naming them" \
+    "studio-a could hold this job, but mac01 is drained \(tbmesh: cable-missing at mac01:en2 .*\), mac02 is drained \(tbmesh: cable-missing" "$out"
 t_ok "mend it" "$LABCMD" mend mac01:en2
+t_is "the health check resumed both (mend runs it)" "idle idle" \
+    "$(sinfo -h -n mac01,mac02 -N -o '%T' | sort -u | tr -d '*' | paste -sd' ' | sed 's/^idle$/idle idle/')"
+t_is "slurmd ran the health check on every Mac at start (SLURMD_NODENAME): each was well" "8" \
+    "$(grep -E '^mac0[1-8]: well$' "$LAB/log/healthcheck.log" | sort -u | wc -l)"
 out=$("$LABCMD" inventory); rc=$?
 t_is "fit again" "0" "$rc"
 t_done

@@ -1,0 +1,26 @@
+/* health.h: is this Mac still what tbmesh.conf says it is? One Mac's facts (macnode probe) checked against its
+ * cables in tbmesh.conf: a Thunderbolt port bound to each cable's interface with a Mac at the other end at the
+ * cable's speed, the interface up and active with its planned address, the RDMA device where the group has
+ * RDMA, and bridge0 not up. `macnode check` drains a Mac that fails, with the first error as the reason. */
+#ifndef TBM_HEALTH_H
+#define TBM_HEALTH_H
+
+#include <stddef.h>
+
+#include "conf.h"
+#include "facts.h"
+#include "finding.h"
+
+/* Drain reasons that slurm-tbmesh set start with this; only those are lifted when the Mac is well again. */
+#define TBM_HEALTH_REASON_PREFIX "tbmesh: "
+
+/* Append what is wrong with `node` (a node of conf) to fs. Returns how many errors were found; a node that
+ * is not in conf is one error. Warnings (a slower link than the cable's Speed=) do not count. */
+size_t tbm_health_check(const tbm_conf_t *conf, const char *node, const tbm_host_facts_t *facts,
+                        tbm_findings_t *fs);
+
+/* The first error of fs as a Slurm drain reason: "tbmesh: <code> at <where>: <what>" and, when there are
+ * more, " (and N more)", cut to fit len bytes (Slurm keeps reasons short: 128 is plenty). */
+void tbm_health_reason(const tbm_findings_t *fs, char *buf, size_t len);
+
+#endif
