@@ -6,7 +6,7 @@
 #include "config.h"
 #include "probe_host.h"
 #include "exec.h"
-#include "check.h"
+#include "health_check.h"
 #include "facts_json.h"
 #include "netplan.h"
 

@@ -1,10 +1,10 @@
-/* check.c: `macnode check`, the health check of a Mac: its facts (probed here, or asked of a bridge-mode
+/* health_check.c: `macnode check`, the health check of a Mac: its facts (probed here, or asked of a bridge-mode
  * Mac's agent) against tbmesh.conf (lib/health.c); with --drain, the Mac is drained in Slurm with the first
  * error as the reason, and a Mac that slurm-tbmesh drained is resumed once it is well again. Meant as
  * Slurm's HealthCheckProgram: slurmd names the node in $SLURMD_NODENAME. Slurm is reached through scontrol
  * (the Mac side links no libslurm). */
 #include "config.h"
-#include "check.h"
+#include "health_check.h"
 #include "client.h"
 #include "facts_json.h"
 #include "fileio.h"
