@@ -53,6 +53,11 @@ t_match "a job for all of studio-a is refused while they are drained, naming the
 t_ok "mend it" "$LABCMD" mend mac01:en2
 t_is "the health check resumed both (mend runs it)" "idle idle" \
     "$(sinfo -h -n mac01,mac02 -N -o '%T' | sort -u | tr -d '*' | paste -sd' ' | sed 's/^idle$/idle idle/')"
+for _ in $(seq 15); do   # job_submit/tbmesh sees node states within a few seconds
+    as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true > /dev/null 2>&1 && break
+    sleep 1
+done
+t_ok "job_submit/tbmesh takes studio-a jobs again" as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true
 t_is "slurmd ran the health check on every Mac at start (SLURMD_NODENAME): each was well" "8" \
     "$(grep -E '^mac0[1-8]: well$' "$LAB/log/healthcheck.log" | sort -u | wc -l)"
 out=$("$LABCMD" inventory); rc=$?
