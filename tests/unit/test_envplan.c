@@ -436,10 +436,10 @@ START_TEST(minib_refusals)
     const tbm_conf_t *c = conf_of(LAB_CONF);
 
     ck_assert_str_eq(plan_error(c, "mac05,mac06,mac07", "mac05", TBM_BACKEND_RING, 0, NULL),
-                     "backend ring on 3 Macs of group mini-b: group mini-b is a ring of 4 Macs; a ring job must use "
+                     "backend ring on 3 Macs of group mini-b: group mini-b is a ring of 4 Macs; a job on it must use "
                      "all 4 (part of a ring is not a ring): ask for tbmesh:4");
     ck_assert_str_eq(plan_error(c, "mac05,mac06,mac07", "mac06", TBM_BACKEND_AUTO, 0, NULL),
-                     "no backend fits 3 Macs of group mini-b: group mini-b is a ring of 4 Macs; a mpi job must use "
+                     "no backend fits 3 Macs of group mini-b: group mini-b is a ring of 4 Macs; a job on it must use "
                      "all 4 (part of a ring is not a ring): ask for tbmesh:4");
     ck_assert_str_eq(plan_error(c, "mac05,mac06,mac07,mac08", "mac05", TBM_BACKEND_JACCL, 0, NULL),
                      "backend jaccl on 4 Macs of group mini-b: group mini-b is a ring, not a full mesh: JACCL mesh "
