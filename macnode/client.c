@@ -2,9 +2,11 @@
 #include "config.h"
 #include "client.h"
 #include "auth.h"
+#include "facts_json.h"
 #include "fileio.h"
 #include "wire.h"
 
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,4 +106,26 @@ char *client_load_grant(const char *arg, tbm_err_t *err)
     if (text)
         text[strcspn(text, " \t\r\n")] = '\0';
     return text;
+}
+
+int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm_err_t *err)
+{
+    client_t cl = { .agent = agent, .socket = socket, .fd = -1 };
+    tbm_msg_t req = { .type = TBM_MSG_PROBE }, reply;
+    const char *text;
+    int rc = -1;
+
+    memset(&reply, 0, sizeof(reply));
+    if (client_open(&cl, err) == 0 && client_call(&cl, &req, TBM_MSG_FACTS, &reply, err) == 0) {
+        text = reply.facts ? json_object_to_json_string_ext(reply.facts, JSON_C_TO_STRING_PLAIN) : NULL;
+        if (!text)
+            tbm_errprintf(err, "the agent sent no facts");
+        else
+            rc = tbm_facts_from_json(text, strlen(text), f, err);
+        tbm_msg_free(&reply);
+    }
+    client_close(&cl);
+    if (rc < 0)
+        tbm_errprefix(err, "agent %s: ", agent);
+    return rc;
 }

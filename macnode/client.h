@@ -4,6 +4,7 @@
 #define MACNODE_CLIENT_H
 
 #include "errbuf.h"
+#include "facts.h"
 #include "proto.h"
 
 typedef struct client {
@@ -22,6 +23,10 @@ int client_open(client_t *c, tbm_err_t *err);
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
 
 void client_close(client_t *c);
+
+/* A Mac's facts from its agent (the probe request): connect to agent (ADDR[:PORT]) with munged's socket
+ * (NULL: libmunge's default), ask, parse. 0, or -1 with err naming the agent. */
+int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm_err_t *err);
 
 /* The agent from --agent or $TBMESH_AGENT and the socket from --munge-socket or $TBMESH_MUNGE_SOCKET;
  * -1 with a message on stderr when no agent is known. */

@@ -6,14 +6,12 @@
 #include "config.h"
 #include "health_check.h"
 #include "client.h"
-#include "facts_json.h"
 #include "fileio.h"
 #include "health.h"
 #include "probe_host.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,28 +118,6 @@ static void agent_of(const tbm_conf_t *conf, int n, char *buf, size_t len)
              nd->agent_port ? nd->agent_port : conf->agent_port);
 }
 
-static int facts_from_agent(const char *agent, const char *socket, tbm_host_facts_t *f, tbm_err_t *err)
-{
-    client_t cl = { .agent = agent, .socket = socket, .fd = -1 };
-    tbm_msg_t req = { .type = TBM_MSG_PROBE }, reply;
-    const char *text;
-    int rc = -1;
-
-    memset(&reply, 0, sizeof(reply));
-    if (client_open(&cl, err) == 0 && client_call(&cl, &req, TBM_MSG_FACTS, &reply, err) == 0) {
-        text = reply.facts ? json_object_to_json_string_ext(reply.facts, JSON_C_TO_STRING_PLAIN) : NULL;
-        if (!text)
-            tbm_errprintf(err, "the agent sent no facts");
-        else
-            rc = tbm_facts_from_json(text, strlen(text), f, err);
-        tbm_msg_free(&reply);
-    }
-    client_close(&cl);
-    if (rc < 0)
-        tbm_errprefix(err, "agent %s: ", agent);
-    return rc;
-}
-
 static void print_findings(const tbm_findings_t *fs)
 {
     size_t i;
@@ -236,7 +212,7 @@ int macnode_check(int argc, char **argv)
         agent_of(&conf, n, agent_buf, sizeof(agent_buf));
         agent = agent_buf;
     }
-    if (agent ? facts_from_agent(agent, socket, f, &err)
+    if (agent ? client_probe(agent, socket, f, &err)
               : probe_host(backend ? backend : probe_default_backend(), dir, 20000, f, &pfs, &err)) {
         fprintf(stderr, "macnode check: %s: no facts: %s\n", node, err.msg);
         snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "probe_host.h"
 #include "exec.h"
+#include "client.h"
 #include "health_check.h"
 #include "facts_json.h"
 #include "netplan.h"
@@ -25,11 +26,12 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: macnode probe [--backend darwin|linux|replay] [--replay DIR] [--hostname NAME]\n"
-            "                     [--timeout MS] [--compact]\n"
+            "                     [--timeout MS] [--compact] | --agent ADDR[:PORT] [--munge-socket PATH]\n"
             "  Print this host's facts as one JSON document (tbmesh_facts version %d) on stdout and what the\n"
             "  probe found wrong on stderr. Backends: darwin (runs the macOS commands; the default on macOS),\n"
             "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
-            "  embedded lab writes them; implied by --replay).\n"
+            "  embedded lab writes them; implied by --replay). --agent asks a Mac's agent (macnoded) for its\n"
+            "  facts instead, e.g. from the bridge host: then tbmesh inventory takes the files.\n"
             "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n"
             "usage: macnode check [--drain] ...\n"
             "  Check this Mac (or a bridge-mode Mac through its agent) against tbmesh.conf; --drain drains it in\n"
@@ -179,20 +181,24 @@ static int cmd_probe(int argc, char **argv)
         { "backend", required_argument, NULL, 'b' }, { "replay", required_argument, NULL, 'r' },
         { "hostname", required_argument, NULL, 'H' }, { "timeout", required_argument, NULL, 't' },
         { "compact", no_argument, NULL, 'c' },         { "help", no_argument, NULL, 'h' },
+        { "agent", required_argument, NULL, 'a' },     { "munge-socket", required_argument, NULL, 'm' },
         { NULL, 0, NULL, 0 },
     };
     const char *backend = probe_default_backend();
-    const char *dir = NULL, *hostname = NULL;
+    const char *dir = NULL, *hostname = NULL, *agent = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET");
+    int local = 0;
     int timeout_ms = 20000, pretty = 1, c, rc;
     tbm_host_facts_t *f;
     tbm_findings_t fs;
     tbm_err_t err = { { 0 } };
     char *json, *end;
 
-    while ((c = getopt_long(argc, argv, "b:r:H:t:ch", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:r:H:t:ca:m:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': backend = optarg; break;
-        case 'r': dir = optarg; backend = "replay"; break;
+        case 'b': backend = optarg; local = 1; break;
+        case 'r': dir = optarg; backend = "replay"; local = 1; break;
+        case 'a': agent = optarg; break;
+        case 'm': socket = optarg; break;
         case 'H': hostname = optarg; break;
         case 't':
             timeout_ms = (int)strtol(optarg, &end, 10);
@@ -209,6 +215,10 @@ static int cmd_probe(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "macnode probe: unexpected argument '%s'; see macnode probe --help\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (agent && local) {
+        fprintf(stderr, "macnode probe: --agent asks a Mac's agent, --backend and --replay probe here: give one\n");
         return EXIT_USAGE;
     }
     if (strcmp(backend, "darwin") && strcmp(backend, "linux") && strcmp(backend, "replay")) {
@@ -229,7 +239,7 @@ static int cmd_probe(int argc, char **argv)
         return EXIT_PROBE;
     }
     tbm_findings_init(&fs);
-    rc = probe_host(backend, dir, timeout_ms, f, &fs, &err);
+    rc = agent ? client_probe(agent, socket, f, &err) : probe_host(backend, dir, timeout_ms, f, &fs, &err);
     if (rc < 0) {
         fprintf(stderr, "macnode probe: %s\n", err.msg);
         tbm_findings_free(&fs);

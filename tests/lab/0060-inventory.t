@@ -22,6 +22,10 @@ if command -v dot > /dev/null; then t_ok "and its SVG" test -s "$LAB/inventory/c
 json=$("$T_SRC/build/gres/tbmesh" inventory --json "$LAB"/inventory/facts/*.json)
 t_is "--json: fit, two groups" "true 2" "$(jq -r '"\(.fit) \(.groups | length)"' <<<"$json")"
 
+t_is "macnode probe --agent: mac01's agent gives the same facts as a probe on mac01" "same" \
+    "$(cmp -s <("$T_SRC/build/inst/bin/macnode" probe --agent 10.77.0.11 --munge-socket "$LAB/run/munge/munge.socket.2" | jq -S .) \
+              <(jq -S . "$LAB/inventory/facts/mac01.json") && echo same)"
+
 # Pull mac01:en2 <-> mac02:en2.
 t_ok "cut a cable" "$LABCMD" cut mac01:en2
 t_match "the link is down in mac01" "^en2(@[^ ]*)? +DOWN" "$("$LABCMD" exec mac01 ip -br link show en2)"

@@ -50,5 +50,9 @@ expect "agent unreachable" 3 "no facts" --conf "$tmp/tbmesh.conf" --node m1 --ag
   --scontrol "$tmp/scontrol"
 grep -q 'State=DRAIN Reason=tbmesh: no facts: agent 127.0.0.1:1' "$tmp/scontrol.calls" 2>/dev/null ||
   { say "no-facts drain: $(cat "$tmp/scontrol.calls" 2>/dev/null)"; fail=1; }
+# macnode probe --agent is the same client: one source of facts at a time
+"$macnode" probe --agent 127.0.0.1:1 --backend linux > /dev/null 2> "$tmp/err" && { say "probe --agent --backend accepted"; fail=1; }
+grep -q -- "--agent asks a Mac's agent, --backend and --replay probe here: give one" "$tmp/err" ||
+  { say "probe --agent --backend: $(cat "$tmp/err")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail
