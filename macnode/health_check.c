@@ -53,8 +53,13 @@ static int run(char *const argv[], char *out, size_t outsz)
         return -1;
     fflush(NULL);
     pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        if (out) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
         return -1;
+    }
     if (pid == 0) {
         if (out) {
             dup2(pfd[1], STDOUT_FILENO);
@@ -79,23 +84,24 @@ static int run(char *const argv[], char *out, size_t outsz)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Whether Slurm has the node drained by slurm-tbmesh (State has DRAIN, Reason starts with our prefix). */
-static int drained_by_us(const char *scontrol, const char *node, int *known)
+/* How Slurm has the node: not drained, drained by slurm-tbmesh (State has DRAIN, Reason starts with our
+ * prefix), or drained for another reason (an admin's: never touched). */
+enum { NOT_DRAINED, DRAINED_BY_US, DRAINED_BY_OTHERS, STATE_UNKNOWN };
+
+static int drain_state(const char *scontrol, const char *node)
 {
     char out[8192], *state, *reason;
     char *argv[] = { (char *)scontrol, "show", "node", (char *)node, "--oneliner", NULL };
 
-    *known = run(argv, out, sizeof(out)) == 0;
-    if (!*known)
-        return 0;
-    state = strstr(out, " State=");
+    if (run(argv, out, sizeof(out)) != 0 || !(state = strstr(out, " State=")))
+        return STATE_UNKNOWN;
     reason = strstr(out, " Reason=");
-    if (!state || !reason)
-        return 0;
     state += 7;
-    state[strcspn(state, " \n")] = '\0';   /* the State token only ("IDLE+DRAIN") */
-    return strstr(state, "DRAIN") != NULL &&
-           strncmp(reason + 8, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0;
+    state[strcspn(state, " \n")] = '\0';   /* the State token only ("IDLE+DRAIN", "DRAINING") */
+    if (!strstr(state, "DRAIN"))
+        return NOT_DRAINED;
+    return reason && strncmp(reason + 8, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0
+               ? DRAINED_BY_US : DRAINED_BY_OTHERS;
 }
 
 static int set_state(const char *scontrol, const char *node, const char *reason)
@@ -146,7 +152,7 @@ int macnode_check(int argc, char **argv)
     const char *backend = NULL, *dir = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET"), *scontrol = "scontrol";
     char me[TBM_HOSTNAME_MAX] = "", agent_buf[TBM_HOSTNAME_MAX + 16], reason[REASON_MAX] = "", *text = NULL;
     char conf_buf[4096];
-    int drain = 0, if_mac = 0, c, n, rc, have_conf = 0, known;
+    int drain = 0, if_mac = 0, c, n, rc, have_conf = 0;
     tbm_host_facts_t *f = calloc(1, sizeof(*f));
     tbm_err_t err = { { 0 } };
     tbm_findings_t fs, pfs;
@@ -203,6 +209,10 @@ int macnode_check(int argc, char **argv)
     }
     have_conf = 1;
     n = tbm_conf_node(&conf, node);
+    if (n < 0 && node == me && strchr(me, '.')) {   /* "mac01.local": tbmesh.conf has "mac01" */
+        me[strcspn(me, ".")] = '\0';
+        n = tbm_conf_node(&conf, node);
+    }
     if (n < 0 && if_mac) {   /* HealthCheckProgram runs on every node: a Linux node passes quietly */
         rc = 0;
         goto out;
@@ -221,6 +231,8 @@ int macnode_check(int argc, char **argv)
         errors = tbm_health_check(&conf, node, f, &fs);
         print_findings(&fs);
         tbm_health_reason(&fs, reason, sizeof(reason));
+        if (errors && !reason[0])   /* the findings themselves were dropped (out of memory) */
+            snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "%zu errors (details lost)", errors);
         if (errors)
             printf("%s: %zu error%s: %s\n", node, errors, errors == 1 ? "" : "s", reason);
         else
@@ -228,20 +240,20 @@ int macnode_check(int argc, char **argv)
         rc = errors ? EXIT_UNHEALTHY : 0;
     }
     if (drain && n >= 0) {
-        if (reason[0]) {
-            if (set_state(scontrol, node, reason) == 0)
-                printf("%s: drained\n", node);
-            else
-                fprintf(stderr, "macnode check: %s: scontrol could not drain it (is this SlurmUser or root?)\n",
-                        node);
-        } else if (drained_by_us(scontrol, node, &known)) {
-            if (set_state(scontrol, node, NULL) == 0)
-                printf("%s: resumed (slurm-tbmesh had drained it)\n", node);
-            else
-                fprintf(stderr, "macnode check: %s: scontrol could not resume it\n", node);
-        } else if (!known) {
-            fprintf(stderr, "macnode check: %s: scontrol show node failed: its state is not known\n", node);
-        }
+        int now = drain_state(scontrol, node);
+        if (now == STATE_UNKNOWN)
+            fprintf(stderr, "macnode check: %s: scontrol show node failed: its state is not known, so it is left "
+                    "as it is\n", node);
+        else if (now == DRAINED_BY_OTHERS)
+            printf("%s: left as it is (drained for another reason)\n", node);
+        else if (reason[0] && set_state(scontrol, node, reason) == 0)
+            printf("%s: drained\n", node);
+        else if (reason[0])
+            fprintf(stderr, "macnode check: %s: scontrol could not drain it (see its message above)\n", node);
+        else if (now == DRAINED_BY_US && set_state(scontrol, node, NULL) == 0)
+            printf("%s: resumed (slurm-tbmesh had drained it)\n", node);
+        else if (now == DRAINED_BY_US)
+            fprintf(stderr, "macnode check: %s: scontrol could not resume it (see its message above)\n", node);
     }
     fflush(stdout);
 out:

@@ -14,9 +14,15 @@ cat > "$tmp/tbmesh.conf" <<CONF
 Group=g Nodes=m[1-2] Topology=mesh Link=tb5 Rdma=no Mode=direct Backends=ring,mpi
 Cable=m1:en2,m2:en2 Addr=169.254.1.1/30,169.254.1.2/30
 CONF
+# a stand-in scontrol: records updates; `show node` prints the state in $dir/state (default: idle)
 cat > "$tmp/scontrol" <<'SC'
 #!/bin/sh
-echo "$*" >> "${0%/*}/scontrol.calls"
+dir=${0%/*}
+if [ "$1" = show ]; then
+  echo "NodeName=$3 Arch=arm64 CoresPerSocket=1 $(cat "$dir/state" 2>/dev/null || echo 'State=IDLE ThreadsPerCore=1')"
+  exit 0
+fi
+echo "$*" >> "$dir/scontrol.calls"
 SC
 chmod 755 "$tmp/scontrol"
 
@@ -44,6 +50,13 @@ expect "a Mac without its cable" 1 "port-missing at m1:en2 <-> m2:en2" --conf "$
 grep -q '^update NodeName=m1 State=DRAIN Reason=tbmesh: port-missing at m1:en2 <-> m2:en2: no Thunderbolt port is bound to en2' \
   "$tmp/scontrol.calls" 2>/dev/null || { say "drain: $(cat "$tmp/scontrol.calls" 2>/dev/null)"; fail=1; }
 grep -q '^m1: drained$' "$tmp/out" || { say "no 'drained': $(cat "$tmp/out")"; fail=1; }
+# a Mac an admin drained for another reason is left alone (its reason kept, never resumed by us)
+rm -f "$tmp/scontrol.calls"
+echo 'State=IDLE+DRAIN ThreadsPerCore=1 Reason=swap the PSU [root@2026-11-30T08:00:00]' > "$tmp/state"
+expect "drained by an admin" 1 "left as it is (drained for another reason)" --conf "$tmp/tbmesh.conf" --node m1 \
+  --backend linux --drain --scontrol "$tmp/scontrol"
+[ ! -e "$tmp/scontrol.calls" ] || { say "an admin's drain was replaced: $(cat "$tmp/scontrol.calls")"; fail=1; }
+rm -f "$tmp/state"
 # no agent at the address: no facts, exit 3, drained with that reason
 rm -f "$tmp/scontrol.calls"
 expect "agent unreachable" 3 "no facts" --conf "$tmp/tbmesh.conf" --node m1 --agent 127.0.0.1:1 --drain \
