@@ -123,3 +123,21 @@ void tbm_health_reason(const tbm_findings_t *fs, char *buf, size_t len)
     if (strlen(buf) + strlen(more) < len)
         strcat(buf, more);
 }
+
+tbm_drain_state_t tbm_health_drain_state(const char *line)
+{
+    const char *state = line ? strstr(line, " State=") : NULL, *reason;
+    char token[64];
+    size_t len;
+
+    if (!state)
+        return TBM_DRAIN_UNKNOWN;
+    state += 7;
+    len = strcspn(state, " \n");          /* the State token only ("IDLE+DRAIN", "DRAINING") */
+    reason = strstr(state + len, " Reason=");
+    snprintf(token, sizeof(token), "%.*s", (int)(len < sizeof(token) ? len : sizeof(token) - 1), state);
+    if (!strstr(token, "DRAIN"))
+        return TBM_DRAIN_NONE;
+    return reason && strncmp(reason + 8, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0
+               ? TBM_DRAIN_OURS : TBM_DRAIN_OTHER;
+}

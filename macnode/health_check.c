@@ -84,24 +84,13 @@ static int run(char *const argv[], char *out, size_t outsz)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* How Slurm has the node: not drained, drained by slurm-tbmesh (State has DRAIN, Reason starts with our
- * prefix), or drained for another reason (an admin's: never touched). */
-enum { NOT_DRAINED, DRAINED_BY_US, DRAINED_BY_OTHERS, STATE_UNKNOWN };
-
-static int drain_state(const char *scontrol, const char *node)
+/* How Slurm has the node now (lib/health.c reads scontrol's line). */
+static tbm_drain_state_t drain_state(const char *scontrol, const char *node)
 {
-    char out[8192], *state, *reason;
+    char out[8192];
     char *argv[] = { (char *)scontrol, "show", "node", (char *)node, "--oneliner", NULL };
 
-    if (run(argv, out, sizeof(out)) != 0 || !(state = strstr(out, " State=")))
-        return STATE_UNKNOWN;
-    reason = strstr(out, " Reason=");
-    state += 7;
-    state[strcspn(state, " \n")] = '\0';   /* the State token only ("IDLE+DRAIN", "DRAINING") */
-    if (!strstr(state, "DRAIN"))
-        return NOT_DRAINED;
-    return reason && strncmp(reason + 8, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0
-               ? DRAINED_BY_US : DRAINED_BY_OTHERS;
+    return run(argv, out, sizeof(out)) == 0 ? tbm_health_drain_state(out) : TBM_DRAIN_UNKNOWN;
 }
 
 static int set_state(const char *scontrol, const char *node, const char *reason)
@@ -240,19 +229,19 @@ int macnode_check(int argc, char **argv)
         rc = errors ? EXIT_UNHEALTHY : 0;
     }
     if (drain && n >= 0) {
-        int now = drain_state(scontrol, node);
-        if (now == STATE_UNKNOWN)
+        tbm_drain_state_t now = drain_state(scontrol, node);
+        if (now == TBM_DRAIN_UNKNOWN)
             fprintf(stderr, "macnode check: %s: scontrol show node failed: its state is not known, so it is left "
                     "as it is\n", node);
-        else if (now == DRAINED_BY_OTHERS)
+        else if (now == TBM_DRAIN_OTHER)
             printf("%s: left as it is (drained for another reason)\n", node);
         else if (reason[0] && set_state(scontrol, node, reason) == 0)
             printf("%s: drained\n", node);
         else if (reason[0])
             fprintf(stderr, "macnode check: %s: scontrol could not drain it (see its message above)\n", node);
-        else if (now == DRAINED_BY_US && set_state(scontrol, node, NULL) == 0)
+        else if (now == TBM_DRAIN_OURS && set_state(scontrol, node, NULL) == 0)
             printf("%s: resumed (slurm-tbmesh had drained it)\n", node);
-        else if (now == DRAINED_BY_US)
+        else if (now == TBM_DRAIN_OURS)
             fprintf(stderr, "macnode check: %s: scontrol could not resume it (see its message above)\n", node);
     }
     fflush(stdout);

@@ -141,6 +141,23 @@ START_TEST(unknown_nodes_missing_ports_and_slow_links)
 }
 END_TEST
 
+START_TEST(drain_state_from_scontrol)
+{
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 Arch=arm64 State=IDLE ThreadsPerCore=1"), TBM_DRAIN_NONE);
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 State=IDLE+DRAIN ThreadsPerCore=1 Reason=tbmesh: "
+                                            "cable-missing at mac01:en2 <-> mac02:en2 [root@2026-11-30T08:00:00]"),
+                     TBM_DRAIN_OURS);
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 State=MIXED+DRAIN Reason=swap the PSU [root@x]"),
+                     TBM_DRAIN_OTHER);
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 State=DRAINING Reason=tbmesh: x\n"), TBM_DRAIN_OURS);
+    /* DRAIN in the reason is not a drained state; a drain without a reason is not ours */
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 State=IDLE Reason=DRAIN later"), TBM_DRAIN_NONE);
+    ck_assert_int_eq(tbm_health_drain_state("NodeName=mac01 State=IDLE+DRAIN ThreadsPerCore=1"), TBM_DRAIN_OTHER);
+    ck_assert_int_eq(tbm_health_drain_state("Node mac09 not found"), TBM_DRAIN_UNKNOWN);
+    ck_assert_int_eq(tbm_health_drain_state(NULL), TBM_DRAIN_UNKNOWN);
+}
+END_TEST
+
 static Suite *health_suite(void)
 {
     Suite *s = suite_create("health");
@@ -151,6 +168,7 @@ static Suite *health_suite(void)
     tcase_add_test(tc, a_pulled_cable_is_named_with_both_ends);
     tcase_add_test(tc, interfaces_addresses_rdma_and_bridge0);
     tcase_add_test(tc, unknown_nodes_missing_ports_and_slow_links);
+    tcase_add_test(tc, drain_state_from_scontrol);
     suite_add_tcase(s, tc);
     return s;
 }
