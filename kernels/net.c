@@ -277,10 +277,44 @@ static void name_peers(tbmcoll_xfer_t *const *xs, int n, char *out, size_t outsz
     }
 }
 
+static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer);
+
+/* "; rank 2 (10.0.2.2:32325) has closed its connection too": the other peers whose connections are closed
+ * already. A peer that failed first may not be the one this rank was waiting on when it noticed; naming them
+ * all points at the first cause (a rank killed in the middle of a collective) from every rank. */
+static void closed_too(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *named, int nn, char *out, size_t outsz)
+{
+    tbmcoll_link_t *ls[TBM_MLX_RING_MAX + 2];
+    size_t len = 0;
+    int j, k, nl = 0, found = 0;
+
+    out[0] = '\0';
+    for (j = 0; c->links && j < c->size; j++)
+        if (j != c->rank)
+            ls[nl++] = &c->links[j];
+    if (!c->links) {
+        ls[nl++] = &c->left;
+        ls[nl++] = &c->right;
+    }
+    for (j = 0; j < nl && len < outsz; j++) {
+        if (ls[j]->fd < 0 || peer_among(named, nn, ls[j]->peer) || !tbmcoll_peer_closed(ls[j]->fd))
+            continue;
+        for (k = 0; k < j && ls[k]->peer != ls[j]->peer; k++)
+            ;
+        if (k < j)
+            continue;   /* a ring of two: both links lead to the same rank */
+        len += (size_t)snprintf(out + len, outsz - len, "%s rank %d (%s)", found++ ? "," : "; and", ls[j]->peer,
+                                ls[j]->addr);
+    }
+    if (found && len < outsz)
+        snprintf(out + len, outsz - len, " closed %s connection%s too", found > 1 ? "their" : "its",
+                 found > 1 ? "s" : "");
+}
+
 int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
                        tbmcoll_xfer_t *const *waiting, int nw, const char *what)
 {
-    char peers[512], still[512] = "";
+    char peers[512], still[512] = "", too[512];
     int i;
 
     name_peers(xs, n, peers, sizeof(peers));
@@ -288,12 +322,13 @@ int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *
         size_t len = (size_t)snprintf(still, sizeof(still), "; still waiting on ");
         name_peers(waiting, nw, still + len, sizeof(still) - len);
     }
+    closed_too(c, xs, n, too, sizeof(too));
     for (i = 0; i < n; i++)
         if (codes[i] != EPIPE && codes[i] != ECONNRESET)
-            return tbmcoll_fail(c, "%s: %s %s failed: %s%s", what, xs[i]->is_send ? "sending to" : "receiving from",
-                                peers, strerror(codes[i]), still);
-    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output%s", what, peers,
-                        still);
+            return tbmcoll_fail(c, "%s: %s %s failed: %s%s%s", what, xs[i]->is_send ? "sending to" : "receiving from",
+                                peers, strerror(codes[i]), still, too);
+    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output%s%s", what, peers,
+                        still, too);
 }
 
 int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what)
