@@ -3,6 +3,7 @@
 #ifndef TBMESH_H
 #define TBMESH_H
 
+#include "clock.h"
 #include "errbuf.h"
 #include "facts.h"
 #include "facts_json.h"
@@ -12,6 +13,7 @@
 #include "hostlist.h"
 #include "topology.h"
 #include "validate.h"
+#include "values.h"
 #include "conf.h"
 #include "slurmconf.h"
 #include "cablediff.h"

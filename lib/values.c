@@ -1,7 +1,9 @@
 /* values.c: checks of small values shared by lib/ modules (see values.h). */
 #include "values.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "facts.h"
@@ -45,5 +47,42 @@ int tbm_ipv4_parse(const char *s, uint32_t *out)
         sscanf(s, "%3u.%3u.%3u.%3u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 || d > 255)
         return -1;
     *out = ((uint32_t)a << 24) | ((uint32_t)b << 16) | ((uint32_t)c << 8) | d;
+    return 0;
+}
+
+int tbm_parse_ll(const char *s, int base, long long min, long long max, long long *out)
+{
+    const char *p = s;
+    char *end;
+    long long v;
+
+    if (!s || (base != 8 && base != 10 && base != 16))
+        return -1;
+    if (*p == '-' && min < 0)
+        p++;
+    /* strtoll would skip spaces and take a '+' or a "0x": only digits of the base are a number here. */
+    if (!(base == 16 ? strspn(p, "0123456789abcdefABCDEF") : base == 8 ? strspn(p, "01234567")
+                     : strspn(p, "0123456789")) || strspn(p, "0123456789abcdefABCDEF") != strlen(p))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, base);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || !s[0] || strspn(s, "0123456789") != strlen(s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = (uint64_t)v;
     return 0;
 }

@@ -7,6 +7,14 @@
 /* A decimal number from 1 to max, digits only (at most 9). Returns 0, or -1. */
 int tbm_parse_uint(const char *s, int max, int *out);
 
+/* A whole number in `base` (8, 10 or 16; an optional leading '-' only when min < 0), nothing else around it,
+ * from min to max. Returns 0 with the value in *out, or -1 (empty, a stray character, out of range). The one
+ * integer reader of the project: options, configuration values, protocol fields. */
+int tbm_parse_ll(const char *s, int base, long long min, long long max, long long *out);
+
+/* The same for unsigned 64-bit values (seeds, byte counts): decimal digits only, at most max. */
+int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
 /* An interface or RDMA device name: [a-z][a-z0-9_]{0,14}. */
 int tbm_iface_name_valid(const char *s);
 

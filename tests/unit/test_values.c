@@ -1,0 +1,81 @@
+/* test_values.c: unit tests of lib/values.c and lib/clock.c. */
+#include "tbm_check.h"
+#include <stdint.h>
+
+#include "clock.h"
+#include "values.h"
+
+START_TEST(parse_ll_takes_whole_numbers_in_range)
+{
+    long long v = 0;
+    ck_assert_int_eq(tbm_parse_ll("42", 10, 0, 100, &v), 0);
+    ck_assert_int_eq(v, 42);
+    ck_assert_int_eq(tbm_parse_ll("-5", 10, -10, 10, &v), 0);
+    ck_assert_int_eq(v, -5);
+    ck_assert_int_eq(tbm_parse_ll("0700", 8, 0, 07777, &v), 0);
+    ck_assert_int_eq(v, 0700);
+    ck_assert_int_eq(tbm_parse_ll("ff", 16, 0, 255, &v), 0);
+    ck_assert_int_eq(v, 255);
+    ck_assert_int_eq(tbm_parse_ll("9223372036854775807", 10, 0, INT64_MAX, &v), 0);
+}
+END_TEST
+
+START_TEST(parse_ll_refuses_everything_else)
+{
+    long long v = 7;
+    const char *bad[] = { "", " 1", "1 ", "+1", "1x", "0x10", "-1", "101", "9223372036854775808", "1.5", NULL };
+    int i;
+    for (i = 0; bad[i]; i++)
+        ck_assert_msg(tbm_parse_ll(bad[i], 10, 0, 100, &v) == -1, "accepted '%s'", bad[i]);
+    ck_assert_int_eq(tbm_parse_ll("8", 8, 0, 100, &v), -1);
+    ck_assert_int_eq(tbm_parse_ll("--1", 10, -10, 10, &v), -1);
+    ck_assert_int_eq(tbm_parse_ll("1", 7, 0, 10, &v), -1);
+    ck_assert_int_eq(tbm_parse_ll(NULL, 10, 0, 10, &v), -1);
+    ck_assert_int_eq(v, 7);
+}
+END_TEST
+
+START_TEST(parse_u64_takes_the_full_range)
+{
+    uint64_t v = 0;
+    ck_assert_int_eq(tbm_parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
+    ck_assert(v == UINT64_MAX);
+    ck_assert_int_eq(tbm_parse_u64("18446744073709551616", UINT64_MAX, &v), -1);
+    ck_assert_int_eq(tbm_parse_u64("-1", UINT64_MAX, &v), -1);
+    ck_assert_int_eq(tbm_parse_u64("11", 10, &v), -1);
+    ck_assert_int_eq(tbm_parse_u64("", 10, &v), -1);
+}
+END_TEST
+
+START_TEST(parse_uint_is_one_to_max)
+{
+    int v = 0;
+    ck_assert_int_eq(tbm_parse_uint("8", 8, &v), 0);
+    ck_assert_int_eq(v, 8);
+    ck_assert_int_eq(tbm_parse_uint("0", 8, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("9", 8, &v), -1);
+}
+END_TEST
+
+START_TEST(clock_moves_forward)
+{
+    long long a = tbm_now_us(), b = tbm_now_us();
+    ck_assert(b >= a);
+    ck_assert(tbm_now_ms() >= a / 1000);
+}
+END_TEST
+
+static Suite *values_suite(void)
+{
+    Suite *s = suite_create("values");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, parse_ll_takes_whole_numbers_in_range);
+    tcase_add_test(tc, parse_ll_refuses_everything_else);
+    tcase_add_test(tc, parse_u64_takes_the_full_range);
+    tcase_add_test(tc, parse_uint_is_one_to_max);
+    tcase_add_test(tc, clock_moves_forward);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(values_suite)
