@@ -18,6 +18,8 @@
 #include "slurmconf.h"
 #include "cablediff.h"
 #include "jobreq.h"
+#include "jobtag.h"
+#include "jobdir.h"
 #include "netplan.h"
 #include "health.h"
 #include "envplan.h"

@@ -25,6 +25,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 /* Slurm's allocator (exported by the daemons' libslurmfull; no public prototype). */
 extern char *slurm_xstrdup(const char *str);
 extern void slurm_xfree(void **item, const char *file, int line, const char *func);
+extern void *slurm_xcalloc(size_t count, size_t size, bool clear, bool try_alloc, const char *file, int line,
+                           const char *func);
 
 
 /* The entry points Slurm looks up by name. */
@@ -33,7 +35,6 @@ int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid);
 int init(void);
 int fini(void);
 
-#define BACKEND_VAR "TBMESH_MLX_BACKEND="
 #define NODE_REFRESH_SECONDS 3
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -154,18 +155,46 @@ static int node_usable(const char *name, char *why, size_t len, void *arg)
 
 /* ---- the job ---- */
 
-static const char *requested_backend(const job_desc_msg_t *d)
+/* The value of NAME in the job's SPANK environment ("NAME=value"), or NULL; its index in *at. */
+static const char *spank_env(const job_desc_msg_t *d, const char *name, uint32_t *at)
 {
+    size_t len = strlen(name);
     uint32_t i;
 
     for (i = 0; d->spank_job_env && i < d->spank_job_env_size; i++)
-        if (d->spank_job_env[i] && !strncmp(d->spank_job_env[i], BACKEND_VAR, strlen(BACKEND_VAR)))
-            return d->spank_job_env[i] + strlen(BACKEND_VAR);
+        if (d->spank_job_env[i] && !strncmp(d->spank_job_env[i], name, len) && d->spank_job_env[i][len] == '=') {
+            if (at)
+                *at = i;
+            return d->spank_job_env[i] + len + 1;
+        }
     return NULL;
+}
+
+/* Set NAME=value in the job's SPANK environment (Slurm's allocator; the array grows by one when new). */
+static void set_spank_env(job_desc_msg_t *d, const char *name, const char *value)
+{
+    char entry[TBM_JOBTAG_MAX + 64], **grown;
+    uint32_t at = 0, i;
+
+    snprintf(entry, sizeof(entry), "%s=%s", name, value);
+    if (spank_env(d, name, &at)) {
+        set_string(&d->spank_job_env[at], entry);
+        return;
+    }
+    grown = slurm_xcalloc(d->spank_job_env_size + 1, sizeof(*grown), true, false, __FILE__, __LINE__, __func__);
+    for (i = 0; i < d->spank_job_env_size; i++)
+        grown[i] = d->spank_job_env[i];
+    grown[d->spank_job_env_size] = slurm_xstrdup(entry);
+    if (d->spank_job_env)
+        slurm_xfree((void **)&d->spank_job_env, __FILE__, __LINE__, __func__);
+    d->spank_job_env = grown;
+    d->spank_job_env_size++;
 }
 
 static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
 {
+    tbm_jobtag_t tag = { plan->nodes, plan->backend };
+    char text[TBM_JOBTAG_MAX];
 
     if (plan->verdict == TBM_JOB_KEEP_OFF_MACS) {
         set_string(&d->exc_nodes, plan->exc_nodes);
@@ -176,13 +205,17 @@ static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
     if (plan->partition)
         set_string(&d->partition, plan->partition);
     d->min_nodes = d->max_nodes = plan->nodes;
+    /* The decision travels forward with the job: the nodes read it instead of asking slurmctld again. */
+    if (tbm_jobtag_format(&tag, text, sizeof(text)) == 0)
+        set_spank_env(d, TBM_JOBTAG_ENV, text);
 }
 
 int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
 {
     tbm_jobreq_t req = { d->tres_per_node, d->features, d->partition, d->exc_nodes,
                          d->min_nodes == NO_VAL ? TBM_NODES_UNSET : d->min_nodes,
-                         d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes, requested_backend(d) };
+                         d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes,
+                         spank_env(d, TBM_BACKEND_ENV, NULL) };
     tbm_sched_t sched = { NULL, NULL, NULL, node_usable, NULL };
     tbm_err_t err = { { 0 } };
     tbm_jobplan_t plan;

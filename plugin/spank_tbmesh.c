@@ -1,8 +1,13 @@
-/* spank_tbmesh.c: spank_tbmesh.so, the SPANK plug-in of slurm-tbmesh: a dispatcher on the SPANK context;
- * each context's work lives in its own file (spank_submit.c: srun, salloc and sbatch; spank_remote.c:
- * slurmstepd on the nodes). */
+/* spank_tbmesh.c: spank_tbmesh.so, the SPANK plug-in of slurm-tbmesh: a dispatcher on the SPANK context.
+ * Each context's work lives in its own file: spank_submit.c (srun, salloc, sbatch), spank_step.c (the step
+ * on a node, decided once), spank_remote.c (a Mac job's MLX environment), spank_bridge.c (forwarding a
+ * bridge-mode Mac's tasks to its agent). */
 #include "config.h"
 #include "spank_tbmesh.h"
+
+#include <stdlib.h>
+
+#include <slurm/slurm.h>
 
 SPANK_PLUGIN(tbmesh, 1)
 
@@ -10,8 +15,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     switch (spank_context()) {
     case S_CTX_REMOTE:
-        tbm_spank_remote_args(ac, av);
-        tbm_spank_bridge_args(ac, av);
+        tbm_spank_read_args(ac, av);
         return tbm_spank_submit_init(sp, ac, av);   /* the step's --mlx-backend is read back here */
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
@@ -27,6 +31,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
         return tbm_spank_submit_post_opt(sp, ac, av);
+    case S_CTX_REMOTE:
+        return tbm_spank_step_init(sp);
     default:
         return 0;
     }
@@ -34,19 +40,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-    return spank_context() == S_CTX_REMOTE ? tbm_spank_remote_user_init(sp, ac, av) : 0;
-}
-
-int slurm_spank_exit(spank_t sp, int ac, char **av)
-{
-    (void)sp;
     (void)ac;
     (void)av;
-    if (spank_context() == S_CTX_REMOTE) {
-        tbm_spank_remote_exit();
-        tbm_spank_bridge_exit();
-    }
-    return 0;
+    return spank_context() == S_CTX_REMOTE ? tbm_spank_remote_user_init(sp) : 0;
 }
 
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
@@ -60,10 +56,48 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
     (void)ac;
     (void)av;
-    return spank_context() == S_CTX_REMOTE ? tbm_spank_bridge_task_init(sp) : 0;
+    if (spank_context() != S_CTX_REMOTE)
+        return 0;
+    tbm_spank_remote_task_init(sp);   /* a refused step's task ends here */
+    return tbm_spank_bridge_task_init(sp);
 }
 
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    if (spank_context() == S_CTX_REMOTE) {
+        tbm_spank_remote_exit();
+        tbm_spank_step_fini();
+    }
+    return 0;
+}
+
+/* Job epilog (slurmd, root): what the job left on a Mac goes. */
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
-    return spank_context() == S_CTX_JOB_SCRIPT ? tbm_spank_bridge_epilog(sp, ac, av) : 0;
+    const char *node = getenv("SLURMD_NODENAME");
+    char agent[TBM_HOSTNAME_MAX + 8];
+    tbm_err_t err = { { 0 } };
+    tbm_conf_t conf;
+    uint32_t job = 0;
+    int kind;
+
+    if (spank_context() != S_CTX_JOB_SCRIPT)
+        return 0;
+    tbm_spank_read_args(ac, av);
+    if (!node || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+        return 0;
+    if (tbm_spank_load_conf(&conf, &err) < 0) {
+        slurm_error("tbmesh: job %u: %s: nothing cleaned up on %s", job, err.msg, node);
+        return 0;
+    }
+    kind = tbm_spank_node_kind(&conf, node, agent, sizeof(agent));
+    tbm_conf_free(&conf);
+    if (kind == TBM_SPANK_BRIDGE_MAC)
+        tbm_spank_bridge_epilog(job, node, agent);
+    else if (kind == TBM_SPANK_DIRECT_MAC)
+        tbm_spank_remote_epilog(job, node);
+    return 0;
 }

@@ -1,4 +1,6 @@
-/* spank_tbmesh.h: what the per-context files of spank_tbmesh.so share. */
+/* spank_tbmesh.h: what the per-context files of spank_tbmesh.so share: the plug-in's arguments and, on the
+ * nodes, the one description of the step (spank_step.c) that the MLX set-up (spank_remote.c) and the
+ * forwarding to a bridge-mode Mac (spank_bridge.c) both read. */
 #ifndef SPANK_TBMESH_H
 #define SPANK_TBMESH_H
 
@@ -9,7 +11,35 @@
 #include "tbmesh.h"
 
 #define TBM_SPANK_NAME "tbmesh"
-#define TBM_BACKEND_ENV "TBMESH_MLX_BACKEND"   /* job control env: reaches job_submit and the prolog */
+#define TBM_SPANK_FILES_MAX 8                /* files of one step (device matrix, hostfile) */
+#define TBM_SPANK_REFUSED 125                /* exit status of each task of a step the plug-in refuses */
+
+/* plugstack.conf arguments: conf=PATH macnode=PATH munge_socket=PATH jobs_dir=PATH. */
+typedef struct tbm_spank_args {
+    char conf[4096];             /* tbmesh.conf; "" beside slurm.conf */
+    char macnode[4096];          /* the macnode command (bridge mode's forwarder) */
+    char munge_socket[4096];     /* munged's socket; "" libmunge's default */
+    char jobs_dir[1024];         /* the Macs' jobs folder (made by root; agent and direct mode alike) */
+} tbm_spank_args_t;
+
+/* One step on one node, worked out once (slurm_spank_init_post_opt, as root) and read by every later
+ * callback, including those of each task (forked from slurmstepd after it). */
+typedef struct tbm_spank_step {
+    int active;                  /* 0: a batch, extern or interactive step, or a node that is no Mac */
+    uint32_t job, step, node_id, uid, gid;
+    char node[TBM_HOSTNAME_MAX]; /* this node */
+    int bridge;                  /* this node is a bridge-mode Mac: its tasks are forwarded */
+    char agent[TBM_HOSTNAME_MAX + 8];   /* its agent, "addr:port" */
+    int mac_job;                 /* the job asked for Macs (--gres=tbmesh) */
+    int planned;                 /* `plan` holds this rank's MLX environment */
+    tbm_envplan_t plan;
+    char job_dir[1100];          /* direct mode: this job's folder on the Mac (made by root) */
+    char note[TBM_ERR_MAX];      /* said once on the job's stderr (node 0) */
+    char refusal[TBM_ERR_MAX];   /* non-empty: every task of the step fails with this on its stderr */
+} tbm_spank_step_t;
+
+extern tbm_spank_args_t tbm_spank_args;
+extern tbm_spank_step_t tbm_spank_step;
 
 /* Submit side (srun, salloc, sbatch): options and what they tell the controller. */
 int tbm_spank_submit_init(spank_t sp, int ac, char **av);
@@ -18,26 +48,27 @@ int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av);
 /* The --mlx-backend given to this command or step, if any: 1 and the name in buf, else 0. */
 int tbm_spank_backend(char *buf, size_t len);
 
-/* Nodes (slurmstepd): plug-in arguments (conf=PATH) and each step's MLX environment. */
-void tbm_spank_remote_args(int ac, char **av);
-int tbm_spank_remote_user_init(spank_t sp, int ac, char **av);
-void tbm_spank_remote_exit(void);   /* removes what the step wrote */
-
-/* tbmesh.conf, from the plug-in's conf= argument or beside slurm.conf. */
+/* spank_step.c: the arguments, and the step's facts and decisions (root, once per step). */
+void tbm_spank_read_args(int ac, char **av);
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
+enum { TBM_SPANK_NOT_A_MAC = 0, TBM_SPANK_DIRECT_MAC, TBM_SPANK_BRIDGE_MAC };
+/* What `name` is in tbmesh.conf; a bridge-mode Mac's agent ("addr:port") in agent. */
+int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, size_t len);
+int tbm_spank_step_init(spank_t sp);
+void tbm_spank_step_fini(void);
+/* A message into one of the step's fixed buffers (note, refusal), cut when too long. */
+void tbm_spank_say(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The step's nodes in Slurm's order (Slurm's hostlist); free with tbm_spank_free_nodes. */
-char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err);
-void tbm_spank_free_nodes(char **names, size_t n);
+/* spank_remote.c: a Mac job's MLX environment on each node. */
+int tbm_spank_remote_user_init(spank_t sp);    /* export, write direct-mode files (as the user) */
+int tbm_spank_remote_task_init(spank_t sp);    /* a refused step: its task fails, saying why */
+void tbm_spank_remote_exit(void);              /* removes what the step wrote */
+void tbm_spank_remote_epilog(uint32_t job, const char *node);   /* direct mode: the job's folder goes */
 
-/* Bridge mode (spank_bridge.c): arguments (macnode=, munge_socket=, jobs_dir=), the agent's job folder,
- * the step's files staged for `macnode prepare`, the grants (as root) and the forwarder (as the user). */
-void tbm_spank_bridge_args(int ac, char **av);
-void tbm_spank_bridge_job_dir(uint32_t job_id, char *buf, size_t len);
-int tbm_spank_bridge_stage(const tbm_envplan_t *plan, tbm_err_t *err);
-int tbm_spank_bridge_task_privileged(spank_t sp);
-int tbm_spank_bridge_task_init(spank_t sp);
-void tbm_spank_bridge_exit(void);
-int tbm_spank_bridge_epilog(spank_t sp, int ac, char **av);   /* job epilog: macnode cleanup */
+/* spank_bridge.c: a bridge-mode Mac's tasks, forwarded to its agent. */
+int tbm_spank_bridge_task_privileged(spank_t sp);   /* the job grant (root) */
+int tbm_spank_bridge_task_init(spank_t sp);         /* exec the forwarder (the user) */
+/* Job epilog: the agent ends what is left of the job and removes its folder. */
+void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent);
 
 #endif

@@ -10,7 +10,9 @@ CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
 MACNODE=$T_SRC/build/inst/bin/macnode
 dumps=$LAB/work/tbm-alice/mlx-dumps
 rm -rf "$dumps"; mkdir -p "$dumps"; chown tbm-alice: "$dumps"
-for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'rm -rf /tmp/tbmesh-job-*'; done
+# job_folders: the job folders root made in the Macs' jobs folder (each job's, removed by its epilog).
+job_folders() { for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'ls -d /tmp/tbmesh-jobs/[0-9]* 2>/dev/null'; done; }
+for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'rm -rf /tmp/tbmesh-jobs/[0-9]*'; done
 
 # check_job ARGS...: salloc with ARGS, each rank checks itself and dumps; then all dumps together.
 check_job() {
@@ -50,8 +52,9 @@ verdict=$("$MACNODE" refwork --compare "$LAB/work/tbm-alice/rw-single.bin" "$LAB
 t_match "verdict: the mesh agrees with the single Mac" "^verdict: (bitwise identical|within tolerance)" "$verdict"
 echo "# $verdict"
 
-# The files are gone when the step ends (none was there before this test).
-t_is "no job files left on the Macs" "" "$(for n in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$n" sh -c 'ls -d /tmp/tbmesh-job-* 2>/dev/null'; done)"
+# The files are gone when the job ends (none was there before this test): its epilog removes its folder.
+end=$((SECONDS + 30)); while [ -n "$(job_folders)" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
+t_is "no job folders left on the Macs" "" "$(job_folders)"
 
 # A plain job on Macs (no --gres=tbmesh) gets no MLX environment.
 t_is "no --gres=tbmesh: no MLX variables" "" "$(as tbm-alice srun -p mac -w mac05 sh -c 'env | grep -E "^(MLX_|TBMESH_)"' 2>/dev/null)"

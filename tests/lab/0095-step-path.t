@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# 0095-step-path.t: the step's path on the nodes. What job_submit/tbmesh decided reaches the nodes with the
+# job (its tag), a step the plug-in refuses fails visibly (srun non-zero, sacct not COMPLETED, the reason on
+# stderr), steps on part of a job's Macs (Open MPI's daemons, a one-Mac baseline) run and say how, and the
+# job's folder on a Mac is made by root where users cannot make it first.
+. "$(dirname "$0")/lib.sh"
+no_jobs
+
+# The tag: job_submit/tbmesh's decision, in every step's environment.
+tag=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun -N1 printenv SLURM_SPANK_TBMESH_JOB 2>/dev/null)
+t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring" "$tag"
+
+# A refused step: JACCL asked of a ring without RDMA.
+out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 bash -c 'srun --mlx-backend=jaccl true; echo "srun exit $?"; echo "job $SLURM_JOB_ID"' 2>&1)
+t_match "a refused step's srun exits non-zero" "srun exit (125|[1-9][0-9]*)$" "$(grep '^srun exit' <<<"$out")"
+t_match "the reason is on the job's stderr" "tbmesh: step [0-9]+\.0 refused on mac0[5-8].*jaccl" "$out"
+job=$(sed -n 's/^job //p' <<<"$out")
+state=""; end=$((SECONDS + 20))
+while [ $SECONDS -lt $end ]; do
+    state=$(sacct -n -P -j "$job.0" -o state 2>/dev/null | head -n1)
+    [ -n "$state" ] && [ "$state" != RUNNING ] && break; sleep 0.5
+done
+t_match "sacct does not call the refused step COMPLETED" "^FAILED" "$state"
+
+# Steps on part of the job's Macs run: without MLX's distributed variables, saying so.
+out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=mpi srun -N3 -l sh -c 'echo "ran ${TBMESH_BACKEND:-without}"' 2>&1)
+t_is "a step on 3 Macs of a 4-Mac ring job runs on each" "3" "$(grep -c 'ran without' <<<"$out")"
+t_match "and says it has no MLX variables" "runs on 3 of the job's 4 Macs without MLX's distributed variables" "$out"
+t_is "a one-Mac step of a ring job runs (the baseline)" "none" \
+    "$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun -N1 printenv TBMESH_BACKEND 2>/dev/null)"
+out=$(as tbm-alice sbatch --wait -o /dev/stdout --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
+      --wrap 'mpirun -np 4 --mca plm_slurm_args "--cpu-bind=none" hostname | sort | paste -sd" "; echo "mpirun exit $?"' 2>&1)
+t_match "mpirun in a mini-b mpi job starts its daemons and runs on all four Macs" "^mac05 mac06 mac07 mac08" "$out"
+
+# The job's folder: in the Mac's jobs folder, which only root may write; a user cannot make it first.
+as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun true > /dev/null 2>&1
+next=$(( $(as tbm-bob sbatch --parsable -p mac -w mac05 --wrap true) + 1 ))
+squat=$(as tbm-bob srun -p mac -w mac05 sh -c "for i in \$(seq $next $((next + 20))); do mkdir -p /tmp/tbmesh-jobs/\$i /tmp/tbmesh-job-\$i 2>/dev/null; done; ls -d /tmp/tbmesh-jobs/[0-9]* 2>/dev/null | wc -l" 2>&1)
+t_is "a user cannot make job folders in the Mac's jobs folder" "0" "$squat"
+t_match "the jobs folder is root's and not writable by others" "^root [0-9]*7[15][15]$" \
+    "$("$LABCMD" exec mac05 stat -c '%U %a' /tmp/tbmesh-jobs)"
+out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun -l sh -c 'stat -c "%U %a" $(dirname $MLX_HOSTFILE); test -r $MLX_HOSTFILE && echo readable' 2>&1)
+t_is "the next Mac job runs on every rank" "4" "$(grep -c 'readable' <<<"$out")"
+t_is "its folder is the user's, 0700" "4" "$(grep -c 'tbm-alice 700' <<<"$out")"
+as tbm-bob srun -p mac -w mac05 sh -c 'rm -rf /tmp/tbmesh-job-*' > /dev/null 2>&1
+t_done
