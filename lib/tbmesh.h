@@ -19,6 +19,7 @@
 #include "cablediff.h"
 #include "jobreq.h"
 #include "jobtag.h"
+#include "jobmodify.h"
 #include "jobdir.h"
 #include "netplan.h"
 #include "health.h"

@@ -44,8 +44,10 @@ static char conf_path[4096];
 static struct timespec conf_mtime;
 static off_t conf_size;
 
-/* The Macs' node states, refreshed by a thread (never while slurmctld holds its locks for us). */
+/* The Macs' node states and the jobs' placement fields, refreshed by a thread (never while slurmctld holds
+ * its locks for us: job_modify cannot ask slurmctld for the job it is changing). */
 static node_info_msg_t *nodes;
+static job_info_msg_t *jobs;
 static pthread_t refresher;
 static int stopping;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
@@ -107,19 +109,28 @@ static void *refresh_nodes(void *arg)
 {
     struct timespec until;
     node_info_msg_t *fresh;
+    job_info_msg_t *fresh_jobs;
 
     (void)arg;
     pthread_mutex_lock(&lock);
     while (!stopping) {
         pthread_mutex_unlock(&lock);
         fresh = NULL;
+        fresh_jobs = NULL;
         if (slurm_load_node(0, &fresh, SHOW_ALL) != SLURM_SUCCESS)
             fresh = NULL;
+        if (slurm_load_jobs(0, &fresh_jobs, SHOW_ALL) != SLURM_SUCCESS)
+            fresh_jobs = NULL;
         pthread_mutex_lock(&lock);
         if (fresh) {
             if (nodes)
                 slurm_free_node_info_msg(nodes);
             nodes = fresh;
+        }
+        if (fresh_jobs) {
+            if (jobs)
+                slurm_free_job_info_msg(jobs);
+            jobs = fresh_jobs;
         }
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += NODE_REFRESH_SECONDS;
@@ -260,21 +271,67 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     return rc;
 }
 
-/* A change of a pending job's Mac request would bypass the checks above: refuse it with the way out. */
+/* A job's placement fields as the refresher last saw them; 0 when it did not see the job yet. Call with
+ * `lock` held. */
+static int present_fields(uint32_t job_id, tbm_jobfields_t *f)
+{
+    uint32_t i;
+
+    for (i = 0; jobs && i < jobs->record_count; i++) {
+        const job_info_t *j = &jobs->job_array[i];
+        if (j->job_id != job_id)
+            continue;
+        f->tres_per_node = j->tres_per_node;
+        f->features = j->features;
+        f->partition = j->partition;
+        f->req_nodes = j->req_nodes;
+        f->exc_nodes = j->exc_nodes;
+        f->min_nodes = f->max_nodes = TBM_NODES_UNSET;
+        return 1;
+    }
+    return 0;
+}
+
+/* A change of a pending job (`scontrol update`) is held to the rules of job_submit: a Mac job stays in its
+ * group, a job that asked for no Mac stays off the Macs of shared partitions. Root and SlurmUser may
+ * override; that is logged. Slurm 22.05 gives job_modify no message for the user: scontrol says "Access/
+ * permission denied" and slurmctld's log says why. */
 int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid)
 {
-    char group[64];
-    long long n = 0;
+    tbm_jobfields_t now, change = { d->tres_per_node, d->features, d->partition, d->req_nodes, d->exc_nodes,
+                                    d->min_nodes == NO_VAL ? TBM_NODES_UNSET : d->min_nodes,
+                                    d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes };
+    tbm_sched_t sched = { NULL, NULL, NULL, NULL, NULL };
     tbm_err_t err = { { 0 } };
+    tbm_jobmodify_t out;
+    int admin = modify_uid == 0 || modify_uid == getuid(), known, rc = SLURM_SUCCESS;
 
     (void)job_ptr;
-    (void)modify_uid;
-    if (tbm_gres_tbmesh(d->tres_per_node, group, sizeof(group), &n, &err) != 0 && !(n == 1 && !group[0])) {
-        slurm_info("%s: refused a change of a job's Mac request (tres_per_node %s): cancel and resubmit with "
-                   "the new --gres=tbmesh:N", plugin_type, d->tres_per_node);
-        return ESLURM_INVALID_GRES;
+    pthread_mutex_lock(&lock);
+    reload_if_changed();
+    if (!have_conf) {
+        pthread_mutex_unlock(&lock);
+        return SLURM_SUCCESS;   /* no Macs configured: nothing to keep */
     }
-    return SLURM_SUCCESS;
+    known = present_fields(d->job_id, &now);
+    if (known && change.tres_per_node && now.tres_per_node && !strcmp(change.tres_per_node, now.tres_per_node))
+        change.tres_per_node = NULL;   /* the same request, sent again */
+    sched.mac_partition = conf.mac_partition[0] ? conf.mac_partition : NULL;
+    sched.shared_partitions = conf.shared_partitions;
+    sched.default_partition = conf.default_partition[0] ? conf.default_partition : NULL;
+    if (tbm_jobmodify_check(&conf, &sched, d->job_id, known ? &now : NULL, &change, admin, &out, &err) < 0) {
+        slurm_info("%s: refused uid %u's change of job %u: %s", plugin_type, modify_uid, d->job_id, err.msg);
+        rc = ESLURM_ACCESS_DENIED;
+    } else {
+        if (out.overridden)
+            slurm_info("%s: uid %u (an administrator) changed job %u against tbmesh's rules: %s", plugin_type,
+                       modify_uid, d->job_id, out.refusal);
+        if (out.exc_nodes)
+            set_string(&d->exc_nodes, out.exc_nodes);
+        tbm_jobmodify_free(&out);
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 
 int init(void)
@@ -300,6 +357,9 @@ int fini(void)
     if (nodes)
         slurm_free_node_info_msg(nodes);
     nodes = NULL;
+    if (jobs)
+        slurm_free_job_info_msg(jobs);
+    jobs = NULL;
     if (have_conf)
         tbm_conf_free(&conf);
     have_conf = 0;
