@@ -2,15 +2,19 @@
 #ifndef TBM_VALUES_H
 #define TBM_VALUES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* A decimal number from 1 to max, digits only (at most 9). Returns 0, or -1. */
+/* A decimal number from 1 to max, digits only (at most 9), read by tbm_parse_ll. Returns 0, or -1. */
 int tbm_parse_uint(const char *s, int max, int *out);
 
 /* A whole number in `base` (8, 10 or 16; an optional leading '-' only when min < 0), nothing else around it,
  * from min to max. Returns 0 with the value in *out, or -1 (empty, a stray character, out of range). The one
  * integer reader of the project: options, configuration values, protocol fields. */
 int tbm_parse_ll(const char *s, int base, long long min, long long max, long long *out);
+
+/* The same over the piece s[0..n) of a longer string (a field between separators). */
+int tbm_parse_ll_span(const char *s, size_t n, int base, long long min, long long max, long long *out);
 
 /* The same for unsigned 64-bit values (seeds, byte counts): decimal digits only, at most max. */
 int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out);
