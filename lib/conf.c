@@ -289,12 +289,14 @@ static int set_mode(parser_t *p, const char *key, const char *val)
 static int set_backends(parser_t *p, const char *key, const char *val)
 {
     tbm_err_t err = {{0}};
+    char choices[TBM_BACKEND_CHOICES_MAX], fix[TBM_BACKEND_CHOICES_MAX + 8];
 
     (void)key;
     p->has_backends = 1;
-    if (tbm_backends_parse(val, &p->group->caps.backends, &err) < 0)
-        return BAD(p, "use jaccl, jaccl-ring, ring, mpi (comma-separated) or none",
-                   "Backends=%.80s is not a list of backends", val);
+    if (tbm_backends_parse(val, &p->group->caps.backends, &err) < 0) {
+        snprintf(fix, sizeof(fix), "use %s", tbm_backends_choices(choices, sizeof(choices)));
+        return BAD(p, fix, "Backends=%.80s is not a list of backends", val);
+    }
     return 0;
 }
 

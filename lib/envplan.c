@@ -2,6 +2,7 @@
  * checks, backend choice, rank order, the cables each rank uses, then the variables and files. */
 #include "envplan.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,7 @@ static int check_args(ctx_t *c, const char *rank_node, tbm_backend_t b, uint32_t
                       const tbm_envplan_opts_t *opts)
 {
     const char *dir = opts ? opts->job_dir : NULL;
+    char choices[TBM_BACKEND_CHOICES_MAX];
 
     if (!c->conf)
         return tbm_errprintf(c->err, "no tbmesh.conf was given: read it (tbm_conf_parse) before planning a job");
@@ -134,7 +136,7 @@ static int check_args(ctx_t *c, const char *rank_node, tbm_backend_t b, uint32_t
     if (!rank_node || !*rank_node)
         return tbm_errprintf(c->err, "this node's name is missing: give the name Slurm knows the node by");
     if ((unsigned)b > TBM_BACKEND_AUTO)
-        return tbm_errprintf(c->err, "unknown backend: use auto, jaccl, jaccl-ring, ring or mpi");
+        return tbm_errprintf(c->err, "unknown backend: use %s", tbm_backend_choices(choices, sizeof(choices)));
     if (dir)
         snprintf(c->job_dir, sizeof(c->job_dir), "%s", dir);
     else
@@ -665,7 +667,9 @@ static int by_ifname(const void *a, const void *b)
         y++;
     }
     if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
-        unsigned long nx = strtoul(x, NULL, 10), ny = strtoul(y, NULL, 10);
+        long long nx = 0, ny = 0;
+        tbm_parse_ll_span(x, strspn(x, "0123456789"), 10, 0, LLONG_MAX, &nx);
+        tbm_parse_ll_span(y, strspn(y, "0123456789"), 10, 0, LLONG_MAX, &ny);
         if (nx != ny)
             return nx < ny ? -1 : 1;
     }

@@ -153,9 +153,8 @@ static int plan_step(spank_t sp, const char *backend_name, tbm_err_t *err)
     size_t n;
     int rc = -1, g, bridge;
 
-    if (backend_name[0] && tbm_backend_parse(backend_name, &backend) < 0)
-        return tbm_errprintf(err, "--mlx-backend=%s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
-                             backend_name);
+    if (backend_name[0] && tbm_backend_parse(backend_name, &backend, err) < 0)
+        return tbm_errprefix(err, "--mlx-backend=");
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS)
         return tbm_errprintf(err, "slurmstepd gave no job or node id");

@@ -16,12 +16,12 @@ static char backend[16];
 static int backend_cb(int val, const char *optarg, int remote)
 {
     tbm_backend_t b;
+    tbm_err_t err;
 
     (void)val;
-    if (!optarg || tbm_backend_parse(optarg, &b) < 0) {
+    if (tbm_backend_parse(optarg, &b, &err) < 0) {
         if (!remote)
-            slurm_error("tbmesh: --mlx-backend=%s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
-                        optarg ? optarg : "");
+            slurm_error("tbmesh: --mlx-backend=%s", err.msg);
         return -1;
     }
     snprintf(backend, sizeof(backend), "%s", tbm_backend_name(b));
