@@ -12,7 +12,7 @@
 #include "strbuf.h"
 #include "values.h"
 
-#define MLX_V(maj, min, pat) ((maj) * 1000000L + (min) * 1000L + (pat))
+#define MLX_V(maj, min, pat) TBM_MLX_VERSION(maj, min, pat)
 #define JACCL_FIRST         MLX_V(0, 30, 1)   /* JACCL first shipped */
 #define JACCL_DEVICES_ONLY  MLX_V(0, 30, 3)   /* read MLX_JACCL_DEVICES instead of MLX_IBV_DEVICES */
 #define JACCL_RING_FIRST    MLX_V(0, 30, 6)   /* JACCL ring mode */
@@ -45,26 +45,6 @@ typedef struct ctx {
 } ctx_t;
 
 /* ---- small values ---- */
-
-long tbm_mlx_version_parse(const char *s)
-{
-    long part[3] = {0, 0, 0};
-    int i = 0, digits = 0;
-
-    if (!s || !*s)
-        return -1;
-    for (; *s; s++) {
-        if (*s >= '0' && *s <= '9' && digits < 4) {
-            part[i] = part[i] * 10 + (*s - '0');
-            digits++;
-        } else if (*s == '.' && digits > 0 && i < 2) {
-            i++;
-            digits = 0;
-        } else
-            return -1;
-    }
-    return i == 2 && digits > 0 && part[1] < 1000 && part[2] < 1000 ? MLX_V(part[0], part[1], part[2]) : -1;
-}
 
 int tbm_envplan_port_offset(uint32_t job_id)
 {

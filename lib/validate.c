@@ -68,7 +68,8 @@ int tbm_backend_parse(const char *s, tbm_backend_t *b, tbm_err_t *err)
     int i = parse_name(s, backend_names, TBM_BACKEND_AUTO + 1);
 
     if (i < 0)
-        return tbm_errprintf(err, "%.40s is unknown: use %s", s ? s : "", tbm_backend_choices(choices, sizeof(choices)));
+        return tbm_errprintf(err, "%.40s is unknown: use %s", s ? s : "",
+                             tbm_backend_choices(choices, sizeof(choices)));
     *b = (tbm_backend_t)i;
     return 0;
 }

@@ -18,6 +18,22 @@ int tbm_parse_uint(const char *s, int max, int *out)
     return 0;
 }
 
+long tbm_mlx_version_parse(const char *s)
+{
+    long long part[3] = {0, 0, 0};
+    size_t n;
+    int i;
+
+    for (i = 0; s && i < 3; i++) {
+        n = strspn(s, "0123456789");
+        if (n == 0 || n > 4 || tbm_parse_ll_span(s, n, 10, 0, i ? 999 : 9999, &part[i]) < 0 ||
+            s[n] != (i < 2 ? '.' : '\0'))
+            return -1;
+        s += n + 1;
+    }
+    return s ? TBM_MLX_VERSION(part[0], part[1], part[2]) : -1;
+}
+
 int tbm_iface_name_valid(const char *s)
 {
     size_t i;

@@ -19,6 +19,11 @@ int tbm_parse_ll_span(const char *s, size_t n, int base, long long min, long lon
 /* The same for unsigned 64-bit values (seeds, byte counts): decimal digits only, at most max. */
 int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/* An MLX version "X.Y.Z" (each part at most 4 digits, Y and Z below 1000) as TBM_MLX_VERSION(X, Y, Z), or -1
+ * when empty or not of that form. tbmesh.conf's MlxVersion= and the environment's rules read it so. */
+#define TBM_MLX_VERSION(maj, min, pat) ((maj) * 1000000L + (min) * 1000L + (pat))
+long tbm_mlx_version_parse(const char *s);
+
 /* An interface or RDMA device name: [a-z][a-z0-9_]{0,14}. */
 int tbm_iface_name_valid(const char *s);
 

@@ -80,6 +80,20 @@ START_TEST(parse_uint_is_one_to_max)
 }
 END_TEST
 
+START_TEST(mlx_version_is_three_short_numbers)
+{
+    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), TBM_MLX_VERSION(0, 31, 2));
+    ck_assert_int_eq(tbm_mlx_version_parse("9999.999.999"), TBM_MLX_VERSION(9999, 999, 999));
+    ck_assert_int_eq(tbm_mlx_version_parse("10000.1.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1000.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1000"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.+1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1 "), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse(NULL), -1);
+}
+END_TEST
+
 START_TEST(clock_moves_forward)
 {
     long long a = tbm_now_us(), b = tbm_now_us();
@@ -97,6 +111,7 @@ static Suite *values_suite(void)
     tcase_add_test(tc, parse_ll_span_reads_a_piece_of_a_string);
     tcase_add_test(tc, parse_u64_takes_the_full_range);
     tcase_add_test(tc, parse_uint_is_one_to_max);
+    tcase_add_test(tc, mlx_version_is_three_short_numbers);
     tcase_add_test(tc, clock_moves_forward);
     suite_add_tcase(s, tc);
     return s;
