@@ -1,5 +1,6 @@
-/* test_conf.c: unit tests of lib/conf.c and lib/conf_write.c: the example file, every bad line with its
- * exact message, all-or-nothing parsing, and the round trip topology -> text -> configuration. */
+/* test_conf.c: unit tests of lib/conf*.c (the tbmesh.conf model, parser and writer): the example file,
+ * every bad line with its exact message, all-or-nothing parsing, and the round trip topology -> text ->
+ * configuration. */
 #include "tbm_check.h"
 #include <stdio.h>
 #include <string.h>
