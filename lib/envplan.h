@@ -9,6 +9,7 @@
 #include "conf.h"
 #include "errbuf.h"
 #include "validate.h"
+#include "values.h"
 
 #define TBM_ENVPLAN_MAX_RANKS   64     /* a job of more Macs is refused */
 #define TBM_ENVPLAN_MAX_RAILS   4      /* cables used between two ranks (JACCL ring allows at most 4) */
@@ -98,8 +99,7 @@ void tbm_envplan_free(tbm_envplan_t *plan);
 /* The value of a planned variable, or NULL. */
 const char *tbm_envplan_get(const tbm_envplan_t *plan, const char *name);
 
-/* An MLX version "X.Y.Z" as X*1000000 + Y*1000 + Z, or -1 when empty or not of that form. */
-long tbm_mlx_version_parse(const char *s);
+/* tbm_mlx_version_parse(), the MLX version reader, is declared in values.h (tbmesh.conf reads it too). */
 
 /* The port offset of a job (see the port rule above). */
 int tbm_envplan_port_offset(uint32_t job_id);

@@ -1,11 +1,13 @@
 /* hostlist.c: strict expansion and compression of host name lists, "mac[01-04,07]" (see hostlist.h). */
 #include "hostlist.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strbuf.h"
+#include "values.h"
 
 /* Longest expression accepted: room for the most names, each written out in full with its comma,
  * so that whatever tbm_hostlist_compress writes can be read back. */
@@ -75,25 +77,18 @@ static int check_chars(const item_t *it, const char *s, size_t len, tbm_err_t *e
     return 0;
 }
 
-/* Parse one bound of a range: 1..TBM_HOSTLIST_NUM_MAX digits. */
+/* Parse one bound of a range: 1..TBM_HOSTLIST_NUM_MAX digits (the digit count is the zero padding). */
 static int parse_bound(const item_t *it, const char *s, size_t len, unsigned long *v, int *width,
                        tbm_err_t *err)
 {
-    size_t i;
+    long long n;
 
-    if (len == 0 || len > TBM_HOSTLIST_NUM_MAX)
-        goto bad;
-    *v = 0;
-    for (i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            goto bad;
-        *v = *v * 10 + (unsigned long)(s[i] - '0');
-    }
+    if (len == 0 || len > TBM_HOSTLIST_NUM_MAX || tbm_parse_ll_span(s, len, 10, 0, LLONG_MAX, &n) < 0)
+        return tbm_errprintf(err, "hostlist '%.200s': '%.*s' is not a number of 1 to %d digits: write "
+                             "ranges as N or N-M", it->expr, (int)(len > 40 ? 40 : len), s, TBM_HOSTLIST_NUM_MAX);
+    *v = (unsigned long)n;
     *width = (int)len;
     return 0;
-bad:
-    return tbm_errprintf(err, "hostlist '%.200s': '%.*s' is not a number of 1 to %d digits: write "
-                         "ranges as N or N-M", it->expr, (int)(len > 40 ? 40 : len), s, TBM_HOSTLIST_NUM_MAX);
 }
 
 static int digits(unsigned long v)
@@ -268,6 +263,7 @@ typedef struct entry {
 static void split_entry(entry_t *e, const char *name, size_t order)
 {
     size_t len = strlen(name), end = len, start;
+    long long num;
 
     memset(e, 0, sizeof(*e));
     e->name = name;
@@ -280,9 +276,11 @@ static void split_entry(entry_t *e, const char *name, size_t order)
         start--;
     if (end == start || end - start > TBM_HOSTLIST_NUM_MAX)
         return;
+    if (tbm_parse_ll_span(name + start, end - start, 10, 0, LLONG_MAX, &num) < 0)
+        return;
     e->prefix_len = start;
     e->width = (int)(end - start);
-    e->num = strtoul(name + start, NULL, 10);
+    e->num = (unsigned long)num;
 }
 
 static const char *suffix_of(const entry_t *e)

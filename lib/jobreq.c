@@ -8,8 +8,23 @@
 
 #include "hostlist.h"
 #include "strbuf.h"
+#include "values.h"
 
 #define GRES_NAME "tbmesh"
+
+/* The next item of a list separated by any of `seps` ("a,b", "gres:x;gres:y"): its start and length (*n),
+ * or NULL at the end of the list (or of a NULL list); *list moves past it. Empty items are items. */
+static const char *next_item(const char **list, const char *seps, size_t *n)
+{
+    const char *item = *list, *end;
+
+    if (!item || !*item)
+        return NULL;
+    end = item + strcspn(item, seps);
+    *n = (size_t)(end - item);
+    *list = *end ? end + 1 : end;
+    return item;
+}
 
 /* ---- the tbmesh entry of tres_per_node ---- */
 
@@ -56,10 +71,9 @@ static int parse_entry(const char *entry, size_t n, char *group, size_t group_le
             return 0;
     }
     i = k - 1;
-    if (!all_digits(f[i], len[i]) || len[i] > 9)
+    if (len[i] > 9 || tbm_parse_ll_span(f[i], len[i], 10, 0, 999999999, count) < 0)
         return tbm_errprintf(err, "--gres=%.*s: '%.*s' is not a number of Macs: use --gres=tbmesh:N with N a "
                              "whole number, e.g. --gres=tbmesh:4", (int)n, entry, (int)len[i], f[i]);
-    *count = strtoll(f[i], NULL, 10);
     if (*count == 0)
         return tbm_errprintf(err, "--gres=%.*s asks for no Mac: ask for 1 or more, e.g. --gres=tbmesh:4", (int)n,
                              entry);
@@ -71,17 +85,14 @@ typedef int (*entry_fn)(const char *entry, size_t n, size_t prefix, void *arg);
 
 static int each_entry(const char *tres, entry_fn fn, void *arg)
 {
-    const char *p = tres, *end;
+    const char *p = tres, *entry;
     size_t n, prefix;
     int rc;
 
-    while (p && *p) {
-        end = p + strcspn(p, ",;");
-        n = (size_t)(end - p);
-        prefix = (n > 5 && (!strncmp(p, "gres:", 5) || !strncmp(p, "gres/", 5))) ? 5 : 0;
-        if ((rc = fn(p, n, prefix, arg)) != 0)
+    while ((entry = next_item(&p, ",;", &n)) != NULL) {
+        prefix = (n > 5 && (!strncmp(entry, "gres:", 5) || !strncmp(entry, "gres/", 5))) ? 5 : 0;
+        if ((rc = fn(entry, n, prefix, arg)) != 0)
             return rc;
-        p = *end ? end + 1 : end;
     }
     return 0;
 }
@@ -138,17 +149,15 @@ static int rewrite_entry(const char *entry, size_t n, size_t prefix, void *arg)
 
 /* ---- partitions ---- */
 
-/* True when `name` is one of the comma-separated `list`. */
+/* True when `name` (n bytes) is one of the comma-separated `list`. */
 static int in_list(const char *list, const char *name, size_t n)
 {
-    const char *p = list, *end;
+    const char *item;
+    size_t len;
 
-    while (p && *p) {
-        end = p + strcspn(p, ",");
-        if ((size_t)(end - p) == n && !strncmp(p, name, n))
+    while ((item = next_item(&list, ",", &len)) != NULL)
+        if (len == n && !strncmp(item, name, n))
             return 1;
-        p = *end ? end + 1 : end;
-    }
     return 0;
 }
 
@@ -161,28 +170,22 @@ static int holds_macs(const tbm_sched_t *s, const char *name, size_t n)
 /* The first partition of `parts` without Macs (its length in *n), or NULL. */
 static const char *first_without_macs(const tbm_sched_t *s, const char *parts, size_t *n)
 {
-    const char *p = parts, *end;
+    const char *item;
 
-    while (*p) {
-        end = p + strcspn(p, ",");
-        *n = (size_t)(end - p);
-        if (!holds_macs(s, p, *n))
-            return p;
-        p = *end ? end + 1 : end;
-    }
+    while ((item = next_item(&parts, ",", n)) != NULL)
+        if (!holds_macs(s, item, *n))
+            return item;
     return NULL;
 }
 
 static int any_shared(const tbm_sched_t *s, const char *parts)
 {
-    const char *p = parts, *end;
+    const char *item;
+    size_t n;
 
-    while (p && *p) {
-        end = p + strcspn(p, ",");
-        if (in_list(s->shared_partitions, p, (size_t)(end - p)))
+    while ((item = next_item(&parts, ",", &n)) != NULL)
+        if (in_list(s->shared_partitions, item, n))
             return 1;
-        p = *end ? end + 1 : end;
-    }
     return 0;
 }
 
@@ -324,9 +327,8 @@ static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *req, long lon
     const char *bad;
     size_t len;
 
-    if (req->backend && *req->backend && tbm_backend_parse(req->backend, &plan->backend) < 0)
-        return tbm_errprintf(err, "--mlx-backend=%.40s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
-                             req->backend);
+    if (req->backend && *req->backend && tbm_backend_parse(req->backend, &plan->backend, err) < 0)
+        return tbm_errprefix(err, "--mlx-backend=");
     if (n > TBM_CONF_MAX_NODES)
         return tbm_errprintf(err, "--gres=tbmesh:%lld asks for more Macs than any lab has: ask for at most the "
                              "size of one group", n);

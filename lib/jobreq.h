@@ -12,6 +12,10 @@
 #include "validate.h"
 
 #define TBM_NODES_UNSET 0xfffffffeu   /* Slurm's NO_VAL: -N not given */
+
+/* The job control environment variable that carries --mlx-backend from srun, salloc and sbatch to
+ * job_submit/tbmesh and to the job's nodes (its value: one of tbm_backend_choices()). */
+#define TBM_MLX_BACKEND_ENV "TBMESH_MLX_BACKEND"
 #define TBM_JOBREQ_MAX_GROUPS 64       /* groups named in one constraint */
 
 /* What the job asked for (borrowed strings; NULL when not given). */

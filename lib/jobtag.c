@@ -38,7 +38,7 @@ int tbm_jobtag_parse(const char *s, tbm_jobtag_t *t, tbm_err_t *err)
             t->macs = (unsigned)macs;
             have_macs = 1;
         } else if (!strcmp(tok, "backend")) {
-            if (tbm_backend_parse(eq, &t->backend) < 0)
+            if (tbm_backend_parse(eq, &t->backend, NULL) < 0)
                 return tbm_errprintf(err, "the job's tbmesh tag '%s' names an unknown backend", s);
             have_backend = 1;
         }   /* fields of later releases are skipped */

@@ -10,7 +10,6 @@
 #include "validate.h"
 
 #define TBM_JOBTAG_ENV  "TBMESH_JOB"           /* the SPANK job environment name job_submit sets */
-#define TBM_BACKEND_ENV "TBMESH_MLX_BACKEND"   /* --mlx-backend, from the submit side to job_submit */
 #define TBM_SPANK_ENV_PREFIX "SLURM_SPANK_"    /* how a SPANK job variable reaches the steps */
 #define TBM_JOBTAG_MAX  64                     /* longest tag text, with its NUL */
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "values.h"
+
 /* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
 typedef struct lines {
     const char *p;
@@ -261,20 +263,8 @@ int tbm_span_copy(char *dst, size_t size, tbm_span_t s)
 
 int tbm_span_long(tbm_span_t s, long long min, long long max, long long *out)
 {
-    unsigned long long v = 0;
-    size_t i;
-
-    if (s.n == 0 || s.n > 20)
+    /* digits only, never a sign (whatever min allows), at most 20 of them */
+    if (s.n == 0 || s.n > 20 || s.p[0] < '0' || s.p[0] > '9')
         return -1;
-    for (i = 0; i < s.n; i++) {
-        if (s.p[i] < '0' || s.p[i] > '9')
-            return -1;
-        if (v > (~0ull - 9) / 10)
-            return -1;
-        v = v * 10 + (unsigned)(s.p[i] - '0');
-    }
-    if (v > (unsigned long long)max || (long long)v < min)
-        return -1;
-    *out = (long long)v;
-    return 0;
+    return tbm_parse_ll_span(s.p, s.n, 10, min, max, out);
 }

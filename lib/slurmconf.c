@@ -29,7 +29,7 @@ void tbm_feature_name(const char *text, char *buf, size_t len)
     buf[n] = '\0';
 }
 
-uint64_t tbm_real_memory_mib(uint64_t bytes)
+uint64_t tbm_slurm_real_memory_mib(uint64_t bytes)
 {
     uint64_t mib = bytes >> 20, keep = mib / 32 > 512 ? mib / 32 : 512;
 
@@ -88,8 +88,8 @@ static int node_line(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_node_
     tbm_sb_printf(sb, "NodeName=%s", n->name);
     if (h && h->cores_performance + h->cores_efficiency > 0)
         tbm_sb_printf(sb, " CPUs=%d", h->cores_performance + h->cores_efficiency);
-    if (h && tbm_real_memory_mib(h->memory_bytes) > 0)
-        tbm_sb_printf(sb, " RealMemory=%llu", (unsigned long long)tbm_real_memory_mib(h->memory_bytes));
+    if (h && tbm_slurm_real_memory_mib(h->memory_bytes) > 0)
+        tbm_sb_printf(sb, " RealMemory=%llu", (unsigned long long)tbm_slurm_real_memory_mib(h->memory_bytes));
     tbm_sb_printf(sb, " Gres=tbmesh:1");
     node_features(sb, c, n, h);
     if (c->groups[n->group].mode == TBM_MODE_BRIDGE) {

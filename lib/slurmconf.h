@@ -31,8 +31,9 @@ char *tbm_cabling_dot(const tbm_topology_t *t, const tbm_validation_t *v, const 
  * ends; "Apple M3 Ultra" -> "apple_m3_ultra". Empty when nothing is left. */
 void tbm_feature_name(const char *text, char *buf, size_t len);
 
-/* RealMemory in MiB for a host of `bytes`: a little below it (1/32 kept back, at least 512 MiB;
- * half of very small memories). 0 for 0. */
-uint64_t tbm_real_memory_mib(uint64_t bytes);
+/* Slurm's RealMemory (MiB) for a Mac of `bytes` of memory, the one formula of the project (the inventory's
+ * node lines and the lab's slurm.conf): a little below it, so that slurmd's own count is never under it
+ * (1/32 kept back, at least 512 MiB; half of memories of 1 GiB or less). 0 for 0. */
+uint64_t tbm_slurm_real_memory_mib(uint64_t bytes);
 
 #endif

@@ -32,12 +32,44 @@ const char *tbm_backend_name(tbm_backend_t b)
     return (unsigned)b <= TBM_BACKEND_AUTO ? backend_names[b] : "unknown";
 }
 
-int tbm_backend_parse(const char *s, tbm_backend_t *b)
+/* The names of backends first..last of the table, separated by ", ", the last after `last_sep`. */
+static const char *names_text(char *buf, size_t len, int first, int last, const char *last_sep)
 {
+    size_t used = 0;
+    int b;
+
+    buf[0] = '\0';
+    for (b = first; b <= last && used < len; b++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", b == first ? "" : b == last ? last_sep : ", ",
+                                 backend_names[b]);
+    return buf;
+}
+
+const char *tbm_backend_choices(char *buf, size_t len)
+{
+    char rest[TBM_BACKEND_CHOICES_MAX];
+
+    snprintf(buf, len, "%s, %s", backend_names[TBM_BACKEND_AUTO],
+             names_text(rest, sizeof(rest), 0, TBM_BACKEND_COUNT - 1, " or "));
+    return buf;
+}
+
+const char *tbm_backends_choices(char *buf, size_t len)
+{
+    char list[TBM_BACKEND_CHOICES_MAX];
+
+    snprintf(buf, len, "%s (comma-separated) or none", names_text(list, sizeof(list), 0, TBM_BACKEND_COUNT - 1, ", "));
+    return buf;
+}
+
+int tbm_backend_parse(const char *s, tbm_backend_t *b, tbm_err_t *err)
+{
+    char choices[TBM_BACKEND_CHOICES_MAX];
     int i = parse_name(s, backend_names, TBM_BACKEND_AUTO + 1);
 
     if (i < 0)
-        return -1;
+        return tbm_errprintf(err, "%.40s is unknown: use %s", s ? s : "",
+                             tbm_backend_choices(choices, sizeof(choices)));
     *b = (tbm_backend_t)i;
     return 0;
 }
@@ -72,7 +104,7 @@ void tbm_backends_format(unsigned mask, char *buf, size_t len)
 
 int tbm_backends_parse(const char *s, unsigned *mask, tbm_err_t *err)
 {
-    char word[16];
+    char word[16], choices[TBM_BACKEND_CHOICES_MAX];
     const char *p = s;
 
     *mask = 0;
@@ -84,8 +116,8 @@ int tbm_backends_parse(const char *s, unsigned *mask, tbm_err_t *err)
         snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), p);
         b = n < sizeof(word) ? parse_name(word, backend_names, TBM_BACKEND_COUNT) : -1;
         if (b < 0)
-            return tbm_errprintf(err, "'%.*s' is not a backend: use jaccl, jaccl-ring, ring, mpi (comma-separated) "
-                                 "or none", (int)(n > 40 ? 40 : n), p);
+            return tbm_errprintf(err, "'%.*s' is not a backend: use %s", (int)(n > 40 ? 40 : n), p,
+                                 tbm_backends_choices(choices, sizeof(choices)));
         *mask |= BIT(b);
         if (!p[n])
             return 0;
@@ -168,6 +200,7 @@ static int supports_one(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnode
 
 int tbm_group_supports(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
 {
+    char choices[TBM_BACKEND_CHOICES_MAX];
     int i;
 
     if (nnodes == 0)
@@ -176,7 +209,7 @@ int tbm_group_supports(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes
         return tbm_errprintf(why, "group %s has %zu Macs; you asked for %zu: ask for %zu or fewer", g->name,
                              g->n_nodes, nnodes, g->n_nodes), 0;
     if ((unsigned)b > TBM_BACKEND_AUTO)
-        return tbm_errprintf(why, "unknown backend: use jaccl, jaccl-ring, ring, mpi or auto"), 0;
+        return tbm_errprintf(why, "unknown backend: use %s", tbm_backend_choices(choices, sizeof(choices))), 0;
     if (b != TBM_BACKEND_AUTO)
         return supports_one(g, b, nnodes, why);
     for (i = 0; i < TBM_BACKEND_COUNT; i++)

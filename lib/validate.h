@@ -28,7 +28,18 @@ typedef enum tbm_backend {
 #define TBM_BACKENDS_RDMA  (TBM_BACKEND_BIT(TBM_BACKEND_JACCL) | TBM_BACKEND_BIT(TBM_BACKEND_JACCL_RING))
 
 const char *tbm_backend_name(tbm_backend_t b);            /* "jaccl", "jaccl-ring", "ring", "mpi", "auto" */
-int tbm_backend_parse(const char *s, tbm_backend_t *b);   /* 0, or -1 when unknown */
+
+/* A backend by name (auto included). Returns 0, or -1 with `err` naming what was given and the choices:
+ * "nccl is unknown: use auto, jaccl, jaccl-ring, ring or mpi"; the caller puts in front where the name came
+ * from, e.g. tbm_errprefix(err, "--mlx-backend="). */
+int tbm_backend_parse(const char *s, tbm_backend_t *b, tbm_err_t *err);
+
+/* The names a user may give, from the one table of backends, for messages (buf is returned):
+ * one backend: "auto, jaccl, jaccl-ring, ring or mpi"; a group's list: "jaccl, jaccl-ring, ring, mpi
+ * (comma-separated) or none". */
+#define TBM_BACKEND_CHOICES_MAX 80
+const char *tbm_backend_choices(char *buf, size_t len);
+const char *tbm_backends_choices(char *buf, size_t len);
 
 /* A mask as "jaccl,jaccl-ring,ring,mpi" ("none" when empty), and back (with a message on error). */
 void tbm_backends_format(unsigned mask, char *buf, size_t len);

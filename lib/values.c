@@ -10,20 +10,28 @@
 
 int tbm_parse_uint(const char *s, int max, int *out)
 {
-    long v = 0;
-    size_t i;
+    long long v;
 
-    if (!s[0] || strlen(s) > 9)
-        return -1;
-    for (i = 0; s[i]; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < 1 || v > max)
+    if (strlen(s) > 9 || tbm_parse_ll(s, 10, 1, max, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;
+}
+
+long tbm_mlx_version_parse(const char *s)
+{
+    long long part[3] = {0, 0, 0};
+    size_t n;
+    int i;
+
+    for (i = 0; s && i < 3; i++) {
+        n = strspn(s, "0123456789");
+        if (n == 0 || n > 4 || tbm_parse_ll_span(s, n, 10, 0, i ? 999 : 9999, &part[i]) < 0 ||
+            s[n] != (i < 2 ? '.' : '\0'))
+            return -1;
+        s += n + 1;
+    }
+    return s ? TBM_MLX_VERSION(part[0], part[1], part[2]) : -1;
 }
 
 int tbm_iface_name_valid(const char *s)
@@ -70,6 +78,17 @@ int tbm_parse_ll(const char *s, int base, long long min, long long max, long lon
         return -1;
     *out = v;
     return 0;
+}
+
+int tbm_parse_ll_span(const char *s, size_t n, int base, long long min, long long max, long long *out)
+{
+    char buf[32];   /* the longest long long, in octal with its sign, is 24 characters */
+
+    if (!s || n >= sizeof(buf) || memchr(s, '\0', n))
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return tbm_parse_ll(buf, base, min, max, out);
 }
 
 int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out)

@@ -226,7 +226,7 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     tbm_jobreq_t req = { d->tres_per_node, d->features, d->partition, d->exc_nodes,
                          d->min_nodes == NO_VAL ? TBM_NODES_UNSET : d->min_nodes,
                          d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes,
-                         spank_env(d, TBM_BACKEND_ENV, NULL) };
+                         spank_env(d, TBM_MLX_BACKEND_ENV, NULL) };
     tbm_sched_t sched = { NULL, NULL, NULL, node_usable, NULL };
     tbm_err_t err = { { 0 } };
     tbm_jobplan_t plan;

@@ -156,10 +156,10 @@ static int step_backend(spank_t sp, const tbm_jobtag_t *tag, tbm_backend_t *b, t
     *b = tag->backend;
     if (!tbm_spank_backend(name, sizeof(name)) &&
         (tag->backend != TBM_BACKEND_AUTO ||
-         spank_getenv(sp, TBM_SPANK_ENV_PREFIX TBM_BACKEND_ENV, name, sizeof(name)) != ESPANK_SUCCESS))
+         spank_getenv(sp, TBM_SPANK_ENV_PREFIX TBM_MLX_BACKEND_ENV, name, sizeof(name)) != ESPANK_SUCCESS))
         return 0;
-    if (tbm_backend_parse(name, b) < 0)
-        return tbm_errprintf(err, "--mlx-backend=%s is unknown: use auto, jaccl, jaccl-ring, ring or mpi", name);
+    if (tbm_backend_parse(name, b, err) < 0)
+        return tbm_errprefix(err, "--mlx-backend=");
     return 0;
 }
 

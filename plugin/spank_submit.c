@@ -16,12 +16,12 @@ static char backend[16];
 static int backend_cb(int val, const char *optarg, int remote)
 {
     tbm_backend_t b;
+    tbm_err_t err;
 
     (void)val;
-    if (!optarg || tbm_backend_parse(optarg, &b) < 0) {
+    if (tbm_backend_parse(optarg, &b, &err) < 0) {
         if (!remote)
-            slurm_error("tbmesh: --mlx-backend=%s is unknown: use auto, jaccl, jaccl-ring, ring or mpi",
-                        optarg ? optarg : "");
+            slurm_error("tbmesh: --mlx-backend=%s", err.msg);
         return -1;
     }
     snprintf(backend, sizeof(backend), "%s", tbm_backend_name(b));
@@ -84,7 +84,7 @@ int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av)
     }
     if (!backend[0])
         return 0;
-    if (spank_job_control_setenv(sp, TBM_BACKEND_ENV, backend, 1) != ESPANK_SUCCESS) {
+    if (spank_job_control_setenv(sp, TBM_MLX_BACKEND_ENV, backend, 1) != ESPANK_SUCCESS) {
         slurm_error("tbmesh: cannot pass --mlx-backend to the controller");
         return -1;
     }

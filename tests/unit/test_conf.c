@@ -1,5 +1,6 @@
-/* test_conf.c: unit tests of lib/conf.c and lib/conf_write.c: the example file, every bad line with its
- * exact message, all-or-nothing parsing, and the round trip topology -> text -> configuration. */
+/* test_conf.c: unit tests of lib/conf*.c (the tbmesh.conf model, parser and writer): the example file,
+ * every bad line with its exact message, all-or-nothing parsing, and the round trip topology -> text ->
+ * configuration. */
 #include "tbm_check.h"
 #include <stdio.h>
 #include <string.h>
@@ -155,6 +156,14 @@ static const struct {
     {BASE "AgentPort=1\nAgentPort=2\n", "t.conf:4: AgentPort is already set at line 3: keep one of them"},
     {BASE "MlxVersion=latest\n", "t.conf:3: MlxVersion=latest is not a version: write the MLX version as "
                                  "major.minor.patch, e.g. MlxVersion=0.31.2"},
+    {BASE "MlxVersion=0.1000.2\n", "t.conf:3: MlxVersion=0.1000.2 is not a version: write the MLX version as "
+                                    "major.minor.patch, e.g. MlxVersion=0.31.2"},
+    {BASE "MlxVersion=0.31.2.1\n", "t.conf:3: MlxVersion=0.31.2.1 is not a version: write the MLX version as "
+                                    "major.minor.patch, e.g. MlxVersion=0.31.2"},
+    {BASE "MlxVersion=0.31.+2\n", "t.conf:3: MlxVersion=0.31.+2 is not a version: write the MLX version as "
+                                   "major.minor.patch, e.g. MlxVersion=0.31.2"},
+    {BASE "DefaultPartition=a\nDefaultPartition=b\n", "t.conf:4: DefaultPartition is already set at line 3: keep "
+                                                      "one of them"},
     {BASE "MacPartition=mac,all\n", "t.conf:3: MacPartition=mac,all is not a partition name: name one Slurm "
                                     "partition, e.g. MacPartition=mac"},
     {BASE "SharedPartitions=all,\n", "t.conf:3: SharedPartitions=all, ends with a comma: remove the trailing comma"},

@@ -1,4 +1,4 @@
-/* test_envplan.c: unit tests of lib/envplan.c: every backend on the lab's two groups and on made-up groups
+/* test_envplan.c: unit tests of lib/envplan*.c: every backend on the lab's two groups and on made-up groups
  * (subsets, 8 and 9 Macs, multi-rail pairs, rings out of name order), MLX versions, ports, every refusal
  * with its exact message; every plan made is also run through the independent checker (mlxcheck). */
 #include "tbm_check.h"

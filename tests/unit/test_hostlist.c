@@ -60,6 +60,8 @@ START_TEST(expand_refusals)
     EXPANDS("mac[1-]", "ERR hostlist 'mac[1-]': '' is not a number of 1 to 9 digits: write ranges as N or N-M");
     EXPANDS("mac[1,]", "ERR hostlist 'mac[1,]': '' is not a number of 1 to 9 digits: write ranges as N or N-M");
     EXPANDS("mac[]", "ERR hostlist 'mac[]': empty brackets: put ranges such as [01-04] in them");
+    EXPANDS("mac[+1-2]", "ERR hostlist 'mac[+1-2]': '+1' is not a number of 1 to 9 digits: write ranges as N or N-M");
+    EXPANDS("mac[ 1]", "ERR hostlist 'mac[ 1]': ' 1' is not a number of 1 to 9 digits: write ranges as N or N-M");
     EXPANDS("mac[1234567890]", "ERR hostlist 'mac[1234567890]': '1234567890' is not a number of 1 to 9 "
                                "digits: write ranges as N or N-M");
     EXPANDS("a,,b", "ERR hostlist 'a,,b': empty name: remove the extra ','");

@@ -84,6 +84,45 @@ START_TEST(gres_entries)
 }
 END_TEST
 
+/* Entries split at ',' or ';', empty ones skipped over; the count is 1 to 9 digits, nothing else. */
+START_TEST(gres_lists_and_counts)
+{
+    char group[64];
+    long long n = 0;
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:gpu:1;gres:tbmesh:3", group, sizeof(group), &n, &err), 1);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:gpu:1,,gres:tbmesh:mini-b:2,", group, sizeof(group), &n, &err), 1);
+    ck_assert_str_eq(group, "mini-b");
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:999999999", group, sizeof(group), &n, &err), 1);
+    ck_assert_int_eq(n, 999999999);
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:x:1234567890", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "--gres=tbmesh:x:1234567890: '1234567890' is not a number of Macs: use --gres=tbmesh:N "
+                              "with N a whole number, e.g. --gres=tbmesh:4");
+    ck_assert_int_eq(tbm_gres_tbmesh("gres:tbmesh:x:+4", group, sizeof(group), &n, &err), -1);
+    ck_assert_str_eq(err.msg, "--gres=tbmesh:x:+4: '+4' is not a number of Macs: use --gres=tbmesh:N with N a "
+                              "whole number, e.g. --gres=tbmesh:4");
+    ck_assert_int_eq(tbm_gres_tbmesh("", group, sizeof(group), &n, &err), 0);
+    ck_assert_int_eq(tbm_gres_tbmesh(",;", group, sizeof(group), &n, &err), 0);
+}
+END_TEST
+
+/* The one name of the variable that carries --mlx-backend, and what it may hold. */
+START_TEST(backend_env_and_choices)
+{
+    tbm_backend_t b;
+    tbm_err_t err = { { 0 } };
+    char choices[TBM_BACKEND_CHOICES_MAX];
+
+    ck_assert_str_eq(TBM_MLX_BACKEND_ENV, "TBMESH_MLX_BACKEND");
+    ck_assert_str_eq(tbm_backend_choices(choices, sizeof(choices)), "auto, jaccl, jaccl-ring, ring or mpi");
+    ck_assert_int_eq(tbm_backend_parse("ring", &b, &err), 0);
+    ck_assert_int_eq(b, TBM_BACKEND_RING);
+}
+END_TEST
+
 START_TEST(four_macs_auto_goes_to_either_group)
 {
     tbm_jobreq_t r = req_of("gres:tbmesh:4", NULL);
@@ -234,6 +273,8 @@ static Suite *jobreq_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, load_conf, free_conf);
     tcase_add_test(tc, gres_entries);
+    tcase_add_test(tc, gres_lists_and_counts);
+    tcase_add_test(tc, backend_env_and_choices);
     tcase_add_test(tc, four_macs_auto_goes_to_either_group);
     tcase_add_test(tc, backend_decides_the_group);
     tcase_add_test(tc, refusals_say_what_to_do);

@@ -160,11 +160,15 @@ END_TEST
 
 START_TEST(real_memory)
 {
-    ck_assert_uint_eq(tbm_real_memory_mib(96ull << 30), 98304 - 3072);
-    ck_assert_uint_eq(tbm_real_memory_mib(16ull << 30), 16384 - 512);
-    ck_assert_uint_eq(tbm_real_memory_mib(512ull << 30), 524288 - 16384);
-    ck_assert_uint_eq(tbm_real_memory_mib(1ull << 30), 512);
-    ck_assert_uint_eq(tbm_real_memory_mib(0), 0);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(96ull << 30), 98304 - 3072);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(16ull << 30), 16384 - 512);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(512ull << 30), 524288 - 16384);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(1ull << 30), 512);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(2ull << 30), 2048 - 512);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(24ull << 30), 24576 - 768);
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(0), 0);
+    /* the inventory's node lines say the same (the 96 GiB studio of node_lines) */
+    ck_assert_uint_eq(tbm_slurm_real_memory_mib(96ull << 30), 95232);
 }
 END_TEST
 

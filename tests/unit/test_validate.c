@@ -465,7 +465,7 @@ START_TEST(placement)
     SUPPORTS(b, TBM_BACKEND_AUTO, 4, 1, "");
     SUPPORTS(b, TBM_BACKEND_AUTO, 3, 0, "group mini-b is a ring of 4 Macs; a job on it must use all 4 (part of a "
                                         "ring is not a ring): ask for tbmesh:4");
-    SUPPORTS(a, (tbm_backend_t)17, 2, 0, "unknown backend: use jaccl, jaccl-ring, ring, mpi or auto");
+    SUPPORTS(a, (tbm_backend_t)17, 2, 0, "unknown backend: use auto, jaccl, jaccl-ring, ring or mpi");
 }
 END_TEST
 
@@ -477,11 +477,18 @@ START_TEST(names)
     tbm_err_t err = {{0}};
     char buf[64];
 
-    ck_assert_int_eq(tbm_backend_parse("jaccl-ring", &b), 0);
+    ck_assert_int_eq(tbm_backend_parse("jaccl-ring", &b, &err), 0);
     ck_assert_int_eq(b, TBM_BACKEND_JACCL_RING);
-    ck_assert_int_eq(tbm_backend_parse("auto", &b), 0);
+    ck_assert_int_eq(tbm_backend_parse("auto", &b, &err), 0);
     ck_assert_int_eq(b, TBM_BACKEND_AUTO);
-    ck_assert_int_eq(tbm_backend_parse("nccl", &b), -1);
+    ck_assert_int_eq(tbm_backend_parse("nccl", &b, &err), -1);
+    ck_assert_str_eq(err.msg, "nccl is unknown: use auto, jaccl, jaccl-ring, ring or mpi");
+    ck_assert_int_eq(tbm_backend_parse(NULL, &b, &err), -1);
+    ck_assert_str_eq(err.msg, " is unknown: use auto, jaccl, jaccl-ring, ring or mpi");
+    ck_assert_int_eq(tbm_backend_parse("mpi", &b, NULL), 0);
+    ck_assert_int_eq(b, TBM_BACKEND_MPI);
+    ck_assert_str_eq(tbm_backend_choices(buf, sizeof(buf)), "auto, jaccl, jaccl-ring, ring or mpi");
+    ck_assert_str_eq(tbm_backends_choices(buf, sizeof(buf)), "jaccl, jaccl-ring, ring, mpi (comma-separated) or none");
     ck_assert_str_eq(tbm_backend_name(TBM_BACKEND_MPI), "mpi");
     ck_assert_str_eq(tbm_backend_name((tbm_backend_t)9), "unknown");
     ck_assert_int_eq(tbm_link_parse("tb4", &l), 0);

@@ -35,6 +35,23 @@ START_TEST(parse_ll_refuses_everything_else)
 }
 END_TEST
 
+START_TEST(parse_ll_span_reads_a_piece_of_a_string)
+{
+    const char *s = "gres:tbmesh:12,x";
+    long long v = 0;
+    ck_assert_int_eq(tbm_parse_ll_span(s + 12, 2, 10, 0, 100, &v), 0);
+    ck_assert_int_eq(v, 12);
+    ck_assert_int_eq(tbm_parse_ll_span(s + 12, 3, 10, 0, 100, &v), -1);   /* "12," */
+    ck_assert_int_eq(tbm_parse_ll_span(s + 12, 0, 10, 0, 100, &v), -1);   /* empty */
+    ck_assert_int_eq(tbm_parse_ll_span("7\0", 2, 10, 0, 100, &v), -1);   /* a NUL inside */
+    ck_assert_int_eq(tbm_parse_ll_span("-3", 2, 10, -5, 5, &v), 0);
+    ck_assert_int_eq(v, -3);
+    ck_assert_int_eq(tbm_parse_ll_span("111111111111111111111111111111111", 33, 10, 0, 1, &v), -1);
+    ck_assert_int_eq(tbm_parse_ll_span(NULL, 1, 10, 0, 1, &v), -1);
+    ck_assert_int_eq(v, -3);
+}
+END_TEST
+
 START_TEST(parse_u64_takes_the_full_range)
 {
     uint64_t v = 0;
@@ -54,6 +71,26 @@ START_TEST(parse_uint_is_one_to_max)
     ck_assert_int_eq(v, 8);
     ck_assert_int_eq(tbm_parse_uint("0", 8, &v), -1);
     ck_assert_int_eq(tbm_parse_uint("9", 8, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("0008", 8, &v), 0);
+    ck_assert_int_eq(v, 8);
+    ck_assert_int_eq(tbm_parse_uint("0000000008", 8, &v), -1);   /* more than 9 digits */
+    ck_assert_int_eq(tbm_parse_uint("+8", 8, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("-1", 8, &v), -1);
+    ck_assert_int_eq(tbm_parse_uint("", 8, &v), -1);
+}
+END_TEST
+
+START_TEST(mlx_version_is_three_short_numbers)
+{
+    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), TBM_MLX_VERSION(0, 31, 2));
+    ck_assert_int_eq(tbm_mlx_version_parse("9999.999.999"), TBM_MLX_VERSION(9999, 999, 999));
+    ck_assert_int_eq(tbm_mlx_version_parse("10000.1.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1000.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1000"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.+1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1 "), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.1"), -1);
+    ck_assert_int_eq(tbm_mlx_version_parse(NULL), -1);
 }
 END_TEST
 
@@ -71,8 +108,10 @@ static Suite *values_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, parse_ll_takes_whole_numbers_in_range);
     tcase_add_test(tc, parse_ll_refuses_everything_else);
+    tcase_add_test(tc, parse_ll_span_reads_a_piece_of_a_string);
     tcase_add_test(tc, parse_u64_takes_the_full_range);
     tcase_add_test(tc, parse_uint_is_one_to_max);
+    tcase_add_test(tc, mlx_version_is_three_short_numbers);
     tcase_add_test(tc, clock_moves_forward);
     suite_add_tcase(s, tc);
     return s;

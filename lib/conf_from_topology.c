@@ -1,0 +1,199 @@
+/* conf_from_topology.c: the tbmesh.conf model of a validated topology: its groups and cables, names and
+ * settings kept from the last tbmesh.conf where the hosts match (see conf.h). */
+#include "conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "values.h"
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every host needs a valid, unique name to become a node. */
+static int check_hosts(const tbm_topology_t *t, tbm_err_t *err)
+{
+    const char **v = malloc(t->n_hosts * sizeof(*v));
+    size_t i;
+    int rc = 0;
+
+    if (!v)
+        return tbm_errprintf(err, "out of memory writing tbmesh.conf");
+    for (i = 0; i < t->n_hosts && rc == 0; i++) {
+        v[i] = tbm_topology_host_name(t, (int)i);
+        if (!tbm_hostname_valid(v[i]))
+            rc = tbm_errprintf(err, "host '%s' has no valid node name: fix the host name on that Mac and probe "
+                               "it again", v[i]);
+    }
+    if (rc == 0) {
+        qsort(v, t->n_hosts, sizeof(*v), by_name);
+        for (i = 1; i < t->n_hosts && rc == 0; i++)
+            if (strcmp(v[i - 1], v[i]) == 0)
+                rc = tbm_errprintf(err, "two hosts are named %s: give every Mac its own host name", v[i]);
+    }
+    free(v);
+    return rc;
+}
+
+/* The hint group holding most hosts of topology group g, or NULL. */
+static const tbm_conf_group_t *hint_group(const tbm_topology_t *t, size_t g, const tbm_conf_t *hint)
+{
+    size_t *votes, i, best = 0;
+    const tbm_conf_group_t *pick = NULL;
+
+    if (!hint || !hint->n_groups || !(votes = calloc(hint->n_groups, sizeof(size_t))))
+        return NULL;
+    for (i = 0; i < t->groups[g].n_hosts; i++) {
+        int k = tbm_conf_node(hint, tbm_topology_host_name(t, t->groups[g].hosts[i]));
+        if (k >= 0 && ++votes[hint->nodes[k].group] > best) {
+            best = votes[hint->nodes[k].group];
+            pick = &hint->groups[hint->nodes[k].group];
+        }
+    }
+    free(votes);
+    return pick;
+}
+
+static int name_taken(const tbm_conf_t *c, size_t upto, const char *name)
+{
+    size_t g;
+
+    for (g = 0; g < upto; g++)
+        if (strcmp(c->groups[g].caps.name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static void name_group(tbm_conf_t *c, size_t g, const tbm_conf_group_t *h)
+{
+    tbm_conf_group_t *gr = &c->groups[g];
+    int k = 1;
+
+    if (h && !name_taken(c, g, h->caps.name)) {
+        snprintf(gr->caps.name, sizeof(gr->caps.name), "%s", h->caps.name);
+        gr->mode = h->mode;
+        return;
+    }
+    do
+        snprintf(gr->caps.name, sizeof(gr->caps.name), "group%d", k++);
+    while (name_taken(c, g, gr->caps.name));
+}
+
+static int add_group(tbm_conf_t *c, const tbm_topology_t *t, const tbm_validation_t *v, size_t g,
+                     const tbm_conf_t *hint)
+{
+    tbm_conf_group_t *gr = &c->groups[g];
+    size_t i;
+
+    gr->caps = v->groups[g].caps;
+    gr->link = v->groups[g].link;
+    gr->mode = TBM_MODE_BRIDGE;
+    name_group(c, g, hint_group(t, g, hint));
+    gr->nodes = malloc(t->groups[g].n_hosts * sizeof(int));
+    if (!gr->nodes)
+        return -1;
+    for (i = 0; i < t->groups[g].n_hosts; i++) {
+        int h = t->groups[g].hosts[i], k = hint ? tbm_conf_node(hint, tbm_topology_host_name(t, h)) : -1;
+        tbm_conf_node_t *n = &c->nodes[c->n_nodes];
+        if (k >= 0)
+            *n = hint->nodes[k];
+        else
+            memset(n, 0, sizeof(*n));
+        snprintf(n->name, sizeof(n->name), "%s", tbm_topology_host_name(t, h));
+        n->group = (int)g;
+        n->line = 0;
+        gr->nodes[i] = (int)c->n_nodes++;
+    }
+    return 0;
+}
+
+/* The conf node of topology host h: hosts are added group by group. */
+static int node_of(const tbm_conf_t *c, const tbm_topology_t *t, int h)
+{
+    const tbm_conf_group_t *g = &c->groups[t->host_group[h]];
+    size_t i;
+
+    for (i = 0; i < g->caps.n_nodes; i++)
+        if (strcmp(c->nodes[g->nodes[i]].name, tbm_topology_host_name(t, h)) == 0)
+            return g->nodes[i];
+    return -1;
+}
+
+static void fill_end(tbm_conf_end_t *e, const tbm_port_t *p, int node, int rdma)
+{
+    uint32_t ip;
+
+    e->node = node;
+    if (tbm_iface_name_valid(p->iface))
+        snprintf(e->iface, sizeof(e->iface), "%s", p->iface);
+    else                                  /* no usable interface: name the port (validation said so) */
+        snprintf(e->iface, sizeof(e->iface), "tb%d", p->receptacle & 0xffff);
+    e->prefix_len = -1;
+    if (p->ipv4[0] && tbm_ipv4_parse(p->ipv4, &ip) == 0) {
+        snprintf(e->ipv4, sizeof(e->ipv4), "%s", p->ipv4);
+        e->prefix_len = p->prefix_len >= 1 && p->prefix_len <= 32 ? p->prefix_len : -1;
+    }
+    if (rdma)
+        snprintf(e->rdma, sizeof(e->rdma), "rdma_%.10s", p->iface);
+}
+
+static void add_cables(tbm_conf_t *c, const tbm_topology_t *t)
+{
+    size_t i;
+    int e;
+
+    for (i = 0; i < t->n_cables; i++) {
+        const tbm_cable_t *cb = &t->cables[i];
+        tbm_conf_cable_t *cc = &c->cables[c->n_cables];
+        if (cb->one_sided)
+            continue;
+        memset(cc, 0, sizeof(*cc));
+        cc->group = cb->group;
+        cc->speed_gbps = cb->speed_gbps > 0 && cb->speed_gbps <= 10000 ? cb->speed_gbps : 0;
+        for (e = 0; e < 2; e++)
+            fill_end(&cc->end[e], &t->ports[cb->port[e]], node_of(c, t, cb->host[e]), c->groups[cb->group].caps.rdma);
+        if (!cc->end[0].ipv4[0] || !cc->end[1].ipv4[0]) {   /* Addr= names both ends or none */
+            cc->end[0].ipv4[0] = cc->end[1].ipv4[0] = '\0';
+            cc->end[0].prefix_len = cc->end[1].prefix_len = -1;
+        }
+        c->n_cables++;
+    }
+}
+
+int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, const tbm_conf_t *hint,
+                           tbm_conf_t *out, tbm_err_t *err)
+{
+    size_t g;
+
+    tbm_conf_init(out);
+    if (check_hosts(t, err) < 0)
+        return -1;
+    if (hint) {
+        out->agent_port = hint->agent_port;
+        out->coordinator_port = hint->coordinator_port;
+        out->ring_base_port = hint->ring_base_port;
+        out->slurmd_base_port = hint->slurmd_base_port;
+        memcpy(out->mlx_version, hint->mlx_version, sizeof(out->mlx_version));
+        memcpy(out->mac_partition, hint->mac_partition, sizeof(out->mac_partition));
+        memcpy(out->shared_partitions, hint->shared_partitions, sizeof(out->shared_partitions));
+        memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
+    }
+    out->groups = calloc(t->n_groups ? t->n_groups : 1, sizeof(*out->groups));
+    out->nodes = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*out->nodes));
+    out->cables = calloc(t->n_cables ? t->n_cables : 1, sizeof(*out->cables));
+    if (!out->groups || !out->nodes || !out->cables)
+        goto oom;
+    for (g = 0; g < t->n_groups; g++) {
+        out->n_groups++;
+        if (add_group(out, t, v, g, hint) < 0)
+            goto oom;
+    }
+    add_cables(out, t);
+    return 0;
+oom:
+    tbm_conf_free(out);
+    return tbm_errprintf(err, "out of memory writing tbmesh.conf");
+}

@@ -1,0 +1,496 @@
+/* conf_lines.c: the four kinds of line of tbmesh.conf, each a table of keys with what reads their values:
+ * global settings (ports, MlxVersion, partitions), Group, NodeName and Cable lines (see tbmesh.conf(5)).
+ * What needs other lines (node names, cables' nodes) is kept pending for conf_checks.c. */
+#include "conf_parser.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "values.h"
+
+/* ---- growth ---- */
+
+static int grow(void **v, size_t *cap, size_t n, size_t size, size_t max)
+{
+    size_t ncap;
+    void *nv;
+
+    if (n < *cap)
+        return 0;
+    if (n >= max)
+        return -1;
+    ncap = *cap ? *cap * 2 : 16;
+    if (ncap > max)
+        ncap = max;
+    nv = realloc(*v, ncap * size);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- values ---- */
+
+static int set_port(conf_parser_t *p, const char *key, const char *val, int *out)
+{
+    if (tbm_parse_uint(val, 65535, out) < 0)
+        return BAD(p, "use a port number from 1 to 65535", "%s=%.40s is not a port number", key, val);
+    return 0;
+}
+
+/* Split "a,b" into two bounded words. */
+static int split_two(conf_parser_t *p, const char *key, const char *val, char *a, char *b, size_t len,
+                     const char *example)
+{
+    const char *comma = strchr(val, ',');
+
+    if (!comma || strchr(comma + 1, ',') || comma == val || !comma[1] || (size_t)(comma - val) >= len ||
+        strlen(comma + 1) >= len)
+        return BAD(p, example, "%s=%.80s does not name exactly two ends", key, val);
+    snprintf(a, len, "%.*s", (int)(comma - val), val);
+    snprintf(b, len, "%s", comma + 1);
+    return 0;
+}
+
+/* ---- global settings ---- */
+
+static int set_global(conf_parser_t *p, const char *key, const char *val);
+
+/* The global settings; global_line[] follows this order. */
+static const conf_key_t global_keys[] = {
+    {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
+    {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
+    {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {NULL, NULL},
+};
+
+/* A partition name, or (list) a comma-separated list of them: [A-Za-z0-9_.-], no empty item. */
+static int set_partitions(conf_parser_t *p, const char *key, const char *val, char *dst, size_t len, int list)
+{
+    size_t i, item = 0;
+
+    if (!*val || strlen(val) >= len)
+        return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                           : "name one Slurm partition, e.g. MacPartition=mac",
+                   "%s=%.40s is %s", key, val, *val ? "too long" : "empty");
+    for (i = 0; val[i]; i++) {
+        if (val[i] == ',' && list && item > 0) {
+            item = 0;
+            continue;
+        }
+        if (!isalnum((unsigned char)val[i]) && !strchr("_.-", val[i]))
+            return BAD(p, list ? "name Slurm partitions, comma-separated, e.g. SharedPartitions=all"
+                               : "name one Slurm partition, e.g. MacPartition=mac",
+                       "%s=%.40s is not a partition name%s", key, val, list ? " list" : "");
+        item++;
+    }
+    if (item == 0)
+        return BAD(p, "remove the trailing comma", "%s=%.40s ends with a comma", key, val);
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+static int set_mlx_version(conf_parser_t *p, const char *val)
+{
+    if (strlen(val) >= TBM_MLX_VERSION_MAX || tbm_mlx_version_parse(val) < 0)
+        return BAD(p, "write the MLX version as major.minor.patch, e.g. MlxVersion=0.31.2",
+                   "MlxVersion=%.40s is not a version", val);
+    snprintf(p->c->mlx_version, sizeof(p->c->mlx_version), "%s", val);
+    return 0;
+}
+
+static int set_global(conf_parser_t *p, const char *key, const char *val)
+{
+    int i;
+
+    for (i = 0; global_keys[i + 1].name && strcmp(key, global_keys[i].name) != 0; i++)
+        ;
+    if (p->global_line[i])
+        return BAD(p, "keep one of them", "%s is already set at line %d", key, p->global_line[i]);
+    p->global_line[i] = p->line;
+    switch (i) {
+    case 0: return set_port(p, key, val, &p->c->agent_port);
+    case 1: return set_port(p, key, val, &p->c->coordinator_port);
+    case 2: return set_port(p, key, val, &p->c->ring_base_port);
+    case 3: return set_port(p, key, val, &p->c->slurmd_base_port);
+    case 4: return set_mlx_version(p, val);
+    case 5: return set_partitions(p, key, val, p->c->mac_partition, sizeof(p->c->mac_partition), 0);
+    case 6: return set_partitions(p, key, val, p->c->shared_partitions, sizeof(p->c->shared_partitions), 1);
+    default: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
+    }
+}
+
+/* ---- Group lines ---- */
+
+static int set_group_name(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    if (!tbm_group_name_valid(val))
+        return BAD(p, "use lowercase letters, digits, '-' and '_', starting with a letter, at most 31 characters",
+                   "'%.40s' is not a valid group name", val);
+    snprintf(p->group->caps.name, sizeof(p->group->caps.name), "%s", val);
+    return 0;
+}
+
+static int add_node(conf_parser_t *p, const char *name, int group)
+{
+    tbm_conf_node_t *n;
+
+    if (grow((void **)&p->c->nodes, &p->cap_nodes, p->c->n_nodes, sizeof(*n), TBM_CONF_MAX_NODES) < 0)
+        return BAD(p, "split the lab into several files or fewer nodes", "more than %d nodes", TBM_CONF_MAX_NODES);
+    n = &p->c->nodes[p->c->n_nodes];
+    memset(n, 0, sizeof(*n));
+    snprintf(n->name, sizeof(n->name), "%s", name);
+    n->group = group;
+    n->line = p->line;
+    return (int)p->c->n_nodes++;
+}
+
+static int set_nodes(conf_parser_t *p, const char *key, const char *val)
+{
+    tbm_err_t err = {{0}};
+    char **names;
+    size_t n, i;
+    int rc = 0;
+
+    (void)key;
+    p->has_nodes = 1;
+    if (tbm_hostlist_expand(val, &names, &n, &err) < 0)
+        return BAD(p, "write the Macs as a hostlist: Nodes=mac[01-04]", "Nodes=: %s", err.msg);
+    p->group->nodes = malloc(n * sizeof(int));
+    if (!p->group->nodes)
+        rc = BAD(p, "free some memory", "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        int k = add_node(p, names[i], (int)(p->group - p->c->groups));
+        if (k < 0)
+            rc = -1;
+        else
+            p->group->nodes[p->group->caps.n_nodes++] = k;
+    }
+    tbm_hostlist_free(names, n);
+    return rc;
+}
+
+static int set_topology(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    p->has_topology = 1;
+    if (tbm_topo_class_parse(val, &p->group->caps.topology) < 0)
+        return BAD(p, "use mesh, ring, other or single", "Topology=%.40s is not a topology", val);
+    return 0;
+}
+
+static int set_link(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    if (tbm_link_parse(val, &p->group->link) < 0)
+        return BAD(p, "use tb5 (above 40 Gb/s), tb4 or none", "Link=%.40s is not a link kind", val);
+    return 0;
+}
+
+static int parse_yes_no(conf_parser_t *p, const char *key, const char *val, int *out)
+{
+    if (strcmp(val, "yes") == 0 || strcmp(val, "no") == 0) {
+        *out = val[0] == 'y';
+        return 0;
+    }
+    return BAD(p, "use yes or no", "%s=%.40s is not yes or no", key, val);
+}
+
+static int set_group_rdma(conf_parser_t *p, const char *key, const char *val)
+{
+    return parse_yes_no(p, key, val, &p->group->caps.rdma);
+}
+
+static int set_mode(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    if (strcmp(val, "bridge") == 0 || strcmp(val, "direct") == 0) {
+        p->group->mode = val[0] == 'b' ? TBM_MODE_BRIDGE : TBM_MODE_DIRECT;
+        return 0;
+    }
+    return BAD(p, "use bridge (slurmd on the bridge host) or direct (slurmd on the Mac)",
+               "Mode=%.40s is not a mode", val);
+}
+
+static int set_backends(conf_parser_t *p, const char *key, const char *val)
+{
+    tbm_err_t err = {{0}};
+    char choices[TBM_BACKEND_CHOICES_MAX], fix[TBM_BACKEND_CHOICES_MAX + 8];
+
+    (void)key;
+    p->has_backends = 1;
+    if (tbm_backends_parse(val, &p->group->caps.backends, &err) < 0) {
+        snprintf(fix, sizeof(fix), "use %s", tbm_backends_choices(choices, sizeof(choices)));
+        return BAD(p, fix, "Backends=%.80s is not a list of backends", val);
+    }
+    return 0;
+}
+
+static const conf_key_t group_keys[] = {
+    {"Group", set_group_name}, {"Nodes", set_nodes}, {"Topology", set_topology}, {"Link", set_link},
+    {"Rdma", set_group_rdma}, {"Mode", set_mode}, {"Backends", set_backends}, {NULL, NULL},
+};
+
+static int start_group(conf_parser_t *p)
+{
+    if (grow((void **)&p->c->groups, &p->cap_groups, p->c->n_groups, sizeof(*p->group), TBM_CONF_MAX_GROUPS) < 0 ||
+        grow((void **)&p->group_bad, &p->cap_bad, p->c->n_groups, 1, TBM_CONF_MAX_GROUPS) < 0)
+        return BAD(p, "merge groups", "more than %d groups", TBM_CONF_MAX_GROUPS);
+    p->group = &p->c->groups[p->c->n_groups++];
+    memset(p->group, 0, sizeof(*p->group));
+    p->group->line = p->line;
+    p->has_backends = p->has_topology = p->has_nodes = 0;
+    return 0;
+}
+
+static int node_count_fits(conf_parser_t *p, const tbm_conf_group_t *g)
+{
+    static const size_t least[] = {1, 2, 3, 2};
+    size_t n = g->caps.n_nodes, want = least[g->caps.topology];
+
+    if (g->caps.topology == TBM_TOPO_SINGLE && n != 1)
+        return BAD(p, "a single group holds one Mac: use Topology=mesh, ring or other",
+                   "Topology=single with %zu nodes", n);
+    if (n < want)
+        return BAD(p, "check Nodes= and Topology=", "Topology=%s needs at least %zu nodes, Nodes= names %zu",
+                   tbm_topo_class_name(g->caps.topology), want, n);
+    return 0;
+}
+
+/* Backends a topology and RDMA allow; the same rule as validation's verdict. */
+static unsigned allowed_backends(const tbm_conf_group_t *g)
+{
+    unsigned m = g->caps.topology == TBM_TOPO_MESH ? TBM_BACKENDS_ALL
+                 : g->caps.topology == TBM_TOPO_RING ? TBM_BACKENDS_ALL & ~TBM_BACKEND_BIT(TBM_BACKEND_JACCL)
+                                                     : TBM_BACKEND_BIT(TBM_BACKEND_MPI);
+
+    return g->caps.rdma ? m : m & ~TBM_BACKENDS_RDMA;
+}
+
+static void finish_group(conf_parser_t *p)
+{
+    tbm_conf_group_t *g = p->group;
+    unsigned extra;
+    char list[64];
+
+    if (!g->caps.name[0])
+        return;
+    if (!p->has_nodes || !p->has_topology) {
+        BAD(p, "a Group line needs Nodes= and Topology=: Group=studio-a Nodes=mac[01-04] Topology=mesh",
+            "group %s has no %s=", g->caps.name, p->has_nodes ? "Topology" : "Nodes");
+        return;
+    }
+    if (node_count_fits(p, g) < 0)
+        return;
+    if (g->caps.rdma && g->link != TBM_LINK_TB5)
+        BAD(p, "set Link=tb5, or Rdma=no", "Rdma=yes needs Link=tb5: RDMA runs on Thunderbolt 5 only");
+    if (!p->has_backends)
+        g->caps.backends = allowed_backends(g);
+    extra = g->caps.backends & ~allowed_backends(g);
+    tbm_backends_format(extra, list, sizeof(list));
+    if (extra)
+        BAD(p, "remove them from Backends=, or fix Topology= and Rdma=",
+            "Backends= lists %s, which a %s group with Rdma=%s cannot run", list,
+            tbm_topo_class_name(g->caps.topology), g->caps.rdma ? "yes" : "no");
+}
+
+/* ---- NodeName lines ---- */
+
+static int set_node_names(conf_parser_t *p, const char *key, const char *val)
+{
+    tbm_err_t err = {{0}};
+
+    (void)key;
+    if (tbm_hostlist_expand(val, &p->node_names, &p->n_node_names, &err) < 0)
+        return BAD(p, "write the node names as a hostlist: NodeName=mac[01-04]", "NodeName=: %s", err.msg);
+    return 0;
+}
+
+static int set_node_group(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    if (!tbm_group_name_valid(val))
+        return BAD(p, "use lowercase letters, digits, '-' and '_', starting with a letter, at most 31 characters",
+                   "'%.40s' is not a valid group name", val);
+    snprintf(p->node.group, sizeof(p->node.group), "%s", val);
+    return 0;
+}
+
+static int set_agent_addr(conf_parser_t *p, const char *key, const char *val)
+{
+    (void)key;
+    if (!tbm_hostname_valid(val))
+        return BAD(p, "give a host name or an IPv4 address", "AgentAddr=%.64s is not a host name or address", val);
+    snprintf(p->node.set.agent_addr, sizeof(p->node.set.agent_addr), "%s", val);
+    return 0;
+}
+
+static int set_agent_port(conf_parser_t *p, const char *key, const char *val)
+{
+    return set_port(p, key, val, &p->node.set.agent_port);
+}
+
+static int set_slurmd_port(conf_parser_t *p, const char *key, const char *val)
+{
+    return set_port(p, key, val, &p->node.set.slurmd_port);
+}
+
+static const conf_key_t node_keys[] = {
+    {"NodeName", set_node_names}, {"Group", set_node_group}, {"AgentAddr", set_agent_addr},
+    {"AgentPort", set_agent_port}, {"SlurmdPort", set_slurmd_port}, {NULL, NULL},
+};
+
+static void finish_node_line(conf_parser_t *p)
+{
+    size_t i;
+
+    for (i = 0; i < p->n_node_names; i++) {
+        if (grow((void **)&p->pn, &p->cap_pn, p->n_pn, sizeof(*p->pn), TBM_CONF_MAX_NODES) < 0) {
+            BAD(p, "describe fewer nodes", "more than %d node settings", TBM_CONF_MAX_NODES);
+            break;
+        }
+        p->pn[p->n_pn] = p->node;
+        snprintf(p->pn[p->n_pn].name, sizeof(p->pn[p->n_pn].name), "%s", p->node_names[i]);
+        p->pn[p->n_pn++].line = p->line;
+    }
+    tbm_hostlist_free(p->node_names, p->n_node_names);
+    p->node_names = NULL;
+    p->n_node_names = 0;
+}
+
+/* ---- Cable lines ---- */
+
+static pending_cable_t *cur_cable(conf_parser_t *p)
+{
+    return &p->pc[p->n_pc - 1];
+}
+
+static int set_cable_ends(conf_parser_t *p, const char *key, const char *val)
+{
+    const char *example = "write both ends as node:interface, e.g. Cable=mac01:en2,mac02:en2";
+    char end[2][TBM_HOSTNAME_MAX + TBM_IFNAME_MAX];
+    char *colon[2];
+    pending_cable_t *pc = cur_cable(p);
+    int e;
+
+    if (split_two(p, key, val, end[0], end[1], sizeof(end[0]), example) < 0)
+        return -1;
+    for (e = 0; e < 2; e++) {
+        colon[e] = strchr(end[e], ':');
+        if (!colon[e])
+            return BAD(p, example, "cable end '%s' has no ':interface'", end[e]);
+        *colon[e] = '\0';
+        if (!tbm_hostname_valid(end[e]) || !tbm_iface_name_valid(colon[e] + 1))
+            return BAD(p, example, "cable end '%s:%s' is not node:interface", end[e], colon[e] + 1);
+    }
+    for (e = 0; e < 2; e++) {
+        snprintf(pc->node[e], sizeof(pc->node[e]), "%.63s", end[e]);
+        snprintf(pc->cable.end[e].iface, sizeof(pc->cable.end[e].iface), "%s", colon[e] + 1);
+    }
+    return 0;
+}
+
+static int set_cable_addr(conf_parser_t *p, const char *key, const char *val)
+{
+    const char *example = "give both ends' IPv4 addresses: Addr=10.0.0.1/30,10.0.0.2/30";
+    char a[2][32];
+    uint32_t ip;
+    pending_cable_t *pc = cur_cable(p);
+    int e;
+
+    if (split_two(p, key, val, a[0], a[1], sizeof(a[0]), example) < 0)
+        return -1;
+    for (e = 0; e < 2; e++) {
+        tbm_conf_end_t *end = &pc->cable.end[e];
+        char *slash = strchr(a[e], '/');
+        end->prefix_len = -1;
+        if (slash) {
+            *slash = '\0';
+            if (tbm_parse_uint(slash + 1, 32, &end->prefix_len) < 0)
+                return BAD(p, example, "'/%.20s' is not a prefix length from 1 to 32", slash + 1);
+        }
+        if (tbm_ipv4_parse(a[e], &ip) < 0)
+            return BAD(p, example, "'%s' is not an IPv4 address", a[e]);
+        snprintf(end->ipv4, sizeof(end->ipv4), "%.15s", a[e]);
+    }
+    pc->has_addr = 1;
+    return 0;
+}
+
+static int set_cable_rdma(conf_parser_t *p, const char *key, const char *val)
+{
+    const char *example = "name the RDMA device at each end: Rdma=rdma_en2,rdma_en2";
+    char d[2][TBM_IFNAME_MAX];
+    pending_cable_t *pc = cur_cable(p);
+    int e;
+
+    if (split_two(p, key, val, d[0], d[1], sizeof(d[0]), example) < 0)
+        return -1;
+    for (e = 0; e < 2; e++) {
+        if (!tbm_iface_name_valid(d[e]))
+            return BAD(p, example, "'%s' is not an RDMA device name", d[e]);
+        snprintf(pc->cable.end[e].rdma, sizeof(pc->cable.end[e].rdma), "%.15s", d[e]);
+    }
+    pc->has_rdma = 1;
+    return 0;
+}
+
+static int set_cable_speed(conf_parser_t *p, const char *key, const char *val)
+{
+    if (tbm_parse_uint(val, 10000, &cur_cable(p)->cable.speed_gbps) < 0)
+        return BAD(p, "give the link speed in Gb/s, e.g. Speed=80", "%s=%.40s is not a speed in Gb/s", key, val);
+    return 0;
+}
+
+static const conf_key_t cable_keys[] = {
+    {"Cable", set_cable_ends}, {"Addr", set_cable_addr}, {"Rdma", set_cable_rdma}, {"Speed", set_cable_speed},
+    {NULL, NULL},
+};
+
+static int start_cable(conf_parser_t *p)
+{
+    pending_cable_t *pc;
+
+    if (grow((void **)&p->pc, &p->cap_pc, p->n_pc, sizeof(*p->pc), TBM_CONF_MAX_CABLES) < 0)
+        return BAD(p, "list fewer cables", "more than %d cables", TBM_CONF_MAX_CABLES);
+    pc = &p->pc[p->n_pc++];
+    memset(pc, 0, sizeof(*pc));
+    pc->cable.line = p->line;
+    pc->cable.end[0].prefix_len = pc->cable.end[1].prefix_len = -1;
+    return 0;
+}
+
+/* ---- a line of any kind ---- */
+
+/* A line's kind is named by its first key. */
+void tbm_conf_read_tokens(conf_parser_t *p, conf_token_t *tok, size_t n)
+{
+    if (strcasecmp(tok[0].key, "Group") == 0) {
+        if (start_group(p) == 0) {
+            tbm_conf_apply_keys(p, group_keys, "Group", tok, n);
+            if (p->n_errors == p->line_errors)
+                finish_group(p);
+            p->group_bad[p->c->n_groups - 1] = p->n_errors > p->line_errors;
+        }
+    } else if (strcasecmp(tok[0].key, "NodeName") == 0) {
+        memset(&p->node, 0, sizeof(p->node));
+        tbm_conf_apply_keys(p, node_keys, "NodeName", tok, n);
+        finish_node_line(p);
+    } else if (strcasecmp(tok[0].key, "Cable") == 0) {
+        if (start_cable(p) == 0) {
+            tbm_conf_apply_keys(p, cable_keys, "Cable", tok, n);
+            cur_cable(p)->bad = p->n_errors > p->line_errors;
+        }
+    } else if (tbm_conf_is_key(global_keys, tok[0].key)) {
+        tbm_conf_apply_keys(p, global_keys, "setting", tok, n);
+    } else {
+        char list[200], fix[280];
+        tbm_conf_key_names(global_keys, list, sizeof(list));
+        snprintf(fix, sizeof(fix), "a line starts with Group=, NodeName=, Cable= or one of %s", list);
+        BAD(p, fix, "unknown key '%.40s'", tok[0].key);
+    }
+}
