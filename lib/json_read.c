@@ -1,6 +1,9 @@
-/* json_read.c: strict, bounded JSON reading on top of json-c (see json_read.h). */
+/* json_read.c: the one strict, bounded JSON reader on top of json-c, and typed member look-ups (see
+ * json_read.h). */
 #include "json_read.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rawtext.h"
@@ -19,45 +22,140 @@ static void position(const char *text, size_t off, int *line, int *col)
     }
 }
 
-static json_object *fail_at(const char *text, size_t off, const char *why, tbm_err_t *err)
+/* "<what>: <problem>; <fix>"; returns NULL. */
+static json_object *fail(const tbm_json_rules_t *r, tbm_err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_object *fail(const tbm_json_rules_t *r, tbm_err_t *err, const char *fmt, ...)
+{
+    char problem[TBM_ERR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(problem, sizeof(problem), fmt, ap);
+    va_end(ap);
+    tbm_errprintf(err, "%s%s%s%s%s", r->what ? r->what : "", r->what ? ": " : "", problem, r->fix ? "; " : "",
+                  r->fix ? r->fix : "");
+    return NULL;
+}
+
+static json_object *fail_at(const tbm_json_rules_t *r, const char *text, size_t off, const char *why,
+                            tbm_err_t *err)
 {
     int line, col;
 
     position(text, off, &line, &col);
-    tbm_errprintf(err, "invalid JSON at line %d column %d: %s; capture the output again in full", line, col,
-                  why);
-    return NULL;
+    return fail(r, err, "invalid JSON at line %d column %d: %s", line, col, why);
 }
 
-json_object *tbm_json_parse(const char *text, size_t len, tbm_err_t *err)
+/* What json-c's strict mode lets through although JSON has no such thing: outside strings only structure,
+ * numbers, true, false and null may stand (no single-quoted names, no NaN or Infinity). Returns the offset
+ * of the first character that may not, or len; counts the ':' outside strings (one per member written). */
+static size_t scan_outside_strings(const char *text, size_t len, size_t *colons)
 {
+    size_t i;
+    int in_string = 0;
+
+    *colons = 0;
+    for (i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\')
+                i++;
+            else if (text[i] == '"')
+                in_string = 0;
+        } else if (text[i] == '"') {
+            in_string = 1;
+        } else if (text[i] == ':') {
+            (*colons)++;
+        } else if (!strchr(" \t\r\n{}[],0123456789+-.eEtrufalsn", text[i])) {
+            return i;
+        }
+    }
+    return len;
+}
+
+/* Members the document holds: json-c keeps one per key, so fewer than were written means a key twice. */
+static size_t members_kept(json_object *o)
+{
+    size_t n = 0, i, len;
+
+    if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, key, v) {
+            (void)key;
+            n += 1 + members_kept(v);
+        }
+    } else if (json_object_is_type(o, json_type_array)) {
+        len = json_object_array_length(o);
+        for (i = 0; i < len; i++)
+            n += members_kept(json_object_array_get_idx(o, i));
+    }
+    return n;
+}
+
+static json_object *checked_doc(json_object *doc, const char *text, size_t end, const tbm_json_rules_t *r,
+                                tbm_err_t *err)
+{
+    const char *want = NULL;
+    size_t colons, bad = scan_outside_strings(text, end, &colons);
+
+    if (bad < end) {
+        json_object_put(doc);
+        return fail_at(r, text, bad, "not JSON (a single-quoted name, NaN or Infinity?)", err);
+    }
+    if (members_kept(doc) != colons)
+        want = "a key appears twice in one object (which value counts would be a guess)";
+    else if (r->want_object && !json_object_is_type(doc, json_type_object))
+        want = "the document must be a JSON object";
+    else if (r->want_array && !json_object_is_type(doc, json_type_array))
+        want = "the document must be a JSON list";
+    if (!want)
+        return doc;
+    json_object_put(doc);
+    return fail(r, err, "invalid JSON: %s", want);
+}
+
+json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t *rules, tbm_err_t *err)
+{
+    static const tbm_json_rules_t defaults;
+    const tbm_json_rules_t *r = rules ? rules : &defaults;
+    size_t max = r->max_len ? r->max_len : TBM_RAW_MAX, end;
     struct json_tokener *tok;
     json_object *doc;
     enum json_tokener_error jerr;
-    size_t end;
+    const char *nul;
 
-    if (len > TBM_RAW_MAX)
-        return tbm_errprintf(err, "JSON text of %zu bytes exceeds the limit of %u bytes; check that the right "
-                             "file was given", len, TBM_RAW_MAX), NULL;
+    if (len > max || len > (size_t)INT32_MAX)
+        return fail(r, err, "JSON text of %zu bytes exceeds the limit of %zu bytes", len, max);
     if (!text || len == 0 || tbm_span_trim(text, len).n == 0)
-        return tbm_errprintf(err, "empty JSON text; capture the output again"), NULL;
-    tok = json_tokener_new_ex(TBM_JSON_DEPTH);
+        return fail(r, err, "empty JSON text");
+    if ((nul = memchr(text, '\0', len)))
+        return fail_at(r, text, (size_t)(nul - text), "a NUL byte", err);
+    tok = json_tokener_new_ex(r->max_depth > 0 ? r->max_depth : TBM_JSON_DEPTH);
     if (!tok)
-        return tbm_errprintf(err, "out of memory reading JSON"), NULL;
+        return fail(r, err, "out of memory reading JSON");
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     doc = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
     end = json_tokener_get_parse_end(tok);
     json_tokener_free(tok);
+    if (!doc && tbm_span_eq(tbm_span_trim(text, len), "null"))
+        return fail_at(r, text, len, "null is not a document here", err);
     if (!doc && jerr == json_tokener_continue)
-        return fail_at(text, len, "the text ends inside the document (truncated?)", err);
+        return fail_at(r, text, len, "the text ends inside the document (truncated?)", err);
     if (!doc)
-        return fail_at(text, end, json_tokener_error_desc(jerr), err);
+        return fail_at(r, text, end, json_tokener_error_desc(jerr), err);
     if (end < len && tbm_span_trim(text + end, len - end).n > 0) {
         json_object_put(doc);
-        return fail_at(text, end, "text after the end of the document", err);
+        return fail_at(r, text, end, "text after the end of the document", err);
     }
-    return doc;
+    return checked_doc(doc, text, end, r, err);
+}
+
+json_object *tbm_json_parse(const char *text, size_t len, tbm_err_t *err)
+{
+    static const tbm_json_rules_t capture = { .fix = "capture the output again in full" };
+
+    return tbm_json_read(text, len, &capture, err);
 }
 
 json_object *tbm_json_typed(json_object *obj, const char *key, json_type type)
@@ -69,15 +167,23 @@ json_object *tbm_json_typed(json_object *obj, const char *key, json_type type)
     return json_object_is_type(v, type) ? v : NULL;
 }
 
-const char *tbm_json_str(json_object *obj, const char *key)
+const char *tbm_json_plain_string(json_object *v, size_t *len)
 {
-    json_object *v = tbm_json_typed(obj, key, json_type_string);
     const char *s;
+    size_t n;
 
-    if (!v)
+    if (!json_object_is_type(v, json_type_string))
         return NULL;
     s = json_object_get_string(v);
-    return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
+    n = (size_t)json_object_get_string_len(v);
+    if (len)
+        *len = n;
+    return strlen(s) == n ? s : NULL;
+}
+
+const char *tbm_json_str(json_object *obj, const char *key)
+{
+    return tbm_json_plain_string(tbm_json_typed(obj, key, json_type_string), NULL);
 }
 
 const char *tbm_json_type_name(json_type type)
@@ -92,4 +198,67 @@ const char *tbm_json_type_name(json_type type)
     case json_type_string:  return "a string";
     }
     return "an unknown type";
+}
+
+/* Typed members ---------------------------------------------------------------------------------------- */
+
+/* 1 with the member, 0 when absent and not required, -1 when required and absent. */
+static int member(json_object *o, const char *what, const char *key, int required, json_object **v,
+                  tbm_err_t *err)
+{
+    *v = NULL;
+    if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, v) && *v)
+        return 1;
+    *v = NULL;
+    return required ? tbm_errprintf(err, "%s: member '%s' is missing", what, key) : 0;
+}
+
+int tbm_json_get_int(json_object *o, const char *what, const char *key, int required, int64_t min, int64_t max,
+                     int64_t *out, tbm_err_t *err)
+{
+    json_object *v;
+    int64_t x;
+    int rc = member(o, what, key, required, &v, err);
+
+    if (rc <= 0)
+        return rc;
+    if (!json_object_is_type(v, json_type_int))
+        return tbm_errprintf(err, "%s: '%s' must be an integer", what, key);
+    x = json_object_get_int64(v);
+    if (x < min || x > max || (x == INT64_MAX && max == INT64_MAX && json_object_get_uint64(v) > INT64_MAX))
+        return tbm_errprintf(err, "%s: '%s' is %lld, outside %lld..%lld", what, key, (long long)x,
+                             (long long)min, (long long)max);
+    *out = x;
+    return 0;
+}
+
+int tbm_json_get_str(json_object *o, const char *what, const char *key, int required, size_t maxlen,
+                     const char **out, tbm_err_t *err)
+{
+    json_object *v;
+    const char *s;
+    size_t n = 0;
+    int rc = member(o, what, key, required, &v, err);
+
+    if (rc <= 0)
+        return rc;
+    s = tbm_json_plain_string(v, &n);
+    if (!s || n == 0 || n > maxlen)
+        return tbm_errprintf(err, "%s: '%s' must be a string of 1 to %zu bytes without NUL", what, key, maxlen);
+    *out = s;
+    return 0;
+}
+
+int tbm_json_get_bool(json_object *o, const char *what, const char *key, int *out, tbm_err_t *err)
+{
+    json_object *v;
+    int rc = member(o, what, key, 0, &v, err);
+
+    *out = 0;
+    if (rc <= 0)
+        return rc;
+    if (!json_object_is_type(v, json_type_boolean))
+        return tbm_errprintf(err, "%s: '%s' must be true or false", what, key);
+    *out = json_object_get_boolean(v);
+    return 0;
 }

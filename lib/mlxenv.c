@@ -104,48 +104,16 @@ int tbm_mlx_coordinator_parse(const char *text, tbm_mlx_addr_t *out, tbm_err_t *
     return tbm_mlx_addr_parse(text, "MLX_JACCL_COORDINATOR", out, err);
 }
 
-/* Parse text as one JSON value (nothing but white space after it). NULL with a message on failure. */
+/* Parse text as one JSON value with the project's one reader (lib/json_read). NULL with a message ending in
+ * what to write. */
 static json_object *parse_json(const char *text, size_t len, const char *name, const char *expect,
                                tbm_err_t *err)
 {
-    json_tokener *tok;
-    json_object *root;
-    size_t end;
+    char fix[512];
+    tbm_json_rules_t rules = { .what = name, .max_len = TBM_MLX_TEXT_MAX, .max_depth = 16, .fix = fix };
 
-    if (!text || len == 0) {
-        tbm_errprintf(err, "%s: the file is empty: write %s", name, expect);
-        return NULL;
-    }
-    if (len > TBM_MLX_TEXT_MAX || memchr(text, '\0', len)) {
-        tbm_errprintf(err, "%s: %s: write %s", name,
-                      len > TBM_MLX_TEXT_MAX ? "the file is larger than 1 MiB" : "the file holds a NUL byte",
-                      expect);
-        return NULL;
-    }
-    tok = json_tokener_new_ex(16);
-    if (!tok) {
-        tbm_errprintf(err, "%s: out of memory while reading JSON", name);
-        return NULL;
-    }
-    root = json_tokener_parse_ex(tok, text, (int)len);
-    if (!root || json_tokener_get_error(tok) != json_tokener_success) {
-        enum json_tokener_error jerr = json_tokener_get_error(tok);
-        tbm_errprintf(err, "%s: not valid JSON (%s): write %s", name,
-                      jerr == json_tokener_continue ? "the text ends early" : json_tokener_error_desc(jerr),
-                      expect);
-        json_object_put(root);
-        json_tokener_free(tok);
-        return NULL;
-    }
-    for (end = json_tokener_get_parse_end(tok); end < len && isspace((unsigned char)text[end]); end++)
-        ;
-    json_tokener_free(tok);
-    if (end < len) {
-        tbm_errprintf(err, "%s: text follows the JSON value at byte %zu: write %s", name, end, expect);
-        json_object_put(root);
-        return NULL;
-    }
-    return root;
+    snprintf(fix, sizeof(fix), "write %s", expect);
+    return tbm_json_read(text, len, &rules, err);
 }
 
 /* What a top-level document is called in messages, and how many entries it may hold. */

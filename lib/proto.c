@@ -1,7 +1,8 @@
-/* proto.c: framing of the bridge-agent protocol (incremental decoder, data frame headers), job grants and
- * portable signal names (see proto.h). The JSON messages are in proto_msg.c. */
+/* proto.c: framing of the bridge-agent protocol (incremental decoder, data frame headers), how its JSON
+ * texts are read, job grants and portable signal names (see proto.h). The messages are in proto_msg.c,
+ * which builds on this file (never the other way round). */
 #include "proto.h"
-#include "proto_json.h"
+#include "json_read.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -157,6 +158,16 @@ unsigned char *tbm_frame_wrap(const char *json, size_t len, size_t *out_len, tbm
     return frame;
 }
 
+/* The protocol's JSON texts --------------------------------------------------------------------------- */
+
+json_object *tbm_proto_json(const void *text, size_t len, const char *what, tbm_err_t *err)
+{
+    const tbm_json_rules_t rules = { .what = what, .max_len = TBM_FRAME_MAX, .max_depth = TBM_PROTO_DEPTH,
+                                     .want_object = 1 };
+
+    return tbm_json_read(text, len, &rules, err);
+}
+
 /* Grants ----------------------------------------------------------------------------------------------- */
 
 static int node_name_ok(const char *s)
@@ -196,13 +207,13 @@ static int grant_members(json_object *o, tbm_grant_t *g, tbm_err_t *err)
     int64_t v = 0, job = 0, step = 0, uid = 0, gid = 0;
     const char *node = NULL;
 
-    if (tbm_pj_int(o, "grant", "tbmesh_grant", 1, 1, 1, &v, err) < 0 ||
-        tbm_pj_int(o, "grant", "job", 1, 0, UINT32_MAX, &job, err) < 0 ||
-        tbm_pj_int(o, "grant", "step", 1, 0, UINT32_MAX, &step, err) < 0 ||
-        tbm_pj_str(o, "grant", "node", 1, TBM_NODE_MAX - 1, &node, err) < 0 ||
-        tbm_pj_int(o, "grant", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
-        tbm_pj_int(o, "grant", "gid", 1, 0, UINT32_MAX, &gid, err) < 0 ||
-        tbm_pj_int(o, "grant", "expires", 1, 0, INT64_MAX, &g->expires, err) < 0)
+    if (tbm_json_get_int(o, "grant", "tbmesh_grant", 1, 1, 1, &v, err) < 0 ||
+        tbm_json_get_int(o, "grant", "job", 1, 0, UINT32_MAX, &job, err) < 0 ||
+        tbm_json_get_int(o, "grant", "step", 1, 0, UINT32_MAX, &step, err) < 0 ||
+        tbm_json_get_str(o, "grant", "node", 1, TBM_NODE_MAX - 1, &node, err) < 0 ||
+        tbm_json_get_int(o, "grant", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
+        tbm_json_get_int(o, "grant", "gid", 1, 0, UINT32_MAX, &gid, err) < 0 ||
+        tbm_json_get_int(o, "grant", "expires", 1, 0, INT64_MAX, &g->expires, err) < 0)
         return -1;
     if (!node_name_ok(node))
         return tbm_errprintf(err, "grant: 'node' must be letters, digits, '.', '-' or '_'");
@@ -220,7 +231,7 @@ int tbm_grant_parse(const void *payload, size_t len, tbm_grant_t *g, tbm_err_t *
     int rc;
 
     memset(g, 0, sizeof(*g));
-    o = tbm_pj_parse(payload, len, "grant", err);
+    o = tbm_proto_json(payload, len, "grant", err);
     if (!o)
         return -1;
     rc = grant_members(o, g, err);

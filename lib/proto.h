@@ -15,15 +15,19 @@
  * credential in it checks out (and limits that first frame to TBM_HELLO_MAX bytes). Then requests:
  *   hello    {"type":"hello","version":1,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
  *   probe    {"type":"probe"}                                             -> facts {"facts":{...}}
- *   prepare  {"type":"prepare","grant":G,"files":[{"name","mode","data"}]} -> prepared {"dir"}
  *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
- *             "rows":0,"cols":0,"time_limit":0}                            -> started {"pid"}, then stdout
+ *             "rows":0,"cols":0,"time_limit":0,"files":{NAME:TEXT,..}}    -> started {"pid"}, then stdout
  *             and stderr data frames, then exit {"status","signal","core","rusage":{"utime_us",
  *             "stime_us","maxrss_kb"}} when the task has ended and its output is drained. While it runs the
  *             client may send stdin data frames, signal {"signal":"TERM"} and resize {"rows","cols"}.
  *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
- * "grant" may be left out of prepare and spawn on the wire so that the agent itself refuses (and logs) a
- * request without one. Any refusal is error {"code","message"}. Signals travel by name ("TERM", "USR1") because their numbers
+ * "files" (optional) are the job's files: each NAME (1 to TBM_FILE_NAME_MAX of [A-Za-z0-9._-], not starting
+ * with '.') maps to its text (a JSON string without NUL, at most TBM_FILE_DATA_MAX bytes), at most
+ * TBM_FILES_MAX of them, and the whole spawn fits one frame. Before it starts the task the agent makes the
+ * job's folder <jobs-dir>/<job> (root's jobs folder; 0700, the grant's user's) and writes each file there as
+ * the user, mode 0600; when it cannot, it answers error instead of started.
+ * "grant" may be left out of spawn on the wire so that the agent itself refuses (and logs) a request
+ * without one. Any refusal is error {"code","message"}. Signals travel by name ("TERM", "USR1") because their numbers
  * differ between Linux and macOS. A spawn runs one task per connection; the connection ends after exit.
  *
  * GRANTS. G is a MUNGE credential made by root (uid 0) on the bridge host whose payload is the JSON
@@ -45,9 +49,10 @@
 #define TBM_FRAME_HDR     4u                     /* the length prefix */
 #define TBM_DATA_HDR      5u                     /* length prefix + kind byte of a data frame */
 #define TBM_ARGV_MAX      4096                   /* argv and env entries in a spawn */
-#define TBM_FILES_MAX     16                     /* files in one prepare */
-#define TBM_FILE_DATA_MAX (256u * 1024u)         /* bytes of one prepared file */
-#define TBM_FILE_NAME_MAX 128                    /* characters of a prepared file's name */
+#define TBM_FILES_MAX     16                     /* job files in one spawn */
+#define TBM_FILE_DATA_MAX (256u * 1024u)         /* bytes of one job file */
+#define TBM_FILE_NAME_MAX 64                     /* characters of a job file's name */
+#define TBM_PROTO_DEPTH   16                     /* deepest JSON nesting in a message or grant */
 #define TBM_NODE_MAX      64                     /* characters of a node name, plus NUL */
 #define TBM_TIME_LIMIT_MAX (366 * 86400)         /* seconds */
 #define TBM_GRANT_TTL_MAX 86400                  /* a grant may not live longer than this (seconds) */
@@ -117,8 +122,6 @@ typedef enum tbm_msg_type {
     TBM_MSG_WELCOME,
     TBM_MSG_PROBE,
     TBM_MSG_FACTS,
-    TBM_MSG_PREPARE,
-    TBM_MSG_PREPARED,
     TBM_MSG_SPAWN,
     TBM_MSG_STARTED,
     TBM_MSG_SIGNAL,
@@ -129,12 +132,11 @@ typedef enum tbm_msg_type {
     TBM_MSG_ERROR,
 } tbm_msg_type_t;
 
-/* One file of a prepare: a plain name (no folders) written into the job's folder. */
+/* One job file of a spawn: a plain name (no folders) and its text, written into the job's folder. */
 typedef struct tbm_jobfile {
     const char *name;
     const char *data;
     size_t len;
-    int mode;
 } tbm_jobfile_t;
 
 typedef struct tbm_rusage {
@@ -151,7 +153,7 @@ typedef struct tbm_msg {
     json_object *doc;
     int version;                 /* hello, welcome */
     const char *cred;            /* hello */
-    const char *grant;           /* prepare, spawn */
+    const char *grant;           /* spawn */
     uint32_t uid;                /* spawn (the user asked for), welcome (the caller as MUNGE says) */
     const char *node;            /* welcome */
     const char **argv;           /* spawn: argc strings */
@@ -166,9 +168,8 @@ typedef struct tbm_msg {
     int status;                  /* exit: exit code 0..255 when signal is NULL */
     int core;                    /* exit */
     tbm_rusage_t rusage;         /* exit */
-    tbm_jobfile_t files[TBM_FILES_MAX]; /* prepare */
+    tbm_jobfile_t files[TBM_FILES_MAX]; /* spawn: the job's files (n_files of them) */
     int n_files;
-    const char *dir;             /* prepared */
     uint32_t job;                /* cleanup, cleaned */
     int killed;                  /* cleaned: processes signalled */
     json_object *facts;          /* facts */
@@ -189,6 +190,23 @@ void tbm_msg_free(tbm_msg_t *m);
 /* A whole frame (length prefix included) for message m, malloc'd, its size in *len. The members are
  * validated as tbm_msg_parse would. NULL with err set when something is out of bounds or too large. */
 unsigned char *tbm_msg_encode(const tbm_msg_t *m, size_t *len, tbm_err_t *err);
+
+/* Read a protocol text (a frame's JSON, a grant's payload, a task record): one strict JSON object of at most
+ * TBM_FRAME_MAX bytes and TBM_PROTO_DEPTH levels (lib/json_read). NULL with err starting with `what`. */
+json_object *tbm_proto_json(const void *text, size_t len, const char *what, tbm_err_t *err);
+
+/* A frame around JSON text: malloc'd, its size in *out_len; NULL with err when too large. */
+unsigned char *tbm_frame_wrap(const char *json, size_t len, size_t *out_len, tbm_err_t *err);
+
+/* Job files ------------------------------------------------------------------------------------------- */
+
+/* Is `name` a job file's name (1..TBM_FILE_NAME_MAX of [A-Za-z0-9._-], not starting with '.')? */
+int tbm_job_file_name_ok(const char *name);
+
+/* Read a JSON object mapping job file names to their text (a spawn's "files", or TBMESH_JOB_FILES) into
+ * out[0..*n): names and texts point into `files`. 0, or -1 with err starting with `what`. */
+int tbm_job_files_read(json_object *files, const char *what, tbm_jobfile_t out[TBM_FILES_MAX], int *n,
+                       tbm_err_t *err);
 
 /* Grants ---------------------------------------------------------------------------------------------- */
 

@@ -1,123 +1,19 @@
 /* proto_msg.c: the JSON messages of the bridge-agent protocol: typed member readers, one parser and one
  * builder per message type, and the encoder that validates what it builds by parsing it back (proto.h). */
 #include "proto.h"
-#include "proto_json.h"
+#include "json_read.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define PJ_DEPTH 16
-
-/* Typed member readers ------------------------------------------------------------------------------- */
-
-json_object *tbm_pj_parse(const void *text, size_t len, const char *what, tbm_err_t *err)
-{
-    struct json_tokener *tok;
-    json_object *o;
-    enum json_tokener_error jerr;
-    size_t end;
-
-    if (len == 0 || len > TBM_FRAME_MAX)
-        return tbm_errprintf(err, "%s: %zu bytes of JSON; 1 to %u are allowed", what, len, TBM_FRAME_MAX), NULL;
-    tok = json_tokener_new_ex(PJ_DEPTH);
-    if (!tok)
-        return tbm_errprintf(err, "%s: out of memory", what), NULL;
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    o = json_tokener_parse_ex(tok, text, (int)len);
-    jerr = json_tokener_get_error(tok);
-    end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (!o && jerr == json_tokener_continue)
-        return tbm_errprintf(err, "%s: bad JSON: the text ends inside the object", what), NULL;
-    if (!o)
-        return tbm_errprintf(err, "%s: bad JSON at byte %zu: %s", what, end, json_tokener_error_desc(jerr)), NULL;
-    if (end < len || !json_object_is_type(o, json_type_object)) {
-        json_object_put(o);
-        return tbm_errprintf(err, "%s: bad JSON: %s", what,
-                             end < len ? "text after the end of the object" : "not a JSON object"), NULL;
-    }
-    return o;
-}
-
-/* The member, or NULL; -1 when it is required and absent. */
-static int member(json_object *o, const char *what, const char *key, int required, json_object **v,
-                  tbm_err_t *err)
-{
-    *v = NULL;
-    if (json_object_object_get_ex(o, key, v) && *v)
-        return 1;
-    *v = NULL;
-    return required ? tbm_errprintf(err, "%s: member '%s' is missing", what, key) : 0;
-}
-
-int tbm_pj_int(json_object *o, const char *what, const char *key, int required, int64_t min, int64_t max,
-               int64_t *out, tbm_err_t *err)
-{
-    json_object *v;
-    int64_t x;
-    int rc = member(o, what, key, required, &v, err);
-
-    if (rc <= 0)
-        return rc;
-    if (!json_object_is_type(v, json_type_int))
-        return tbm_errprintf(err, "%s: '%s' must be an integer", what, key);
-    x = json_object_get_int64(v);
-    if (x < min || x > max || (x == INT64_MAX && max == INT64_MAX && json_object_get_uint64(v) > INT64_MAX))
-        return tbm_errprintf(err, "%s: '%s' is %lld, outside %lld..%lld", what, key, (long long)x,
-                             (long long)min, (long long)max);
-    *out = x;
-    return 0;
-}
-
-/* A JSON string without NUL bytes, its length in *n. */
-static const char *plain_string(json_object *v, size_t *n)
-{
-    const char *s;
-
-    if (!json_object_is_type(v, json_type_string))
-        return NULL;
-    s = json_object_get_string(v);
-    *n = (size_t)json_object_get_string_len(v);
-    return strlen(s) == *n ? s : NULL;
-}
-
-int tbm_pj_str(json_object *o, const char *what, const char *key, int required, size_t maxlen,
-               const char **out, tbm_err_t *err)
-{
-    json_object *v;
-    const char *s;
-    size_t n = 0;
-    int rc = member(o, what, key, required, &v, err);
-
-    if (rc <= 0)
-        return rc;
-    s = plain_string(v, &n);
-    if (!s || n == 0 || n > maxlen)
-        return tbm_errprintf(err, "%s: '%s' must be a string of 1 to %zu bytes without NUL", what, key, maxlen);
-    *out = s;
-    return 0;
-}
-
-int tbm_pj_bool(json_object *o, const char *what, const char *key, int *out, tbm_err_t *err)
-{
-    json_object *v;
-    int rc = member(o, what, key, 0, &v, err);
-
-    *out = 0;
-    if (rc <= 0)
-        return rc;
-    if (!json_object_is_type(v, json_type_boolean))
-        return tbm_errprintf(err, "%s: '%s' must be true or false", what, key);
-    *out = json_object_get_boolean(v);
-    return 0;
-}
+/* Member readers ------------------------------------------------------------------------------------ */
 
 static int pj_int32(json_object *o, const char *what, const char *key, int required, int64_t min, int64_t max,
                     int *out, tbm_err_t *err)
 {
     int64_t v = *out;
 
-    if (tbm_pj_int(o, what, key, required, min, max, &v, err) < 0)
+    if (tbm_json_get_int(o, what, key, required, min, max, &v, err) < 0)
         return -1;
     *out = (int)v;
     return 0;
@@ -131,8 +27,8 @@ static int pj_strings(json_object *o, const char *what, const char *key, size_t 
     size_t i, n, len;
     const char **arr;
 
-    if (member(o, what, key, 1, &v, err) < 0)
-        return -1;
+    if (!json_object_object_get_ex(o, key, &v) || !v)
+        return tbm_errprintf(err, "%s: member '%s' is missing", what, key);
     if (!json_object_is_type(v, json_type_array))
         return tbm_errprintf(err, "%s: '%s' must be an array of strings", what, key);
     n = json_object_array_length(v);
@@ -142,7 +38,7 @@ static int pj_strings(json_object *o, const char *what, const char *key, size_t 
     if (!arr)
         return tbm_errprintf(err, "%s: out of memory", what);
     for (i = 0; i < n; i++) {
-        arr[i] = plain_string(json_object_array_get_idx(v, i), &len);
+        arr[i] = tbm_json_plain_string(json_object_array_get_idx(v, i), &len);
         if (!arr[i] || (ok && !ok(arr[i]))) {
             free(arr);
             return tbm_errprintf(err, "%s: '%s' entry %zu must be a string without NUL%s", what, key, i,
@@ -159,7 +55,7 @@ static int pj_strings(json_object *o, const char *what, const char *key, size_t 
 static int parse_hello(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
     if (pj_int32(o, "hello", "version", 1, 1, 1000, &m->version, err) < 0 ||
-        tbm_pj_str(o, "hello", "cred", 1, TBM_HELLO_MAX, &m->cred, err) < 0)
+        tbm_json_get_str(o, "hello", "cred", 1, TBM_HELLO_MAX, &m->cred, err) < 0)
         return -1;
     if (m->version != TBM_PROTO_VERSION)
         return tbm_errprintf(err, "hello: protocol version %d is not spoken here (this side speaks %d); "
@@ -173,8 +69,8 @@ static int parse_welcome(json_object *o, tbm_msg_t *m, tbm_err_t *err)
     int64_t uid = 0;
 
     if (pj_int32(o, "welcome", "version", 1, 1, 1000, &m->version, err) < 0 ||
-        tbm_pj_int(o, "welcome", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
-        tbm_pj_str(o, "welcome", "node", 1, TBM_NODE_MAX - 1, &m->node, err) < 0)
+        tbm_json_get_int(o, "welcome", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
+        tbm_json_get_str(o, "welcome", "node", 1, TBM_NODE_MAX - 1, &m->node, err) < 0)
         return -1;
     m->uid = (uint32_t)uid;
     return 0;
@@ -195,7 +91,7 @@ static int parse_facts(json_object *o, tbm_msg_t *m, tbm_err_t *err)
     return 0;
 }
 
-static int file_name_ok(const char *s)
+int tbm_job_file_name_ok(const char *s)
 {
     size_t n = strlen(s);
 
@@ -203,54 +99,34 @@ static int file_name_ok(const char *s)
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
-static int parse_file(json_object *f, size_t i, tbm_jobfile_t *jf, tbm_err_t *err)
+int tbm_job_files_read(json_object *files, const char *what, tbm_jobfile_t out[TBM_FILES_MAX], int *n,
+                       tbm_err_t *err)
 {
-    json_object *v;
-    int64_t mode = 0;
+    size_t len;
 
-    if (!json_object_is_type(f, json_type_object))
-        return tbm_errprintf(err, "prepare: files[%zu] must be an object with name, mode and data", i);
-    if (tbm_pj_str(f, "prepare file", "name", 1, TBM_FILE_NAME_MAX, &jf->name, err) < 0 ||
-        tbm_pj_int(f, "prepare file", "mode", 1, 0, 0777, &mode, err) < 0)
-        return tbm_errprefix(err, "files[%zu]: ", i);
-    if (!file_name_ok(jf->name))
-        return tbm_errprintf(err, "prepare: files[%zu] name '%s' must be letters, digits, '.', '-', '_', not "
-                             "start with '.', and name no folder", i, jf->name);
-    if ((mode & ~0755) || !(mode & 0400))
-        return tbm_errprintf(err, "prepare: files[%zu] mode 0%llo must be readable by its owner and have no "
-                             "group or other write bit", i, (unsigned long long)mode);
-    if (!json_object_object_get_ex(f, "data", &v) || !json_object_is_type(v, json_type_string) ||
-        (size_t)json_object_get_string_len(v) > TBM_FILE_DATA_MAX)
-        return tbm_errprintf(err, "prepare: files[%zu] 'data' must be a string of at most %u bytes", i,
-                             TBM_FILE_DATA_MAX);
-    jf->data = json_object_get_string(v);
-    jf->len = (size_t)json_object_get_string_len(v);
-    jf->mode = (int)mode;
+    *n = 0;
+    if (!json_object_is_type(files, json_type_object))
+        return tbm_errprintf(err, "%s: the job's files must be a JSON object mapping each file's name to its text",
+                             what);
+    if (json_object_object_length(files) > TBM_FILES_MAX)
+        return tbm_errprintf(err, "%s: %d job files; at most %d are allowed", what,
+                             json_object_object_length(files), TBM_FILES_MAX);
+    json_object_object_foreach(files, name, v) {
+        if (!tbm_job_file_name_ok(name))
+            return tbm_errprintf(err, "%s: job file name '%.*s' must be 1 to %d letters, digits, '.', '-' or '_', "
+                                 "not start with '.' and name no folder", what, TBM_FILE_NAME_MAX + 1, name,
+                                 TBM_FILE_NAME_MAX);
+        out[*n].data = tbm_json_plain_string(v, &len);
+        if (!out[*n].data)
+            return tbm_errprintf(err, "%s: job file '%s' must be text (a JSON string without NUL)", what, name);
+        if (len > TBM_FILE_DATA_MAX)
+            return tbm_errprintf(err, "%s: job file '%s' has %zu bytes; at most %u are allowed", what, name, len,
+                                 TBM_FILE_DATA_MAX);
+        out[*n].name = name;
+        out[*n].len = len;
+        (*n)++;
+    }
     return 0;
-}
-
-static int parse_prepare(json_object *o, tbm_msg_t *m, tbm_err_t *err)
-{
-    json_object *files;
-    size_t i, n;
-
-    if (tbm_pj_str(o, "prepare", "grant", 0, TBM_HELLO_MAX, &m->grant, err) < 0)
-        return -1;
-    if (!json_object_object_get_ex(o, "files", &files) || !json_object_is_type(files, json_type_array))
-        return tbm_errprintf(err, "prepare: member 'files' must be an array");
-    n = json_object_array_length(files);
-    if (n > TBM_FILES_MAX)
-        return tbm_errprintf(err, "prepare: %zu files; at most %d are allowed", n, TBM_FILES_MAX);
-    for (i = 0; i < n; i++)
-        if (parse_file(json_object_array_get_idx(files, i), i, &m->files[i], err) < 0)
-            return -1;
-    m->n_files = (int)n;
-    return 0;
-}
-
-static int parse_prepared(json_object *o, tbm_msg_t *m, tbm_err_t *err)
-{
-    return tbm_pj_str(o, "prepared", "dir", 1, 4096, &m->dir, err);
 }
 
 static int env_ok(const char *s)
@@ -270,12 +146,13 @@ static int parse_winsize(json_object *o, const char *what, tbm_msg_t *m, tbm_err
 
 static int parse_spawn(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
+    json_object *files;
     int64_t uid = 0;
 
-    if (tbm_pj_str(o, "spawn", "grant", 0, TBM_HELLO_MAX, &m->grant, err) < 0 ||
-        tbm_pj_int(o, "spawn", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
-        tbm_pj_str(o, "spawn", "cwd", 1, 4096, &m->cwd, err) < 0 ||
-        tbm_pj_bool(o, "spawn", "pty", &m->pty, err) < 0 || parse_winsize(o, "spawn", m, err) < 0 ||
+    if (tbm_json_get_str(o, "spawn", "grant", 0, TBM_HELLO_MAX, &m->grant, err) < 0 ||
+        tbm_json_get_int(o, "spawn", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
+        tbm_json_get_str(o, "spawn", "cwd", 1, 4096, &m->cwd, err) < 0 ||
+        tbm_json_get_bool(o, "spawn", "pty", &m->pty, err) < 0 || parse_winsize(o, "spawn", m, err) < 0 ||
         pj_int32(o, "spawn", "time_limit", 0, 0, TBM_TIME_LIMIT_MAX, &m->time_limit, err) < 0)
         return -1;
     m->uid = (uint32_t)uid;
@@ -286,6 +163,8 @@ static int parse_spawn(json_object *o, tbm_msg_t *m, tbm_err_t *err)
         return -1;
     if (m->argc == 0 || m->argv[0][0] == '\0')
         return tbm_errprintf(err, "spawn: 'argv' must name a command in its first entry");
+    if (json_object_object_get_ex(o, "files", &files) && files)
+        return tbm_job_files_read(files, "spawn", m->files, &m->n_files, err);
     return 0;
 }
 
@@ -293,7 +172,7 @@ static int parse_started(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
     int64_t pid = 0;
 
-    if (tbm_pj_int(o, "started", "pid", 1, 1, INT32_MAX, &pid, err) < 0)
+    if (tbm_json_get_int(o, "started", "pid", 1, 1, INT32_MAX, &pid, err) < 0)
         return -1;
     m->pid = (long)pid;
     return 0;
@@ -301,7 +180,7 @@ static int parse_started(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 
 static int signal_member(json_object *o, const char *what, int required, tbm_msg_t *m, tbm_err_t *err)
 {
-    if (tbm_pj_str(o, what, "signal", required, 16, &m->signal, err) < 0)
+    if (tbm_json_get_str(o, what, "signal", required, 16, &m->signal, err) < 0)
         return -1;
     if (m->signal && !tbm_signal_by_name(m->signal))
         return tbm_errprintf(err, "%s: unknown signal '%s'; use a name like TERM, INT, HUP, USR1 (no SIG)",
@@ -327,16 +206,16 @@ static int parse_exit(json_object *o, tbm_msg_t *m, tbm_err_t *err)
     json_object *ru;
 
     if (pj_int32(o, "exit", "status", 1, 0, 255, &m->status, err) < 0 || signal_member(o, "exit", 0, m, err) < 0 ||
-        tbm_pj_bool(o, "exit", "core", &m->core, err) < 0)
+        tbm_json_get_bool(o, "exit", "core", &m->core, err) < 0)
         return -1;
     if (m->signal && m->status != 0)
         return tbm_errprintf(err, "exit: a task killed by signal %s cannot also have exit status %d", m->signal,
                              m->status);
     if (!json_object_object_get_ex(o, "rusage", &ru) || !json_object_is_type(ru, json_type_object))
         return tbm_errprintf(err, "exit: member 'rusage' must be an object");
-    return tbm_pj_int(ru, "exit rusage", "utime_us", 1, 0, INT64_MAX, &m->rusage.utime_us, err) < 0 ||
-                   tbm_pj_int(ru, "exit rusage", "stime_us", 1, 0, INT64_MAX, &m->rusage.stime_us, err) < 0 ||
-                   tbm_pj_int(ru, "exit rusage", "maxrss_kb", 1, 0, INT64_MAX, &m->rusage.maxrss_kb, err) < 0
+    return tbm_json_get_int(ru, "exit rusage", "utime_us", 1, 0, INT64_MAX, &m->rusage.utime_us, err) < 0 ||
+                   tbm_json_get_int(ru, "exit rusage", "stime_us", 1, 0, INT64_MAX, &m->rusage.stime_us, err) < 0 ||
+                   tbm_json_get_int(ru, "exit rusage", "maxrss_kb", 1, 0, INT64_MAX, &m->rusage.maxrss_kb, err) < 0
                ? -1
                : 0;
 }
@@ -345,7 +224,7 @@ static int parse_job(json_object *o, const char *what, tbm_msg_t *m, tbm_err_t *
 {
     int64_t job = 0;
 
-    if (tbm_pj_int(o, what, "job", 1, 0, UINT32_MAX, &job, err) < 0)
+    if (tbm_json_get_int(o, what, "job", 1, 0, UINT32_MAX, &job, err) < 0)
         return -1;
     m->job = (uint32_t)job;
     return 0;
@@ -366,8 +245,8 @@ static int parse_cleaned(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 
 static int parse_error(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
-    return tbm_pj_str(o, "error", "code", 1, 32, &m->code, err) < 0 ||
-                   tbm_pj_str(o, "error", "message", 1, TBM_ERR_MAX, &m->message, err) < 0
+    return tbm_json_get_str(o, "error", "code", 1, 32, &m->code, err) < 0 ||
+                   tbm_json_get_str(o, "error", "message", 1, TBM_ERR_MAX, &m->message, err) < 0
                ? -1
                : 0;
 }
@@ -419,26 +298,18 @@ static void build_facts(json_object *o, const tbm_msg_t *m)
         json_object_object_add(o, "facts", json_object_get(m->facts));
 }
 
-static void build_prepare(json_object *o, const tbm_msg_t *m)
+static void add_files(json_object *o, const tbm_jobfile_t *files, int n)
 {
-    json_object *files = json_object_new_array(), *f;
+    json_object *f;
     int i;
 
-    add_str(o, "grant", m->grant);
-    for (i = 0; i < m->n_files && i < TBM_FILES_MAX; i++) {
-        f = json_object_new_object();
-        add_str(f, "name", m->files[i].name);
-        add_int(f, "mode", m->files[i].mode);
-        json_object_object_add(f, "data", json_object_new_string_len(m->files[i].data ? m->files[i].data : "",
-                                                                     (int)m->files[i].len));
-        json_object_array_add(files, f);
-    }
-    json_object_object_add(o, "files", files);
-}
-
-static void build_prepared(json_object *o, const tbm_msg_t *m)
-{
-    add_str(o, "dir", m->dir);
+    if (n <= 0)
+        return;
+    f = json_object_new_object();
+    for (i = 0; i < n && i < TBM_FILES_MAX; i++)
+        json_object_object_add(f, files[i].name ? files[i].name : "",
+                               json_object_new_string_len(files[i].data ? files[i].data : "", (int)files[i].len));
+    json_object_object_add(o, "files", f);
 }
 
 static void build_spawn(json_object *o, const tbm_msg_t *m)
@@ -452,6 +323,7 @@ static void build_spawn(json_object *o, const tbm_msg_t *m)
     add_int(o, "rows", m->rows);
     add_int(o, "cols", m->cols);
     add_int(o, "time_limit", m->time_limit);
+    add_files(o, m->files, m->n_files);
 }
 
 static void build_started(json_object *o, const tbm_msg_t *m)
@@ -509,8 +381,6 @@ static const struct msg_kind {
     [TBM_MSG_WELCOME] = {"welcome", parse_welcome, build_welcome},
     [TBM_MSG_PROBE] = {"probe", parse_nothing, build_nothing},
     [TBM_MSG_FACTS] = {"facts", parse_facts, build_facts},
-    [TBM_MSG_PREPARE] = {"prepare", parse_prepare, build_prepare},
-    [TBM_MSG_PREPARED] = {"prepared", parse_prepared, build_prepared},
     [TBM_MSG_SPAWN] = {"spawn", parse_spawn, build_spawn},
     [TBM_MSG_STARTED] = {"started", parse_started, build_started},
     [TBM_MSG_SIGNAL] = {"signal", parse_signal, build_signal},
@@ -532,7 +402,7 @@ static int type_of(json_object *o, tbm_msg_t *m, tbm_err_t *err)
     const char *name = NULL;
     int t;
 
-    if (tbm_pj_str(o, "message", "type", 1, 32, &name, err) < 0)
+    if (tbm_json_get_str(o, "message", "type", 1, 32, &name, err) < 0)
         return -1;
     for (t = TBM_MSG_HELLO; t < N_KINDS; t++)
         if (strcmp(kinds[t].name, name) == 0) {
@@ -548,7 +418,7 @@ int tbm_msg_parse(const tbm_frame_t *f, tbm_msg_t *m, tbm_err_t *err)
     memset(m, 0, sizeof(*m));
     if (f->kind != TBM_FRAME_JSON)
         return tbm_errprintf(err, "message: a data frame came where a JSON message was expected");
-    m->doc = tbm_pj_parse(f->data, f->len, "message", err);
+    m->doc = tbm_proto_json(f->data, f->len, "message", err);
     if (!m->doc)
         return -1;
     if (type_of(m->doc, m, err) < 0 || kinds[m->type].parse(m->doc, m, err) < 0) {
@@ -588,8 +458,12 @@ unsigned char *tbm_msg_encode(const tbm_msg_t *m, size_t *len, tbm_err_t *err)
     f.data = (const unsigned char *)text;
     f.len = n;
     if (tbm_msg_parse(&f, &check, err) == 0) {
+        if (check.n_files != (m->type == TBM_MSG_SPAWN ? m->n_files : 0))
+            tbm_errprintf(err, "%s: two job files have the same name; give each file its own name",
+                          kinds[m->type].name);
+        else
+            frame = tbm_frame_wrap(text, n, len, err);
         tbm_msg_free(&check);
-        frame = tbm_frame_wrap(text, n, len, err);
     }
     json_object_put(o);
     return frame;

@@ -1,5 +1,6 @@
-/* agent.h: the inside of macnoded, the agent on each Mac: its settings, the log, the per-connection server
- * (agent_conn.c), the task runner (agent_task.c) and the state folder (agent_state.c). */
+/* agent.h: the inside of macnoded, the agent on each Mac: its settings, the per-connection server
+ * (agent_conn.c), the task runner (agent_task.c), the state folder (agent_state.c) and the jobs' folders
+ * (agent_jobdir.c). The log is agent_log.h, giving up root agent_privdrop.h; main is macnoded.c. */
 #ifndef MACNODE_AGENT_H
 #define MACNODE_AGENT_H
 
@@ -15,7 +16,7 @@ typedef struct agent_conf {
     const char *munge_socket;  /* NULL: libmunge's default */
     const char *replay_dir;    /* probe backend replay when set */
     const char *state_dir;     /* task records, seen credentials, job records */
-    const char *jobs_dir;      /* per-job folders of prepared files */
+    const char *jobs_dir;      /* root's folder of the per-job folders (job files) */
     int grace_s;               /* SIGTERM -> SIGKILL */
     int auth_timeout_ms;       /* for the hello frame */
     int idle_timeout_ms;       /* between requests */
@@ -36,9 +37,6 @@ typedef struct agent_task_rec {
     pid_t pgid;                /* the task's process group (its session) */
     pid_t server;              /* the connection process that serves it */
 } agent_task_rec_t;
-
-/* Log one line (time, pid, message) to stderr, where macnoded's log goes. */
-void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Serve one accepted connection to its end (runs in its own process). */
 void agent_serve(const agent_conf_t *conf, int fd, const char *peer);
@@ -73,19 +71,13 @@ void agent_kill_group(pid_t pgid, pid_t leader, int grace_s);
 
 /* Jobs folders ---------------------------------------------------------------------------------------- */
 
-/* Make (or reuse) the job's folder, owned by the grant's user, mode 0700, and write the files as that user.
- * The folder's path in dir. 0, or -1 with err. */
-int agent_job_prepare(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_msg_t *prep, char *dir,
-                      size_t dirlen, tbm_err_t *err);
+/* Make the job's folder <jobs_dir>/<job> (as root; then the grant's user's, 0700), or reuse the one this
+ * agent made before for the same user; refuse a link or a folder it did not make. Then write the n files as
+ * the user (0600). The folder's path in dir. 0, or -1 with err. */
+int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n,
+                    char *dir, size_t dirlen, tbm_err_t *err);
 
 /* Remove the job's folder (its contents as the owner, the folder as root). 0, or -1 with err. */
 int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err);
-
-/* Run fn(arg) in a child process with the user's identity (initgroups, setgid, setuid); its error text
- * comes back in err. 0 when fn returned 0. */
-int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err);
-
-/* Drop to the user (initgroups, setgid, setuid) in this process; checks root cannot be regained. */
-int agent_become_user(uid_t uid, gid_t gid, tbm_err_t *err);
 
 #endif

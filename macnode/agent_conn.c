@@ -1,8 +1,9 @@
 /* agent_conn.c: one connection to macnoded, in its own process: MUNGE hello before anything else, then
- * probe, prepare, spawn and cleanup requests; every refusal is logged with its reason and answered with
+ * probe, spawn (with the job's files) and cleanup requests; every refusal is logged with its reason and answered with
  * an error frame before the connection is closed (see agent.h). */
 #include "config.h"
 #include "agent.h"
+#include "agent_log.h"
 #include "auth.h"
 #include "facts_json.h"
 #include "probe_host.h"
@@ -79,9 +80,9 @@ static int hello(agent_conn_t *c)
     return wire_send(c->fd, &w, &err) < 0 ? -1 : 0;
 }
 
-/* The grant of a prepare or spawn: MUNGE says root made it, it names this node, it is current and unused,
- * and the caller may use it for want_uid (-1: the grant's own user). */
-static int check_grant(agent_conn_t *c, const char *text, int64_t want_uid, tbm_grant_t *g)
+/* The grant of a spawn: MUNGE says root made it, it names this node, it is current and unused,
+ * and the caller may use it for want_uid. */
+static int check_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm_grant_t *g)
 {
     tbm_err_t err = { { 0 } };
     auth_cred_t cred;
@@ -94,7 +95,7 @@ static int check_grant(agent_conn_t *c, const char *text, int64_t want_uid, tbm_
         return -1;
     rc = tbm_grant_parse(cred.payload, cred.len, g, &err) < 0 ||
                  tbm_grant_check(g, cred.uid, c->conf->node, time(NULL), &err) < 0 ||
-                 tbm_grant_allows(g, c->uid, want_uid < 0 ? g->uid : (uint32_t)want_uid, &err) < 0
+                 tbm_grant_allows(g, c->uid, want_uid, &err) < 0
              ? -1
              : 0;
     auth_cred_free(&cred);
@@ -124,19 +125,24 @@ static int do_probe(agent_conn_t *c)
     return rc;
 }
 
-static int do_prepare(agent_conn_t *c, const tbm_msg_t *req)
+/* A granted spawn: the job's files first (refused before anything runs when they cannot be written), then
+ * the task. */
+static int do_spawn(agent_conn_t *c, const tbm_msg_t *req)
 {
     tbm_grant_t g;
     tbm_err_t err = { { 0 } };
     char dir[4096];
-    tbm_msg_t m = { .type = TBM_MSG_PREPARED, .dir = dir };
 
-    if (check_grant(c, req->grant, -1, &g) < 0)
+    if (check_grant(c, req->grant, req->uid, &g) < 0)
         return -1;
-    if (agent_job_prepare(c->conf, &g, req, dir, sizeof(dir), &err) < 0)
-        return refuse(c, "prepare", "job %u: %s", g.job, err.msg);
-    agent_log("%s: job %u: %d files written in %s", c->peer, g.job, req->n_files, dir);
-    return wire_send(c->fd, &m, &err);
+    if (req->n_files > 0) {
+        if (agent_job_files(c->conf, &g, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
+            return refuse(c, "files", "job %u: cannot write the job's files on %s: %s", g.job, c->conf->node,
+                          err.msg);
+        agent_log("%s: job %u: %d files written in %s", c->peer, g.job, req->n_files, dir);
+    }
+    agent_task_run(c, req, &g);
+    return -1;
 }
 
 static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
@@ -157,17 +163,10 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
 /* One request; -1 ends the connection. */
 static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
 {
-    tbm_grant_t g;
-
     switch (m->type) {
     case TBM_MSG_PROBE: return do_probe(c);
-    case TBM_MSG_PREPARE: return do_prepare(c, m);
+    case TBM_MSG_SPAWN: return do_spawn(c, m);
     case TBM_MSG_CLEANUP: return do_cleanup(c, m);
-    case TBM_MSG_SPAWN:
-        if (check_grant(c, m->grant, m->uid, &g) < 0)
-            return -1;
-        agent_task_run(c, m, &g);
-        return -1;
     default:
         return refuse(c, "request", "%s is not a request an agent serves", tbm_msg_type_name(m->type));
     }

@@ -1,16 +1,17 @@
-/* agent_state.c: macnoded's state folder (task records, seen credentials), killing a task's process group
- * with a grace period, the per-job folders, and running work as the job's user (see agent.h). */
+/* agent_state.c: macnoded's state folder (task records, seen credentials) and killing a task's process group
+ * with a grace period (see agent.h). */
 #include "config.h"
 #include "agent.h"
+#include "agent_log.h"
+#include "clock.h"
 #include "fileio.h"
-#include "proto_json.h"
+#include "values.h"
+#include "json_read.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <openssl/evp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,6 @@
 #include <unistd.h>
 
 #define PATH_LEN 4096
-#define REMOVE_DEPTH 16
 
 /* Make path's missing parents (0755), then path itself with mode; it must end up a real folder of ours. */
 static int make_dir(const char *path, mode_t mode, tbm_err_t *err)
@@ -43,6 +43,9 @@ static int make_dir(const char *path, mode_t mode, tbm_err_t *err)
     if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
         return tbm_errprintf(err, "%s: must be a folder owned by uid %u (not a link); remove it and restart",
                              path, (unsigned)geteuid());
+    if (st.st_mode & 022)
+        return tbm_errprintf(err, "%s: must not be writable by group or others (mode 0%o); chmod go-w it, or "
+                             "remove it, and restart", path, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 
@@ -99,6 +102,7 @@ void agent_seen_sweep(const agent_conf_t *conf)
     DIR *d;
     struct dirent *e;
     size_t len;
+    long long expires;
     time_t now = time(NULL);
 
     snprintf(dir, sizeof(dir), "%s/seen", conf->state_dir);
@@ -108,7 +112,9 @@ void agent_seen_sweep(const agent_conf_t *conf)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         text = tbm_read_file(path, 64, &len, NULL);
-        if (!text || strtoll(text, NULL, 10) < (long long)now)
+        if (text)
+            text[strcspn(text, "\n")] = '\0';
+        if (!text || tbm_parse_ll(text, 10, 0, INT64_MAX, &expires) < 0 || expires < (long long)now)
             unlink(path);
         free(text);
     }
@@ -162,15 +168,15 @@ static int read_record(const char *path, agent_task_rec_t *r)
 {
     size_t len;
     char *text = tbm_read_file(path, 4096, &len, NULL);
-    json_object *o = text ? tbm_pj_parse(text, len, "task record", NULL) : NULL;
+    json_object *o = text ? tbm_proto_json(text, len, "task record", NULL) : NULL;
     int64_t job = 0, step = 0, uid = 0, pgid = 0, server = 0;
     int rc = -1;
 
-    if (o && tbm_pj_int(o, "task", "job", 1, 0, UINT32_MAX, &job, NULL) == 0 &&
-        tbm_pj_int(o, "task", "step", 1, 0, UINT32_MAX, &step, NULL) == 0 &&
-        tbm_pj_int(o, "task", "uid", 1, 0, UINT32_MAX, &uid, NULL) == 0 &&
-        tbm_pj_int(o, "task", "pgid", 1, 2, INT32_MAX, &pgid, NULL) == 0 &&
-        tbm_pj_int(o, "task", "server", 1, 2, INT32_MAX, &server, NULL) == 0) {
+    if (o && tbm_json_get_int(o, "task", "job", 1, 0, UINT32_MAX, &job, NULL) == 0 &&
+        tbm_json_get_int(o, "task", "step", 1, 0, UINT32_MAX, &step, NULL) == 0 &&
+        tbm_json_get_int(o, "task", "uid", 1, 0, UINT32_MAX, &uid, NULL) == 0 &&
+        tbm_json_get_int(o, "task", "pgid", 1, 2, INT32_MAX, &pgid, NULL) == 0 &&
+        tbm_json_get_int(o, "task", "server", 1, 2, INT32_MAX, &server, NULL) == 0) {
         r->job = (uint32_t)job, r->step = (uint32_t)step, r->uid = (uint32_t)uid;
         r->pgid = (pid_t)pgid, r->server = (pid_t)server;
         rc = 0;
@@ -181,18 +187,10 @@ static int read_record(const char *path, agent_task_rec_t *r)
     return rc;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until the group is gone (reaping the leader when it is ours), at most ms. 1 when gone. */
 static int group_gone_within(pid_t pgid, pid_t leader, long long ms)
 {
-    long long end = now_ms() + ms;
+    long long end = tbm_now_ms() + ms;
     struct timespec pause = { 0, 20 * 1000 * 1000 };
 
     for (;;) {
@@ -200,7 +198,7 @@ static int group_gone_within(pid_t pgid, pid_t leader, long long ms)
             waitpid(leader, NULL, WNOHANG);
         if (kill(-pgid, 0) < 0 && errno == ESRCH)
             return 1;
-        if (now_ms() >= end)
+        if (tbm_now_ms() >= end)
             return 0;
         nanosleep(&pause, NULL);
     }
@@ -259,152 +257,4 @@ int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphan
     if (d)
         closedir(d);
     return n;
-}
-
-/* Working as the user ---------------------------------------------------------------------------------- */
-
-int agent_become_user(uid_t uid, gid_t gid, tbm_err_t *err)
-{
-    struct passwd *pw = getpwuid(uid);
-
-    if (!pw)
-        return tbm_errprintf(err, "uid %u has no account on this node; create the user on the Mac with the "
-                             "same uid as on the bridge", (unsigned)uid);
-    if (initgroups(pw->pw_name, (int)gid) < 0 && geteuid() == 0)
-        return tbm_errprintf(err, "initgroups(%s): %s", pw->pw_name, strerror(errno));
-    if (setgid(gid) < 0 || setuid(uid) < 0)
-        return tbm_errprintf(err, "cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid,
-                             strerror(errno));
-    if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-        return tbm_errprintf(err, "could regain root after becoming uid %u; refusing", (unsigned)uid);
-    return 0;
-}
-
-int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err)
-{
-    int p[2], status = 0;
-    pid_t pid;
-    ssize_t n;
-    char buf[TBM_ERR_MAX];
-
-    if (pipe(p) < 0)
-        return tbm_errprintf(err, "pipe: %s", strerror(errno));
-    pid = fork();
-    if (pid < 0) {
-        close(p[0]), close(p[1]);
-        return tbm_errprintf(err, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        tbm_err_t e = { { 0 } };
-        int rc;
-
-        close(p[0]);
-        rc = agent_become_user(uid, gid, &e) < 0 ? -1 : fn(arg, &e);
-        if (rc < 0 && write(p[1], e.msg, strlen(e.msg)) < 0)
-            _exit(2);
-        _exit(rc < 0 ? 1 : 0);
-    }
-    close(p[1]);
-    do
-        n = read(p[0], buf, sizeof(buf) - 1);
-    while (n < 0 && errno == EINTR);
-    buf[n > 0 ? n : 0] = '\0';
-    close(p[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    return buf[0] ? tbm_errprintf(err, "%s", buf)
-                  : tbm_errprintf(err, "the helper running as uid %u failed", (unsigned)uid);
-}
-
-/* Job folders ------------------------------------------------------------------------------------------ */
-
-struct write_job {
-    const char *dir;
-    const tbm_msg_t *prep;
-};
-
-static int write_files(void *arg, tbm_err_t *err)
-{
-    const struct write_job *w = arg;
-    char path[PATH_LEN + TBM_FILE_NAME_MAX + 2];
-    int i;
-
-    for (i = 0; i < w->prep->n_files; i++) {
-        const tbm_jobfile_t *f = &w->prep->files[i];
-
-        snprintf(path, sizeof(path), "%s/%s", w->dir, f->name);
-        if (tbm_write_file_atomic(path, f->data, f->len, (mode_t)f->mode, err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-int agent_job_prepare(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_msg_t *prep, char *dir,
-                      size_t dirlen, tbm_err_t *err)
-{
-    struct stat st;
-    struct write_job w = { dir, prep };
-
-    if (snprintf(dir, dirlen, "%s/%u", conf->jobs_dir, g->job) >= (int)dirlen)
-        return tbm_errprintf(err, "job folder path too long");
-    if (mkdir(dir, 0700) == 0) {
-        if (lchown(dir, g->uid, g->gid) < 0)
-            return tbm_errprintf(err, "%s: cannot give the folder to uid %u: %s", dir, g->uid, strerror(errno));
-    } else if (errno != EEXIST) {
-        return tbm_errprintf(err, "%s: cannot create the job folder: %s", dir, strerror(errno));
-    }
-    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != g->uid)
-        return tbm_errprintf(err, "%s: is not a folder owned by uid %u; job %u belongs to someone else or the "
-                             "folder was tampered with", dir, g->uid, g->job);
-    return agent_as_user(g->uid, g->gid, write_files, &w, err);
-}
-
-static int remove_below(int dirfd, int depth)
-{
-    DIR *d = fdopendir(dirfd);
-    struct dirent *e;
-    int fd, rc = 0;
-
-    if (!d)
-        return close(dirfd), -1;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (unlinkat(dirfd, e->d_name, 0) == 0)
-            continue;
-        fd = depth < REMOVE_DEPTH ? openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        if (fd < 0 || remove_below(fd, depth + 1) < 0 || unlinkat(dirfd, e->d_name, AT_REMOVEDIR) < 0)
-            rc = -1;
-    }
-    closedir(d);
-    return rc;
-}
-
-static int remove_contents(void *arg, tbm_err_t *err)
-{
-    const char *dir = arg;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-    if (fd < 0 || remove_below(fd, 0) < 0)
-        return tbm_errprintf(err, "%s: cannot remove everything in it: %s", dir, strerror(errno));
-    return 0;
-}
-
-int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err)
-{
-    char dir[PATH_LEN];
-    struct stat st;
-
-    snprintf(dir, sizeof(dir), "%s/%u", conf->jobs_dir, job);
-    if (lstat(dir, &st) < 0)
-        return errno == ENOENT ? 0 : tbm_errprintf(err, "%s: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return unlink(dir) < 0 ? tbm_errprintf(err, "%s: cannot remove: %s", dir, strerror(errno)) : 0;
-    if (agent_as_user(st.st_uid, st.st_gid, remove_contents, dir, err) < 0)
-        return -1;
-    if (rmdir(dir) < 0)
-        return tbm_errprintf(err, "%s: cannot remove the job folder: %s", dir, strerror(errno));
-    return 0;
 }

@@ -3,6 +3,9 @@
  * time limit passes or the agent stops; finally the exit status and resource use (see agent.h). */
 #include "config.h"
 #include "agent.h"
+#include "agent_log.h"
+#include "agent_privdrop.h"
+#include "clock.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -41,14 +44,6 @@ typedef struct task {
 
 static int chld_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t stop_requested;
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void on_sigchld(int sig)
 {
@@ -275,7 +270,7 @@ static void start_kill(agent_conn_t *c, task_t *t, const char *why)
               c->conf->grace_s);
     kill(-t->pid, SIGTERM);
     kill(-t->pid, SIGCONT);
-    t->kill_at = now_ms() + (long long)c->conf->grace_s * 1000;
+    t->kill_at = tbm_now_ms() + (long long)c->conf->grace_s * 1000;
 }
 
 static void client_gone(agent_conn_t *c, task_t *t, const char *why)
@@ -429,13 +424,13 @@ static void reap(agent_conn_t *c, task_t *t)
     if (t->exited || wait4(t->pid, &t->status, WNOHANG, &t->ru) != t->pid)
         return;
     t->exited = 1;
-    t->drain_until = now_ms() + DRAIN_MS;
+    t->drain_until = tbm_now_ms() + DRAIN_MS;
     kill(-t->pid, SIGKILL);   /* what the task left behind in its group ends with it, as in a Slurm step */
 }
 
 static int poll_timeout(const task_t *t)
 {
-    long long now = now_ms(), next = -1, cand[3] = { t->kill_at, t->limit_at, t->exited ? t->drain_until : 0 };
+    long long now = tbm_now_ms(), next = -1, cand[3] = { t->kill_at, t->limit_at, t->exited ? t->drain_until : 0 };
     int i;
 
     for (i = 0; i < 3; i++)
@@ -446,7 +441,7 @@ static int poll_timeout(const task_t *t)
 
 static void check_timers(agent_conn_t *c, task_t *t)
 {
-    long long now = now_ms();
+    long long now = tbm_now_ms();
 
     if (t->limit_at && now >= t->limit_at) {
         t->limit_at = 0;
@@ -561,7 +556,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     started.pid = t.pid;
     if (wire_send(c->fd, &started, &err) < 0)
         client_gone(c, &t, "the client went away before the start");
-    t.limit_at = spawn->time_limit ? now_ms() + (long long)spawn->time_limit * 1000 : 0;
+    t.limit_at = spawn->time_limit ? tbm_now_ms() + (long long)spawn->time_limit * 1000 : 0;
     client_frames(c, &t);   /* stdin that came with the spawn */
     relay(c, &t, buf);
     send_exit(c, &t);

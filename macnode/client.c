@@ -2,6 +2,7 @@
 #include "config.h"
 #include "client.h"
 #include "auth.h"
+#include "conf.h"
 #include "facts_json.h"
 #include "fileio.h"
 #include "wire.h"
@@ -43,7 +44,7 @@ int client_open(client_t *c, tbm_err_t *err)
     c->fd = -1;
     if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
         return -1;
-    c->fd = wire_connect(c->agent, 6830, err);
+    c->fd = wire_connect(c->agent, TBM_CONF_AGENT_PORT, err);
     if (c->fd < 0)
         return -1;
     cred = auth_encode(c->socket, NULL, 0, 0, err);

@@ -1,11 +1,12 @@
-/* exec.c: `macnode exec`, the forwarder a bridge-mode task becomes (the command runs on the Mac through its
- * agent; stdio, signals and the exit status come back as if it ran here), and `macnode grant`, which root
- * on the bridge uses to make the job grant the agent asks for. */
+/* exec.c: `macnode exec`, the forwarder a bridge-mode task becomes: the command runs on the Mac through its
+ * agent, one connection and one grant per task, the job's files (TBMESH_JOB_FILES) inside the spawn request;
+ * stdio, signals and the exit status come back as if it ran here. */
 #include "config.h"
 #include "exec.h"
-#include "auth.h"
 #include "client.h"
+#include "conf.h"
 #include "fileio.h"
+#include "values.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -13,14 +14,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -32,6 +31,9 @@ extern char **environ;
 typedef struct fwd {
     client_t cl;
     const char *grant;
+    json_object *files_doc;          /* TBMESH_JOB_FILES, read; files[] point into it */
+    tbm_jobfile_t files[TBM_FILES_MAX];
+    int n_files;
     int pty, time_limit;
     long long uid;
     int stdin_open, stdout_ok, done;
@@ -52,17 +54,14 @@ static void exec_usage(FILE *out)
             "  Run CMD on a Mac through its agent (macnoded) as if here: same user, working directory and\n"
             "  environment; stdin, stdout, stderr and signals relayed; exits with CMD's exit code, or dies of\n"
             "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr).\n"
-            "  --agent   the agent (default $TBMESH_AGENT; port default 6830)\n"
+            "  --agent   the agent (default $TBMESH_AGENT; port default %d)\n"
             "  --grant   a file holding the job grant, '-' for one line of stdin (default: $TBMESH_GRANT, the\n"
             "            credential itself, as the SPANK plug-in sets it); see macnode grant\n"
             "  --pty     run CMD on a pty (srun --pty); a terminal on stdin is put in raw mode meanwhile\n"
             "  --munge-socket  munged's socket (default $TBMESH_MUNGE_SOCKET, else libmunge's default)\n"
-            "\n"
-            "usage: macnode grant --job J --step S --node NAME --uid UID [--gid GID] [--ttl SECONDS]\n"
-            "                     [--munge-socket PATH]\n"
-            "  Print a job grant (a MUNGE credential naming job, step, node, user and expiry) that lets UID run\n"
-            "  tasks on NAME's agent until the TTL (default 300 s) passes. Root only: agents refuse grants not\n"
-            "  made by uid 0.\n");
+            "  $TBMESH_JOB_FILES, when set, is a JSON object mapping file names to their text: the agent writes\n"
+            "  them as the user (0600) into the job's folder on the Mac before it starts CMD. Neither it nor\n"
+            "  $TBMESH_GRANT is passed on to CMD's environment.\n", TBM_CONF_AGENT_PORT);
 }
 
 static void on_signal(int sig)
@@ -93,17 +92,13 @@ static void catch_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int parse_long(const char *opt, const char *s, long long min, long long max, long long *out)
+/* An option's number from min to max, or -1 with a message. */
+static int number(const char *opt, const char *s, long long min, long long max, long long *out)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-
-    if (*s == '\0' || *end || v < min || v > max) {
-        fprintf(stderr, "macnode: %s '%s' must be a number from %lld to %lld\n", opt, s, min, max);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    if (tbm_parse_ll(s, 10, min, max, out) == 0)
+        return 0;
+    fprintf(stderr, "macnode exec: %s '%s' must be a number from %lld to %lld\n", opt, s, min, max);
+    return -1;
 }
 
 static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
@@ -122,10 +117,10 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
         case 'a': f->cl.agent = optarg; break;
         case 'g': *grant_arg = optarg; break;
         case 'p': f->pty = 1; break;
-        case 't': if (parse_long("--time-limit", optarg, 0, TBM_TIME_LIMIT_MAX, &v) < 0) return -1;
+        case 't': if (number("--time-limit", optarg, 0, TBM_TIME_LIMIT_MAX, &v) < 0) return -1;
                   f->time_limit = (int)v; break;
         case 'm': f->cl.socket = optarg; break;
-        case 'u': if (parse_long("--uid", optarg, 0, UINT32_MAX, &f->uid) < 0) return -1; break;
+        case 'u': if (number("--uid", optarg, 0, UINT32_MAX, &f->uid) < 0) return -1; break;
         case 'h': exec_usage(stdout); exit(0);
         default: exec_usage(stderr); return -1;
         }
@@ -137,7 +132,13 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
     return client_defaults(&f->cl, "exec");
 }
 
-/* The environment sent with the spawn: ours, without the grant. */
+/* Variables for the forwarder alone, never passed on to the task. */
+static int forwarder_only(const char *var)
+{
+    return strncmp(var, "TBMESH_GRANT=", 13) == 0 || strncmp(var, "TBMESH_JOB_FILES=", 17) == 0;
+}
+
+/* The environment sent with the spawn: ours, without the grant and the job's files. */
 static const char **task_env(size_t *n)
 {
     size_t i, k = 0;
@@ -147,11 +148,23 @@ static const char **task_env(size_t *n)
         ;
     env = calloc(i + 1, sizeof(*env));
     for (i = 0; env && environ[i]; i++)
-        if (strncmp(environ[i], "TBMESH_GRANT=", 13) != 0 && strchr(environ[i], '=') != environ[i] &&
-            strchr(environ[i], '='))
+        if (!forwarder_only(environ[i]) && strchr(environ[i], '=') != environ[i] && strchr(environ[i], '='))
             env[k++] = environ[i];
     *n = k;
     return env;
+}
+
+/* The job's files from $TBMESH_JOB_FILES (when set): checked here as the agent will check them. */
+static int job_files(fwd_t *f, tbm_err_t *err)
+{
+    const char *text = getenv("TBMESH_JOB_FILES");
+
+    if (!text)
+        return 0;
+    f->files_doc = tbm_proto_json(text, strlen(text), "TBMESH_JOB_FILES", err);
+    if (!f->files_doc || tbm_job_files_read(f->files_doc, "TBMESH_JOB_FILES", f->files, &f->n_files, err) < 0)
+        return -1;
+    return 0;
 }
 
 static void get_winsize(int *rows, int *cols)
@@ -164,10 +177,12 @@ static void get_winsize(int *rows, int *cols)
 
 static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
 {
-    tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit };
+    tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit,
+                    .n_files = f->n_files };
     char cwd[PATH_MAX];
     int rc;
 
+    memcpy(s.files, f->files, sizeof(s.files));
     if (!getcwd(cwd, sizeof(cwd)))
         return tbm_errprintf(err, "cannot tell the working directory: %s", strerror(errno));
     s.uid = f->uid >= 0 ? (uint32_t)f->uid : (uint32_t)getuid();
@@ -363,11 +378,14 @@ int macnode_exec(int argc, char **argv)
     }
     f.grant = grant;
     catch_signals();
-    if (client_open(&f.cl, &err) == 0 && spawn(&f, argv + optind, argc - optind, &err) == 0) {
+    if (job_files(&f, &err) == 0 && client_open(&f.cl, &err) == 0 &&
+        spawn(&f, argv + optind, argc - optind, &err) == 0) {
         raw_terminal(&f);
         relay(&f, &err);
     }
     restore_terminal(&f);
+    if (f.files_doc)
+        json_object_put(f.files_doc);
     free(grant);
     client_close(&f.cl);
     if (!f.done) {
@@ -376,78 +394,4 @@ int macnode_exec(int argc, char **argv)
     }
     rc = finish(&f);
     return rc;
-}
-
-/* macnode grant ---------------------------------------------------------------------------------------- */
-
-static int grant_options(int argc, char **argv, tbm_grant_t *g, long long *ttl, const char **socket)
-{
-    static const struct option opts[] = {
-        { "job", required_argument, NULL, 'j' }, { "step", required_argument, NULL, 's' },
-        { "node", required_argument, NULL, 'n' }, { "uid", required_argument, NULL, 'u' },
-        { "gid", required_argument, NULL, 'g' }, { "ttl", required_argument, NULL, 't' },
-        { "munge-socket", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    long long v, have = 0;
-    int o;
-
-    while ((o = getopt_long(argc, argv, "j:s:n:u:g:t:m:h", opts, NULL)) != -1) {
-        if (strchr("jsugt", o) && parse_long(o == 't' ? "--ttl" : "an id", optarg, o == 't' ? 1 : 0,
-                                             o == 't' ? TBM_GRANT_TTL_MAX : UINT32_MAX, &v) < 0)
-            return -1;
-        switch (o) {
-        case 'j': g->job = (uint32_t)v; have |= 1; break;
-        case 's': g->step = (uint32_t)v; have |= 2; break;
-        case 'n': snprintf(g->node, sizeof(g->node), "%s", optarg); have |= 4; break;
-        case 'u': g->uid = (uint32_t)v; have |= 8; break;
-        case 'g': g->gid = (uint32_t)v; have |= 16; break;
-        case 't': *ttl = v; break;
-        case 'm': *socket = optarg; break;
-        case 'h': exec_usage(stdout); exit(0);
-        default: exec_usage(stderr); return -1;
-        }
-    }
-    if ((have & 15) != 15) {
-        fprintf(stderr, "macnode grant: --job, --step, --node and --uid are all needed\n");
-        return -1;
-    }
-    if (!(have & 16)) {
-        struct passwd *pw = getpwuid(g->uid);
-
-        if (!pw) {
-            fprintf(stderr, "macnode grant: uid %u has no account here; give --gid\n", g->uid);
-            return -1;
-        }
-        g->gid = pw->pw_gid;
-    }
-    return 0;
-}
-
-int macnode_grant(int argc, char **argv)
-{
-    tbm_grant_t g = { 0 };
-    long long ttl = 300;
-    const char *socket = getenv("TBMESH_MUNGE_SOCKET");
-    tbm_err_t err = { { 0 } };
-    char *payload, *cred;
-
-    if (grant_options(argc, argv, &g, &ttl, &socket) < 0)
-        return EXIT_USAGE;
-    if (geteuid() != 0) {
-        fprintf(stderr, "macnode grant: only root makes grants (agents refuse a grant MUNGE says uid %u made)\n",
-                (unsigned)geteuid());
-        return 1;
-    }
-    g.expires = (int64_t)time(NULL) + ttl;
-    payload = tbm_grant_payload(&g, &err);
-    cred = payload ? auth_encode(socket, payload, strlen(payload), (int)ttl, &err) : NULL;
-    free(payload);
-    if (!cred) {
-        fprintf(stderr, "macnode grant: %s\n", err.msg);
-        return 1;
-    }
-    printf("%s\n", cred);
-    free(cred);
-    return 0;
 }

@@ -1,8 +1,14 @@
 /* health_check.c: `macnode check`, the health check of a Mac: its facts (probed here, or asked of a bridge-mode
  * Mac's agent) against tbmesh.conf (lib/health.c); with --drain, the Mac is drained in Slurm with the first
  * error as the reason, and a Mac that slurm-tbmesh drained is resumed once it is well again. Meant as
- * Slurm's HealthCheckProgram: slurmd names the node in $SLURMD_NODENAME. Slurm is reached through scontrol
- * (the Mac side links no libslurm). */
+ * Slurm's HealthCheckProgram: slurmd names the node in $SLURMD_NODENAME.
+ *
+ * DESIGN EXCEPTION: DESIGN.md says a Slurm call is made only in plugin/, gres/ and acct/. This file is the
+ * one place in macnode/ that reaches Slurm, and only through the scontrol command (drain, resume, reading the
+ * node's state): a direct-mode Mac has no libslurm to link against, only the scontrol command of its
+ * site-built slurmd, and the health check must run there, as the HealthCheckProgram of that slurmd. The
+ * decision (healthy or not, drained by us or by an admin, the reason text) stays in lib/health.c; this file
+ * only runs scontrol with the verdict. */
 #include "config.h"
 #include "health_check.h"
 #include "client.h"

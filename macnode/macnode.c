@@ -1,15 +1,18 @@
 /* macnode.c: the node-side command of slurm-tbmesh. `macnode probe` prints this host's facts as JSON
  * (Thunderbolt ports and peers, interfaces, RDMA, OS, model, cores by kind, memory); `macnode netplan`
- * prints (or applies) the per-cable Thunderbolt addressing; `macnode exec`, `grant`, `prepare` and
- * `cleanup` are the bridge mode's forwarder, grant maker and job-file calls (exec.c, agentcall.c); `bench`
+ * prints (or applies) the per-cable Thunderbolt addressing; `macnode exec`, `grant` and `cleanup` are
+ * the bridge mode's forwarder, grant maker and job cleanup (exec.c, grant.c, cleanup.c); `bench`
  * and `refwork` run the kernels (kernels/). */
 #include "config.h"
 #include "probe_host.h"
+#include "cleanup.h"
 #include "exec.h"
+#include "grant.h"
 #include "client.h"
 #include "health_check.h"
 #include "facts_json.h"
 #include "netplan.h"
+#include "values.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -41,7 +44,7 @@ static void usage(FILE *out)
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
             "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
             "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n"
-            "usage: macnode prepare|cleanup ...: a job's files on a Mac; see macnode prepare --help.\n"
+            "usage: macnode cleanup --job J ...: end a job on a Mac and remove its files; see macnode cleanup --help.\n"
             "usage: macnode bench [options]\n"
             "  Collective and per-cable benchmarks over exactly what MLX reads (in a tbmesh job, under srun),\n"
             "  or with -l N ranks on this host; see macnode bench --help.\n"
@@ -188,10 +191,11 @@ static int cmd_probe(int argc, char **argv)
     const char *dir = NULL, *hostname = NULL, *agent = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET");
     int local = 0;
     int timeout_ms = 20000, pretty = 1, c, rc;
+    long long timeout;
     tbm_host_facts_t *f;
     tbm_findings_t fs;
     tbm_err_t err = { { 0 } };
-    char *json, *end;
+    char *json;
 
     while ((c = getopt_long(argc, argv, "b:r:H:t:ca:m:h", opts, NULL)) != -1) {
         switch (c) {
@@ -201,12 +205,12 @@ static int cmd_probe(int argc, char **argv)
         case 'm': socket = optarg; break;
         case 'H': hostname = optarg; break;
         case 't':
-            timeout_ms = (int)strtol(optarg, &end, 10);
-            if (*end || timeout_ms < 100 || timeout_ms > 600000) {
+            if (tbm_parse_ll(optarg, 10, 100, 600000, &timeout) < 0) {
                 fprintf(stderr, "macnode probe: --timeout '%s' is not a number of milliseconds from 100 to 600000\n",
                         optarg);
                 return EXIT_USAGE;
             }
+            timeout_ms = (int)timeout;
             break;
         case 'c': pretty = 0; break;
         case 'h': usage(stdout); return 0;
@@ -298,7 +302,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } commands[] = {
     { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
-    { "grant", macnode_grant },  { "prepare", macnode_prepare },   { "cleanup", macnode_cleanup },
+    { "grant", macnode_grant },  { "cleanup", macnode_cleanup },
     { "bench", cmd_bench },      { "refwork", cmd_refwork },       { "check", macnode_check },
 };
 
@@ -313,7 +317,7 @@ int main(int argc, char **argv)
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, check, netplan, exec, grant, prepare, cleanup, "
+    fprintf(stderr, "macnode: unknown command '%s'; commands: probe, check, netplan, exec, grant, cleanup, "
             "bench, refwork (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;

@@ -1,16 +1,18 @@
 /* macnoded.c: the agent on each Mac. Listens on the management address, serves every connection in a
- * process of its own (MUNGE first, then probe, prepare, spawn, cleanup), and sweeps up after tasks whose
+ * process of its own (MUNGE first, then probe, spawn, cleanup), and sweeps up after tasks whose
  * serving process is gone, including those of an agent that ran before it. Runs as root (launchd). */
 #include "config.h"
 #include "agent.h"
+#include "agent_log.h"
+#include "conf.h"
 #include "fileio.h"
+#include "values.h"
 #include "wire.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,28 +38,6 @@ static volatile sig_atomic_t stopping;
 static pid_t sweeper;
 static int n_conns;
 
-void agent_log(const char *fmt, ...)
-{
-    char line[2048];
-    struct tm tm;
-    time_t now = time(NULL);
-    va_list ap;
-    int n;
-
-    gmtime_r(&now, &tm);
-    n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
-    n += snprintf(line + n, sizeof(line) - (size_t)n, "macnoded[%ld]: ", (long)getpid());
-    va_start(ap, fmt);
-    n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    line[n++] = '\n';
-    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-        /* nowhere left to say it */
-    }
-}
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -70,19 +50,18 @@ static void usage(FILE *out)
             "  --munge-socket  munged's socket (default: libmunge's)\n"
             "  --replay     answer probes from recorded macOS outputs in DIR (the embedded lab)\n"
             "  --state-dir  task records and seen credentials (default %s; keep it on a folder emptied at boot)\n"
-            "  --jobs-dir   per-job folders of prepared files (default %s)\n"
+            "  --jobs-dir   root's folder of the per-job folders of job files (default %s)\n"
             "  --grace      seconds between SIGTERM and SIGKILL when a task is ended (default 10)\n"
             "  --log        append the log to FILE instead of stderr\n"
             "  Runs in the foreground; every refusal is logged with its reason.\n",
-            6830, STATE_DIR, JOBS_DIR);
+            TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR);
 }
 
 static int parse_grace(const char *s, int *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
+    long long v;
 
-    if (*s == '\0' || *end || v < 0 || v > 3600) {
+    if (tbm_parse_ll(s, 10, 0, 3600, &v) < 0) {
         fprintf(stderr, "macnoded: --grace '%s' must be a number of seconds from 0 to 3600\n", s);
         return -1;
     }
@@ -271,7 +250,7 @@ int main(int argc, char **argv)
         return EXIT_START;
     }
     setup_signals();
-    lfd = wire_listen(c.listen, 6830, &err);
+    lfd = wire_listen(c.listen, TBM_CONF_AGENT_PORT, &err);
     if (lfd < 0 || write_pidfile(pidfile) < 0) {
         agent_log("cannot start: %s", tbm_erris(&err) ? err.msg : "cannot write the pid file");
         return EXIT_START;

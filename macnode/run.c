@@ -1,6 +1,7 @@
 /* run.c: run a command without a shell, with a time limit, and capture its bounded stdout (see run.h). */
 #include "config.h"
 #include "run.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,14 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The first executable `name` in the PATH-style list `path` (a name with a '/' is taken as it is). */
 static int find_in_path(const char *name, const char *path, char *full, size_t len)
@@ -76,7 +69,7 @@ static int collect(int fd, long long deadline, size_t max, char **buf, size_t *n
     int left;
 
     for (;;) {
-        left = (int)(deadline - now_ms());
+        left = (int)(deadline - tbm_now_ms());
         if (left <= 0)
             return 1;
         if (poll(&pfd, 1, left) < 0) {
@@ -125,7 +118,7 @@ int run_capture(const char *const *argv, const char *path, int timeout_ms, size_
         return -1;
     }
     close(fds[1]);
-    rc = collect(fds[0], now_ms() + timeout_ms, max, &buf, &n);
+    rc = collect(fds[0], tbm_now_ms() + timeout_ms, max, &buf, &n);
     close(fds[0]);
     if (rc != 0)
         kill(-pid, SIGKILL);

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "wire.h"
 #include "fileio.h"
+#include "clock.h"
+#include "values.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,17 +102,9 @@ ssize_t wire_fill(int fd, tbm_fdec_t *d)
     return n;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_err_t *err)
 {
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = tbm_now_ms() + timeout_ms;
     struct pollfd p = { .fd = fd, .events = POLLIN };
     int rc, wait;
     ssize_t n;
@@ -119,7 +113,7 @@ int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_e
         rc = tbm_fdec_next(d, f, err);
         if (rc != 0)
             return rc;
-        wait = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+        wait = timeout_ms < 0 ? -1 : (int)(deadline - tbm_now_ms());
         if (timeout_ms >= 0 && wait <= 0)
             return tbm_errprintf(err, "no whole frame within %d ms; the peer is too slow or not speaking", timeout_ms);
         rc = poll(&p, 1, wait);
@@ -151,13 +145,11 @@ int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err)
 {
     const char *colon = strrchr(spec, ':');
-    char *end;
-    long p = default_port;
+    long long p = default_port;
     size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
 
     if (colon) {
-        p = strtol(colon + 1, &end, 10);
-        if (!colon[1] || *end || p < 1 || p > 65535)
+        if (tbm_parse_ll(colon + 1, 10, 1, 65535, &p) < 0)
             return tbm_errprintf(err, "address '%s': the port must be a number from 1 to 65535", spec);
     }
     if (n == 0 || n >= hostlen)

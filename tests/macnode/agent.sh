@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # agent.sh: macnoded and macnode exec end to end on loopback, with a private munged: exit codes, signals,
 # stdin, the SIGTERM->SIGKILL grace, every refusal (forged, replayed, other uid, no grant, bad frames) and
-# that the agent keeps serving, prepare/cleanup, the time limit, a pty, and a restarted agent's sweep.
+# that the agent keeps serving, the job's files in the spawn (and hostile ones: bad names, too big, too many,
+# a squatted or linked job folder), cleanup, the time limit, a pty, and a restarted agent's sweep.
 # Needs root (tasks run as other users; grants are made by uid 0): skipped otherwise.
 set -u
 
@@ -112,27 +113,86 @@ expect_in "a malformed request gets an error" "$out" "spawn: 'uid' must be an in
 expect_log "the malformed request" "refused (frame): malformed request: spawn: 'uid' must be an integer"
 expect_eq "the agent still serves the next client" "$(fwd echo still-here)" "still-here"
 
-# --- probe, prepare, cleanup ---------------------------------------------------------------------------
+# --- probe, the job's files in the spawn, cleanup -------------------------------------------------------
 expect_in "probe answers with the replayed facts" "$("$POKE" "$AGENT" --hello --json '{"type":"probe"}')" '"type":"facts"'
-req='{"type":"prepare","grant":"'$(grant)'","files":[{"name":"hostfile.json","mode":420,"data":"[\"10.0.0.1:5000\"]\n"}]}'
-out=$("$POKE" "$AGENT" --hello --json "$req")
-expect_in "prepare writes the job files" "$out" "\"dir\":\"$T/jobs/7\""
-expect_eq "the job file's contents" "$(cat "$T/jobs/7/hostfile.json")" '["10.0.0.1:5000"]'
+files='{"hostfile.json":"[[\"10.0.0.1:5000\"]]\n","devices.json":"[[null]]"}'
+out=$(cd "$W" && TBMESH_JOB_FILES=$files TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- \
+    sh -c 'cat "$1/hostfile.json" "$1/devices.json"; echo; echo ${TBMESH_JOB_FILES:-unset}' sh "$T/jobs/7")
+expect_eq "the task reads its job files, written before it started; TBMESH_JOB_FILES does not travel" "$out" \
+    '[["10.0.0.1:5000"]]
+[[null]]
+unset'
+expect_log "the job files" "job 7: 2 files written in $T/jobs/7"
 expect_eq "the job folder belongs to the user, 0700" "$(stat -c '%u %a' "$T/jobs/7")" "$USER_UID 700"
-expect_eq "the job file belongs to the user, 0644" "$(stat -c '%u %a' "$T/jobs/7/hostfile.json")" "$USER_UID 644"
-req='{"type":"prepare","grant":"'$(grant)'","files":[{"name":"../x","mode":420,"data":""}]}'
-expect_in "a job file outside the folder is refused" "$("$POKE" "$AGENT" --hello --json "$req")" "name no folder"
+expect_eq "the job files belong to the user, 0600" \
+    "$(stat -c '%u %a' "$T/jobs/7/hostfile.json" "$T/jobs/7/devices.json" | sort -u)" "$USER_UID 600"
+expect_eq "the jobs folder is root's, writable by root only" "$(stat -c '%u %a' "$T/jobs")" "0 755"
+out=$(cd "$W" && TBMESH_JOB_FILES='{"hostfile.json":"second"}' TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- cat "$T/jobs/7/hostfile.json")
+expect_eq "a later task of the job reuses the folder the agent made and rewrites its file" "$out" "second"
+
+# hostile job files: the forwarder refuses them before it connects, and the agent refuses them itself
+files_fail() {   # files_fail DESCRIPTION FILES-JSON EXPECTED-MESSAGE
+    local out rc
+    out=$(cd "$W" && TBMESH_JOB_FILES=$2 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- \
+        touch "$W/ran" 2>&1); rc=$?
+    expect_eq "$1: the forwarder fails (255)" "$rc" 255
+    expect_in "$1: ... saying why" "$out" "$3"
+    [ -e "$W/ran" ] && bad "$1: the task ran" && rm -f "$W/ran"
+}
+files_fail "a job file naming a folder" '{"../escape":"x"}' \
+    "TBMESH_JOB_FILES: job file name '../escape' must be 1 to 64 letters, digits, '.', '-' or '_'"
+files_fail "a hidden job file" '{".profile":"x"}' "job file name '.profile' must be"
+files_fail "a job file name over 64 characters" "{\"$(printf 'n%.0s' $(seq 65))\":\"x\"}" "must be 1 to 64 letters"
+files_fail "17 job files" "{$(for i in $(seq 17); do printf '"f%d":"",' "$i"; done | sed 's/,$//')}" \
+    "TBMESH_JOB_FILES: 17 job files; at most 16 are allowed"
+files_fail "a job file named twice" '{"a":"1","a":"2"}' "a key appears twice in one object"
+files_fail "job files that are not JSON" '{"a":' "TBMESH_JOB_FILES: invalid JSON"
+files_fail "a job file that is not text" '{"a":5}' "job file 'a' must be text"
+spawn_with() {   # spawn_with FILES-JSON: a spawn request of job $JOB as the test user, as a raw client sends it
+    printf '{"type":"spawn","grant":"%s","uid":%d,"argv":["true"],"env":[],"cwd":"/","files":%s}' \
+        "$(grant)" "$USER_UID" "$1"
+}
+spawn_with '{"../x":""}' > "$T/spawn.json"
+out=$(as_user "$POKE" "$AGENT" --hello --json-file "$T/spawn.json")
+expect_in "the agent refuses a job file naming a folder" "$out" "spawn: job file name '../x' must be 1 to 64"
+spawn_with "{$(for i in $(seq 17); do printf '"f%d":"",' "$i"; done | sed 's/,$//')}" > "$T/spawn.json"
+expect_in "the agent refuses 17 job files" "$(as_user "$POKE" "$AGENT" --hello --json-file "$T/spawn.json")" \
+    "spawn: 17 job files; at most 16 are allowed"
+spawn_with "{\"big\":\"$(head -c 262145 /dev/zero | tr '\0' a)\"}" > "$T/spawn.json"
+expect_in "the agent refuses a job file over 256 KiB" "$(as_user "$POKE" "$AGENT" --hello --json-file "$T/spawn.json")" \
+    "spawn: job file 'big' has 262145 bytes; at most 262144 are allowed"
+spawn_with "{\"big\":\"$(head -c 262144 /dev/zero | tr '\0' a)\"}" > "$T/spawn.json"
+out=$(as_user "$POKE" "$AGENT" --hello --json-file "$T/spawn.json")
+case "$out" in *'"type":"error"'*) bad "a job file of 256 KiB was refused: $out" ;; *) ok "the agent takes a job file of 256 KiB" ;; esac
+expect_eq "... written in full" "$(stat -c %s "$T/jobs/7/big" 2>&1)" 262144
+
+# a job folder the agent did not make: pre-created for the user (as a squatter would), or a link
+mkdir "$T/jobs/8" && chown $USER_UID:$USER_UID "$T/jobs/8" && chmod 700 "$T/jobs/8"
+out=$(cd "$W" && JOB=8 TBMESH_JOB_FILES='{"a":"x"}' TBMESH_GRANT=$(JOB=8 grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- touch "$W/ran" 2>&1); rc=$?
+expect_eq "a job folder made by someone else fails the forwarder (255)" "$rc" 255
+expect_in "... saying so" "$out" "$T/jobs/8: this agent did not make this folder (uid $USER_UID made or owns it)"
+[ -e "$W/ran" ] && bad "the task ran in a squatted job folder" || ok "the task did not run in a squatted job folder"
+[ -e "$T/jobs/8/a" ] && bad "a file was written into the squatted folder" || ok "nothing was written into it"
+expect_log "the squatted folder" "refused (files): job 8: cannot write the job's files on testnode"
+mkdir -p "$T/elsewhere" && ln -s "$T/elsewhere" "$T/jobs/9"
+out=$(cd "$W" && TBMESH_JOB_FILES='{"a":"x"}' TBMESH_GRANT=$(JOB=9 grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- touch "$W/ran" 2>&1); rc=$?
+expect_eq "a symlinked job folder fails the forwarder (255)" "$rc" 255
+expect_in "... saying so" "$out" "$T/jobs/9: is a symbolic link, not a folder this agent made"
+[ -e "$T/elsewhere/a" ] && bad "a file was written through the link" || ok "nothing was written through the link"
+rm -f "$W/ran"
+
 out=$(cd "$W" && as_user "$POKE" "$AGENT" --hello --json '{"type":"cleanup","job":7}')
 expect_in "a user may not clean up a job" "$out" "only root on the bridge host may clean up"
 expect_in "root cleans up the job" "$("$POKE" "$AGENT" --hello --json '{"type":"cleanup","job":7}')" '"type":"cleaned"'
 [ -e "$T/jobs/7" ] && bad "the job folder is still there after cleanup" || ok "cleanup removed the job folder"
-printf '10.0.0.1 10.0.0.2\n' > "$T/ring.txt"
-out=$(TBMESH_GRANT=$(grant) "$MACNODE" prepare --agent "$AGENT" --mode 0600 --file hosts.txt="$T/ring.txt")
-expect_eq "macnode prepare prints the job folder" "$out" "$T/jobs/7"
-expect_eq "macnode prepare wrote the file with its mode" "$(stat -c '%u %a' "$T/jobs/7/hosts.txt") $(cat "$T/jobs/7/hosts.txt")" "$USER_UID 600 10.0.0.1 10.0.0.2"
-out=$("$MACNODE" prepare --agent "$AGENT" --file x="$T/ring.txt" 2>&1); rc=$?
-expect_eq "macnode prepare without a grant fails" "$rc" 1
-expect_in "... saying so" "$out" "no job grant"
+out=$(cd "$W" && TBMESH_JOB_FILES='{"a":"again"}' TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- \
+    cat "$T/jobs/7/a")
+expect_eq "after cleanup the agent makes the job folder anew" "$out" "again"
+out=$("$POKE" "$AGENT" --hello --json '{"type":"prepare","files":[]}')
+expect_in "the old prepare request is gone" "$out" "unknown type 'prepare'"
 (cd "$W" && TBMESH_GRANT=$(grant) exec setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$MACNODE" \
     exec --agent "$AGENT" -- sh -c 'echo $$ > pid2; exec sleep 300' >/dev/null 2>&1) &
 for _ in $(seq 50); do [ -s "$W/pid2" ] && break; sleep 0.1; done

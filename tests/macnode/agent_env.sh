@@ -42,8 +42,8 @@ start_agent() {
     echo "FAIL: macnoded did not start:"; cat "$LOG"; exit 1
 }
 
-# grant [UID] [NODE]: a grant made by root for job 7 step 0.
-grant() { "$MACNODE" grant --job 7 --step 0 --node "${2:-testnode}" --uid "${1:-$USER_UID}" --gid "${1:-$USER_UID}" --ttl 120; }
+# grant [UID] [NODE]: a grant made by root for job $JOB (default 7) step 0.
+grant() { "$MACNODE" grant --job "${JOB:-7}" --step 0 --node "${2:-testnode}" --uid "${1:-$USER_UID}" --gid "${1:-$USER_UID}" --ttl 120; }
 # as_user CMD...: run CMD as the test user.
 as_user() { setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$@"; }
 # fwd CMD...: macnode exec as the test user with a fresh grant, in $T.

@@ -1,5 +1,5 @@
 /* wire_poke.c: a test client of macnoded that sends exactly what it is told, in order (a fresh hello, a
- * given credential, JSON frames, raw bytes), then prints every frame the agent sends until it closes. */
+ * given credential, JSON frames from the command line or a file, raw bytes), then prints every frame the agent sends until it closes. */
 #include "config.h"
 
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "conf.h"
 #include "fileio.h"
 #include "wire.h"
 
@@ -72,10 +73,10 @@ int main(int argc, char **argv)
     int fd, i, rc = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hello | --cred TEXT | --json TEXT | --raw HEX]...\n");
+        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hello | --cred TEXT | --json TEXT | --json-file PATH | --raw HEX]...\n");
         return 2;
     }
-    fd = wire_connect(argv[1], 6830, &err);
+    fd = wire_connect(argv[1], TBM_CONF_AGENT_PORT, &err);
     if (fd < 0)
         return fprintf(stderr, "wire_poke: %s\n", err.msg), 1;
     for (i = 2; i < argc && rc == 0; i++) {
@@ -87,6 +88,12 @@ int main(int argc, char **argv)
             rc = send_hello(fd, argv[++i]);
         } else if (i + 1 < argc && !strcmp(argv[i], "--json")) {
             rc = send_json(fd, argv[++i]);
+        } else if (i + 1 < argc && !strcmp(argv[i], "--json-file")) {
+            size_t len;
+            char *text = tbm_read_file(argv[++i], TBM_FRAME_MAX, &len, &err);
+
+            rc = text ? send_json(fd, text) : (fprintf(stderr, "wire_poke: %s\n", err.msg), -1);
+            free(text);
         } else if (i + 1 < argc && !strcmp(argv[i], "--raw")) {
             rc = send_raw_hex(fd, argv[++i]);
         } else {

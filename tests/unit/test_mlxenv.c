@@ -43,11 +43,11 @@ START_TEST(hostfile_good)
 END_TEST
 
 static const bad_case_t bad_hostfiles[] = {
-    { "", "hosts.json: the file is empty: write a JSON list with one list of \"ip:port\" per rank" },
-    { "[[\"10.0.0.1:1\"]", "hosts.json: not valid JSON (the text ends early): write a JSON list with one list of "
-      "\"ip:port\" per rank" },
-    { "[[\"10.0.0.1:1\"]] x", "hosts.json: text follows the JSON value at byte 17: write a JSON list with one "
-      "list of \"ip:port\" per rank" },
+    { "", "hosts.json: empty JSON text; write a JSON list with one list of \"ip:port\" per rank" },
+    { "[[\"10.0.0.1:1\"]", "hosts.json: invalid JSON at line 1 column 16: the text ends inside the document "
+      "(truncated?); write a JSON list with one list of \"ip:port\" per rank" },
+    { "[[\"10.0.0.1:1\"]] x", "hosts.json: invalid JSON at line 1 column 18: unexpected character; write a JSON "
+      "list with one list of \"ip:port\" per rank" },
     { "{\"hosts\": []}", "hosts.json: the ring hostfile must be a JSON list indexed by rank, found an object" },
     { "[]", "hosts.json: the ring hostfile has 0 ranks: give from 1 to 64, one list of \"ip:port\" per rank" },
     { "[\"10.0.0.1:1\"]", "hosts.json: rank 0: expected a list of \"ip:port\" strings, found a string" },
@@ -115,19 +115,19 @@ START_TEST(hostfile_limits)
                      "\"ip:port\" per rank");
     memset(text, ' ', sizeof(text));
     ck_assert_int_eq(tbm_mlx_hostfile_parse(text, sizeof(text), "hosts.json", &hf, &err), -1);
-    ck_assert_str_eq(err.msg, "hosts.json: the file is larger than 1 MiB: write a JSON list with one list of "
-                     "\"ip:port\" per rank");
+    ck_assert_str_eq(err.msg, "hosts.json: JSON text of 1048578 bytes exceeds the limit of 1048576 bytes; write a "
+                     "JSON list with one list of \"ip:port\" per rank");
     ck_assert_int_eq(tbm_mlx_hostfile_parse("[[]]\0", 5, "hosts.json", &hf, &err), -1);
-    ck_assert_str_eq(err.msg, "hosts.json: the file holds a NUL byte: write a JSON list with one list of "
-                     "\"ip:port\" per rank");
+    ck_assert_str_eq(err.msg, "hosts.json: invalid JSON at line 1 column 5: a NUL byte; write a JSON list with "
+                     "one list of \"ip:port\" per rank");
     ck_assert_int_eq(tbm_mlx_hostfile_parse(NULL, 0, "hosts.json", &hf, &err), -1);
-    ck_assert_str_eq(err.msg, "hosts.json: the file is empty: write a JSON list with one list of \"ip:port\" per "
+    ck_assert_str_eq(err.msg, "hosts.json: empty JSON text; write a JSON list with one list of \"ip:port\" per "
                      "rank");
     /* deep nesting is refused by the tokenizer, not followed */
     memset(text, '[', 4000);
     ck_assert_int_eq(tbm_mlx_hostfile_parse(text, 4000, "hosts.json", &hf, &err), -1);
-    ck_assert_str_eq(err.msg, "hosts.json: not valid JSON (nesting too deep): write a JSON list with one list of "
-                     "\"ip:port\" per rank");
+    ck_assert_str_eq(err.msg, "hosts.json: invalid JSON at line 1 column 17: nesting too deep; write a JSON list "
+                     "with one list of \"ip:port\" per rank");
 }
 END_TEST
 
@@ -194,10 +194,10 @@ START_TEST(matrix_ring)
 END_TEST
 
 static const bad_case_t bad_matrices[] = {
-    { "[[null, \"rdma_en2\"]", "devices.json: not valid JSON (the text ends early): write an N x N JSON list of lists, "
-      "null on the diagonal, device names elsewhere" },
-    { "nul", "devices.json: not valid JSON (the text ends early): write an N x N JSON list of lists, null on the "
-      "diagonal, device names elsewhere" },
+    { "[[null, \"rdma_en2\"]", "devices.json: invalid JSON at line 1 column 20: the text ends inside the document "
+      "(truncated?); write an N x N JSON list of lists, null on the diagonal, device names elsewhere" },
+    { "nul", "devices.json: invalid JSON at line 1 column 4: the text ends inside the document (truncated?); write "
+      "an N x N JSON list of lists, null on the diagonal, device names elsewhere" },
     { "\"rdma_en2\"", "devices.json: the device matrix must be a JSON list of rows, found a string" },
     { "[]", "devices.json: the device matrix has 0 rows: give from 1 to 16, one per rank" },
     { "[null, null]", "devices.json: row 0: expected a list of 2 cells, found null" },

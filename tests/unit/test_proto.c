@@ -189,6 +189,29 @@ START_TEST(spawn_round_trip)
 }
 END_TEST
 
+START_TEST(spawn_with_files_round_trip)
+{
+    const char *argv[] = { "true" };
+    tbm_msg_t m = { .type = TBM_MSG_SPAWN, .grant = "MUNGE:g", .argv = argv, .argc = 1, .cwd = "/", .n_files = 2 },
+              b;
+
+    m.files[0] = (tbm_jobfile_t){ "hostfile.json", "[[\"a\"]]\n", 8 };
+    m.files[1] = (tbm_jobfile_t){ "devices.json", "", 0 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.n_files, 2);
+    ck_assert_str_eq(b.files[0].name, "hostfile.json");
+    ck_assert_uint_eq(b.files[0].len, 8);
+    ck_assert_str_eq(b.files[0].data, "[[\"a\"]]\n");
+    ck_assert_str_eq(b.files[1].name, "devices.json");
+    ck_assert_uint_eq(b.files[1].len, 0);
+    tbm_msg_free(&b);
+    m.n_files = 0;
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.n_files, 0);
+    tbm_msg_free(&b);
+}
+END_TEST
+
 START_TEST(small_messages_round_trip)
 {
     tbm_msg_t b, m;
@@ -231,14 +254,10 @@ START_TEST(small_messages_round_trip)
     m = (tbm_msg_t){ .type = TBM_MSG_PROBE };
     round_trip(&m, &b);
     tbm_msg_free(&b);
-    m = (tbm_msg_t){ .type = TBM_MSG_PREPARED, .dir = "/var/tmp/tbmesh-jobs/12" };
-    round_trip(&m, &b);
-    ck_assert_str_eq(b.dir, "/var/tmp/tbmesh-jobs/12");
-    tbm_msg_free(&b);
 }
 END_TEST
 
-START_TEST(exit_prepare_facts_round_trip)
+START_TEST(exit_and_facts_round_trip)
 {
     tbm_msg_t m = { .type = TBM_MSG_EXIT, .signal = "KILL", .core = 1, .rusage = { 1500, 20, 4096 } }, b;
 
@@ -256,18 +275,6 @@ START_TEST(exit_prepare_facts_round_trip)
     ck_assert_int_eq(b.status, 3);
     tbm_msg_free(&b);
 
-    m = (tbm_msg_t){ .type = TBM_MSG_PREPARE, .grant = "MUNGE:g", .n_files = 2 };
-    m.files[0] = (tbm_jobfile_t){ "hostfile.json", "[[\"a\"]]\n", 8, 0644 };
-    m.files[1] = (tbm_jobfile_t){ "devices.json", "x\0y", 3, 0600 };
-    round_trip(&m, &b);
-    ck_assert_int_eq(b.n_files, 2);
-    ck_assert_str_eq(b.files[0].name, "hostfile.json");
-    ck_assert_uint_eq(b.files[0].len, 8);
-    ck_assert_int_eq(b.files[0].mode, 0644);
-    ck_assert_uint_eq(b.files[1].len, 3);
-    ck_assert(memcmp(b.files[1].data, "x\0y", 3) == 0);
-    tbm_msg_free(&b);
-
     m = (tbm_msg_t){ .type = TBM_MSG_FACTS, .facts = json_tokener_parse("{\"hostname\":\"mac01\"}") };
     round_trip(&m, &b);
     ck_assert_str_eq(json_object_get_string(json_object_object_get(b.facts, "hostname")), "mac01");
@@ -278,17 +285,23 @@ END_TEST
 
 START_TEST(message_refusals)
 {
-    ck_assert_str_eq(parse_error("{\"type\":\"probe\""), "message: bad JSON: the text ends inside the object");
-    ck_assert_str_eq(parse_error("[1]"), "message: bad JSON: not a JSON object");
-    ck_assert_str_eq(parse_error("{} x"), "message: bad JSON at byte 3: unexpected character");
-    ck_assert_str_eq(parse_error("{\"type\":\"probe\"}{}"), "message: bad JSON at byte 16: unexpected character");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\""),
+                     "message: invalid JSON at line 1 column 16: the text ends inside the document (truncated?)");
+    ck_assert_str_eq(parse_error("[1]"), "message: invalid JSON: the document must be a JSON object");
+    ck_assert_str_eq(parse_error("{} x"), "message: invalid JSON at line 1 column 4: unexpected character");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\"}{}"),
+                     "message: invalid JSON at line 1 column 17: unexpected character");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"type\":\"spawn\"}"),
+                     "message: invalid JSON: a key appears twice in one object (which value counts would be a guess)");
+    ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"x\":\"\xff\"}"),
+                     "message: invalid JSON at line 1 column 22: invalid utf-8 string");
     ck_assert_str_eq(parse_error("{\"type\":\"probe\"} \n"), "");
     ck_assert_str_eq(parse_error("{}"), "message: member 'type' is missing");
     ck_assert_str_eq(parse_error("{\"type\":5}"), "message: 'type' must be a string of 1 to 32 bytes without NUL");
     ck_assert_str_eq(parse_error("{\"type\":\"fork\"}"), "message: unknown type 'fork'; this side speaks protocol "
                                                          "version 1");
     ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}"),
-                     "message: bad JSON at byte 35: nesting too deep");
+                     "message: invalid JSON at line 1 column 36: nesting too deep");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":2,\"cred\":\"c\"}"),
                      "hello: protocol version 2 is not spoken here (this side speaks 1); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
@@ -302,7 +315,8 @@ START_TEST(message_refusals)
     ck_assert_str_eq(parse_error("{\"type\":\"welcome\",\"version\":1,\"uid\":-1,\"node\":\"m\"}"),
                      "welcome: 'uid' is -1, outside 0..4294967295");
     ck_assert_str_eq(parse_error("{\"type\":\"facts\",\"facts\":[]}"), "facts: member 'facts' must be a JSON object");
-    ck_assert_str_eq(parse_error("{\"type\":\"prepared\"}"), "prepared: member 'dir' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"prepare\"}"), "message: unknown type 'prepare'; this side speaks "
+                                                            "protocol version 1");
     ck_assert_str_eq(parse_error("{\"type\":\"started\",\"pid\":0}"), "started: 'pid' is 0, outside 1..2147483647");
     ck_assert_str_eq(parse_error("{\"type\":\"signal\",\"signal\":\"SIGTERM\"}"),
                      "signal: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
@@ -324,24 +338,29 @@ START_TEST(data_frame_is_not_a_message)
     ck_assert_ptr_null(m.doc);
     f = (tbm_frame_t){ TBM_FRAME_JSON, (const unsigned char *)"", 0 };
     ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), -1);
-    ck_assert_str_eq(err.msg, "message: 0 bytes of JSON; 1 to 1048576 are allowed");
+    ck_assert_str_eq(err.msg, "message: empty JSON text");
 }
 END_TEST
 
-#define SPAWN(rest) "{\"type\":\"spawn\",\"uid\":1,\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[]" rest "}"
+/* A spawn with the members given (each once: the reader refuses a key twice). */
+#define SPAWN_OF(cwd, argv, env, rest) \
+    "{\"type\":\"spawn\",\"uid\":1,\"cwd\":" cwd ",\"argv\":" argv ",\"env\":" env rest "}"
+#define SPAWN(rest) SPAWN_OF("\"/\"", "[\"true\"]", "[]", rest)
+#define SPAWN_ARGV(argv) SPAWN_OF("\"/\"", argv, "[]", "")
+#define SPAWN_ENV(env) SPAWN_OF("\"/\"", "[\"true\"]", env, "")
 
 START_TEST(spawn_refusals)
 {
     ck_assert_str_eq(parse_error(SPAWN("")), "");
     ck_assert_str_eq(parse_error("{\"type\":\"spawn\",\"cwd\":\"/\"}"), "spawn: member 'uid' is missing");
-    ck_assert_str_eq(parse_error(SPAWN(",\"cwd\":\"tmp\"")), "spawn: 'cwd' must be an absolute path, not 'tmp'");
-    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[]")), "spawn: 'argv' must name a command in its first entry");
-    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[\"\"]")), "spawn: 'argv' must name a command in its first entry");
-    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":\"true\"")), "spawn: 'argv' must be an array of strings");
-    ck_assert_str_eq(parse_error(SPAWN(",\"argv\":[1]")), "spawn: 'argv' entry 0 must be a string without NUL");
-    ck_assert_str_eq(parse_error(SPAWN(",\"env\":[\"=x\"]")),
+    ck_assert_str_eq(parse_error(SPAWN_OF("\"tmp\"", "[\"true\"]", "[]", "")), "spawn: 'cwd' must be an absolute path, not 'tmp'");
+    ck_assert_str_eq(parse_error(SPAWN_ARGV("[]")), "spawn: 'argv' must name a command in its first entry");
+    ck_assert_str_eq(parse_error(SPAWN_ARGV("[\"\"]")), "spawn: 'argv' must name a command in its first entry");
+    ck_assert_str_eq(parse_error(SPAWN_ARGV("\"true\"")), "spawn: 'argv' must be an array of strings");
+    ck_assert_str_eq(parse_error(SPAWN_ARGV("[1]")), "spawn: 'argv' entry 0 must be a string without NUL");
+    ck_assert_str_eq(parse_error(SPAWN_ENV("[\"=x\"]")),
                      "spawn: 'env' entry 0 must be a string without NUL of the form NAME=value");
-    ck_assert_str_eq(parse_error(SPAWN(",\"env\":[\"NOVALUE\"]")),
+    ck_assert_str_eq(parse_error(SPAWN_ENV("[\"NOVALUE\"]")),
                      "spawn: 'env' entry 0 must be a string without NUL of the form NAME=value");
     ck_assert_str_eq(parse_error(SPAWN(",\"pty\":1")), "spawn: 'pty' must be true or false");
     ck_assert_str_eq(parse_error(SPAWN(",\"cols\":10001")), "spawn: 'cols' is 10001, outside 0..10000");
@@ -366,13 +385,15 @@ START_TEST(spawn_argv_count_is_bounded)
 }
 END_TEST
 
-#define EXIT(rest) "{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0}" rest "}"
+#define EXIT_OF(status, rest) \
+    "{\"type\":\"exit\",\"status\":" status ",\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0}" rest "}"
+#define EXIT(rest) EXIT_OF("0", rest)
 
 START_TEST(exit_refusals)
 {
     ck_assert_str_eq(parse_error(EXIT("")), "");
-    ck_assert_str_eq(parse_error(EXIT(",\"status\":256")), "exit: 'status' is 256, outside 0..255");
-    ck_assert_str_eq(parse_error(EXIT(",\"status\":1,\"signal\":\"KILL\"")),
+    ck_assert_str_eq(parse_error(EXIT_OF("256", "")), "exit: 'status' is 256, outside 0..255");
+    ck_assert_str_eq(parse_error(EXIT_OF("1", ",\"signal\":\"KILL\"")),
                      "exit: a task killed by signal KILL cannot also have exit status 1");
     ck_assert_str_eq(parse_error(EXIT(",\"signal\":\"NOPE\"")),
                      "exit: unknown signal 'NOPE'; use a name like TERM, INT, HUP, USR1 (no SIG)");
@@ -384,32 +405,53 @@ START_TEST(exit_refusals)
 }
 END_TEST
 
-#define PREP(files) "{\"type\":\"prepare\",\"grant\":\"g\",\"files\":[" files "]}"
+#define SPAWN_FILES(files) "{\"type\":\"spawn\",\"uid\":1,\"argv\":[\"a\"],\"env\":[],\"cwd\":\"/\",\"files\":" files "}"
 
-START_TEST(prepare_refusals)
+START_TEST(spawn_file_refusals)
 {
-    ck_assert_str_eq(parse_error(PREP("")), "");
-    ck_assert_str_eq(parse_error("{\"type\":\"prepare\",\"grant\":\"g\"}"), "prepare: member 'files' must be an array");
-    ck_assert_str_eq(parse_error(PREP("1")), "prepare: files[0] must be an object with name, mode and data");
-    ck_assert_str_eq(parse_error(PREP("{\"mode\":420,\"data\":\"\"}")),
-                     "files[0]: prepare file: member 'name' is missing");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"data\":\"\"}")),
-                     "files[0]: prepare file: member 'mode' is missing");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"../etc/passwd\",\"mode\":420,\"data\":\"\"}")),
-                     "prepare: files[0] name '../etc/passwd' must be letters, digits, '.', '-', '_', not start with "
-                     "'.', and name no folder");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\".hidden\",\"mode\":420,\"data\":\"\"}")),
-                     "prepare: files[0] name '.hidden' must be letters, digits, '.', '-', '_', not start with '.', "
+    char name65[80], *big, *text;
+
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{}")), "");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"hostfile.json\":\"[]\",\"a-b_c.1\":\"\"}")), "");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("[]")), "spawn: the job's files must be a JSON object mapping each "
+                                                      "file's name to its text");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"../etc/passwd\":\"\"}")),
+                     "spawn: job file name '../etc/passwd' must be 1 to 64 letters, digits, '.', '-' or '_', not "
+                     "start with '.' and name no folder");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\".hidden\":\"\"}")),
+                     "spawn: job file name '.hidden' must be 1 to 64 letters, digits, '.', '-' or '_', not start "
+                     "with '.' and name no folder");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"\":\"\"}")),
+                     "spawn: job file name '' must be 1 to 64 letters, digits, '.', '-' or '_', not start with '.' "
                      "and name no folder");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":438,\"data\":\"\"}")),
-                     "prepare: files[0] mode 0666 must be readable by its owner and have no group or other write bit");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":36,\"data\":\"\"}")),
-                     "prepare: files[0] mode 044 must be readable by its owner and have no group or other write bit");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":4095,\"data\":\"\"}")),
-                     "files[0]: prepare file: 'mode' is 4095, outside 0..511");
-    ck_assert_str_eq(parse_error(PREP("{\"name\":\"a\",\"mode\":420,\"data\":5}")),
-                     "prepare: files[0] 'data' must be a string of at most 262144 bytes");
-    ck_assert_str_eq(parse_error(PREP("1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1")), "prepare: 17 files; at most 16 are allowed");
+    memset(name65, 'n', 65);
+    name65[65] = '\0';
+    ck_assert_int_eq(tbm_job_file_name_ok(name65), 0);
+    name65[64] = '\0';
+    ck_assert_int_eq(tbm_job_file_name_ok(name65), 1);
+    ck_assert_int_eq(tbm_job_file_name_ok("a b"), 0);
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"a\":5}")), "spawn: job file 'a' must be text (a JSON string "
+                                                            "without NUL)");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"a\":\"x\\u0000y\"}")),
+                     "spawn: job file 'a' must be text (a JSON string without NUL)");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"a\":\"1\",\"a\":\"2\"}")),
+                     "message: invalid JSON: a key appears twice in one object (which value counts would be a guess)");
+    ck_assert_str_eq(parse_error(SPAWN_FILES("{\"a\":\"\",\"b\":\"\",\"c\":\"\",\"d\":\"\",\"e\":\"\",\"f\":\"\",\"g\":\"\","
+                                             "\"h\":\"\",\"i\":\"\",\"j\":\"\",\"k\":\"\",\"l\":\"\",\"m\":\"\",\"n\":\"\","
+                                             "\"o\":\"\",\"p\":\"\",\"q\":\"\"}")),
+                     "spawn: 17 job files; at most 16 are allowed");
+    /* one byte over the size of a file */
+    big = malloc(TBM_FILE_DATA_MAX + 2);
+    text = malloc(TBM_FILE_DATA_MAX + 200);
+    memset(big, 'a', TBM_FILE_DATA_MAX + 1);
+    big[TBM_FILE_DATA_MAX + 1] = '\0';
+    snprintf(text, TBM_FILE_DATA_MAX + 200, SPAWN_FILES("{\"big\":\"%s\"}"), big);
+    ck_assert_str_eq(parse_error(text), "spawn: job file 'big' has 262145 bytes; at most 262144 are allowed");
+    big[TBM_FILE_DATA_MAX] = '\0';
+    snprintf(text, TBM_FILE_DATA_MAX + 200, SPAWN_FILES("{\"big\":\"%s\"}"), big);
+    ck_assert_str_eq(parse_error(text), "");
+    free(text);
+    free(big);
 }
 END_TEST
 
@@ -419,6 +461,7 @@ START_TEST(encode_refusals)
     size_t len;
     tbm_msg_t m = { .type = TBM_MSG_SIGNAL, .signal = "BOGUS" };
     char *big = malloc(TBM_FILE_DATA_MAX);
+    const char *argv[] = { "true" }, *names[] = { "a", "b", "c", "d", "e" };
 
     ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
     ck_assert_str_eq(err.msg, "signal: unknown signal 'BOGUS'; use a name like TERM, INT, HUP, USR1 (no SIG)");
@@ -429,11 +472,16 @@ START_TEST(encode_refusals)
     ck_assert_str_eq(tbm_msg_type_name(TBM_MSG_CLEANUP), "cleanup");
     /* 5 files of 256 KiB: over the frame limit */
     memset(big, 'a', TBM_FILE_DATA_MAX);
-    m = (tbm_msg_t){ .type = TBM_MSG_PREPARE, .grant = "g", .n_files = 5 };
+    m = (tbm_msg_t){ .type = TBM_MSG_SPAWN, .grant = "g", .argv = argv, .argc = 1, .cwd = "/", .n_files = 5 };
     for (int i = 0; i < 5; i++)
-        m.files[i] = (tbm_jobfile_t){ "f", big, TBM_FILE_DATA_MAX, 0600 };
+        m.files[i] = (tbm_jobfile_t){ names[i], big, TBM_FILE_DATA_MAX };
     ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
-    ck_assert_str_eq(err.msg, "message: 1310930 bytes of JSON; 1 to 1048576 are allowed");
+    ck_assert_str_eq(err.msg, "message: JSON text of 1310881 bytes exceeds the limit of 1048576 bytes");
+    /* two files of one name would silently become one */
+    m.n_files = 2;
+    m.files[1].name = names[0];
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "spawn: two job files have the same name; give each file its own name");
     free(big);
 }
 END_TEST
@@ -495,7 +543,7 @@ START_TEST(grant_refusals)
     tbm_grant_t g = sample_grant();
     tbm_err_t err = { { 0 } };
 
-    ck_assert_str_eq(grant_error("nope"), "grant: bad JSON at byte 1: null expected");
+    ck_assert_str_eq(grant_error("nope"), "grant: invalid JSON at line 1 column 2: null expected");
     ck_assert_str_eq(grant_error("{\"tbmesh_grant\":2}"), "grant: 'tbmesh_grant' is 2, outside 1..1");
     ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":1,\"step\":1,\"node\":\"m\",\"uid\":1,\"gid\":1}"),
                      "grant: member 'expires' is missing");
@@ -534,13 +582,14 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
     tcase_add_test(tc, spawn_round_trip);
     tcase_add_test(tc, small_messages_round_trip);
-    tcase_add_test(tc, exit_prepare_facts_round_trip);
+    tcase_add_test(tc, exit_and_facts_round_trip);
+    tcase_add_test(tc, spawn_with_files_round_trip);
     tcase_add_test(tc, message_refusals);
     tcase_add_test(tc, data_frame_is_not_a_message);
     tcase_add_test(tc, spawn_refusals);
     tcase_add_test(tc, spawn_argv_count_is_bounded);
     tcase_add_test(tc, exit_refusals);
-    tcase_add_test(tc, prepare_refusals);
+    tcase_add_test(tc, spawn_file_refusals);
     tcase_add_test(tc, encode_refusals);
     tcase_add_test(tc, grant_round_trip_and_checks);
     tcase_add_test(tc, grant_refusals);
