@@ -24,7 +24,7 @@ LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 [ "$(id -u)" = 0 ] || { echo "mesh-vs-mpi: run as root (mpirun enters the Macs' namespaces)" >&2; exit 2; }
 scontrol ping > /dev/null 2>&1 || { echo "mesh-vs-mpi: the lab is not up (lab/tbmesh-lab up)" >&2; exit 1; }
-inst=${TBMESH_INST:-$here/build/inst}
+inst=${TBMESH_INST:-$LAB/inst}   # what the nodes run, as the lab installed it at up
 macnode=$inst/bin/macnode
 bench=$inst/libexec/slurm-tbmesh/macnode-bench
 [ -x "$bench" ] || { echo "mesh-vs-mpi: $bench is not built: run scripts/build.sh" >&2; exit 2; }

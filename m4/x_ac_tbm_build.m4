@@ -64,6 +64,10 @@ AC_DEFUN([X_AC_TBM_SLURM], [
   AC_ARG_WITH([slurm-plugindir],
     [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where to install the Slurm plug-ins [LIBDIR/slurm-tbmesh]])],
     [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR='${libdir}/slurm-tbmesh'])
+  AC_ARG_WITH([slurm-system-plugindir],
+    [AS_HELP_STRING([--with-slurm-system-plugindir=DIR],
+      [where Slurm's own plug-ins are, for the embedded lab's PluginDir [found beside libslurm]])],
+    [SLURM_SYSTEM_PLUGINDIR="$withval"], [SLURM_SYSTEM_PLUGINDIR=""])
   SLURM_CFLAGS=""
   SLURM_LIBS=""
   AS_IF([test "x$with_slurm" != xno], [
@@ -79,11 +83,28 @@ AC_DEFUN([X_AC_TBM_SLURM], [
     SLURM_VERSION_STR="$(( tbm_slurm_version >> 16 )).$(( (tbm_slurm_version >> 8) & 255 )).$(( tbm_slurm_version & 255 ))"
     AC_MSG_RESULT([$SLURM_VERSION_STR])
     CPPFLAGS="$tbm_save_CPPFLAGS"; LIBS="$tbm_save_LIBS"
+    AS_IF([test -z "$SLURM_SYSTEM_PLUGINDIR"], [
+      AC_MSG_CHECKING([where Slurm's plug-ins are])
+      tbm_dirs=""
+      AS_IF([test -n "$PKG_CONFIG"], [
+        tbm_pc_libdir=`$PKG_CONFIG --variable=libdir slurm 2>/dev/null`
+        AS_IF([test -n "$tbm_pc_libdir"], [tbm_dirs="$tbm_pc_libdir/slurm $tbm_pc_libdir/slurm-wlm"])])
+      AS_IF([test "x$with_slurm" != xyes], [tbm_dirs="$tbm_dirs $with_slurm/lib/slurm $with_slurm/lib64/slurm"])
+      tbm_libslurm=`$CC $CFLAGS $LDFLAGS -print-file-name=libslurm.so 2>/dev/null`
+      AS_CASE([$tbm_libslurm], [/*], [
+        tbm_libslurm_dir=`dirname "$(readlink -f "$tbm_libslurm")"`
+        tbm_dirs="$tbm_dirs $tbm_libslurm_dir/slurm-wlm $tbm_libslurm_dir/slurm"])
+      for tbm_d in $tbm_dirs; do
+        AS_IF([test -e "$tbm_d/select_cons_tres.so"], [SLURM_SYSTEM_PLUGINDIR="$tbm_d"; break])
+      done
+      AC_MSG_RESULT([${SLURM_SYSTEM_PLUGINDIR:-not found (the embedded lab needs it: --with-slurm-system-plugindir=DIR)}])
+    ])
     AC_DEFINE([HAVE_SLURM], [1], [Define if the Slurm side is built])
   ], [SLURM_PLUGINDIR=""])
   AC_SUBST([SLURM_CFLAGS])
   AC_SUBST([SLURM_LIBS])
   AC_SUBST([SLURM_PLUGINDIR])
+  AC_SUBST([SLURM_SYSTEM_PLUGINDIR])
   AC_SUBST([SLURM_VERSION_STR])
   AM_CONDITIONAL([WITH_SLURM], [test "x$with_slurm" != xno])
 ])

@@ -269,10 +269,25 @@ static int cmd_probe(int argc, char **argv)
 static int run_kernel(const char *name, int argc, char **argv)
 {
     const char *dir = getenv("MACNODE_LIBEXECDIR");
-    char path[4096];
+    char path[4096], self[4096];
 
-    if (!dir || !*dir)
+    if (!dir || !*dir) {
         dir = TBM_PKGLIBEXECDIR;
+        /* An installed tree copied elsewhere whole (the embedded lab's): the folder beside this program's. */
+        if ((size_t)snprintf(path, sizeof(path), "%s/macnode-%s", dir, name) < sizeof(path) &&
+            access(path, X_OK) != 0) {
+            ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+            char *slash;
+
+            if (n > 0) {
+                self[n] = '\0';
+                slash = strrchr(self, '/');
+                if (slash && (size_t)snprintf(slash, sizeof(self) - (size_t)(slash - self),
+                                              "/../libexec/slurm-tbmesh") < sizeof(self) - (size_t)(slash - self))
+                    dir = self;
+            }
+        }
+    }
     if ((size_t)snprintf(path, sizeof(path), "%s/macnode-%s", dir, name) >= sizeof(path)) {
         fprintf(stderr, "macnode %s: MACNODE_LIBEXECDIR is too long\n", name);
         return EXIT_USAGE;

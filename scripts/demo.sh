@@ -22,19 +22,31 @@ show sinfo -N -o '%10N %10P %8T %12G %f'
 
 echo; echo "== submitting as tbm-alice"
 jl=$(as_alice sbatch --parsable -N1 -J linux-job -o demo-%j.out --wrap 'hostname; sleep 5')
-macnode=$src/build/inst/bin/macnode
+macnode=$LAB/inst/bin/macnode   # what the nodes run: the lab installs it in its state folder
 ja=$(as_alice sbatch --parsable --gres=tbmesh:4 --mlx-backend=jaccl -J studio-a-4 -o demo-%j.out \
     --wrap "srun hostname; srun $macnode bench -o p2p -b 8 -e 16M -n 5 -L 200; srun $macnode bench -b 8 -e 16M -f 8 -n 5")
 jb=$(as_alice sbatch --parsable --gres=tbmesh:mini-b:4 -J mini-b-4 -o demo-%j.out \
     --wrap 'srun sh -c "echo \$(hostname): \$(ip -o -4 addr show | awk \"\\\$2 ~ /^en[2-9]/ {print \\\$2, \\\$4}\" | paste -sd\" \" -)"; sleep 5')
 echo "jobs: linux=$jl studio-a=$ja mini-b=$jb"
-sleep 2
+
+# until CONDITION-DESCRIPTION SECONDS CMD...: poll CMD (bounded); say what did not happen and stop.
+until_ok() {
+    local what=$1 secs=$2 end=$((SECONDS + $2)); shift 2
+    until "$@" > /dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || { echo "demo.sh: $what did not happen within ${secs}s; see lab/tbmesh-lab logs slurmctld" >&2; return 1; }
+        sleep 0.5
+    done
+}
+started() { [ -z "$(squeue -h -j "$jl,$ja,$jb" -t PENDING -o %i 2>/dev/null)" ]; }
+gone() { [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; }
+recorded() { sacct -n -X -P -j "$1" -o state | grep -qvE '^(PENDING|RUNNING|COMPLETING)'; }
+until_ok "the three jobs starting" 60 started || true
 show squeue -o '%.6i %.9P %.12j %.10u %.8T %.5D %R'
 
 for j in $jl $ja $jb; do
-    while squeue -h -j "$j" 2>/dev/null | grep -q .; do sleep 1; done
+    until_ok "job $j ending" 600 gone "$j"
+    until_ok "job $j's end being recorded by slurmdbd" 30 recorded "$j"
 done
-sleep 1
 for j in $jl $ja $jb; do
     echo; echo "== output of job $j"; cat "$LAB/work/tbm-alice/demo-$j.out"
 done

@@ -9,7 +9,8 @@ PKGS=(
   mariadb-server mariadb-client munge libmunge-dev
   libhwloc-dev hwloc libopenmpi-dev openmpi-bin
   libjson-c-dev check libssl-dev
-  iproute2 util-linux procps psmisc valgrind graphviz socat jq
+  iproute2 util-linux procps psmisc valgrind graphviz socat jq git
+  dpkg-dev debhelper lintian python3
 )
 
 if [ "$(id -u)" != 0 ]; then

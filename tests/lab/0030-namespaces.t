@@ -19,8 +19,11 @@ done < <(plan_rows cable)
 # A real exchange over one studio-a cable and one mini-b cable.
 exchange() {  # exchange NODE_A NODE_B ADDR_B
     "$LABCMD" exec "$2" timeout 5 socat -u TCP-LISTEN:7777,bind="$3",reuseaddr OPEN:/tmp/got,creat,trunc &
-    local srv=$!
-    sleep 0.5
+    local srv=$! end=$((SECONDS + 10))
+    until [ -n "$("$LABCMD" exec "$2" ss -Hltn "src $3:7777" 2>/dev/null)" ]; do
+        [ "$SECONDS" -lt "$end" ] || { echo "socat on $2 was not listening on $3:7777 within 10 s" >&2; break; }
+        sleep 0.1
+    done
     echo "hello from $1" | "$LABCMD" exec "$1" timeout 5 socat -u STDIN TCP:"$3":7777,connect-timeout=3
     wait "$srv"
     "$LABCMD" exec "$2" cat /tmp/got

@@ -23,7 +23,7 @@ json=$("$T_SRC/build/gres/tbmesh" inventory --json "$LAB"/inventory/facts/*.json
 t_is "--json: fit, two groups" "true 2" "$(jq -r '"\(.fit) \(.groups | length)"' <<<"$json")"
 
 t_is "macnode probe --agent: mac01's agent gives the same facts as a probe on mac01" "same" \
-    "$(cmp -s <("$T_SRC/build/inst/bin/macnode" probe --agent 10.77.0.11 --munge-socket "$LAB/run/munge/munge.socket.2" | jq -S .) \
+    "$(cmp -s <("$T_MACNODE" probe --agent 10.77.0.11 --munge-socket "$LAB/run/munge/munge.socket.2" | jq -S .) \
               <(jq -S . "$LAB/inventory/facts/mac01.json") && echo same)"
 
 # Pull mac01:en2 <-> mac02:en2.

@@ -6,8 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
-MACNODE=$T_SRC/build/inst/bin/macnode
+CHECK=$T_MLXCHECK
+MACNODE=$T_MACNODE
 dumps=$LAB/work/tbm-alice/mlx-dumps
 rm -rf "$dumps"; mkdir -p "$dumps"; chown tbm-alice: "$dumps"
 # job_folders: the job folders root made in the Macs' jobs folder (each job's, removed by its epilog).
@@ -43,7 +43,7 @@ t_match "all-reduce over MLX_HOSTFILE's addresses: 4 ranks, no wrong value" "Wro
 t_match "transport ring" "4 ranks, transport ring" "$out"
 
 # The single-Mac baseline against the 4-Mac ring: the same network, compared.
-MACNODE=$T_SRC/build/inst/bin/macnode
+MACNODE=$T_MACNODE
 out1=$(as tbm-alice srun -p mac -w mac05 "$MACNODE" refwork -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-single.bin" 2>&1)
 t_match "single Mac baseline" "on 1 rank: .* output sha256 [0-9a-f]{64}" "$out1"
 out4=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun "$MACNODE" refwork -L 4 -H 512 -B 8 -o "$LAB/work/tbm-alice/rw-mesh.bin" 2>&1)

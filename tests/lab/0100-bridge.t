@@ -6,8 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-CHECK=$T_SRC/build/tests/mlxcheck/tbm-mlxcheck
-MACNODE=$T_SRC/build/inst/bin/macnode
+CHECK=$T_MLXCHECK
+MACNODE=$T_MACNODE
 W=$LAB/work/tbm-alice
 
 # on_macs PATTERN NODES...: processes in those Macs whose command line matches.

@@ -9,8 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-MACNODE=$T_SRC/build/inst/bin/macnode
-BENCH=$T_SRC/build/inst/libexec/slurm-tbmesh/macnode-bench
+MACNODE=$T_MACNODE
+BENCH=$T_BENCH
 CONF=$LAB/etc/tbmesh.conf
 
 # cables GROUP-NODE-REGEX: the group's cables from tbmesh.conf, each "a:ifa b:ifb" with the ends sorted.

@@ -21,7 +21,9 @@ t_ok "down twice is harmless" "$LABCMD" down
 # A crash: daemons killed with SIGKILL, a job step left running, the state file left behind.
 t_ok "lab up again" "$LABCMD" up
 as tbm-alice srun -p mac -N1 -w mac06 sleep 300 > /dev/null 2>&1 &
-sleep 2
+end=$((SECONDS + 30))
+until [ -n "$(squeue -h -s -u tbm-alice -o %i 2>/dev/null | grep -v '\.extern$')" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.2; done
+[ "$SECONDS" -lt "$end" ] || echo "# the step on mac06 was not running within 30 s; the crash comes without it"
 kill -9 "$(cat "$LAB/run/slurmctld.pid")" "$(cat "$LAB/run/slurmd-mac06.pid")" 2>/dev/null
 kill -9 $! 2>/dev/null
 t_ok "lab down after a crash" "$LABCMD" down

@@ -6,6 +6,12 @@ T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LABCMD="$T_SRC/lab/tbmesh-lab"
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
+# What the nodes run, as the lab installed it in its state folder at 'up' (readable by the lab's users and
+# inside every simulated Mac, wherever the source tree is): macnode, the kernels, tbm-mlxcheck.
+T_INST=$LAB/inst
+T_MACNODE=$T_INST/bin/macnode
+T_MLXCHECK=$T_INST/libexec/tbmesh-lab/tbm-mlxcheck
+T_BENCH=$T_INST/libexec/slurm-tbmesh/macnode-bench
 T_NAME=$(basename "$0")
 T_PASS=0
 T_FAIL=0
@@ -87,6 +93,8 @@ no_jobs() {
     scancel -u tbm-alice > /dev/null 2>&1
     scancel -u tbm-bob > /dev/null 2>&1
     while [ -n "$(squeue -h -u tbm-alice,tbm-bob 2>/dev/null)" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.5; done
+    [ -z "$(squeue -h -u tbm-alice,tbm-bob 2>/dev/null)" ] ||
+        echo "# no_jobs: the lab's users still have jobs 30 s after scancel: $(squeue -h -u tbm-alice,tbm-bob -o '%i %T %R' | paste -sd';')"
 }
 
 plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }

@@ -1,0 +1,50 @@
+# agents.sh (sourced by tbmesh-lab): macnoded, the agent of every simulated Mac, inside its namespaces,
+# listening on the Mac's management address and tbmesh.conf's AgentPort, answering probes from the recorded
+# outputs. As launchd does on a real Mac (KeepAlive in org.slurm-tbmesh.macnoded.plist), a supervisor
+# (keepalive) starts it again whenever it ends.
+
+KEEPALIVE_THROTTLE=${TBMESH_LAB_KEEPALIVE_THROTTLE:-1}
+
+agent_port() {
+    local port
+    port=$(sed -n 's/^AgentPort=//p' "$ETC/tbmesh.conf" 2>/dev/null | head -n1)
+    echo "${port:-6830}"
+}
+
+# agent_listening NODE ADDR PORT: the Mac's agent has a listening socket on ADDR:PORT.
+agent_listening() {
+    [ -n "$(in_node "$1" ss -Hltn "src $2:$3" 2>/dev/null)" ]
+}
+
+start_agents() {
+    local row n addr port
+    [ -x "$MACNODED" ] || die "macnoded is not built ($MACNODED): run scripts/build.sh"
+    port=$(agent_port)
+    while IFS= read -r row; do
+        n=$(cut -f2 <<<"$row")
+        addr=$(field "$row" mgmt)
+        in_node "$n" setsid "$KEEPALIVE" "$RUN/keepalive-$n.pid" "$LOG/keepalive-$n.log" "$KEEPALIVE_THROTTLE" \
+            "$MACNODED" --listen "$addr:$port" --node "$n" \
+            --munge-socket "$MUNGE_SOCKET" --replay "$NODES/$n/replay" \
+            --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 \
+            --log "$LOG/macnoded-$n.log" --pid-file "$RUN/macnoded-$n.pid" < /dev/null > /dev/null 2>&1 &
+    done < <(plan_rows node)
+    while IFS= read -r row; do
+        n=$(cut -f2 <<<"$row")
+        wait_for "macnoded on $n (listening on $(field "$row" mgmt):$port)" 15 \
+            agent_listening "$n" "$(field "$row" mgmt)" "$port"
+    done < <(plan_rows node)
+}
+
+# stop_agents: each supervisor stops its agent (SIGTERM, the agent's grace for its tasks) and ends.
+stop_agents() {
+    local f pids=() end
+    for f in "$RUN"/keepalive-*.pid; do
+        [ -s "$f" ] || continue
+        kill -TERM "$(cat "$f")" 2>/dev/null && pids+=("$(cat "$f")")
+    done
+    end=$((SECONDS + 15))
+    for f in "${pids[@]}"; do
+        while kill -0 "$f" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
+    done
+}

@@ -1,0 +1,51 @@
+# common.sh (sourced by tbmesh-lab): messages, bounded waits and the lab's plan (nodes and cables, from the
+# lab spec through the generator).
+
+die() { echo "tbmesh-lab: $*" >&2; exit 1; }
+say() { echo "tbmesh-lab: $*"; }
+
+need_root() {
+    [ "$(id -u)" = 0 ] || die "run as root: the lab makes network namespaces, veth cables and starts daemons"
+}
+
+# wait_for WHAT SECONDS CMD...: poll CMD until it succeeds; after SECONDS, die saying WHAT was not ready.
+wait_for() {
+    local what=$1 secs=$2 end=$((SECONDS + $2)); shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || die "$what was not ready within ${secs}s; see 'tbmesh-lab logs'"
+        sleep 0.2
+    done
+}
+
+# timed STEP: run one step of 'up' and note its wall time in the log.
+timed() {
+    local t=$SECONDS
+    "$@"
+    echo "$(date +%T) $1: $((SECONDS - t)) s" >> "$LOG/up.log"
+}
+
+# plan_rows KIND: the plan's rows of that kind (node, linux, cable), tab-separated.
+plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$ETC/plan.tsv"; }
+# field ROW KEY: the value of key=value in a plan row.
+field() { tr '\t' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n1; }
+all_nodes() { { plan_rows node; plan_rows linux; } | cut -f2; }
+direct_nodes() { plan_rows node | grep -P '\tmode=direct(\t|$)' | cut -f2; plan_rows linux | cut -f2; }
+bridge_nodes() { plan_rows node | grep -P '\tmode=bridge(\t|$)' | cut -f2; }
+node_row() { { plan_rows node; plan_rows linux; } | awk -F'\t' -v n="$1" '$2 == n'; }
+
+make_plan() {
+    [ -x "$GEN" ] || die "the lab generator $GEN is missing: build first (scripts/build.sh) or set TBMESH_LAB_GEN"
+    [ -r "$SPEC" ] || die "the lab spec $SPEC is missing: set TBMESH_LAB_SPEC"
+    cp "$SPEC" "$ETC/lab.conf"
+    local cuts=() c
+    if [ -s "$ETC/cuts" ]; then
+        while read -r c; do cuts+=(--cut "$c"); done < "$ETC/cuts"
+    fi
+    set -- "${cuts[@]}"
+    "$GEN" plan "$ETC/lab.conf" "$@" > "$ETC/plan.tsv.new" || die "the generator rejected $SPEC (see above)"
+    mv "$ETC/plan.tsv.new" "$ETC/plan.tsv"
+    rm -rf "$NODES.new"
+    "$GEN" outputs "$ETC/lab.conf" "$NODES.new" "$@" || die "the generator could not write the recorded macOS outputs"
+    rm -rf "$NODES"
+    mv "$NODES.new" "$NODES"
+}
