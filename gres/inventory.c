@@ -301,6 +301,7 @@ int inventory_main(int argc, char **argv)
         inventory_free(&inv);
         return EXIT_INPUT;
     }
+    tbm_netplan_drop_broken(&inv.conf, &inv.val.findings);   /* never written as if they were good */
     if (compare)
         tbm_cables_diff(&inv.hint, &inv.conf, &inv.val.findings);
     if (json)

@@ -139,3 +139,35 @@ int tbm_mac_normalize(const char *in, size_t len, char out[TBM_MAC_MAX])
     memcpy(out, canon, TBM_MAC_MAX);
     return 0;
 }
+
+int tbm_macos_has_rdma(const char *v)
+{
+    int major = 0, minor = 0;
+
+    if (sscanf(v, "%d.%d", &major, &minor) < 1)
+        return -1;
+    return major > 26 || (major == 26 && minor >= 2);
+}
+
+void tbm_rdma_enabled_fix(const tbm_host_facts_t *h, int gbps, char *buf, size_t len)
+{
+    char version[TBM_HOST_MAX], port[128], os[80] = "";
+    int has_rdma;
+
+    snprintf(version, sizeof(version), "%.*s", TBM_HOST_MAX - 1, h->os_version);
+    has_rdma = tbm_macos_has_rdma(version);
+    if (gbps > 40)
+        snprintf(port, sizeof(port), "the port (on Mac Studio the one beside Ethernet has no RDMA)");
+    else if (gbps > 0)
+        snprintf(port, sizeof(port), "a Thunderbolt 4 port or Mac: the link runs at %d Gb/s, RDMA needs Thunderbolt "
+                 "5 (above 40) on both ends", gbps);
+    else
+        snprintf(port, sizeof(port), "a Thunderbolt 4 port or Mac (check the link speed: RDMA needs above 40 Gb/s "
+                 "on both ends)");
+    if (has_rdma == 0)
+        snprintf(os, sizeof(os), "; macOS %.20s, older than 26.2: update it", version);
+    else if (has_rdma < 0)
+        snprintf(os, sizeof(os), "; macOS older than 26.2 (its version is unknown)");
+    snprintf(buf, len, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: %s; the cable "
+             "(Thunderbolt 5, seated)%s. Then check ibv_devices", port, os);
+}

@@ -24,8 +24,13 @@ typedef struct tbm_tb_port {
     char domain_uuid[TBM_UUID_MAX];    /* this port's domain_uuid_key */
     int speed_gbps;                    /* current_speed_key in Gb/s (40, 80, 120); 0 when unknown */
     int connected;                     /* receptacle_status_key is "receptacle_connected" */
-    char peer_uuid[TBM_UUID_MAX];      /* domain UUID of the Mac at the other end; "" when no Mac is there */
+    char peer_uuid[TBM_UUID_MAX];      /* domain UUID of the Mac at the other end of a direct cable; "" when
+                                          no Mac is cabled to this port */
     char peer_name[TBM_HOST_MAX];      /* that peer's device_name_key ("Mac Studio" or "Mac16,9") */
+    char hub_peer_uuid[TBM_UUID_MAX];  /* domain UUID of a Mac reached only through a hub, dock or daisy
+                                          chain (not a cable: JACCL's RDMA needs direct ones); "" when none */
+    char hub_peer_name[TBM_HOST_MAX];  /* that Mac's device_name_key */
+    char hub[TBM_HOST_MAX];            /* the device cabled to this port in front of it ("TS4"); "" unknown */
     char iface[TBM_IFNAME_MAX];        /* enX bound to "Thunderbolt N" by networksetup; "" when unknown */
 } tbm_tb_port_t;
 
@@ -79,6 +84,15 @@ int tbm_valid_uuid(const char *s);     /* 1-39 of hex digits and '-': "A1B2C3D4-
 int tbm_valid_ipv4(const char *s);     /* dotted quad, each part 0-255, no leading zeros: "169.254.1.1" */
 int tbm_valid_mac(const char *s);      /* six two-digit lower-case hex groups: "36:a8:4b:01:02:03" */
 int tbm_valid_text(const char *s);     /* printable: no control characters (UTF-8 is checked elsewhere) */
+
+/* 1 when macOS version `v` ("26.2", "26.10.1") is 26.2 or later, the first with RDMA over Thunderbolt;
+ * 0 when older; -1 when it cannot be read. */
+int tbm_macos_has_rdma(const char *v);
+
+/* What to do about a Mac whose `rdma_ctl status` says enabled while ibv_devices lists no device (on a link
+ * of `gbps` Gb/s; 0 when unknown): the causes enabling RDMA cannot fix, with the facts that point at them
+ * (a Thunderbolt 4 port or Mac, the cable, macOS older than 26.2). */
+void tbm_rdma_enabled_fix(const tbm_host_facts_t *h, int gbps, char *buf, size_t len);
 
 /* Write a MAC address written with 1 or 2 hex digits per group, any case ("36:A8:4B:1:2:3"), into out in
  * the canonical form "36:a8:4b:01:02:03". Returns 0, or -1 (out left "") when it is not a MAC address. */

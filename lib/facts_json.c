@@ -27,10 +27,12 @@ typedef struct field {
     size_t offset;
     size_t size;          /* of char arrays */
     long long min, max;   /* of numbers */
+    int optional;         /* text added after version 1 first shipped: written only when set, absent reads "" */
 } field_t;
 
-#define TEXT(k, kind, type, m) { k, kind, offsetof(type, m), sizeof(((type *)0)->m), 0, 0 }
-#define NUM(k, kind, type, m, lo, hi) { k, kind, offsetof(type, m), 0, lo, hi }
+#define TEXT(k, kind, type, m) { k, kind, offsetof(type, m), sizeof(((type *)0)->m), 0, 0, 0 }
+#define OPT_TEXT(k, kind, type, m) { k, kind, offsetof(type, m), sizeof(((type *)0)->m), 0, 0, 1 }
+#define NUM(k, kind, type, m, lo, hi) { k, kind, offsetof(type, m), 0, lo, hi, 0 }
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 static const field_t hardware_fields[] = {
@@ -61,6 +63,9 @@ static const field_t port_fields[] = {
     TEXT("peer_uuid", FK_UUID, tbm_tb_port_t, peer_uuid),
     TEXT("peer_name", FK_TEXT, tbm_tb_port_t, peer_name),
     TEXT("iface", FK_IFNAME, tbm_tb_port_t, iface),
+    OPT_TEXT("hub_peer_uuid", FK_UUID, tbm_tb_port_t, hub_peer_uuid),
+    OPT_TEXT("hub_peer_name", FK_TEXT, tbm_tb_port_t, hub_peer_name),
+    OPT_TEXT("hub", FK_TEXT, tbm_tb_port_t, hub),
 };
 
 static const field_t iface_fields[] = {
@@ -101,7 +106,8 @@ static json_object *object_to_json(const field_t *fields, size_t n, const void *
     size_t i;
 
     for (i = 0; obj && i < n; i++)
-        json_object_object_add(obj, fields[i].key, field_to_json(&fields[i], base));
+        if (!(fields[i].optional && !((const char *)base + fields[i].offset)[0]))   /* optional: only when set */
+            json_object_object_add(obj, fields[i].key, field_to_json(&fields[i], base));
     return obj;
 }
 
@@ -242,8 +248,11 @@ static int read_object(const field_t *fields, size_t n, json_object *obj, void *
                              tbm_json_type_name(json_object_get_type(obj)));
     for (i = 0; i < n; i++) {
         snprintf(sub, sizeof(sub), "%s.%s", path, fields[i].key);
-        if (!json_object_object_get_ex(obj, fields[i].key, &v))
+        if (!json_object_object_get_ex(obj, fields[i].key, &v)) {
+            if (fields[i].optional)
+                continue;   /* the record was zeroed: "" */
             return tbm_errprintf(err, "%s: missing", sub);
+        }
         if (fields[i].size)
             rc = read_string(&fields[i], v, (char *)base + fields[i].offset, sub, err);
         else

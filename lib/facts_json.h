@@ -2,8 +2,8 @@
  * field checked for type and bounds when read.
  *
  * Layout, version 1 (unknown members are ignored, so new members may be added without a new version;
- * a change of meaning or type bumps "tbmesh_facts"). Every member below is required. Strings are ""
- * when unknown; they hold printable UTF-8.
+ * a change of meaning or type bumps "tbmesh_facts"). Every member below is required unless said optional.
+ * Strings are "" when unknown; they hold printable UTF-8.
  *   {"tbmesh_facts": 1,
  *    "hostname": "studio-a1",                                  non-empty, < 64 bytes
  *    "hardware": {"model_name": "Mac Studio", "model_id": "Mac15,14", "chip": "Apple M3 Ultra",
@@ -14,8 +14,10 @@
  *             "devices": ["rdma_en2", ...]},                   at most 16 interface-like names
  *    "thunderbolt": [{"receptacle": 1,                         0 (unknown) .. 99
  *                     "bus": "thunderboltusb4_bus_1", "domain_uuid": "...", "speed_gbps": 80 (0 .. 999),
- *                     "connected": true, "peer_uuid": "...", "peer_name": "Mac Studio", "iface": "en2"}],
- *                                                              at most 16
+ *                     "connected": true, "peer_uuid": "...", "peer_name": "Mac Studio", "iface": "en2",
+ *                     "hub_peer_uuid": "...", "hub_peer_name": "Mac16,9", "hub": "TS4"}],   at most 16
+ *                    (peer_*: a Mac cabled directly; hub_*: a Mac reached only through the hub or dock "hub",
+ *                    not a cable. The three hub members are optional: written only when set, absent is "".)
  *    "interfaces": [{"name": "en2", "hwport": "Thunderbolt 1", "mac": "36:a8:4b:01:02:03",
  *                    "ipv4": "169.254.1.1", "prefix_len": 30 (-1 when no address, else 0 .. 32),
  *                    "up": true, "active": true}]}            at most 64, name non-empty

@@ -59,13 +59,24 @@ static void check_ports_bound(const tbm_host_facts_t *facts, tbm_findings_t *fs)
     }
 }
 
+/* RDMA enabled without devices: the fix names what enabling cannot fix, from the fastest link to a Mac. */
 static void check_rdma(const tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
-    if (facts->rdma_enabled == 1 && facts->n_rdma == 0)
-        tbm_finding_add(fs, TBM_SEV_WARNING, "rdma-enabled-no-devices", facts->hostname,
-                        "RDMA over Thunderbolt needs Thunderbolt 5 ports and a cable to another Mac; "
-                        "check `ibv_devices` after cabling",
-                        "rdma_ctl says enabled but ibv_devices lists no device");
+    char fix[TBM_FINDING_TEXT_MAX];
+    int i, gbps = 0, cabled = 0;
+
+    if (facts->rdma_enabled != 1 || facts->n_rdma > 0)
+        return;
+    for (i = 0; i < facts->n_ports; i++)
+        if (facts->ports[i].connected && facts->ports[i].peer_uuid[0]) {
+            if (!cabled || facts->ports[i].speed_gbps > gbps)
+                gbps = facts->ports[i].speed_gbps;
+            cabled = 1;
+        }
+    tbm_rdma_enabled_fix(facts, gbps, fix, sizeof(fix));
+    tbm_finding_add(fs, TBM_SEV_WARNING, "rdma-enabled-no-devices", facts->hostname, fix,
+                    "rdma_ctl says enabled but ibv_devices lists no device%s",
+                    cabled ? "" : " (and no Mac is cabled directly to this one)");
 }
 
 int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, tbm_findings_t *fs)

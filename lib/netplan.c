@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "values.h"
 
 static int parse_base(const char *base, uint32_t *net, int *len, tbm_err_t *err)
 {
@@ -82,6 +83,26 @@ static int number_cables(tbm_netplan_t *p, uint32_t net, int len, tbm_err_t *err
     return 0;
 }
 
+/* The prefix of a kept cable: the first end's, else the second's, else a /30 (Addr= without prefixes). */
+static int kept_prefix(const tbm_conf_cable_t *cc)
+{
+    if (cc->end[0].prefix_len >= 1 && cc->end[0].prefix_len <= 32)
+        return cc->end[0].prefix_len;
+    if (cc->end[1].prefix_len >= 1 && cc->end[1].prefix_len <= 32)
+        return cc->end[1].prefix_len;
+    return 30;
+}
+
+int tbm_netplan_addrs_ok(const tbm_conf_cable_t *cb)
+{
+    uint32_t a, b;
+
+    if (!cb->end[0].ipv4[0] && !cb->end[1].ipv4[0])
+        return 1;
+    return tbm_ipv4_parse(cb->end[0].ipv4, &a) == 0 && tbm_ipv4_parse(cb->end[1].ipv4, &b) == 0 &&
+           tbm_link_addrs_ok(a, cb->end[0].prefix_len, b, cb->end[1].prefix_len);
+}
+
 int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_netplan_t *p, tbm_err_t *err)
 {
     uint32_t net = 0;
@@ -101,7 +122,8 @@ int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_ne
         copy_end(&cb->end[0], c, &cc->end[0]);
         copy_end(&cb->end[1], c, &cc->end[1]);
         cb->planned = renumber || !cc->end[0].ipv4[0] || !cc->end[1].ipv4[0];
-        cb->prefix_len = cb->planned ? 30 : cc->end[0].prefix_len;
+        cb->prefix_len = cb->planned ? 30 : kept_prefix(cc);
+        cb->broken = !cb->planned && !tbm_netplan_addrs_ok(cc);
     }
     if (number_cables(p, net, len, err) < 0) {
         tbm_netplan_free(p);
@@ -126,11 +148,65 @@ char *tbm_netplan_table(const tbm_netplan_t *p)
         const tbm_netplan_cable_t *cb = &p->cables[i];
         tbm_sb_printf(&sb, "%s:%s %s/%d <-> %s:%s %s/%d%s\n", cb->end[0].node, cb->end[0].iface, cb->end[0].ipv4,
                       cb->prefix_len, cb->end[1].node, cb->end[1].iface, cb->end[1].ipv4, cb->prefix_len,
-                      cb->planned ? "" : "   (kept from tbmesh.conf)");
+                      cb->planned ? "" : cb->broken ? "   (kept from tbmesh.conf, BROKEN: not one link; run "
+                      "`macnode netplan --renumber`)" : "   (kept from tbmesh.conf)");
     }
     if (!sb.len)
         tbm_sb_printf(&sb, "# no cables\n");
     return tbm_sb_take(&sb);
+}
+
+#define BROKEN_FIX "run `macnode netplan --renumber` (every cable gets a /30 of its own; apply it on every " \
+                   "Mac, then run tbmesh inventory again), or drop this cable's Addr= from tbmesh.conf so that " \
+                   "only it is numbered afresh"
+
+/* "mac01:en2 <-> mac02:en3" */
+#define WHERE_MAX (2 * (TBM_HOSTNAME_MAX + TBM_IFNAME_MAX) + 8)
+
+size_t tbm_netplan_broken(const tbm_netplan_t *p, tbm_findings_t *fs)
+{
+    char where[WHERE_MAX];
+    size_t i, n = 0;
+
+    for (i = 0; i < p->n_cables; i++) {
+        const tbm_netplan_cable_t *cb = &p->cables[i];
+        if (!cb->broken)
+            continue;
+        snprintf(where, sizeof(where), "%s:%s <-> %s:%s", cb->end[0].node, cb->end[0].iface, cb->end[1].node,
+                 cb->end[1].iface);
+        tbm_finding_add(fs, TBM_SEV_ERROR, "netplan-pair-broken", where, BROKEN_FIX,
+                        "tbmesh.conf gives the two ends %s and %s, %s: the cable cannot carry traffic with them",
+                        cb->end[0].ipv4, cb->end[1].ipv4, strcmp(cb->end[0].ipv4, cb->end[1].ipv4) == 0 ?
+                        "the same address" : "not on one /30 nor on one common network");
+        n++;
+    }
+    return n;
+}
+
+size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs)
+{
+    char where[WHERE_MAX];
+    size_t i, n = 0;
+    int e;
+
+    for (i = 0; i < c->n_cables; i++) {
+        tbm_conf_cable_t *cb = &c->cables[i];
+        if (tbm_netplan_addrs_ok(cb))
+            continue;
+        snprintf(where, sizeof(where), "%s:%s <-> %s:%s", c->nodes[cb->end[0].node].name, cb->end[0].iface,
+                 c->nodes[cb->end[1].node].name, cb->end[1].iface);
+        tbm_finding_add(fs, TBM_SEV_WARNING, "addr-left-out", where,
+                        "run `macnode netplan` on the two Macs (--apply): it gives this cable a /30 of its own; "
+                        "then probe them and run tbmesh inventory again",
+                        "tbmesh.conf leaves out this cable's addresses %s and %s: they are not one link, and "
+                        "macnode netplan would keep them", cb->end[0].ipv4, cb->end[1].ipv4);
+        for (e = 0; e < 2; e++) {
+            cb->end[e].ipv4[0] = '\0';
+            cb->end[e].prefix_len = -1;
+        }
+        n++;
+    }
+    return n;
 }
 
 static void netmask_text(int prefix, char *buf, size_t len)

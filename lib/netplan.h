@@ -2,7 +2,7 @@
  * the commands that put the plan on a Mac (bridge0 down, an IPv4 address per Thunderbolt interface, a host
  * route to each peer, and routes to every other Thunderbolt address of the lab over the cables, so that Open
  * MPI, which dials every address a peer has, reaches each one). Cables that already have addresses in
- * tbmesh.conf keep them. */
+ * tbmesh.conf keep them; kept addresses that are not one link are named (tbm_netplan_broken). */
 #ifndef TBM_NETPLAN_H
 #define TBM_NETPLAN_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "conf.h"
 #include "errbuf.h"
+#include "finding.h"
 
 typedef struct tbm_netplan_end {
     char node[TBM_HOSTNAME_MAX];
@@ -19,8 +20,11 @@ typedef struct tbm_netplan_end {
 
 typedef struct tbm_netplan_cable {
     tbm_netplan_end_t end[2];
-    int prefix_len;              /* 30 for planned cables; what tbmesh.conf says for kept ones */
+    int prefix_len;              /* 30 for planned cables; what tbmesh.conf says for kept ones (30 when it
+                                    gives no prefix) */
     int planned;                 /* 1: numbered now; 0: kept from tbmesh.conf */
+    int broken;                  /* kept, but the two addresses are not one link (not on one /30 nor on one
+                                    network of the prefix both give, or the same address) */
 } tbm_netplan_cable_t;
 
 typedef struct tbm_netplan {
@@ -35,7 +39,20 @@ int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_ne
 
 void tbm_netplan_free(tbm_netplan_t *plan);
 
-/* The plan as text, one cable a line: "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.6/30". */
+/* Are the two addresses tbmesh.conf gives a cable (Addr=) one link? 1 also when it gives none. */
+int tbm_netplan_addrs_ok(const tbm_conf_cable_t *cb);
+
+/* An error finding ("netplan-pair-broken") for every broken cable of the plan, saying what to run
+ * (--renumber). Returns how many. */
+size_t tbm_netplan_broken(const tbm_netplan_t *plan, tbm_findings_t *fs);
+
+/* For tbmesh inventory: clear the addresses of every cable of `c` that are not one link, so that the
+ * tbmesh.conf it writes does not keep them and macnode netplan numbers that cable afresh; a warning
+ * ("addr-left-out") for each. Returns how many. */
+size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs);
+
+/* The plan as text, one cable a line: "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.6/30"; a broken
+ * kept cable says so and what to run. */
 char *tbm_netplan_table(const tbm_netplan_t *plan);
 
 /* A route on one host to a Thunderbolt address of another host that is not on a cable of its own. */

@@ -8,6 +8,7 @@
  *   any output: output-missing, output-empty, output-too-large, output-invalid-utf8, output-more-problems
  *   system_profiler: tb-json-invalid, tb-json-shape, tb-bad-bus, tb-bad-value, tb-port-no-uuid,
  *     tb-no-receptacle, tb-receptacle-invalid, tb-speed-unknown, tb-model-differs, tb-peer-ambiguous,
+ *     tb-peer-behind-hub,
  *     tb-too-many-ports, tb-duplicate-uuid, tb-duplicate-receptacle, tb-cable-to-self
  *   networksetup: ns-orphan-line, ns-garbage-line, ns-unknown-key, ns-bad-hwport, ns-bad-device, ns-bad-mac,
  *     ns-no-device, ns-duplicate-device, ns-too-many-ifaces
@@ -15,7 +16,8 @@
  *     ifc-too-many-ifaces, iface-missing-in-ifconfig
  *   ibv_devices / rdma_ctl: ibv-no-header, ibv-bad-row, ibv-duplicate, ibv-too-many, rdma-ctl-unknown
  *   sw_vers / sysctl: sw-vers-garbage-line, sw-vers-bad-value, sw-vers-missing, sysctl-bad-value,
- *     sysctl-extra-line, sysctl-short, sysctl-perflevel-bad-line, sysctl-no-performance-cores
+ *     sysctl-bad-line, sysctl-extra-line, sysctl-duplicate, sysctl-short, sysctl-missing,
+ *     sysctl-perflevel-bad-line, sysctl-no-performance-cores
  *   across outputs (tbm_facts_parse_all): tb-port-no-iface, rdma-enabled-no-devices */
 #ifndef TBM_PARSE_MACOS_H
 #define TBM_PARSE_MACOS_H
@@ -59,7 +61,8 @@ extern const size_t tbm_raw_nsources;
 tbm_raw_t *tbm_raw_slot(tbm_raw_outputs_t *raw, size_t i);
 
 /* system_profiler SPThunderboltDataType -json: ports (receptacle, bus, domain UUID, speed, status, peer
- * Mac) and this host's model name. Ports are sorted by receptacle number. */
+ * Mac) and this host's model name. Ports are sorted by receptacle number. A Mac found behind a hub, dock or
+ * daisy chain is kept apart (hub_peer_uuid, with a tb-peer-behind-hub finding): it is not a cable. */
 int tbm_parse_thunderbolt(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs);
 
 /* "Up to 80 Gb/s", "80 Gb/s", "40 Gb/s": the number of Gb/s; -1 when the text is not a speed. */
@@ -85,10 +88,12 @@ int tbm_parse_rdma_ctl(const char *text, size_t len, tbm_host_facts_t *facts, tb
 /* sw_vers: ProductName, ProductVersion, BuildVersion. */
 int tbm_parse_sw_vers(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs);
 
-/* sysctl -n hw.memsize machdep.cpu.brand_string hw.model: three lines in that order. */
+/* sysctl -n hw.memsize machdep.cpu.brand_string hw.model: three lines in that order; or the same as
+ * `name: value` (or `name = value`) lines in any order, which may also give hw.perflevel{0,1}.physicalcpu. */
 int tbm_parse_sysctl(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs);
 
-/* sysctl hw.perflevel0.physicalcpu hw.perflevel1.physicalcpu: performance and efficiency cores. */
+/* sysctl hw.perflevel0.physicalcpu hw.perflevel1.physicalcpu: performance and efficiency cores, as
+ * `name: value` lines or (with -n) bare counts in that order. A count of 0 is no count. */
 int tbm_parse_perflevels(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs);
 
 /* Run every parser over the outputs present (missing ones give an "output-missing" finding), in the order

@@ -13,10 +13,12 @@
 #define TB_PEER_DEPTH 4     /* hubs between a port and a peer Mac that we look through */
 #define TB_FIX_CAPTURE "run `system_profiler SPThunderboltDataType -json` again and capture all of it"
 
-/* The first Mac found behind a port, and how many there were. */
+/* The Mac found behind a port (a direct one first), and how many there were. */
 typedef struct tb_peer {
     const char *uuid;
     const char *name;
+    const char *hub;             /* the device cabled to the port in front of that Mac; NULL: cabled directly */
+    int behind_hub;              /* 1 when that Mac sits behind another device */
     int count;
 } tb_peer_t;
 
@@ -42,12 +44,14 @@ int tbm_parse_tb_speed(const char *text)
 }
 
 /* Depth-first through _items: a device with its own domain UUID is a Mac; others (displays, drives,
- * hubs) are skipped, but what sits behind them is searched. */
-static void find_peer(json_object *items, int depth, tb_peer_t *peer)
+ * hubs, docks) are skipped, but what sits behind them is searched. A Mac in the port's own _items is cabled
+ * to it; one deeper sits behind `hub`, the device cabled to the port (system_profiler nests it one level
+ * down per hub). A directly cabled Mac wins over one behind a hub. */
+static void find_peer(json_object *items, int depth, const char *hub, tb_peer_t *peer)
 {
     size_t i, n;
     json_object *item;
-    const char *uuid;
+    const char *uuid, *name;
 
     if (!items || depth > TB_PEER_DEPTH)
         return;
@@ -56,13 +60,18 @@ static void find_peer(json_object *items, int depth, tb_peer_t *peer)
         item = json_object_array_get_idx(items, i);
         uuid = tbm_json_str(item, "domain_uuid_key");
         if (uuid) {
-            if (peer->count++ == 0) {
+            if (peer->count++ == 0 || (peer->behind_hub && depth == 0)) {
                 peer->uuid = uuid;
                 peer->name = tbm_json_str(item, "device_name_key");
+                peer->hub = depth ? hub : NULL;
+                peer->behind_hub = depth > 0;
             }
             continue;
         }
-        find_peer(tbm_json_typed(item, "_items", json_type_array), depth + 1, peer);
+        name = tbm_json_str(item, "device_name_key");
+        if (!name)
+            name = tbm_json_str(item, "_name");
+        find_peer(tbm_json_typed(item, "_items", json_type_array), depth + 1, depth ? hub : name, peer);
     }
 }
 
@@ -119,18 +128,33 @@ static void read_receptacle(tbm_parse_ctx_t *ctx, json_object *bus, const char *
 
 static void read_peer(tbm_parse_ctx_t *ctx, json_object *bus, const char *label, tbm_tb_port_t *port)
 {
-    tb_peer_t peer = { NULL, NULL, 0 };
+    tb_peer_t peer = { NULL, NULL, NULL, 0, 0 };
 
-    find_peer(tbm_json_typed(bus, "_items", json_type_array), 0, &peer);
+    find_peer(tbm_json_typed(bus, "_items", json_type_array), 0, NULL, &peer);
     if (peer.count > 1)
         tbm_note(ctx, TBM_SEV_WARNING, "tb-peer-ambiguous", 0,
                  "cable each Mac directly to one port of the other; hubs and chains hide the topology",
                  "%s: %d Macs found behind this port; only the first (%.*s) is used", label, peer.count,
                  TBM_STR_SHOW(peer.uuid));
-    take(ctx, port->peer_uuid, sizeof(port->peer_uuid), peer.uuid, tbm_valid_uuid, "peer domain_uuid_key",
+    if (!peer.behind_hub) {
+        take(ctx, port->peer_uuid, sizeof(port->peer_uuid), peer.uuid, tbm_valid_uuid, "peer domain_uuid_key",
+             label);
+        take(ctx, port->peer_name, sizeof(port->peer_name), peer.name, tbm_valid_text, "peer device_name_key",
+             label);
+        return;
+    }
+    take(ctx, port->hub_peer_uuid, sizeof(port->hub_peer_uuid), peer.uuid, tbm_valid_uuid, "peer domain_uuid_key",
          label);
-    take(ctx, port->peer_name, sizeof(port->peer_name), peer.name, tbm_valid_text, "peer device_name_key",
+    take(ctx, port->hub_peer_name, sizeof(port->hub_peer_name), peer.name, tbm_valid_text, "peer device_name_key",
          label);
+    take(ctx, port->hub, sizeof(port->hub), peer.hub, tbm_valid_text, "hub device_name_key", label);
+    tbm_note(ctx, TBM_SEV_WARNING, "tb-peer-behind-hub", 0,
+             "cable the two Macs directly, port to port, with no hub, dock or daisy chain between them: JACCL's "
+             "RDMA needs direct cables",
+             "%s: the Mac %.*s (%.*s) is reached through %s%.*s%s, not by a direct cable; it is not counted as a "
+             "cable", label, TBM_STR_SHOW(peer.uuid), TBM_STR_SHOW(peer.name ? peer.name : "no name"),
+             port->hub[0] ? "the hub or dock \"" : "a hub or dock", TBM_STR_SHOW(port->hub),
+             port->hub[0] ? "\"" : "");
 }
 
 static void read_model(tbm_parse_ctx_t *ctx, json_object *bus, const char *label, tbm_host_facts_t *facts)

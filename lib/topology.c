@@ -198,7 +198,7 @@ static int collect_ports(tbm_topology_t *t)
     for (h = 0; h < t->n_hosts; h++) {
         const tbm_host_facts_t *f = &t->hosts[h];
         for (k = 0; k < f->n_ports && k < TBM_MAX_PORTS; k++)
-            if (f->ports[k].domain_uuid[0] || f->ports[k].peer_uuid[0])
+            if (f->ports[k].domain_uuid[0] || f->ports[k].peer_uuid[0] || f->ports[k].hub_peer_uuid[0])
                 fill_port(&t->ports[t->n_ports++], f, (int)h, k);
     }
     return 0;
@@ -344,6 +344,52 @@ static void match_port(tbm_topology_t *t, const uuid_index_t *ix, int p)
     report_one_sided(t, cable, q);
 }
 
+/* The port's facts: what the host said of it. */
+static const tbm_tb_port_t *port_facts(const tbm_topology_t *t, int port)
+{
+    return &t->hosts[t->ports[port].host].ports[t->ports[port].fact];
+}
+
+/* A Mac reached through a hub or dock is no cable: say so, once for two Macs that see each other so.
+ * (Facts fields are read bounded: they may lack their NUL.) */
+static void report_hub(tbm_topology_t *t, const uuid_index_t *ix, int p)
+{
+    const tbm_tb_port_t *f = port_facts(t, p), *g = NULL;
+    char uuid[TBM_UUID_MAX], hub[TBM_HOST_MAX + 2] = "(unnamed)";
+    char a[TBM_HOST_MAX + TBM_IFNAME_MAX + 8], b[TBM_HOST_MAX + TBM_IFNAME_MAX + 8], where[2 * sizeof(a) + 8];
+    const char *fix = "cable the two Macs directly, port to port, with no hub, dock or daisy chain between them "
+                      "(JACCL's RDMA needs direct cables), then probe both again";
+    int q;
+
+    COPY_FIELD(uuid, f->hub_peer_uuid);
+    if (!uuid[0])
+        return;
+    q = lookup(t, ix, uuid);
+    if (q >= 0) {
+        g = port_facts(t, q);
+        if (q < p && strncmp(g->hub_peer_uuid, t->ports[p].domain_uuid, TBM_UUID_MAX) == 0)
+            return;   /* reported from the other end */
+    }
+    if (f->hub[0])
+        snprintf(hub, sizeof(hub), "\"%.*s\"", TBM_HOST_MAX - 1, f->hub);
+    else if (g && g->hub[0])
+        snprintf(hub, sizeof(hub), "\"%.*s\"", TBM_HOST_MAX - 1, g->hub);
+    tbm_port_label(t, p, a, sizeof(a));
+    if (q < 0) {
+        snprintf(where, sizeof(where), "%s <-> ?", a);
+        tbm_finding_add(&t->findings, TBM_SEV_WARNING, "cable-through-hub", where, fix,
+                        "%s reaches a Mac with domain UUID %s through the hub or dock %s, not by a direct cable; "
+                        "it is not counted as a cable", a, uuid, hub);
+        return;
+    }
+    tbm_port_label(t, q, b, sizeof(b));
+    snprintf(where, sizeof(where), "%s <-> %s", a, b);
+    tbm_finding_add(&t->findings, TBM_SEV_WARNING, "cable-through-hub", where, fix,
+                    "%s and %s are joined through the hub or dock %s, not by a direct cable; it is not counted as "
+                    "a cable of any group", tbm_topology_host_name(t, t->ports[p].host),
+                    tbm_topology_host_name(t, t->ports[q].host), hub);
+}
+
 static int match_cables(tbm_topology_t *t)
 {
     uuid_index_t ix;
@@ -354,6 +400,8 @@ static int match_cables(tbm_topology_t *t)
         return -1;
     for (p = 0; p < t->n_ports; p++)
         match_port(t, &ix, (int)p);
+    for (p = 0; p < t->n_ports; p++)
+        report_hub(t, &ix, (int)p);
     free(ix.by_uuid);
     return 0;
 }

@@ -74,7 +74,7 @@ typedef struct tbm_topology {
     tbm_group_t *groups;               /* ordered by their first host */
     size_t n_groups;
     int *host_group;                   /* group of each host */
-    tbm_findings_t findings;           /* what the model saw: cable-one-sided, uuid-duplicate, ... */
+    tbm_findings_t findings;           /* what the model saw: cable-one-sided, cable-through-hub, ... */
 } tbm_topology_t;
 
 /* Build the model from the hosts' facts (borrowed). Problems in the facts become findings;

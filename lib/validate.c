@@ -300,6 +300,18 @@ static int has_rdma_device(const tbm_host_facts_t *h, const char *iface)
     return 0;
 }
 
+/* What to do about a Mac without the RDMA device of a link: enable RDMA only where it is not enabled. */
+static void rdma_missing_fix(const tbm_host_facts_t *h, int gbps, char *buf, size_t len)
+{
+    if (h->rdma_enabled == 1)
+        tbm_rdma_enabled_fix(h, gbps, buf, len);
+    else if (h->rdma_enabled == 0)
+        snprintf(buf, len, "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices");
+    else
+        snprintf(buf, len, "run `rdma_ctl status` on that Mac; if disabled, enable RDMA from Recovery (rdma_ctl "
+                 "enable) and reboot; then check ibv_devices");
+}
+
 /* RDMA on one cable of a group that wants RDMA; returns 1 when the cable does RDMA. */
 static int check_rdma(ctx_t *c, int cable, const char *where)
 {
@@ -317,13 +329,13 @@ static int check_rdma(ctx_t *c, int cable, const char *where)
     }
     for (e = 0; e < 2; e++)
         if (!has_rdma_device(&c->t->hosts[p[e]->host], p[e]->iface)) {
-            const char *h = tbm_topology_host_name(c->t, p[e]->host);
-            flag(c, TBM_SEV_ERROR, "rdma-missing", where, TBM_BACKENDS_RDMA, cable, p[e]->host,
-                 "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices",
-                 "%s lists no RDMA device rdma_%s (ibv_devices; rdma_ctl says %s)", h,
-                 p[e]->iface[0] ? p[e]->iface : "?",
-                 c->t->hosts[p[e]->host].rdma_enabled == 1 ? "enabled" :
-                 c->t->hosts[p[e]->host].rdma_enabled == 0 ? "disabled" : "unknown");
+            const tbm_host_facts_t *hf = &c->t->hosts[p[e]->host];
+            char fix[TBM_FINDING_TEXT_MAX];
+            rdma_missing_fix(hf, cb->speed_gbps, fix, sizeof(fix));
+            flag(c, TBM_SEV_ERROR, "rdma-missing", where, TBM_BACKENDS_RDMA, cable, p[e]->host, fix,
+                 "%s lists no RDMA device rdma_%s (ibv_devices; rdma_ctl says %s)",
+                 tbm_topology_host_name(c->t, p[e]->host), p[e]->iface[0] ? p[e]->iface : "?",
+                 hf->rdma_enabled == 1 ? "enabled" : hf->rdma_enabled == 0 ? "disabled" : "unknown");
             return 0;
         }
     return 1;
@@ -366,12 +378,17 @@ static int same_net(uint32_t a, uint32_t b, int prefix)
     return (a & ~m) != 0 && (a | m) != 0xffffffffu && (b & ~m) != 0 && (b | m) != 0xffffffffu;
 }
 
+int tbm_link_addrs_ok(uint32_t a, int prefix_a, uint32_t b, int prefix_b)
+{
+    return a != b && (same_net(a, b, 30) || (prefix_a == prefix_b && same_net(a, b, prefix_a)));
+}
+
 static void check_subnet(ctx_t *c, int cable, const char *where, uint32_t a, uint32_t b)
 {
     const tbm_port_t *p[2] = {&c->t->ports[c->t->cables[cable].port[0]],
                               &c->t->ports[c->t->cables[cable].port[1]]};
 
-    if (a != b && (same_net(a, b, 30) || (p[0]->prefix_len == p[1]->prefix_len && same_net(a, b, p[0]->prefix_len))))
+    if (tbm_link_addrs_ok(a, p[0]->prefix_len, b, p[1]->prefix_len))
         return;
     flag(c, TBM_SEV_ERROR, "subnet-mismatch", where, BLOCK_TCP, cable, -1,
          "put both ends on one /30 of their own: macnode netplan prints a plan",
@@ -415,16 +432,6 @@ static int bridge0_up(const tbm_host_facts_t *h)
     return 0;
 }
 
-/* macOS "major.minor[.patch]" compared with 26.2; -1 when unreadable. */
-static int at_least_26_2(const char *v)
-{
-    int major = 0, minor = 0;
-
-    if (sscanf(v, "%d.%d", &major, &minor) < 1)
-        return -1;
-    return major > 26 || (major == 26 && minor >= 2);
-}
-
 static void check_host(ctx_t *c, int host)
 {
     const tbm_host_facts_t *h = &c->t->hosts[host];
@@ -440,7 +447,7 @@ static void check_host(ctx_t *c, int host)
              "sudo ifconfig bridge0 down (and remove the Thunderbolt Bridge service so it stays down)",
              "bridge0 (Thunderbolt Bridge) is up on %s; JACCL fails with 'No IPv4-mapped GID' or RTR errno 22 "
              "while it is", name);
-    if (c->gv->rdma_wanted && at_least_26_2(h->os_version) != 1)
+    if (c->gv->rdma_wanted && tbm_macos_has_rdma(h->os_version) != 1)
         flag(c, TBM_SEV_ERROR, "os-too-old", name, TBM_BACKENDS_RDMA, -1, host,
              "update macOS to 26.2 or later on every Mac of the group",
              "%s runs macOS %s; JACCL needs 26.2 or later", name, h->os_version[0] ? h->os_version : "(unknown)");
@@ -527,16 +534,30 @@ static void mark_duplicates(const tbm_topology_t *t, tbm_validation_t *v, unsign
         }
 }
 
-static void no_rdma(ctx_t *c, int slow)
+/* No Mac of the group lists an RDMA device. Where rdma_ctl says enabled, enabling is not the fix. */
+static void no_rdma(ctx_t *c, int slow, int min_speed)
 {
-    char where[TBM_FINDING_WHERE_MAX];
+    char where[TBM_FINDING_WHERE_MAX], fix[TBM_FINDING_TEXT_MAX], also[TBM_HOST_MAX + 48] = "";
+    size_t i, n_enabled = 0;
+    int enabled = -1;
 
+    for (i = 0; i < c->g->n_hosts; i++)
+        if (c->t->hosts[c->g->hosts[i]].rdma_enabled == 1 && n_enabled++ == 0)
+            enabled = c->g->hosts[i];
     group_where(c, where, sizeof(where));
-    flag(c, TBM_SEV_INFO, "rdma-unavailable", where, TBM_BACKENDS_RDMA, -1, -1,
-         "for JACCL, cable Thunderbolt 5 Macs and enable RDMA from Recovery (rdma_ctl enable); ring and mpi "
-         "work without",
-         "no Mac of the group lists an RDMA device%s: JACCL is not available", slow ? " and its links run at "
-         "40 Gb/s or less" : "");
+    if (enabled < 0) {
+        flag(c, TBM_SEV_INFO, "rdma-unavailable", where, TBM_BACKENDS_RDMA, -1, -1,
+             "for JACCL, cable Thunderbolt 5 Macs and enable RDMA from Recovery (rdma_ctl enable); ring and mpi "
+             "work without",
+             "no Mac of the group lists an RDMA device%s: JACCL is not available", slow ? " and its links run at "
+             "40 Gb/s or less" : "");
+        return;
+    }
+    tbm_rdma_enabled_fix(&c->t->hosts[enabled], min_speed, fix, sizeof(fix));
+    snprintf(also, sizeof(also), " on %s%s", tbm_topology_host_name(c->t, enabled), n_enabled > 1 ? " and others" : "");
+    flag(c, TBM_SEV_INFO, "rdma-unavailable", where, TBM_BACKENDS_RDMA, -1, -1, fix,
+         "no Mac of the group lists an RDMA device although rdma_ctl says enabled%s%s: JACCL is not available "
+         "(ring and mpi work without)", also, slow ? ", and its links run at 40 Gb/s or less" : "");
 }
 
 static void check_group(ctx_t *c)
@@ -560,7 +581,7 @@ static void check_group(ctx_t *c)
     }
     c->gv->link = two_sided == 0 ? TBM_LINK_NONE : min_speed >= TBM_TB5_MIN_GBPS ? TBM_LINK_TB5 : TBM_LINK_TB4;
     if (!c->gv->rdma_wanted && two_sided > 0)
-        no_rdma(c, c->gv->link == TBM_LINK_TB4);
+        no_rdma(c, c->gv->link == TBM_LINK_TB4, min_speed);
     for (i = 0; i < c->g->n_hosts; i++)
         check_host(c, c->g->hosts[i]);
     if (c->g->n_hosts > 1)

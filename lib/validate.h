@@ -5,6 +5,7 @@
 #define TBM_VALIDATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "errbuf.h"
 #include "finding.h"
@@ -85,6 +86,10 @@ typedef struct tbm_validation {
     unsigned char *cable_severity;   /* per cable: 0 no finding, else worst severity + 1 */
     unsigned char *host_severity;    /* per host, the same */
 } tbm_validation_t;
+
+/* Do the two ends' addresses (host order; prefix -1 when not given) make one link: two different usable
+ * host addresses on one /30, or on one network of the prefix both ends give? */
+int tbm_link_addrs_ok(uint32_t a, int prefix_a, uint32_t b, int prefix_b);
 
 /* Check the topology against the checklist. Returns -1 only when out of memory. */
 int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err);

@@ -64,7 +64,8 @@ static void netplan_usage(FILE *out)
             "  Open MPI reaches every address). Prints; --apply runs this Mac's commands (macOS only, as root).\n"
             "  --os linux prints ip(8) commands instead (for Linux hosts; the embedded lab uses them). Cables\n"
             "  with addresses in tbmesh.conf keep them unless --renumber; new ones take the next free /30 of\n"
-            "  --base (default 169.254.0.0/16).\n"
+            "  --base (default 169.254.0.0/16). Kept addresses that are not one link (ends on different /30s)\n"
+            "  are named on stderr and no commands are given (exit 1): run with --renumber.\n"
             "  --conf defaults to $TBMESH_CONF, else /etc/slurm/tbmesh.conf; --host to this host's name.\n");
 }
 
@@ -83,6 +84,25 @@ static void print_plan(const char *table, const char *cmds)
         line += len + (end ? 1 : 0);
     }
     printf("%s", *nl ? nl + 1 : "");
+}
+
+/* Kept cables whose two addresses are not one link: named on stderr with what to run, with the plan; no
+ * commands are given for such a tbmesh.conf. Returns 1 when there are any. */
+static int netplan_broken(const tbm_netplan_t *plan, const char *table)
+{
+    tbm_findings_t fs;
+    size_t i;
+
+    tbm_findings_init(&fs);
+    if (tbm_netplan_broken(plan, &fs) == 0) {
+        tbm_findings_free(&fs);
+        return 0;
+    }
+    for (i = 0; i < fs.n; i++)
+        fprintf(stderr, "macnode netplan: %s: %s. Fix: %s\n", fs.items[i].where, fs.items[i].what, fs.items[i].fix);
+    fprintf(stderr, "macnode netplan: no commands given while tbmesh.conf holds a broken pair; the plan:\n%s", table);
+    tbm_findings_free(&fs);
+    return 1;
 }
 
 static int cmd_netplan(int argc, char **argv)
@@ -146,7 +166,9 @@ static int cmd_netplan(int argc, char **argv)
         return EXIT_PROBE;
     }
     if (tbm_netplan_make(&conf, base, renumber, &plan, &err) == 0 && (table = tbm_netplan_table(&plan)) &&
-        (cmds = tbm_netplan_commands(&plan, all ? NULL : host, os, &err))) {
+        netplan_broken(&plan, table)) {
+        rc = EXIT_FINDINGS;
+    } else if (table && (cmds = tbm_netplan_commands(&plan, all ? NULL : host, os, &err))) {
         print_plan(table, cmds);
         rc = apply ? probe_darwin_apply(cmds, &err) : 0;
         if (rc != 0)
@@ -159,7 +181,7 @@ static int cmd_netplan(int argc, char **argv)
     tbm_netplan_free(&plan);
     tbm_conf_free(&conf);
     free(text);
-    return rc == 0 ? 0 : rc == EXIT_USAGE ? EXIT_USAGE : EXIT_PROBE;
+    return rc == 0 ? 0 : rc == EXIT_USAGE || rc == EXIT_FINDINGS ? rc : EXIT_PROBE;
 }
 
 static void print_findings(const tbm_findings_t *fs)

@@ -18,8 +18,11 @@ static inline void fuzz_check_strings(const tbm_host_facts_t *f)
     int i;
 
     FUZZ_REQUIRE(memchr(f->model_name, 0, sizeof(f->model_name)) && memchr(f->chip, 0, sizeof(f->chip)));
-    for (i = 0; i < f->n_ports; i++)
+    for (i = 0; i < f->n_ports; i++) {
         FUZZ_REQUIRE(memchr(f->ports[i].peer_uuid, 0, sizeof(f->ports[i].peer_uuid)) != NULL);
+        FUZZ_REQUIRE(memchr(f->ports[i].hub_peer_uuid, 0, sizeof(f->ports[i].hub_peer_uuid)) != NULL);
+        FUZZ_REQUIRE(memchr(f->ports[i].hub, 0, sizeof(f->ports[i].hub)) != NULL);
+    }
     for (i = 0; i < f->n_ifaces; i++)
         FUZZ_REQUIRE(memchr(f->ifaces[i].ipv4, 0, sizeof(f->ifaces[i].ipv4)) != NULL);
 }
@@ -45,6 +48,19 @@ static inline void fuzz_check_facts(tbm_host_facts_t *f)
     free(two);
 }
 
+/* What the parsers promise beyond the document's bounds: a Mac is either cabled to a port or behind a hub
+ * on it, never both; no chip or model holds a colon (a `name: value` line read as a value); no core count
+ * below 1 is kept. */
+static inline void fuzz_check_parsed(const tbm_host_facts_t *f)
+{
+    int i;
+
+    for (i = 0; i < f->n_ports; i++)
+        FUZZ_REQUIRE(!(f->ports[i].peer_uuid[0] && f->ports[i].hub_peer_uuid[0]));
+    FUZZ_REQUIRE(!strchr(f->chip, ':') && !strchr(f->model_id, ':'));
+    FUZZ_REQUIRE(f->cores_performance >= 0 && f->cores_efficiency >= 0);
+}
+
 /* Run one parser over the input and check the result. */
 static inline void fuzz_one(int (*parse)(const char *, size_t, tbm_host_facts_t *, tbm_findings_t *), const uint8_t *data,
                      size_t size)
@@ -55,6 +71,7 @@ static inline void fuzz_one(int (*parse)(const char *, size_t, tbm_host_facts_t 
     tbm_facts_init(&f);
     tbm_findings_init(&fs);
     parse((const char *)data, size, &f, &fs);
+    fuzz_check_parsed(&f);
     fuzz_check_facts(&f);
     tbm_findings_free(&fs);
 }

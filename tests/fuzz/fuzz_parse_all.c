@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     tbm_findings_init(&fs);
     tbm_facts_parse_all(&raw, &f, &fs);
+    fuzz_check_parsed(&f);
     fuzz_check_facts(&f);
     tbm_findings_free(&fs);
     return 0;

@@ -1,8 +1,11 @@
 #!/bin/sh
 # inventory.sh: `tbmesh inventory` on the captured facts of two Macs: the report, the files it writes, the
 # exit status, --json, and a message for each bad use (no facts, a bad facts file, --out not a folder,
-# --last and --hint together, a bad --hint file).
+# --last and --hint together, a bad --hint file). Two Macs joined through a dock are no cable; a cable whose
+# ends sit on different /30s is not written with its addresses, and `macnode netplan` numbers it afresh
+# (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber).
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
+macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
 dir=$(mktemp -d)
 fail=0
@@ -33,5 +36,32 @@ printf 'Group=x Colour=red\n' > "$dir/bad.conf"
 err=$("$tbmesh" inventory --hint "$dir/bad.conf" "$facts/studio-a1.json" 2>&1); rc=$?
 [ $rc = 3 ] && echo "$err" | grep -q "bad.conf was not used: fix the lines above" &&
   echo "$err" | grep -q "bad.conf:1: " || { say "bad hint: $rc $err"; fail=1; }
+# Two Macs that reach each other only through a Thunderbolt dock: no cable, a warning saying what to do.
+out=$("$tbmesh" inventory "$facts/hub-a.json" "$facts/hub-b.json"); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q '^tbmesh inventory: 2 Macs, 0 cables, 2 groups' &&
+  echo "$out" | grep -q '^warning cable-through-hub at hub-a:en2 <-> hub-b:en2: hub-a and hub-b are joined through the hub or dock "TS4", not by a direct cable; it is not counted as a cable of any group Fix: cable the two Macs directly' ||
+  { say "hub: $rc $out"; fail=1; }
+
+# A cable whose ends sit on different /30s: named, and tbmesh.conf does not keep the pair.
+mkdir "$dir/addr"
+out=$("$tbmesh" inventory --out "$dir/addr" "$facts/addr-a.json" "$facts/addr-b.json"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^error   subnet-mismatch at addr-a:en2 <-> addr-b:en2' &&
+  echo "$out" | grep -q "^warning addr-left-out at addr-a:en2 <-> addr-b:en2: tbmesh.conf leaves out this cable's addresses 169.254.0.5 and 169.254.0.10" ||
+  { say "mismatched /30s: $rc $out"; fail=1; }
+grep -qx 'Cable=addr-a:en2,addr-b:en2 Rdma=rdma_en2,rdma_en2 Speed=80' "$dir/addr/tbmesh.conf" ||
+  { say "the mismatched pair was written: $(grep Cable= "$dir/addr/tbmesh.conf")"; fail=1; }
+out=$("$macnode" netplan --conf "$dir/addr/tbmesh.conf" --all 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q '^#   addr-a:en2 169.254.0.5/30 <-> addr-b:en2 169.254.0.6/30$' ||
+  { say "netplan after inventory: $rc $out"; fail=1; }
+# The same pair kept in a tbmesh.conf written by hand: named, what to run, and no commands.
+sed 's|^Cable=addr-a:en2,addr-b:en2|& Addr=169.254.0.5/30,169.254.0.10/30|' "$dir/addr/tbmesh.conf" > "$dir/broken.conf"
+cmds=$("$macnode" netplan --conf "$dir/broken.conf" --all 2> "$dir/err"); rc=$?
+[ $rc = 1 ] && [ -z "$cmds" ] &&
+  grep -q '^macnode netplan: addr-a:en2 <-> addr-b:en2: tbmesh.conf gives the two ends 169.254.0.5 and 169.254.0.10, not on one /30 nor on one common network: the cable cannot carry traffic with them. Fix: run `macnode netplan --renumber`' "$dir/err" &&
+  grep -q '^addr-a:en2 169.254.0.5/30 <-> addr-b:en2 169.254.0.10/30   (kept from tbmesh.conf, BROKEN: not one link; run `macnode netplan --renumber`)$' "$dir/err" ||
+  { say "netplan on a broken pair: $rc $cmds $(cat "$dir/err")"; fail=1; }
+out=$("$macnode" netplan --conf "$dir/broken.conf" --all --renumber 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q 'ifconfig en2 inet 169.254.0.6 netmask 255.255.255.252 up' ||
+  { say "netplan --renumber: $rc $out"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

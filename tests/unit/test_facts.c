@@ -86,6 +86,47 @@ START_TEST(lookups)
 }
 END_TEST
 
+START_TEST(macos_with_rdma)
+{
+    ck_assert_int_eq(tbm_macos_has_rdma("26.2"), 1);
+    ck_assert_int_eq(tbm_macos_has_rdma("26.10.1"), 1);
+    ck_assert_int_eq(tbm_macos_has_rdma("27"), 1);
+    ck_assert_int_eq(tbm_macos_has_rdma("26.1"), 0);
+    ck_assert_int_eq(tbm_macos_has_rdma("15.7"), 0);
+    ck_assert_int_eq(tbm_macos_has_rdma(""), -1);
+    ck_assert_int_eq(tbm_macos_has_rdma("Tahoe"), -1);
+}
+END_TEST
+
+/* The fix always fits a finding: the longest version and any speed. */
+START_TEST(rdma_enabled_fix_fits)
+{
+    tbm_host_facts_t f;
+    char fix[320];
+
+    tbm_facts_init(&f);
+    memset(f.os_version, '9', sizeof(f.os_version));   /* no NUL: read bounded */
+    f.os_version[0] = '2';
+    f.os_version[1] = '6';
+    f.os_version[2] = '.';
+    f.os_version[3] = '1';
+    f.os_version[4] = '.';
+    tbm_rdma_enabled_fix(&f, 40, fix, sizeof(fix));
+    ck_assert_ptr_nonnull(strstr(fix, "the link runs at 40 Gb/s"));
+    ck_assert_ptr_nonnull(strstr(fix, "; macOS 26.1.999999999999999, older than 26.2: update it. Then check "
+                                      "ibv_devices"));
+    snprintf(f.os_version, sizeof(f.os_version), "26.2");
+    tbm_rdma_enabled_fix(&f, 120, fix, sizeof(fix));
+    ck_assert_str_eq(fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: the port (on "
+                          "Mac Studio the one beside Ethernet has no RDMA); the cable (Thunderbolt 5, seated). Then "
+                          "check ibv_devices");
+    f.os_version[0] = '\0';
+    tbm_rdma_enabled_fix(&f, 0, fix, sizeof(fix));
+    ck_assert_ptr_nonnull(strstr(fix, "(check the link speed: RDMA needs above 40 Gb/s on both ends)"));
+    ck_assert_ptr_nonnull(strstr(fix, "; macOS older than 26.2 (its version is unknown). Then"));
+}
+END_TEST
+
 static Suite *facts_suite(void)
 {
     Suite *s = suite_create("facts");
@@ -93,6 +134,8 @@ static Suite *facts_suite(void)
     tcase_add_test(tc, mac_normalize);
     tcase_add_test(tc, validators);
     tcase_add_test(tc, lookups);
+    tcase_add_test(tc, macos_with_rdma);
+    tcase_add_test(tc, rdma_enabled_fix_fits);
     suite_add_tcase(s, tc);
     return s;
 }

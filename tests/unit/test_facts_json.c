@@ -172,6 +172,42 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* A Mac behind a hub: written only on the port that has one, read back the same; documents of earlier
+ * probes (without these members) still read; a malformed one is refused. */
+START_TEST(hub_members)
+{
+    tbm_host_facts_t f, back;
+    tbm_err_t err;
+    char *text, *again, *at;
+
+    parse_host("macos/studio-a1", "studio-a1", &f);
+    snprintf(f.ports[3].hub_peer_uuid, TBM_UUID_MAX, "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23");
+    snprintf(f.ports[3].hub_peer_name, TBM_HOST_MAX, "Mac16,9");
+    snprintf(f.ports[3].hub, TBM_HOST_MAX, "TS4");
+    text = tbm_facts_to_json_string(&f, 0);
+    at = strstr(text, "\"hub_peer_uuid\"");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_ptr_null(strstr(at + 1, "\"hub_peer_uuid\""));   /* only that port */
+    ck_assert_ptr_nonnull(strstr(text, "\"iface\":\"en5\",\"hub_peer_uuid\":\"2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23\","
+                                       "\"hub_peer_name\":\"Mac16,9\",\"hub\":\"TS4\"}"));
+    ck_assert_int_eq(tbm_facts_from_json(text, strlen(text), &back, &err), 0);
+    ck_assert_int_eq(memcmp(&f, &back, sizeof(f)), 0);
+    again = tbm_facts_to_json_string(&back, 0);
+    ck_assert_str_eq(text, again);
+    free(text);
+    free(again);
+    text = mutate("\"iface\":\"en3\"", "\"iface\":\"en3\",\"hub_peer_uuid\":\"not a uuid\"");
+    ck_assert_int_eq(tbm_facts_from_json(text, strlen(text), &back, &err), -1);
+    ck_assert_str_eq(err.msg, "facts: thunderbolt[0].hub_peer_uuid: \"not a uuid\" is not a domain UUID (hex digits "
+                              "and '-'); produce the document again with `macnode probe` of this release");
+    free(text);
+    text = mutate("\"iface\":\"en3\"", "\"iface\":\"en3\",\"hub\":7");
+    ck_assert_int_eq(tbm_facts_from_json(text, strlen(text), &back, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "thunderbolt[0].hub: expected a string, got an integer"));
+    free(text);
+}
+END_TEST
+
 START_TEST(bounds_and_syntax)
 {
     tbm_host_facts_t f;
@@ -217,6 +253,7 @@ static Suite *facts_json_suite(void)
     tcase_add_test(tc, layout);
     tcase_add_test(tc, fixture_documents_current);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, hub_members);
     tcase_add_test(tc, bounds_and_syntax);
     suite_add_tcase(s, tc);
     return s;

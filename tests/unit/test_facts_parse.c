@@ -57,6 +57,12 @@ START_TEST(mini_rdma_enabled_without_devices)
     ck_assert_uint_eq(fs.n, 1);
     ck_assert_str_eq(fs.items[0].code, "rdma-enabled-no-devices");
     ck_assert_str_eq(fs.items[0].where, "mini-b1");
+    ck_assert_str_eq(fs.items[0].what, "rdma_ctl says enabled but ibv_devices lists no device");
+    /* not "enable RDMA": it is; the real causes, with this Mac's link speed and macOS version */
+    ck_assert_str_eq(fs.items[0].fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: a "
+                                      "Thunderbolt 4 port or Mac: the link runs at 40 Gb/s, RDMA needs Thunderbolt 5 "
+                                      "(above 40) on both ends; the cable (Thunderbolt 5, seated); macOS 26.1, older "
+                                      "than 26.2: update it. Then check ibv_devices");
     ck_assert_str_eq(f.model_name, "Mac mini");
     ck_assert_str_eq(f.model_id, "Mac16,10");
     ck_assert_str_eq(f.chip, "Apple M4");
@@ -68,6 +74,38 @@ START_TEST(mini_rdma_enabled_without_devices)
     ck_assert_str_eq(f.ports[1].iface, "en3");
     ck_assert_str_eq(f.ports[2].iface, "en4");
     ck_assert_str_eq(tbm_facts_find_iface(&f, "en3")->ipv4, "169.254.41.1");
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* Enabled without devices and without a Mac cabled directly (behind a dock here): said so; the speed is to
+ * be checked, and a macOS that is recent enough is not named. */
+START_TEST(rdma_enabled_nothing_cabled)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+
+    tbm_fixture_host("macos/studio-a1", &raw);
+    free((void *)raw.thunderbolt.data);
+    raw.thunderbolt.data = tbm_fixture("macos/studio-hub/system_profiler_SPThunderboltDataType.json",
+                                       &raw.thunderbolt.len);
+    free((void *)raw.ibv_devices.data);
+    raw.ibv_devices.data = tbm_fixture("macos/mini-b1/ibv_devices.txt", &raw.ibv_devices.len);   /* none */
+    raw.hostname = "studio-hub";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_int_eq(f.n_rdma, 0);
+    ck_assert_ptr_nonnull(tbm_findings_find(&fs, "tb-peer-behind-hub"));
+    x = tbm_findings_find(&fs, "rdma-enabled-no-devices");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_str_eq(x->what, "rdma_ctl says enabled but ibv_devices lists no device (and no Mac is cabled directly "
+                              "to this one)");
+    ck_assert_str_eq(x->fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: a Thunderbolt 4 "
+                             "port or Mac (check the link speed: RDMA needs above 40 Gb/s on both ends); the cable "
+                             "(Thunderbolt 5, seated). Then check ibv_devices");
     tbm_fixture_host_free(&raw);
     tbm_findings_free(&fs);
 }
@@ -208,6 +246,7 @@ static Suite *facts_parse_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, studio_all);
     tcase_add_test(tc, mini_rdma_enabled_without_devices);
+    tcase_add_test(tc, rdma_enabled_nothing_cabled);
     tcase_add_test(tc, cross_checks);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);

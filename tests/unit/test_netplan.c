@@ -217,6 +217,113 @@ START_TEST(bad_bases)
 }
 END_TEST
 
+/* Kept cables whose ends are not one link: marked in the table, an error finding each saying what to run. */
+static const char *broken =
+    "Group=g Nodes=mac[01-04] Topology=mesh Link=tb5 Rdma=no Mode=direct Backends=mpi\n"
+    "Cable=mac01:en2,mac02:en2 Addr=169.254.0.5/30,169.254.0.10/30\n"
+    "Cable=mac01:en3,mac03:en2 Addr=169.254.0.13/30,169.254.0.14/30\n"
+    "Cable=mac02:en3,mac03:en3 Addr=10.1.0.1,10.1.0.2\n"
+    "Cable=mac03:en4,mac04:en2 Addr=10.2.0.1/24,10.2.0.1/24\n"
+    "Cable=mac01:en4,mac04:en3 Addr=10.3.0.1/16,10.3.9.2/16\n"
+    "Cable=mac02:en4,mac04:en4\n";
+
+START_TEST(broken_kept_pairs_are_named)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_findings_t fs;
+    tbm_err_t err = { { 0 } };
+    char *table, *cmds;
+
+    ck_assert_msg(tbm_conf_parse(broken, strlen(broken), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 0, &p, &err), 0);
+    ck_assert_int_eq(p.cables[0].broken, 1);
+    ck_assert_int_eq(p.cables[1].broken, 0);
+    ck_assert_int_eq(p.cables[2].broken, 0);    /* no prefix given: one /30, planned as a /30 */
+    ck_assert_int_eq(p.cables[2].prefix_len, 30);
+    ck_assert_int_eq(p.cables[3].broken, 1);    /* the same address twice */
+    ck_assert_int_eq(p.cables[4].broken, 0);    /* one /16 both ends give */
+    ck_assert_int_eq(p.cables[5].broken, 0);
+    table = tbm_netplan_table(&p);
+    ck_assert_str_eq(table,
+                     "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.10/30   (kept from tbmesh.conf, BROKEN: not "
+                     "one link; run `macnode netplan --renumber`)\n"
+                     "mac01:en3 169.254.0.13/30 <-> mac03:en2 169.254.0.14/30   (kept from tbmesh.conf)\n"
+                     "mac02:en3 10.1.0.1/30 <-> mac03:en3 10.1.0.2/30   (kept from tbmesh.conf)\n"
+                     "mac03:en4 10.2.0.1/24 <-> mac04:en2 10.2.0.1/24   (kept from tbmesh.conf, BROKEN: not one "
+                     "link; run `macnode netplan --renumber`)\n"
+                     "mac01:en4 10.3.0.1/16 <-> mac04:en3 10.3.9.2/16   (kept from tbmesh.conf)\n"
+                     "mac02:en4 169.254.0.17/30 <-> mac04:en4 169.254.0.18/30\n");
+    free(table);
+    cmds = tbm_netplan_commands(&p, "mac02", TBM_NETPLAN_MACOS, &err);
+    ck_assert_ptr_nonnull(strstr(cmds, "ifconfig en3 inet 10.1.0.1 netmask 255.255.255.252 up\n"));
+    free(cmds);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 2);
+    ck_assert_uint_eq(fs.n, 2);
+    ck_assert_int_eq(fs.items[0].severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(fs.items[0].code, "netplan-pair-broken");
+    ck_assert_str_eq(fs.items[0].where, "mac01:en2 <-> mac02:en2");
+    ck_assert_str_eq(fs.items[0].what, "tbmesh.conf gives the two ends 169.254.0.5 and 169.254.0.10, not on one /30 "
+                                       "nor on one common network: the cable cannot carry traffic with them");
+    ck_assert_str_eq(fs.items[0].fix, "run `macnode netplan --renumber` (every cable gets a /30 of its own; apply it "
+                                      "on every Mac, then run tbmesh inventory again), or drop this cable's Addr= "
+                                      "from tbmesh.conf so that only it is numbered afresh");
+    ck_assert_str_eq(fs.items[1].what, "tbmesh.conf gives the two ends 10.2.0.1 and 10.2.0.1, the same address: the "
+                                       "cable cannot carry traffic with them");
+    tbm_findings_free(&fs);
+    tbm_netplan_free(&p);
+    /* --renumber: nothing kept, nothing broken */
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 1, &p, &err), 0);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 0);
+    ck_assert_uint_eq(fs.n, 0);
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+/* tbmesh inventory's side: such a pair is left out of the tbmesh.conf it writes, with a warning. */
+START_TEST(broken_pairs_left_out)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_findings_t fs;
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_msg(tbm_conf_parse(broken, strlen(broken), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_drop_broken(&c, &fs), 2);
+    ck_assert_str_eq(c.cables[0].end[0].ipv4, "");
+    ck_assert_str_eq(c.cables[0].end[1].ipv4, "");
+    ck_assert_int_eq(c.cables[0].end[1].prefix_len, -1);
+    ck_assert_str_eq(c.cables[1].end[0].ipv4, "169.254.0.13");
+    ck_assert_str_eq(c.cables[3].end[0].ipv4, "");
+    ck_assert_int_eq(fs.items[0].severity, TBM_SEV_WARNING);
+    ck_assert_str_eq(fs.items[0].code, "addr-left-out");
+    ck_assert_str_eq(fs.items[0].where, "mac01:en2 <-> mac02:en2");
+    ck_assert_str_eq(fs.items[0].what, "tbmesh.conf leaves out this cable's addresses 169.254.0.5 and 169.254.0.10: "
+                                       "they are not one link, and macnode netplan would keep them");
+    ck_assert_str_eq(fs.items[0].fix, "run `macnode netplan` on the two Macs (--apply): it gives this cable a /30 of "
+                                      "its own; then probe them and run tbmesh inventory again");
+    tbm_findings_free(&fs);
+    /* what netplan then makes of it: the cable is numbered afresh on a free /30 */
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 0, &p, &err), 0);
+    ck_assert_int_eq(p.cables[0].planned, 1);
+    ck_assert_str_eq(p.cables[0].end[0].ipv4, "169.254.0.5");
+    ck_assert_str_eq(p.cables[0].end[1].ipv4, "169.254.0.6");
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 0);
+    tbm_findings_free(&fs);
+    tbm_netplan_free(&p);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_drop_broken(&c, &fs), 0);   /* nothing left to drop */
+    ck_assert_uint_eq(fs.n, 0);
+    tbm_findings_free(&fs);
+    tbm_conf_free(&c);
+}
+END_TEST
+
 static Suite *netplan_suite(void)
 {
     Suite *s = suite_create("netplan");
@@ -227,6 +334,8 @@ static Suite *netplan_suite(void)
     tcase_add_test(tc, mesh_routes_reach_every_address_over_the_direct_cable);
     tcase_add_test(tc, ring_routes_go_the_short_way_and_hosts_forward);
     tcase_add_test(tc, route_and_forwarding_commands_for_macos_and_linux);
+    tcase_add_test(tc, broken_kept_pairs_are_named);
+    tcase_add_test(tc, broken_pairs_left_out);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -58,17 +58,85 @@ START_TEST(mini_tb4_ring_and_display)
 }
 END_TEST
 
+/* A Mac behind a Thunderbolt dock is no cable: kept apart (hub_*), with a finding saying what to do. */
 START_TEST(peer_behind_hub_beside_display)
 {
     tbm_host_facts_t f;
     tbm_findings_t fs;
+    const tbm_finding_t *x;
 
     ck_assert_int_eq(tbm_fixture_parse("macos/studio-hub/" TB_FILE, tbm_parse_thunderbolt, &f, &fs), 0);
-    ck_assert_uint_eq(fs.n, 0);
     ck_assert_int_eq(f.n_ports, 2);
-    assert_port(&f.ports[0], 1, "thunderboltusb4_bus_0", "61E0C5A2-44B1-4C7D-9D08-3A5F7E2B1C01", 40, 1,
-                "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23", "Mac16,9");
+    assert_port(&f.ports[0], 1, "thunderboltusb4_bus_0", "61E0C5A2-44B1-4C7D-9D08-3A5F7E2B1C01", 40, 1, "", "");
+    ck_assert_str_eq(f.ports[0].hub_peer_uuid, "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23");
+    ck_assert_str_eq(f.ports[0].hub_peer_name, "Mac16,9");
+    ck_assert_str_eq(f.ports[0].hub, "TS4");
     assert_port(&f.ports[1], 2, "thunderboltusb4_bus_1", "61E0C5A2-44B1-4C7D-9D08-3A5F7E2B1C02", 40, 0, "", "");
+    ck_assert_str_eq(f.ports[1].hub_peer_uuid, "");
+    ck_assert_uint_eq(fs.n, 1);
+    x = tbm_findings_find(&fs, "tb-peer-behind-hub");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_int_eq(x->severity, TBM_SEV_WARNING);
+    ck_assert_str_eq(x->where, "system_profiler SPThunderboltDataType");
+    ck_assert_str_eq(x->what, "bus 0 (thunderboltusb4_bus_0): the Mac 2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23 (Mac16,9) is "
+                              "reached through the hub or dock \"TS4\", not by a direct cable; it is not counted as "
+                              "a cable");
+    ck_assert_str_eq(x->fix, "cable the two Macs directly, port to port, with no hub, dock or daisy chain between "
+                             "them: JACCL's RDMA needs direct cables");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* The other Mac on the dock sees the first behind it too; its other port has a direct cable. */
+START_TEST(hub_and_direct_cable_on_one_mac)
+{
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    ck_assert_int_eq(tbm_fixture_parse("macos/mini-hub/" TB_FILE, tbm_parse_thunderbolt, &f, &fs), 0);
+    ck_assert_int_eq(f.n_ports, 2);
+    assert_port(&f.ports[0], 1, "thunderboltusb4_bus_0", "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23", 40, 1, "", "");
+    ck_assert_str_eq(f.ports[0].hub_peer_uuid, "61E0C5A2-44B1-4C7D-9D08-3A5F7E2B1C01");
+    ck_assert_str_eq(f.ports[0].hub, "TS4");
+    assert_port(&f.ports[1], 2, "thunderboltusb4_bus_1", "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F24", 40, 1,
+                "9A0B1C2D-3E4F-4A5B-8C6D-7E8F9A0B1C2D", "Mac mini");
+    ck_assert_str_eq(f.ports[1].hub_peer_uuid, "");
+    ck_assert_str_eq(f.ports[1].hub, "");
+    ck_assert_uint_eq(fs.n, 1);
+    ck_assert_ptr_nonnull(strstr(tbm_findings_find(&fs, "tb-peer-behind-hub")->what, "bus 0 (thunderboltusb4_bus_0)"));
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* A Mac cabled to the port wins over one found behind a device listed before it; a hub with no name. */
+START_TEST(direct_peer_wins_over_hub)
+{
+    const char *text =
+        "{\"SPThunderboltDataType\": ["
+        " {\"_name\": \"b0\", \"domain_uuid_key\": \"AAAA-0001\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"1\","
+        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
+        "  \"_items\": [{\"_items\": [{\"domain_uuid_key\": \"CCCC-0001\"}]},"
+        "   {\"domain_uuid_key\": \"BBBB-0001\", \"device_name_key\": \"Mac Studio\"}]},"
+        " {\"_name\": \"b1\", \"domain_uuid_key\": \"AAAA-0002\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"2\","
+        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
+        "  \"_items\": [{\"device_id_key\": \"0x1\", \"_items\": [{\"_items\": [{\"domain_uuid_key\": \"DDDD-0001\"}]}]}]}]}";
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+
+    ck_assert_int_eq(tbm_text_parse(text, tbm_parse_thunderbolt, &f, &fs), 0);
+    ck_assert_str_eq(f.ports[0].peer_uuid, "BBBB-0001");
+    ck_assert_str_eq(f.ports[0].peer_name, "Mac Studio");
+    ck_assert_str_eq(f.ports[0].hub_peer_uuid, "");
+    ck_assert_str_eq(tbm_findings_find(&fs, "tb-peer-ambiguous")->what,
+                     "bus 0 (b0): 2 Macs found behind this port; only the first (BBBB-0001) is used");
+    /* two devices deep, behind a device without a name */
+    ck_assert_str_eq(f.ports[1].peer_uuid, "");
+    ck_assert_str_eq(f.ports[1].hub_peer_uuid, "DDDD-0001");
+    ck_assert_str_eq(f.ports[1].hub, "");
+    ck_assert_str_eq(tbm_findings_find(&fs, "tb-peer-behind-hub")->what,
+                     "bus 1 (b1): the Mac DDDD-0001 (no name) is reached through a hub or dock, not by a direct "
+                     "cable; it is not counted as a cable");
+    ck_assert_uint_eq(fs.n, 2);
     tbm_findings_free(&fs);
 }
 END_TEST
@@ -194,8 +262,11 @@ START_TEST(cable_to_self_and_two_macs_on_a_hub)
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-cable-to-self")->what, "buses b0 and b1 are cabled to each other");
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-peer-ambiguous")->what,
                      "bus 1 (b1): 2 Macs found behind this port; only the first (BBBB-0001) is used");
-    ck_assert_str_eq(f.ports[1].peer_uuid, "BBBB-0001");
-    ck_assert_str_eq(f.ports[1].peer_name, "");
+    ck_assert_str_eq(f.ports[1].peer_uuid, "");   /* behind a hub: no cable */
+    ck_assert_str_eq(f.ports[1].hub_peer_uuid, "BBBB-0001");
+    ck_assert_str_eq(f.ports[1].hub_peer_name, "");
+    ck_assert_str_eq(f.ports[1].hub, "hub");
+    ck_assert_ptr_nonnull(tbm_findings_find(&fs, "tb-peer-behind-hub"));
     tbm_findings_free(&fs);
 }
 END_TEST
@@ -290,6 +361,8 @@ static Suite *thunderbolt_suite(void)
     tcase_add_test(tc, studio_mesh_three_cables);
     tcase_add_test(tc, mini_tb4_ring_and_display);
     tcase_add_test(tc, peer_behind_hub_beside_display);
+    tcase_add_test(tc, hub_and_direct_cable_on_one_mac);
+    tcase_add_test(tc, direct_peer_wins_over_hub);
     tcase_add_test(tc, speed_forms);
     tcase_add_test(tc, truncated_json);
     tcase_add_test(tc, not_a_list);

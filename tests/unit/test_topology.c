@@ -346,6 +346,65 @@ START_TEST(loopback_cable)
 }
 END_TEST
 
+/* Move port k of host h from a direct cable to a Mac behind a hub. */
+static void behind_hub(int h, int k, const char *hub)
+{
+    tbm_tb_port_t *p = &lab[h].ports[k];
+
+    memcpy(p->hub_peer_uuid, p->peer_uuid, sizeof(p->hub_peer_uuid));
+    memcpy(p->hub_peer_name, p->peer_name, sizeof(p->hub_peer_name));
+    snprintf(p->hub, sizeof(p->hub), "%s", hub);
+    p->peer_uuid[0] = p->peer_name[0] = '\0';
+}
+
+/* Two Macs of a mesh that reach each other through a dock: no cable, one finding, and no mesh. */
+START_TEST(macs_through_a_hub)
+{
+    tbm_topology_t t;
+    const tbm_finding_t *f;
+
+    lab_hosts(lab, 4, "mac", 1);
+    lab_mesh(lab, 0, 4, 0, 80, 1);
+    behind_hub(0, 1, "TS4");     /* mac01:en3 <-> mac03:en2 */
+    behind_hub(2, 0, "TS4");
+    build(&t, 4);
+    ck_assert_uint_eq(t.n_cables, 5);
+    ck_assert_uint_eq(t.n_pairs, 5);
+    ck_assert_ptr_null(tbm_topology_pair(&t, 0, 2));
+    ck_assert_uint_eq(t.n_groups, 1);
+    ck_assert_int_eq(t.groups[0].cls, TBM_TOPO_OTHER);
+    ck_assert_uint_eq(t.findings.n, 1);
+    f = tbm_findings_find(&t.findings, "cable-through-hub");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, TBM_SEV_WARNING);
+    ck_assert_str_eq(f->where, "mac01:en3 <-> mac03:en2");
+    ck_assert_str_eq(f->what, "mac01 and mac03 are joined through the hub or dock \"TS4\", not by a direct cable; it "
+                              "is not counted as a cable of any group");
+    ck_assert_str_eq(f->fix, "cable the two Macs directly, port to port, with no hub, dock or daisy chain between "
+                             "them (JACCL's RDMA needs direct cables), then probe both again");
+    tbm_topology_free(&t);
+
+    /* seen from one side only, by a Mac outside the inventory, or without a hub name: still no cable */
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 40, 0);
+    lab_cable(lab, 0, 1, 1, 40, 0);
+    behind_hub(0, 0, "");
+    behind_hub(1, 1, "Dock");
+    snprintf(lab[1].ports[1].hub_peer_uuid, TBM_UUID_MAX, "FFFF-0001");
+    lab[1].ports[0].peer_uuid[0] = lab[0].ports[1].peer_uuid[0] = '\0';   /* the other ends see nothing */
+    build(&t, 2);
+    ck_assert_uint_eq(t.n_cables, 0);
+    ck_assert_uint_eq(t.n_groups, 2);
+    ck_assert_str_eq(t.findings.items[0].what, "mac01 and mac02 are joined through the hub or dock (unnamed), not by "
+                                               "a direct cable; it is not counted as a cable of any group");
+    ck_assert_str_eq(t.findings.items[1].where, "mac02:en3 <-> ?");
+    ck_assert_str_eq(t.findings.items[1].what, "mac02:en3 reaches a Mac with domain UUID FFFF-0001 through the hub or "
+                                               "dock \"Dock\", not by a direct cable; it is not counted as a cable");
+    ck_assert_uint_eq(t.findings.n, 2);
+    tbm_topology_free(&t);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
     Suite *s = suite_create("topology");
@@ -363,6 +422,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, refusals_and_names);
     tcase_add_test(tc, port_without_interface);
     tcase_add_test(tc, loopback_cable);
+    tcase_add_test(tc, macs_through_a_hub);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -57,10 +57,16 @@ START_TEST(embedded_lab)
     f = must_find("rdma-unavailable");
     ck_assert_int_eq(f->severity, TBM_SEV_INFO);
     ck_assert_str_eq(f->where, "mac[05-08]");
-    ck_assert_str_eq(f->what, "no Mac of the group lists an RDMA device and its links run at 40 Gb/s or less: "
-                              "JACCL is not available");
+    /* the minis say RDMA is enabled: the fix names what enabling cannot fix, never "enable RDMA" */
+    ck_assert_str_eq(f->what, "no Mac of the group lists an RDMA device although rdma_ctl says enabled on mac05 and "
+                              "others, and its links run at 40 Gb/s or less: JACCL is not available (ring and mpi "
+                              "work without)");
+    ck_assert_str_eq(f->fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: a Thunderbolt "
+                             "4 port or Mac: the link runs at 40 Gb/s, RDMA needs Thunderbolt 5 (above 40) on both "
+                             "ends; the cable (Thunderbolt 5, seated). Then check ibv_devices");
     ck_assert_str_eq(val.groups[1].why[TBM_BACKEND_JACCL], "rdma-unavailable: no Mac of the group lists an RDMA "
-                     "device and its links run at 40 Gb/s or less: JACCL is not available");
+                     "device although rdma_ctl says enabled on mac05 and others, and its links run at 40 Gb/s or less: "
+                     "JACCL is not available (ring and mpi work without)");
     done();
 }
 END_TEST
@@ -212,8 +218,74 @@ START_TEST(rdma_device_missing_one_end)
     f = must_find("rdma-missing");
     ck_assert_str_eq(f->where, "mac01:en2 <-> mac02:en2");
     ck_assert_str_eq(f->what, "mac02 lists no RDMA device rdma_en2 (ibv_devices; rdma_ctl says enabled)");
-    ck_assert_str_eq(f->fix, "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices");
+    /* enabled already: the link is Thunderbolt 5, so the port, the cable or macOS */
+    ck_assert_str_eq(f->fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. Causes left: the port (on "
+                             "Mac Studio the one beside Ethernet has no RDMA); the cable (Thunderbolt 5, seated). Then "
+                             "check ibv_devices");
     ck_assert_str_eq(backends_of(0), "ring,mpi");
+    done();
+}
+END_TEST
+
+/* What each state of rdma_ctl makes of a missing device: enable it only where it is not enabled. */
+START_TEST(rdma_missing_fix_follows_rdma_ctl)
+{
+    const tbm_finding_t *f;
+
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[1].n_rdma = 0;
+    lab[1].rdma_enabled = 0;
+    run(2);
+    f = must_find("rdma-missing");
+    ck_assert_str_eq(f->what, "mac02 lists no RDMA device rdma_en2 (ibv_devices; rdma_ctl says disabled)");
+    ck_assert_str_eq(f->fix, "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices");
+    done();
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[1].n_rdma = 0;
+    lab[1].rdma_enabled = -1;
+    run(2);
+    ck_assert_str_eq(must_find("rdma-missing")->fix, "run `rdma_ctl status` on that Mac; if disabled, enable RDMA "
+                     "from Recovery (rdma_ctl enable) and reboot; then check ibv_devices");
+    done();
+    /* enabled on macOS 26.1: that is named, with its version */
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[1].n_rdma = 0;
+    snprintf(lab[1].os_version, sizeof(lab[1].os_version), "26.1");
+    run(2);
+    ck_assert_str_eq(must_find("rdma-missing")->fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. "
+                     "Causes left: the port (on Mac Studio the one beside Ethernet has no RDMA); the cable "
+                     "(Thunderbolt 5, seated); macOS 26.1, older than 26.2: update it. Then check ibv_devices");
+    ck_assert_ptr_nonnull(tbm_findings_find(&val.findings, "os-too-old"));
+    done();
+}
+END_TEST
+
+/* A group without devices whose Macs say RDMA is disabled keeps the advice to enable it. */
+START_TEST(rdma_unavailable_disabled)
+{
+    const tbm_finding_t *f;
+
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 0);
+    lab[0].rdma_enabled = lab[1].rdma_enabled = 0;
+    run(2);
+    f = must_find("rdma-unavailable");
+    ck_assert_str_eq(f->what, "no Mac of the group lists an RDMA device: JACCL is not available");
+    ck_assert_str_eq(f->fix, "for JACCL, cable Thunderbolt 5 Macs and enable RDMA from Recovery (rdma_ctl enable); "
+                             "ring and mpi work without");
+    done();
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 0);
+    lab[0].rdma_enabled = 0;
+    snprintf(lab[1].os_version, sizeof(lab[1].os_version), "26.1");
+    run(2);
+    f = must_find("rdma-unavailable");
+    ck_assert_str_eq(f->what, "no Mac of the group lists an RDMA device although rdma_ctl says enabled on mac02: "
+                              "JACCL is not available (ring and mpi work without)");
+    ck_assert_ptr_nonnull(strstr(f->fix, "macOS 26.1, older than 26.2: update it"));
     done();
 }
 END_TEST
@@ -530,6 +602,8 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, duplicate_uuid_blocks_group);
     tcase_add_test(tc, tb4_with_devices_listed);
     tcase_add_test(tc, rdma_device_missing_one_end);
+    tcase_add_test(tc, rdma_missing_fix_follows_rdma_ctl);
+    tcase_add_test(tc, rdma_unavailable_disabled);
     tcase_add_test(tc, ipv4_missing_and_iface_problems);
     tcase_add_test(tc, subnets);
     tcase_add_test(tc, bridge0_up);
