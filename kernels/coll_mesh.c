@@ -50,7 +50,7 @@ static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
         return -1;
     /* this rank's own contribution: copied aside, since dst may be that very chunk */
     memcpy(slots + (size_t)c->rank * maxlen, src + mine, mylen);
-    tbmcoll_fold(dst, part, c->size, mylen / ly->esize, dt, op);
+    tbm_fold(dst, part, c->size, mylen / ly->esize, dt, op);
     return 0;
 }
 
@@ -77,7 +77,7 @@ static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
     if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
         return -1;
     memcpy(slots + (size_t)c->rank * bytes, src, bytes);
-    tbmcoll_fold(dst, part, c->size, count, dt, op);
+    tbm_fold(dst, part, c->size, count, dt, op);
     return 0;
 }
 

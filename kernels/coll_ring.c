@@ -265,7 +265,7 @@ static int ring_small(tbmcoll_comm_t *c, const void *send, void *recv, size_t co
     memcpy(b.work + (size_t)c->rank * bytes, send, bytes);
     if (rs_ag(c, &b, c->size - 1, 2 * c->size - 3, dt, op, "all-reduce") < 0)
         return -1;
-    tbmcoll_fold(recv, part, c->size, count, dt, op);
+    tbm_fold(recv, part, c->size, count, dt, op);
     return 0;
 }
 

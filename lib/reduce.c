@@ -259,6 +259,31 @@ int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_
     return 0;
 }
 
+/* Elements folded at a time: every part's block and dst's stay in cache while the n-1 reductions run. */
+#define FOLD_BLOCK_BYTES (16 * 1024)
+
+void tbm_fold(void *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt, tbm_redop_t op)
+{
+    size_t es = tbm_dtype_size(dt), step, at, len;
+    unsigned char *d = dst;
+    int j;
+
+    if (es == 0 || n < 1)
+        return;
+    if (n == 1) {
+        memmove(d, part[0], count * es);
+        return;
+    }
+    step = FOLD_BLOCK_BYTES / es;
+    for (at = 0; at < count; at += len) {
+        size_t off = at * es;
+        len = count - at < step ? count - at : step;
+        tbm_reduce(d + off, part[0] + off, part[1] + off, len, dt, op);
+        for (j = 2; j < n; j++)
+            tbm_reduce(d + off, d + off, part[j] + off, len, dt, op);
+    }
+}
+
 void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
 {
     size_t base, extra, k;

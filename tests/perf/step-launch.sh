@@ -3,7 +3,7 @@
 # per group: the median wall time of `srun -N4 true` on studio-a (bridge: forwarder + agent + grant) against
 # mini-b (direct: slurmd on the Mac), and stdout throughput of a 1 GiB stream from one task through the
 # forwarder against a direct step. Targets: at most 20 ms more per launch; at least half the throughput.
-# Usage: bench/step-launch.sh [RUNS] [MiB]   (as root, with the lab up; default 20 runs, 1024 MiB)
+# Usage: tests/perf/step-launch.sh [RUNS] [MiB]   (as root, with the lab up; default 20 runs, 1024 MiB)
 set -euo pipefail
 RUNS=${1:-20}
 MIB=${2:-1024}
