@@ -34,6 +34,7 @@ typedef struct bench {
     int iters, warmup, check, format;
     int lat_iters;               /* -L: ping-pong round trips per cable (p2p) */
     int progress;                /* --progress auto|on|off */
+    int verbose;                 /* -V: where the time goes, per size (tbmcoll_stats) */
     tbmcoll_comm_t *c;
     int rank, n;
     unsigned char *sendbuf, *recvbuf;
@@ -50,6 +51,9 @@ typedef struct result {
     int ran;
     double us, algbw, busbw;
     long wrong;
+    /* -V: per operation, the largest over the ranks: time in send/recv, those calls and their bytes, time
+     * in reductions, time waiting (poll, yields) and sleeps in poll */
+    double io_us, io_calls, io_bytes, reduce_us, wait_us, polls;
 } result_t;
 
 /* One size of the sweep. */
@@ -101,6 +105,9 @@ void bench_print_size(const bench_t *b, const shape_t *s);
 void bench_print_result(bench_t *b, const shape_t *s, const result_t *r, int in_place, int *first_json);
 void bench_print_row_end(const bench_t *b);
 void bench_print_footer(const bench_t *b);
+/* -V: the counters of both placements of a size (r[0] out of place, r[1] in place): '#' lines on stdout in
+ * a table, on stderr with CSV or JSON. */
+void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r);
 /* The p2p table: np cables (pairs), res holding P_FIELDS per cable; size and lat are the message sizes. */
 void bench_print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs)[2], int np, const float *res,
                         size_t size, size_t lat);

@@ -46,6 +46,8 @@ static void usage(FILE *f)
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
                "                                transfers are split across them; every rank must give the same\n"
                "  -B, --sockbuf SIZE            TCP: socket buffers asked for (4M; 0: the kernel's own, tuned)\n"
+               "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
+               "                                send/recv calls, reductions, waiting\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
                "                                10 s otherwise once a run has taken 10 s; on: every step)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
@@ -157,13 +159,14 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
-        { "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
+        { "verbose", no_argument, NULL, 'V' },          { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     tbm_err_t err = { { 0 } };
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:Vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -197,6 +200,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
                 b->opts.sockbuf_bytes = (int)sz;
             }
             break;
+        case 'V': b->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         case ':':
             fprintf(stderr, "%s: option %s needs a value; see --help\n", BENCH_PROG,

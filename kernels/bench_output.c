@@ -152,3 +152,21 @@ void bench_print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs)
     }
     fflush(stdout);
 }
+
+void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r)
+{
+    FILE *f = b->format == FMT_TABLE ? stdout : stderr;
+    int place;
+
+    for (place = 0; place < 2; place++) {
+        const result_t *x = &r[place];
+        if (!x->ran)
+            continue;
+        fprintf(f, "#   %zu B %s, per op (largest over ranks): %.1f us; send/recv %.1f us in %.0f calls "
+                "(%.1f KiB each), reduce %.1f us, waiting %.1f us (%.1f polls), rest %.1f us\n", s->bytes,
+                place ? "in-place" : "out-of-place", x->us, x->io_us, x->io_calls,
+                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->reduce_us, x->wait_us, x->polls,
+                x->us - x->io_us - x->reduce_us - x->wait_us);
+    }
+    fflush(f);
+}

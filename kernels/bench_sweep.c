@@ -81,9 +81,26 @@ static double busbw_factor(const bench_t *b)
     }
 }
 
+/* Where the time of one operation went, per rank, for --verbose (tbmcoll_stats, per iteration). */
+enum { M_US, M_IO_US, M_CALLS, M_BYTES, M_REDUCE_US, M_WAIT_US, M_POLLS, M_FIELDS };
+
+static void per_iteration(const bench_t *b, double us, float *m)
+{
+    tbmcoll_stats_t st;
+
+    tbmcoll_stats_get(b->c, &st);
+    m[M_US] = (float)us;
+    m[M_IO_US] = (float)st.io_us / (float)b->iters;
+    m[M_CALLS] = (float)st.io_calls / (float)b->iters;
+    m[M_BYTES] = (float)st.io_bytes / (float)b->iters;
+    m[M_REDUCE_US] = (float)st.reduce_us / (float)b->iters;
+    m[M_WAIT_US] = (float)st.wait_us / (float)b->iters;
+    m[M_POLLS] = (float)st.polls / (float)b->iters;
+}
+
 static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_err_t *err)
 {
-    float us, maxus;
+    float m[M_FIELDS], max[M_FIELDS];
     int32_t wrong32, all;
     double t0;
     int i;
@@ -93,12 +110,15 @@ static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_
             return -1;
     if (tbmcoll_barrier(b->c, err) < 0)
         return -1;
+    tbmcoll_stats_reset(b->c, b->verbose);
     t0 = bench_now_s();
     for (i = 0; i < b->iters; i++)
         if (run_once(b, s, in_place, err) < 0)
             return -1;
-    us = (float)((bench_now_s() - t0) * 1e6 / b->iters);
-    if (tbmcoll_allreduce(b->c, &us, &maxus, 1, TBM_DT_F32, TBM_OP_MAX, err) < 0)
+    per_iteration(b, (bench_now_s() - t0) * 1e6 / b->iters, m);
+    tbmcoll_stats_reset(b->c, 0);
+    /* the time is the slowest rank's; with --verbose each counter is its largest over the ranks too */
+    if (tbmcoll_allreduce(b->c, m, max, b->verbose ? M_FIELDS : 1, TBM_DT_F32, TBM_OP_MAX, err) < 0)
         return -1;
     r->wrong = 0;
     if (b->check) {
@@ -111,9 +131,17 @@ static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_
         r->wrong = all;
     }
     r->ran = 1;
-    r->us = maxus;
-    r->algbw = (double)s->bytes / (maxus * 1e-6) / 1e9;
+    r->us = max[M_US];
+    r->algbw = (double)s->bytes / (r->us * 1e-6) / 1e9;
     r->busbw = r->algbw * busbw_factor(b);
+    if (b->verbose) {
+        r->io_us = max[M_IO_US];
+        r->io_calls = max[M_CALLS];
+        r->io_bytes = max[M_BYTES];
+        r->reduce_us = max[M_REDUCE_US];
+        r->wait_us = max[M_WAIT_US];
+        r->polls = max[M_POLLS];
+    }
     return 0;
 }
 
@@ -157,6 +185,8 @@ int bench_sweep(bench_t *b)
                 for (place = 0; place < 2; place++)
                     bench_print_result(b, &s, &r[place], place, &first_json);
                 bench_print_row_end(b);
+                if (b->verbose)
+                    bench_print_counters(b, &s, r);
             }
         }
         snprintf(what, sizeof(what), "%d of %d sizes", k, steps);

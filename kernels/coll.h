@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "mlxenv.h"
 #include "net.h"
 #include "tbmcoll.h"
@@ -53,7 +54,21 @@ struct tbmcoll_comm {
     unsigned char *scratch;          /* grown on demand by tbmcoll_scratch() */
     size_t scratch_size;
     void *transport;                 /* MPI state */
+    tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
+    int stats_on;
 };
+
+/* Counting time for tbmcoll_stats: t0 = tbmcoll_tick(c) before, tbmcoll_tock(c, &c->stats.x_us, t0) after. */
+static inline long long tbmcoll_tick(const tbmcoll_comm_t *c)
+{
+    return c->stats_on ? tbm_now_us() : 0;
+}
+
+static inline void tbmcoll_tock(const tbmcoll_comm_t *c, uint64_t *acc, long long t0)
+{
+    if (c->stats_on)
+        *acc += (uint64_t)(tbm_now_us() - t0);
+}
 
 extern const tbmcoll_ops_t tbmcoll_mesh_ops;
 extern const tbmcoll_ops_t tbmcoll_ring_ops;
@@ -125,7 +140,13 @@ int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
 
 /* One non-blocking step of a transfer (when poll says its socket is ready). Returns 0 (progress, or nothing
  * to do yet) or an error code: EPIPE when the peer closed the connection, else the errno. */
-int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
+int tbmcoll_xfer_step(tbmcoll_comm_t *c, tbmcoll_xfer_t *x);
+
+/* tbm_fold and tbm_reduce, their time counted in the communicator's stats. */
+void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part, int n, size_t count,
+                  tbm_dtype_t dt, tbm_redop_t op);
+void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
+                    tbm_redop_t op);
 
 /* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS), then keep yielding and trying until
  * opts.spin_us have passed (when the core has nothing else to run, a yield returns at once: a spin),

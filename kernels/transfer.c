@@ -134,17 +134,64 @@ int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, co
                         c->opts.io_timeout_ms);
 }
 
-int tbmcoll_xfer_step(tbmcoll_xfer_t *x)
+/* One send or receive on a transfer's socket, counted. */
+static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
+{
+    long long t0 = tbmcoll_tick(c);
+    long n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, x->buf + x->done, x->len - x->done);
+
+    if (c->stats_on) {
+        tbmcoll_tock(c, &c->stats.io_us, t0);
+        c->stats.io_calls++;
+        c->stats.io_bytes += n > 0 ? (uint64_t)n : 0;
+    }
+    return n;
+}
+
+int tbmcoll_xfer_step(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
 {
     long n;
 
     if (x->done >= x->len)
         return 0;
-    n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, x->buf + x->done, x->len - x->done);
+    n = xfer_io(c, x);
     if (n < 0)
         return (int)-n;
     x->done += (size_t)n;
     return 0;
+}
+
+void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part, int n, size_t count,
+                  tbm_dtype_t dt, tbm_redop_t op)
+{
+    long long t0 = tbmcoll_tick(c);
+
+    tbm_fold(dst, part, n, count, dt, op);
+    tbmcoll_tock(c, &c->stats.reduce_us, t0);
+}
+
+void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
+                    tbm_redop_t op)
+{
+    long long t0 = tbmcoll_tick(c);
+
+    tbm_reduce(dst, a, b, count, dt, op);
+    tbmcoll_tock(c, &c->stats.reduce_us, t0);
+}
+
+void tbmcoll_stats_reset(tbmcoll_comm_t *c, int on)
+{
+    if (!c)
+        return;
+    memset(&c->stats, 0, sizeof(c->stats));
+    c->stats_on = on;
+}
+
+void tbmcoll_stats_get(const tbmcoll_comm_t *c, tbmcoll_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (c)
+        *out = c->stats;
 }
 
 int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
@@ -166,13 +213,13 @@ int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
 /* Move what the socket takes (or has) now: until the transfer is done or the socket would block
  * (*would_block = 1). Returns 0, or an error code as tbmcoll_xfer_step(). One call drains as much as it can,
  * so that each wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
-static int xfer_drain(tbmcoll_xfer_t *x, int *would_block)
+static int xfer_drain(tbmcoll_comm_t *c, tbmcoll_xfer_t *x, int *would_block)
 {
     long r;
 
     *would_block = 0;
     while (x->done < x->len) {
-        r = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, x->buf + x->done, x->len - x->done);
+        r = xfer_io(c, x);
         if (r < 0)
             return (int)-r;
         if (r == 0) {
@@ -197,6 +244,7 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
     int codes[BATCH_MAX];
     tbmcoll_idle_t idle = { 0, 0 };
     int i, k, nf, nw, rc, wb, timeout;
+    long long t0;
 
     memset(ready, 1, sizeof(ready));
     for (;;) {
@@ -204,7 +252,7 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
         for (i = 0; i < n; i++) {
             if (xs[i].done >= xs[i].len || !ready[i])
                 continue;
-            if ((codes[nf] = xfer_drain(&xs[i], &wb)) != 0)
+            if ((codes[nf] = xfer_drain(c, &xs[i], &wb)) != 0)
                 failed[nf++] = &xs[i];
             ready[i] = 0;
         }
@@ -222,8 +270,10 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
         }
         if (k == 0)
             return 0;
+        t0 = tbmcoll_tick(c);
         for (;;) {
             timeout = tbmcoll_idle(c, &idle) ? 0 : c->opts.io_timeout_ms;
+            c->stats.polls += timeout > 0;
             do
                 rc = poll(p, (nfds_t)k, timeout);
             while (rc < 0 && errno == EINTR);
@@ -234,6 +284,7 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
             if (timeout > 0)
                 return tbmcoll_fail_stalled(c, pend, k, what);
         }
+        tbmcoll_tock(c, &c->stats.wait_us, t0);
         idle.rounds = 0;
         for (i = 0; i < k; i++)
             if (p[i].revents)

@@ -56,7 +56,7 @@ int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_
 
 /* Fold n equal parts in order into dst: dst = part[0] op part[1] op ... op part[n-1] (n >= 1), per element in
  * that order (so the bits are those of n-1 whole passes of tbm_reduce), a block at a time so that each part
- * is read once. dst may be one of the parts only if it is part[0]. */
+ * is read once. dst may be part[0] or part[1] (read before the block is written), no other part. */
 void tbm_fold(void *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt, tbm_redop_t op);
 
 /* Chunking: count elements split into n nearly-equal chunks, in order; the first count % n chunks hold one

@@ -216,7 +216,7 @@ START_TEST(names_and_parsing)
 }
 END_TEST
 
-/* A fold gives the bits of n-1 whole passes in rank order, across its blocks, also into part[0] itself. */
+/* A fold gives the bits of n-1 whole passes in rank order, across its blocks, also into part[0] or part[1]. */
 START_TEST(fold_in_rank_order)
 {
     enum { N = 5000, PARTS = 3 };
@@ -233,6 +233,10 @@ START_TEST(fold_in_rank_order)
     tbm_reduce(want, want, p[2], N, TBM_DT_F32, TBM_OP_SUM);
     tbm_fold(got, part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
     ck_assert_mem_eq(got, want, sizeof(want));
+    memcpy(got, p[1], sizeof(got));
+    tbm_fold(p[1], part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
+    ck_assert_mem_eq(p[1], want, sizeof(want));
+    memcpy(p[1], got, sizeof(got));
     tbm_fold(p[0], part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
     ck_assert_mem_eq(p[0], want, sizeof(want));
     tbm_fold(got, part, 1, N, TBM_DT_F32, TBM_OP_SUM);
