@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench-compare.sh: one run on this host (N local ranks over loopback) comparing libtbmcoll's TCP all-reduce
 # with Open MPI's MPI_Allreduce: busbw per size from -b to -e and their ratio, the 8-byte latency, and busbw
-# as a share of one link's rate (2 ranks, -o p2p). For the lab's Thunderbolt mesh see bench/mesh-vs-mpi.sh.
+# as a share of one link's rate (2 ranks, -o p2p). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
 # Usage: bench-compare.sh [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS]
 # MACNODE_BENCH names the program (default: macnode-bench beside this script); MPIRUN the launcher
 # (default: mpirun --oversubscribe, TCP on lo only).

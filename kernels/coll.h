@@ -1,15 +1,17 @@
-/* coll.h: libtbmcoll's inside: the communicator, its links, the transfer engine shared by the mesh and ring
- * algorithms, and each transport's table of operations. Not installed; see tbmcoll.h for the public API. */
+/* coll.h: libtbmcoll's inside: the communicator, its links, each transport's table of operations, and the
+ * calls between the files (comm.c: the communicator; connect.c: the TCP connections; transfer.c: the transfer
+ * engine and its failure messages; plain sockets are in net.h). Not installed; see tbmcoll.h for the public
+ * API. */
 #ifndef TBMCOLL_COLL_H
 #define TBMCOLL_COLL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "mlxenv.h"
+#include "net.h"
 #include "tbmcoll.h"
-
-#define TBMCOLL_ADDR_MAX 32   /* "255.255.255.255:65535" with NUL */
 
 #define TBMCOLL_STREAMS_MAX 4     /* TCP connections per pair of ranks on a mesh (opts.streams) */
 #define TBMCOLL_STRIPE_MIN (64 * 1024)   /* a transfer is striped when each stream gets at least this */
@@ -52,30 +54,68 @@ struct tbmcoll_comm {
     unsigned char *scratch;          /* grown on demand by tbmcoll_scratch() */
     size_t scratch_size;
     void *transport;                 /* MPI state */
+    tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
+    int stats_on;
 };
+
+/* Counting time for tbmcoll_stats: t0 = tbmcoll_tick(c) before, tbmcoll_tock(c, &c->stats.x_us, t0) after. */
+static inline long long tbmcoll_tick(const tbmcoll_comm_t *c)
+{
+    return c->stats_on ? tbm_now_us() : 0;
+}
+
+static inline void tbmcoll_tock(const tbmcoll_comm_t *c, uint64_t *acc, long long t0)
+{
+    if (c->stats_on)
+        *acc += (uint64_t)(tbm_now_us() - t0);
+}
 
 extern const tbmcoll_ops_t tbmcoll_mesh_ops;
 extern const tbmcoll_ops_t tbmcoll_ring_ops;
+
+/* The socket of stream k of a link. */
+static inline int *tbmcoll_stream_fd(tbmcoll_link_t *l, int k)
+{
+    return k == 0 ? &l->fd : &l->sfd[k - 1];
+}
+
+/* Bytes of chunk i when `count` elements of `esize` bytes are split among the ranks (tbm_chunk). */
+static inline void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, int i, size_t *off,
+                                       size_t *len)
+{
+    tbm_chunk(count, c->size, i, off, len);
+    *off *= esize;
+    *len *= esize;
+}
+
+/* ---- comm.c: the communicator ---- */
+
+/* Fill defaults into a copy of opts (NULL: all defaults). */
+void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
+
+/* A communicator with its links not connected yet (mesh or ring transport). NULL with a message when out of
+ * memory. */
+tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
+                                 tbm_err_t *err);
+
+/* ---- connect.c: the TCP connections ---- */
+
+/* Where each rank can be reached: dial[j] is the address rank j listens on for this rank. The listeners are
+ * already bound (lfds, owned by the caller). Connects mesh or ring and returns the communicator. */
+tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
+                                     const tbm_mlx_addr_t *dial, const int *lfds, int nl, tbm_err_t *err);
+
+/* ---- transfer.c: the transfer engine and its failure messages ---- */
 
 /* Record a failure (the first one wins) and mark the communicator broken; returns -1. The message is
  * prefixed with "rank R: ". */
 int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Point to point over the TCP links (the p2p of the mesh and ring transports). */
-int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
-
 /* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
 unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes);
 
-/* Fold n equal parts in rank order into dst: dst = part[0] op part[1] op ... op part[n-1] (n >= 1). dst may
- * be one of the parts only if it is part[0]. */
-void tbmcoll_fold(unsigned char *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt,
-                  tbm_redop_t op);
-
-/* Bytes of chunk i when `count` elements of `esize` bytes are split among the ranks (tbm_chunk). */
-void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, size_t esize, int i, size_t *off, size_t *len);
-
-/* ---- net.c: sockets and the transfer engine ---- */
+/* Point to point over the TCP links (the p2p of the mesh and ring transports). */
+int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);
 
 /* One transfer in a batch: send or receive `len` bytes on a link. */
 typedef struct tbmcoll_xfer {
@@ -100,11 +140,13 @@ int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
 
 /* One non-blocking step of a transfer (when poll says its socket is ready). Returns 0 (progress, or nothing
  * to do yet) or an error code: EPIPE when the peer closed the connection, else the errno. */
-int tbmcoll_xfer_step(tbmcoll_xfer_t *x);
+int tbmcoll_xfer_step(tbmcoll_comm_t *c, tbmcoll_xfer_t *x);
 
-/* Whether the peer of a connected socket has closed it, without consuming data: 0 (no), or an error code
- * as for tbmcoll_xfer_step(). */
-int tbmcoll_peer_closed(int fd);
+/* tbm_fold and tbm_reduce, their time counted in the communicator's stats. */
+void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part, int n, size_t count,
+                  tbm_dtype_t dt, tbm_redop_t op);
+void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
+                    tbm_redop_t op);
 
 /* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS), then keep yielding and trying until
  * opts.spin_us have passed (when the core has nothing else to run, a yield returns at once: a spin),
@@ -125,41 +167,5 @@ int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *
 
 /* Fail for lack of progress, naming the peers of the n pending transfers; returns -1. */
 int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what);
-
-/* "a.b.c.d:port" of an address. */
-void tbmcoll_addr_text(const tbm_mlx_addr_t *a, char *out, size_t outsz);
-
-/* A listening socket bound to addr (port 0: any free port, written back into addr). Returns the fd, or -1
- * with a message. */
-int tbmcoll_listen(const tbmcoll_opts_t *o, tbm_mlx_addr_t *addr, tbm_err_t *err);
-
-/* Dial addr, retrying refused connections until deadline_ms (tbmcoll_now_ms() clock). Returns a connected
- * blocking fd, or -1 with a message naming `who`. */
-int tbmcoll_dial(const tbmcoll_opts_t *o, const tbm_mlx_addr_t *addr, int64_t deadline_ms, const char *who,
-                 tbm_err_t *err);
-
-/* Accept one connection on any of the listeners before deadline_ms. Returns the fd (peer's address in
- * peer_text), -1 with a message (timed out), or -2 with a message (out of file descriptors or memory). */
-int tbmcoll_accept(const int *lfds, int nl, int64_t deadline_ms, char *peer_text, size_t ptsz, tbm_err_t *err);
-
-/* Blocking exact read / write with a deadline. Return 0, or -1 with a message naming `who`. */
-int tbmcoll_read_full(int fd, void *buf, size_t len, int64_t deadline_ms, const char *who, tbm_err_t *err);
-int tbmcoll_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms, const char *who,
-                       tbm_err_t *err);
-
-/* Set up a connected socket for the data path: TCP_NODELAY, buffers, non-blocking, no SIGPIPE. */
-int tbmcoll_tune(int fd, const tbmcoll_opts_t *o, tbm_err_t *err);
-
-int64_t tbmcoll_now_ms(void);
-
-/* ---- comm.c: building a TCP communicator ---- */
-
-/* Where each rank can be reached: dial[j] is the address rank j listens on for this rank. The listeners are
- * already bound (lfds, owned by the caller). Connects mesh or ring and returns the communicator. */
-tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
-                                     const tbm_mlx_addr_t *dial, const int *lfds, int nl, tbm_err_t *err);
-
-/* Fill defaults into a copy of opts (NULL: all defaults). */
-void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
 
 #endif

@@ -23,6 +23,18 @@ static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send,
     (*n)++;
 }
 
+/* This rank's own part of a fold: read where it is, unless it is dst itself (in place) at a place the fold
+ * would overwrite before reading it (tbm_fold allows dst to be part[0] or part[1]); then its slot (part[rank])
+ * gets a copy. Saves a copy of the chunk on every rank out of place, and on ranks 0 and 1 in place. */
+static void own_part(const tbmcoll_comm_t *c, const unsigned char **part, const unsigned char *mine,
+                     const unsigned char *dst, size_t len)
+{
+    if (mine != dst || c->rank <= 1)
+        part[c->rank] = mine;
+    else
+        memcpy((unsigned char *)part[c->rank], mine, len);
+}
+
 /* Reduce-scatter: chunk j of src goes to rank j; this rank folds its chunk from every rank, in rank order,
  * into dst (which may be src's own chunk: in place). */
 static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
@@ -48,9 +60,8 @@ static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
     }
     if (tbmcoll_xfer_run(c, xs, n, what) < 0)
         return -1;
-    /* this rank's own contribution: copied aside, since dst may be that very chunk */
-    memcpy(slots + (size_t)c->rank * maxlen, src + mine, mylen);
-    tbmcoll_fold(dst, part, c->size, mylen / ly->esize, dt, op);
+    own_part(c, part, src + mine, dst, mylen);
+    tbmcoll_fold(c, dst, part, c->size, mylen / ly->esize, dt, op);
     return 0;
 }
 
@@ -76,8 +87,8 @@ static int mesh_oneshot(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
     }
     if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
         return -1;
-    memcpy(slots + (size_t)c->rank * bytes, src, bytes);
-    tbmcoll_fold(dst, part, c->size, count, dt, op);
+    own_part(c, part, src, dst, bytes);
+    tbmcoll_fold(c, dst, part, c->size, count, dt, op);
     return 0;
 }
 

@@ -74,7 +74,7 @@ static void fold_received(ring_run_t *r)
             return;
         upto = r->done + (r->got - r->done) / r->esize * r->esize;
     }
-    tbm_reduce(s->fold_dst + r->done, s->recv + r->done, s->fold_b + r->done, (upto - r->done) / r->esize,
+    tbmcoll_reduce(r->c, s->fold_dst + r->done, s->recv + r->done, s->fold_b + r->done, (upto - r->done) / r->esize,
                r->dt, r->op);
     r->done = upto;
 }
@@ -84,7 +84,7 @@ static int do_recv(ring_run_t *r)
 {
     ring_step_t *s = &r->st[r->rs];
     tbmcoll_xfer_t x = { .link = &r->c->left, .is_send = 0, .buf = s->recv, .len = s->recv_len, .done = r->got };
-    int code = tbmcoll_xfer_step(&x);
+    int code = tbmcoll_xfer_step(r->c, &x);
 
     if (code)
         return code;
@@ -103,7 +103,7 @@ static int do_send(ring_run_t *r)
     ring_step_t *s = &r->st[r->ss];
     tbmcoll_xfer_t x = { .link = &r->c->right, .is_send = 1, .buf = (unsigned char *)s->send,
                          .len = send_avail(r), .done = r->sent };
-    int code = tbmcoll_xfer_step(&x);
+    int code = tbmcoll_xfer_step(r->c, &x);
 
     if (code)
         return code;
@@ -188,6 +188,7 @@ static int ring_run(ring_run_t *r)
 {
     tbmcoll_idle_t idle = { 0, 0 };
     int watch_right = 1, moved;
+    long long t0;
 
     for (skip_empty(r); r->ss < r->n || r->rs < r->n; skip_empty(r)) {
         if ((moved = ring_try(r)) < 0)
@@ -196,8 +197,13 @@ static int ring_run(ring_run_t *r)
             idle.rounds = 0;
             continue;
         }
-        if (!tbmcoll_idle(r->c, &idle) && ring_wait(r, &watch_right) < 0)
-            return -1;
+        t0 = tbmcoll_tick(r->c);
+        if (!tbmcoll_idle(r->c, &idle)) {
+            r->c->stats.polls++;
+            if (ring_wait(r, &watch_right) < 0)
+                return -1;
+        }
+        tbmcoll_tock(r->c, &r->c->stats.wait_us, t0);
     }
     return 0;
 }
@@ -265,7 +271,7 @@ static int ring_small(tbmcoll_comm_t *c, const void *send, void *recv, size_t co
     memcpy(b.work + (size_t)c->rank * bytes, send, bytes);
     if (rs_ag(c, &b, c->size - 1, 2 * c->size - 3, dt, op, "all-reduce") < 0)
         return -1;
-    tbmcoll_fold(recv, part, c->size, count, dt, op);
+    tbmcoll_fold(c, recv, part, c->size, count, dt, op);
     return 0;
 }
 

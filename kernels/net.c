@@ -1,6 +1,8 @@
-/* net.c: libtbmcoll's sockets: listen, dial with bounded retries, accept, exact reads and writes with
- * deadlines, and the poll-driven transfer engine that moves a batch of sends and receives at once. */
-#include "coll.h"
+/* net.c: libtbmcoll's plain sockets (net.h): listen, dial with bounded retries, accept, exact reads and
+ * writes with deadlines, one non-blocking send or receive. Nothing here knows the communicator. */
+#include "net.h"
+
+#include "clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -8,11 +10,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef MSG_NOSIGNAL
@@ -21,17 +21,9 @@
 
 #define DIAL_RETRY_MS 50
 
-int64_t tbmcoll_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int ms_left(int64_t deadline_ms)
 {
-    int64_t left = deadline_ms - tbmcoll_now_ms();
+    int64_t left = deadline_ms - tbm_now_ms();
     return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
 }
 
@@ -258,107 +250,20 @@ int tbmcoll_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms,
     return io_full(fd, (void *)buf, len, deadline_ms, 1, who, err);
 }
 
-/* ---- the transfer engine ---- */
-
-/* "rank 1 (10.0.1.2:32324), rank 3 (10.0.3.2:32326)": the distinct peers of some transfers. */
-static void name_peers(tbmcoll_xfer_t *const *xs, int n, char *out, size_t outsz)
-{
-    size_t len = 0;
-    int i, k;
-
-    out[0] = '\0';
-    for (i = 0; i < n && len < outsz; i++) {
-        for (k = 0; k < i && xs[k]->link->peer != xs[i]->link->peer; k++)
-            ;
-        if (k < i)
-            continue;
-        len += (size_t)snprintf(out + len, outsz - len, "%srank %d (%s)", len ? ", " : "", xs[i]->link->peer,
-                                xs[i]->link->addr);
-    }
-}
-
-static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer);
-
-/* "; rank 2 (10.0.2.2:32325) has closed its connection too": the other peers whose connections are closed
- * already. A peer that failed first may not be the one this rank was waiting on when it noticed; naming them
- * all points at the first cause (a rank killed in the middle of a collective) from every rank. */
-static void closed_too(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *named, int nn, char *out, size_t outsz)
-{
-    tbmcoll_link_t *ls[TBM_MLX_RING_MAX + 2];
-    size_t len = 0;
-    int j, k, nl = 0, found = 0;
-
-    out[0] = '\0';
-    for (j = 0; c->links && j < c->size; j++)
-        if (j != c->rank)
-            ls[nl++] = &c->links[j];
-    if (!c->links) {
-        ls[nl++] = &c->left;
-        ls[nl++] = &c->right;
-    }
-    for (j = 0; j < nl && len < outsz; j++) {
-        if (ls[j]->fd < 0 || peer_among(named, nn, ls[j]->peer) || !tbmcoll_peer_closed(ls[j]->fd))
-            continue;
-        for (k = 0; k < j && ls[k]->peer != ls[j]->peer; k++)
-            ;
-        if (k < j)
-            continue;   /* a ring of two: both links lead to the same rank */
-        len += (size_t)snprintf(out + len, outsz - len, "%s rank %d (%s)", found++ ? "," : "; and", ls[j]->peer,
-                                ls[j]->addr);
-    }
-    if (found && len < outsz)
-        snprintf(out + len, outsz - len, " closed %s connection%s too", found > 1 ? "their" : "its",
-                 found > 1 ? "s" : "");
-}
-
-int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
-                       tbmcoll_xfer_t *const *waiting, int nw, const char *what)
-{
-    char peers[512], still[512] = "", too[512];
-    int i;
-
-    name_peers(xs, n, peers, sizeof(peers));
-    if (nw > 0) {
-        size_t len = (size_t)snprintf(still, sizeof(still), "; still waiting on ");
-        name_peers(waiting, nw, still + len, sizeof(still) - len);
-    }
-    closed_too(c, xs, n, too, sizeof(too));
-    for (i = 0; i < n; i++)
-        if (codes[i] != EPIPE && codes[i] != ECONNRESET)
-            return tbmcoll_fail(c, "%s: %s %s failed: %s%s%s", what, xs[i]->is_send ? "sending to" : "receiving from",
-                                peers, strerror(codes[i]), still, too);
-    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output%s%s", what, peers,
-                        still, too);
-}
-
-int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what)
-{
-    char peers[512];
-
-    name_peers(xs, n, peers, sizeof(peers));
-    return tbmcoll_fail(c, "%s: no progress with %s for %d ms: it hangs, or the link is down", what, peers,
-                        c->opts.io_timeout_ms);
-}
-
-int tbmcoll_xfer_step(tbmcoll_xfer_t *x)
+long tbmcoll_sock_io(int fd, int is_send, unsigned char *buf, size_t len)
 {
     ssize_t n;
 
-    if (x->done >= x->len)
-        return 0;
-    if (x->is_send)
-        n = send(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, MSG_NOSIGNAL);
-    else
-        n = recv(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, 0);
-    if (n > 0) {
-        x->done += (size_t)n;
-        return 0;
-    }
+    do
+        n = is_send ? send(fd, buf, len, MSG_NOSIGNAL) : recv(fd, buf, len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        return (long)n;
     if (n == 0)
-        return EPIPE;          /* the peer closed its end */
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return -EPIPE;         /* the peer closed its end */
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
         return 0;
-    return errno;
+    return -errno;
 }
 
 int tbmcoll_peer_closed(int fd)
@@ -370,160 +275,5 @@ int tbmcoll_peer_closed(int fd)
         return EPIPE;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         return errno;
-    return 0;
-}
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
-{
-    if (st->rounds++ == 0)
-        st->since_us = now_us();
-    if (st->rounds <= TBMCOLL_SPINS) {
-        sched_yield();
-        return 1;
-    }
-    if (c->opts.spin_us > 0 && now_us() - st->since_us < c->opts.spin_us) {
-        sched_yield();   /* at once when this core has nothing else to run; the peers' turn when it has */
-        return 1;
-    }
-    st->rounds = 0;
-    return 0;
-}
-
-static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer)
-{
-    int i;
-
-    for (i = 0; i < n; i++)
-        if (xs[i]->link->peer == peer)
-            return 1;
-    return 0;
-}
-
-/* Move what the socket takes (or has) now: until the transfer is done or the socket would block
- * (*would_block = 1). Returns 0, or an error code as tbmcoll_xfer_step(). One call drains as much as it can,
- * so that each wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
-static int xfer_drain(tbmcoll_xfer_t *x, int *would_block)
-{
-    ssize_t r;
-
-    *would_block = 0;
-    while (x->done < x->len) {
-        if (x->is_send)
-            r = send(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, MSG_NOSIGNAL);
-        else
-            r = recv(tbmcoll_xfer_fd(x), x->buf + x->done, x->len - x->done, 0);
-        if (r > 0) {
-            x->done += (size_t)r;
-            continue;
-        }
-        if (r == 0)
-            return EPIPE;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            *would_block = 1;
-            return 0;
-        }
-        return errno;
-    }
-    return 0;
-}
-
-/* The transfer engine: every transfer that may move is drained; when none may, poll says which can (after a
- * few yields with a zero-timeout poll, for peers sharing the cores, and opts.spin_us of them if asked).
- * A transfer is tried again only once poll has said it is ready. */
-#define BATCH_MAX (2 * TBM_MLX_RING_MAX * TBMCOLL_STREAMS_MAX)
-
-static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
-{
-    tbmcoll_xfer_t *failed[BATCH_MAX], *waiting[BATCH_MAX], *pend[BATCH_MAX];
-    struct pollfd p[BATCH_MAX];
-    unsigned char ready[BATCH_MAX];
-    int codes[BATCH_MAX];
-    tbmcoll_idle_t idle = { 0, 0 };
-    int i, k, nf, nw, rc, wb, timeout;
-
-    memset(ready, 1, sizeof(ready));
-    for (;;) {
-        nf = 0;
-        for (i = 0; i < n; i++) {
-            if (xs[i].done >= xs[i].len || !ready[i])
-                continue;
-            if ((codes[nf] = xfer_drain(&xs[i], &wb)) != 0)
-                failed[nf++] = &xs[i];
-            ready[i] = 0;
-        }
-        if (nf) {
-            for (i = 0, nw = 0; i < n; i++)
-                if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
-                    waiting[nw++] = &xs[i];
-            return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
-        }
-        for (i = 0, k = 0; i < n; i++) {
-            if (xs[i].done >= xs[i].len)
-                continue;
-            p[k] = (struct pollfd){ .fd = tbmcoll_xfer_fd(&xs[i]), .events = xs[i].is_send ? POLLOUT : POLLIN };
-            pend[k++] = &xs[i];
-        }
-        if (k == 0)
-            return 0;
-        for (;;) {
-            timeout = tbmcoll_idle(c, &idle) ? 0 : c->opts.io_timeout_ms;
-            do
-                rc = poll(p, (nfds_t)k, timeout);
-            while (rc < 0 && errno == EINTR);
-            if (rc < 0)
-                return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
-            if (rc > 0)
-                break;
-            if (timeout > 0)
-                return tbmcoll_fail_stalled(c, pend, k, what);
-        }
-        idle.rounds = 0;
-        for (i = 0; i < k; i++)
-            if (p[i].revents)
-                ready[pend[i] - xs] = 1;
-    }
-}
-
-int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
-{
-    tbmcoll_xfer_t sub[BATCH_MAX];
-    size_t part;
-    int i, k, ns, m = 0, striped = 0;
-
-    if (n > 2 * TBM_MLX_RING_MAX)
-        return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, 2 * TBM_MLX_RING_MAX);
-    for (i = 0; i < n; i++) {
-        ns = xs[i].link->nfd;
-        if (ns <= 1 || xs[i].done != 0 || xs[i].len < (size_t)ns * TBMCOLL_STRIPE_MIN) {
-            sub[m++] = xs[i];
-            continue;
-        }
-        /* equal parts, the last one takes the rest: the peer splits its side the same way */
-        part = xs[i].len / (size_t)ns;
-        for (k = 0; k < ns; k++) {
-            sub[m] = xs[i];
-            sub[m].buf = xs[i].buf + (size_t)k * part;
-            sub[m].len = k == ns - 1 ? xs[i].len - (size_t)k * part : part;
-            sub[m].stream = k;
-            m++;
-        }
-        striped = 1;
-    }
-    if (!striped)
-        return run_batch(c, xs, n, what);
-    if (run_batch(c, sub, m, what) < 0)
-        return -1;
-    for (i = 0; i < n; i++)
-        xs[i].done = xs[i].len;
     return 0;
 }

@@ -1,7 +1,9 @@
 /* rendezvous.c: a communicator from MLX's environment: the ring hostfile (MLX_HOSTFILE), or the JACCL
  * device matrix and coordinator (MLX_IBV_DEVICES, MLX_JACCL_COORDINATOR), with their JACCL_* aliases. */
 #include "coll.h"
+#include "clock.h"
 #include "fileio.h"
+#include "values.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,12 +34,9 @@ static const char *env_first(const char *const *names, const char **which)
 
 static int parse_rank(const char *var, const char *text, int size, int *rank, tbm_err_t *err)
 {
-    char *end;
-    long v;
+    long long v;
 
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 0 || v >= size)
+    if (tbm_parse_ll(text, 10, 0, size - 1, &v) < 0)
         return tbm_errprintf(err, "%s='%s' is not a rank of this group: give a number from 0 to %d", var, text,
                              size - 1);
     *rank = (int)v;
@@ -69,6 +68,14 @@ static int env_rank(const char *const *vars, int size, int *rank, tbm_err_t *err
     return parse_rank(which, v, size, rank, err);
 }
 
+/* A parser's result rc, its message (if any) prefixed with the variable that named the file. */
+static int named_by(int rc, const char *var, tbm_err_t *err)
+{
+    if (rc < 0)
+        tbm_errprefix(err, "%s: ", var);
+    return rc;
+}
+
 /* ---- ring hostfile ---- */
 
 static tbmcoll_comm_t *from_hostfile(const char *path, const tbmcoll_opts_t *o, tbm_err_t *err)
@@ -81,13 +88,9 @@ static tbmcoll_comm_t *from_hostfile(const char *path, const tbmcoll_opts_t *o, 
     char *text = NULL;
     int j, rank, lfd;
 
-    if (!hf || !(text = read_file(path, var, &len, err)))
-        goto out;
-    if (tbm_mlx_hostfile_parse(text, len, path, hf, err) < 0) {
-        tbm_errprefix(err, "%s: ", var);
-        goto out;
-    }
-    if (env_rank(ring_rank_vars, hf->nranks, &rank, err) < 0)
+    if (!hf || !(text = read_file(path, var, &len, err)) ||
+        named_by(tbm_mlx_hostfile_parse(text, len, path, hf, err), var, err) < 0 ||
+        env_rank(ring_rank_vars, hf->nranks, &rank, err) < 0)
         goto out;
     for (j = 0; j < hf->nranks; j++)
         dial[j] = hf->addr[j][0];
@@ -266,15 +269,19 @@ static tbmcoll_comm_t *jaccl_connect(const tbm_mlx_devmatrix_t *m, int rank, con
     unsigned char table[TBM_MLX_MATRIX_MAX * TBM_MLX_MATRIX_MAX * ROW_BYTES];
     tbm_mlx_addr_t row[TBM_MLX_MATRIX_MAX], dial[TBM_MLX_MATRIX_MAX];
     int lfds[TBM_MLX_MATRIX_MAX], nl = 0, j, rc;
-    int64_t deadline = tbmcoll_now_ms() + o->connect_timeout_ms;
+    int64_t deadline = tbm_now_ms() + o->connect_timeout_ms;
     size_t rowb = (size_t)m->n * ROW_BYTES;
     tbmcoll_comm_t *c = NULL;
 
     if (my_row(m, rank, path, o, row, lfds, &nl, err) < 0)
         goto out;
     put_row(table + (size_t)rank * rowb, row, m->n);
-    rc = m->n == 1 ? 0 : rank == 0 ? coord_serve(coord, m->n, table, deadline, o, err)
-                                    : coord_ask(coord, rank, m->n, table, deadline, o, err);
+    if (m->n == 1)
+        rc = 0;
+    else if (rank == 0)
+        rc = coord_serve(coord, m->n, table, deadline, o, err);
+    else
+        rc = coord_ask(coord, rank, m->n, table, deadline, o, err);
     if (rc < 0) {
         tbm_errprefix(err, "rank %d: ", rank);
         goto out;
@@ -299,13 +306,9 @@ static tbmcoll_comm_t *from_matrix(const char *var, const char *path, const tbmc
     char *text = NULL;
     int rank;
 
-    if (!m || !(text = read_file(path, var, &len, err)))
-        goto out;
-    if (tbm_mlx_devmatrix_parse(text, len, path, m, err) < 0) {
-        tbm_errprefix(err, "%s: ", var);
-        goto out;
-    }
-    if (env_rank(rank_vars, m->n, &rank, err) < 0)
+    if (!m || !(text = read_file(path, var, &len, err)) ||
+        named_by(tbm_mlx_devmatrix_parse(text, len, path, m, err), var, err) < 0 ||
+        env_rank(rank_vars, m->n, &rank, err) < 0)
         goto out;
     if (!(ctext = env_first(coord_vars, &cvar))) {
         tbm_errprintf(err, "MLX_JACCL_COORDINATOR is not set: give rank 0's ipv4:port (rank 0 binds it)");

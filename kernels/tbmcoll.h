@@ -6,6 +6,8 @@
 #include <stddef.h>
 
 #include "errbuf.h"
+#include <stdint.h>
+
 #include "reduce.h"   /* tbm_dtype_t (TBM_DT_F32, _F16, _BF16, _I32), tbm_redop_t (TBM_OP_SUM, _MAX) */
 
 /*
@@ -173,6 +175,22 @@ typedef struct tbmcoll_peer_info {
 
 /* Fill out for rank peer (not this rank). Returns 0, or -1 with a message (no such rank). */
 int tbmcoll_peer_info(const tbmcoll_comm_t *comm, int peer, tbmcoll_peer_info_t *out, tbm_err_t *err);
+
+/* Where this rank's time went (TCP transports), summed while counting is on: in the send and receive system
+ * calls (and the bytes they moved), in reductions, and waiting (poll, and the yields of the spin). Counting
+ * costs two clock reads per system call; it is off until tbmcoll_stats_reset(comm, 1). Over MPI all stay 0. */
+typedef struct tbmcoll_stats {
+    uint64_t io_us;        /* in send/recv */
+    uint64_t io_calls;     /* send/recv calls */
+    uint64_t io_bytes;     /* bytes those calls moved */
+    uint64_t reduce_us;    /* in reductions and folds */
+    uint64_t wait_us;      /* in poll and the spin's yields */
+    uint64_t polls;        /* sleeps in poll */
+} tbmcoll_stats_t;
+
+/* Zero the counters and turn counting on (on = 1) or off. */
+void tbmcoll_stats_reset(tbmcoll_comm_t *comm, int on);
+void tbmcoll_stats_get(const tbmcoll_comm_t *comm, tbmcoll_stats_t *out);
 
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);

@@ -54,6 +54,11 @@ uint16_t tbm_f32_to_bf16(float f);
  * (acc = acc op next) gives the same bits every time. Returns 0, or -1 for an unknown type or operator. */
 int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op);
 
+/* Fold n equal parts in order into dst: dst = part[0] op part[1] op ... op part[n-1] (n >= 1), per element in
+ * that order (so the bits are those of n-1 whole passes of tbm_reduce), a block at a time so that each part
+ * is read once. dst may be part[0] or part[1] (read before the block is written), no other part. */
+void tbm_fold(void *dst, const unsigned char *const *part, int n, size_t count, tbm_dtype_t dt, tbm_redop_t op);
+
 /* Chunking: count elements split into n nearly-equal chunks, in order; the first count % n chunks hold one
  * element more than the others. Chunk i starts at *off and holds *len elements (0 when count < n and
  * i >= count). n must be >= 1 and 0 <= i < n; otherwise *off = *len = 0. */

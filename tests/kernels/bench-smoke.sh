@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench-smoke.sh: `macnode bench` (macnode running macnode-bench) runs every operation on 3 local ranks,
 # counts no wrong value, writes its three formats, measures every cable with -o p2p (mesh: every pair; ring:
-# neighbours), reports progress, and refuses bad options and a missing environment with a message. No
+# neighbours), reports progress and (--verbose) where the time goes, and refuses bad options and a missing environment with a message. No
 # timing is asserted.
 macnode=${TBM_MACNODE:-../macnode/macnode}
 bench() { "$macnode" bench "$@"; }
@@ -28,6 +28,13 @@ long=$(bench --local 2 --minbytes 8 --maxbytes 1K --stepfactor 4 --iters 2 --war
 # one connection per pair, the kernel's own socket buffers, no spinning: the same results
 out=$(bench -l 3 -S 1 -B 0 -s 0 -b 1M -e 1M -n 2 -w 1 -F csv) && [ "$(echo "$out" | awk -F, 'NR > 1 { w += $13 } END { print w + 0 }')" = 0 ] ||
   { say "-S 1 -B 0 -s 0: $out"; fail=1; }
+# --verbose: per size and placement, where the time went, with the calls that moved the data
+table=$(bench -l 2 -b 64K -e 256K -f 4 -n 2 -w 1 --verbose)
+[ "$(echo "$table" | grep -cE '^#   [0-9]+ B (out-of-place|in-place), per op .*send/recv [0-9.]+ us in [1-9][0-9.]* calls .*reduce [0-9.]+ us, waiting')" = 4 ] ||
+  { say "--verbose: want 4 counter lines"; echo "$table"; fail=1; }
+bench -l 2 -b 64K -e 64K -n 2 -w 1 -V -F csv > "$tmp/out" 2>"$tmp/err"
+[ "$(grep -c 'send/recv' "$tmp/err")" = 2 ] && [ "$(grep -c 'send/recv' "$tmp/out")" = 0 ] ||
+  { say "-V with csv: the counters go to stderr: $(cat "$tmp/err")"; fail=1; }
 json=$(bench -l 2 -b 8 -e 64 -f 2 -n 2 -w 1 -F json)
 echo "$json" | grep -q '"wrong_total": 0,' || { say "json: no wrong_total"; echo "$json"; fail=1; }
 

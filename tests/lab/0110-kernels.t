@@ -91,7 +91,7 @@ t_is "every rank's message names rank 2" "$(grep -c . <<<"$said")" "$(grep -c 'r
 t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([ "$took" -lt 20 ] && echo 1)"
 
 # The comparison with Open MPI runs whole (tiny sizes: the figures are not asserted).
-out=$("$T_SRC/bench/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 2>&1)
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 2>&1)
 t_match "bench/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
 t_match "... the 8-byte latencies" "8-byte all-reduce: tcp [0-9.]+ us, mpi [0-9.]+ us" "$out"
 t_match "... and the rate of one link" "one link, one way \(tcp p2p, 6 cables\): slowest [0-9.]+ GB/s" "$out"

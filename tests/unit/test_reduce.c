@@ -216,6 +216,34 @@ START_TEST(names_and_parsing)
 }
 END_TEST
 
+/* A fold gives the bits of n-1 whole passes in rank order, across its blocks, also into part[0] or part[1]. */
+START_TEST(fold_in_rank_order)
+{
+    enum { N = 5000, PARTS = 3 };
+    static float p[PARTS][N], want[N], got[N];
+    const unsigned char *part[PARTS];
+    int i, j;
+
+    for (j = 0; j < PARTS; j++) {
+        for (i = 0; i < N; i++)
+            p[j][i] = (j == 0 ? 1e8f : 1.0f) * (float)((i * 7 + j * 3) % 11) + 0.3f * (float)j;
+        part[j] = (const unsigned char *)p[j];
+    }
+    tbm_reduce(want, p[0], p[1], N, TBM_DT_F32, TBM_OP_SUM);
+    tbm_reduce(want, want, p[2], N, TBM_DT_F32, TBM_OP_SUM);
+    tbm_fold(got, part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
+    ck_assert_mem_eq(got, want, sizeof(want));
+    memcpy(got, p[1], sizeof(got));
+    tbm_fold(p[1], part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
+    ck_assert_mem_eq(p[1], want, sizeof(want));
+    memcpy(p[1], got, sizeof(got));
+    tbm_fold(p[0], part, PARTS, N, TBM_DT_F32, TBM_OP_SUM);
+    ck_assert_mem_eq(p[0], want, sizeof(want));
+    tbm_fold(got, part, 1, N, TBM_DT_F32, TBM_OP_SUM);
+    ck_assert_mem_eq(got, p[0], sizeof(got));
+}
+END_TEST
+
 static Suite *reduce_suite(void)
 {
     Suite *s = suite_create("reduce");
@@ -230,6 +258,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
+    tcase_add_test(tc, fold_in_rank_order);
     suite_add_tcase(s, tc);
     return s;
 }

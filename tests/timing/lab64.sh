@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lab64.sh: a 64-Mac lab (8 full meshes of 8, Thunderbolt 5 with RDMA) as raw macOS outputs, made by
-# tbmlab-gen, then timed by bench_inventory. Usage: lab64.sh TBMLAB-GEN BENCH-INVENTORY
+# tbmlab-gen, then timed by time_inventory. Usage: lab64.sh TBMLAB-GEN TIME-INVENTORY
 set -euo pipefail
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -1,6 +1,6 @@
-/* bench_inventory.c: times the whole inventory of a lab from raw macOS outputs: every Mac's outputs parsed
+/* time_inventory.c: times the whole inventory of a lab from raw macOS outputs: every Mac's outputs parsed
  * (system_profiler JSON, networksetup, ifconfig, ibv_devices, rdma_ctl, sw_vers, sysctl), the topology built
- * and validated, tbmesh.conf made. Usage: bench_inventory DIR (DIR/<mac>/replay/, as tbmlab-gen writes them).
+ * and validated, tbmesh.conf made. Usage: time_inventory DIR (DIR/<mac>/replay/, as tbmlab-gen writes them).
  * The files are read once before timing; target for 64 Macs: under 50 ms. */
 #include <dirent.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ static int load(const char *dir, const char *name, mac_t *m)
         snprintf(path, sizeof(path), "%s/%s/replay/%s", dir, name, tbm_raw_sources[i].file);
         m->buf[i] = tbm_read_file(path, TBM_RAW_MAX, &len, &err);
         if (!m->buf[i])
-            return fprintf(stderr, "bench_inventory: %s\n", err.msg), -1;
+            return fprintf(stderr, "time_inventory: %s\n", err.msg), -1;
         tbm_raw_slot(&m->raw, i)->data = m->buf[i];
         tbm_raw_slot(&m->raw, i)->len = len;
     }
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     int errors = 0;
 
     if (argc != 2 || !(d = opendir(argv[1]))) {
-        fprintf(stderr, "usage: bench_inventory DIR   (DIR/<mac>/replay/ from `tbmlab-gen outputs`)\n");
+        fprintf(stderr, "usage: time_inventory DIR   (DIR/<mac>/replay/ from `tbmlab-gen outputs`)\n");
         return 2;
     }
     while ((de = readdir(d)) && n < MAX_MACS)
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
         t[i] = now_ms() - t0;
     }
     qsort(t, ROUNDS, sizeof(t[0]), cmp_double);
-    printf("bench_inventory: %zu Macs from raw macOS outputs (parse + topology + validation + tbmesh.conf), "
+    printf("time_inventory: %zu Macs from raw macOS outputs (parse + topology + validation + tbmesh.conf), "
            "%d rounds: median %.2f ms, p95 %.2f ms, max %.2f ms; %d errors found; target < 50 ms\n",
            n, ROUNDS, t[ROUNDS / 2], t[ROUNDS * 95 / 100], t[ROUNDS - 1], errors);
     for (i = 0; i < n; i++)

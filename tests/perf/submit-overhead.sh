@@ -3,7 +3,7 @@
 # each _slurm_rpc_submit_batch_job line). Submits N held jobs with the plug-in (`--gres=tbmesh:4
 # --mlx-backend=jaccl`) and N without it (`-p mac -N4 --gres=tbmesh:1 -C tbmesh_studio_a`, the request the
 # plug-in makes of it), in the same run, and prints both medians and their difference and ratio.
-# Usage: bench/submit-overhead.sh [N]   (as root, with the lab up; default N=1000)
+# Usage: tests/perf/submit-overhead.sh [N]   (as root, with the lab up; default N=1000)
 set -euo pipefail
 N=${1:-1000}
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}

@@ -1,4 +1,4 @@
-/* bench_topology.c: times the inventory core on a 64-Mac lab (8 full meshes of 8, TB5 with RDMA):
+/* time_topology.c: times the inventory core on a 64-Mac lab (8 full meshes of 8, TB5 with RDMA):
  * topology from facts, validation, tbmesh.conf written and read back, slurm.conf lines. Target: < 50 ms. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@ static int one_pass(const tbm_host_facts_t *lab)
     }
     tbm_topology_free(&t);
     if (rc < 0)
-        fprintf(stderr, "bench_topology: the pass failed: %s\n", err.msg);
+        fprintf(stderr, "time_topology: the pass failed: %s\n", err.msg);
     return rc;
 }
 
@@ -74,7 +74,7 @@ int main(void)
         ms[i] = now_ms() - start;
     }
     qsort(ms, ROUNDS, sizeof(ms[0]), by_value);
-    printf("bench_topology: %d Macs, %d cables, %d rounds: median %.3f ms, p95 %.3f ms, max %.3f ms "
+    printf("time_topology: %d Macs, %d cables, %d rounds: median %.3f ms, p95 %.3f ms, max %.3f ms "
            "(target < %.0f ms): %s\n", MACS, c, ROUNDS, ms[ROUNDS / 2], ms[ROUNDS * 95 / 100], ms[ROUNDS - 1],
            TARGET_MS, ms[ROUNDS / 2] < TARGET_MS ? "ok" : "TOO SLOW");
     return ms[ROUNDS / 2] < TARGET_MS ? 0 : 1;

@@ -10,9 +10,9 @@
 # Prints all-reduce busbw per size with the ratio (target: at least 1.2 from 1 MiB to 64 MiB), the 8-byte
 # latency of both (target: no worse than Open MPI), busbw as a share of one link's rate, and the per-cable
 # table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
-# Usage: bench/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]   (as root, with the lab up)
+# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]   (as root, with the lab up)
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 group=studio-a min=1M max=64M iters=10
 while getopts g:b:e:n: opt; do
     case $opt in

@@ -1,4 +1,4 @@
-/* local.c: N ranks on this host (127.0.0.1, free ports), each forked with its communicator: how the
+/* local_ranks.c: N ranks on this host (127.0.0.1, free ports), each forked with its communicator: how the
  * benchmark and the reference workload run standalone on one machine (see tbmcoll_run_local). */
 #include "config.h"
 #include "tbmcoll.h"

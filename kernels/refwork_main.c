@@ -1,11 +1,13 @@
-/* refwork.c: macnode refwork, the reference workload that compares a single Mac with a mesh. The same
+/* refwork_main.c: macnode refwork (the program macnode-refwork), the reference workload that compares a single Mac with a mesh. The same
  * deterministic tensor-parallel network (lib/refwork.c) runs on one rank or on N ranks (each holds 1/N of
  * every weight matrix; one all-reduce per layer over the Thunderbolt links); rank 0 writes the output, and
  * --compare gives the verdict: bitwise identical, within the tolerance (the largest error and where), or
  * different. */
 #include "config.h"
 #include "tbmcoll.h"
+#include "clock.h"
 #include "refwork.h"
+#include "values.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAGIC "TBMRW1\n"
 #define HEADER_WORDS 6   /* seed (2 words), layers, hidden, batch, ranks */
@@ -42,9 +43,7 @@ static void usage(FILE *f)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)tbm_now_us() / 1e6;
 }
 
 static void digest(const float *y, size_t n, char hex[65])
@@ -180,10 +179,9 @@ out:
 
 static int parse_int(const char *s, int lo, int hi, int *out, const char *what)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
+    long long v;
 
-    if (*end || end == s || v < lo || v > hi)
+    if (tbm_parse_ll(s, 10, lo, hi, &v) < 0)
         return fprintf(stderr, "macnode refwork: %s '%s' is not a whole number from %d to %d\n", what, s, lo, hi), -1;
     *out = (int)v;
     return 0;
@@ -211,8 +209,7 @@ int main(int argc, char **argv)
         case 'B': bad |= parse_int(optarg, 1, 65536, &r.w.batch, "-B batch"); break;
         case 'l': bad |= parse_int(optarg, 1, 64, &local, "-l ranks"); break;
         case 's':
-            r.w.seed = strtoull(optarg, &end, 10);
-            if (*end || end == optarg) {
+            if (tbm_parse_u64(optarg, UINT64_MAX, &r.w.seed) < 0) {
                 fprintf(stderr, "macnode refwork: -s seed '%s' is not a whole number\n", optarg);
                 bad = -1;
             }

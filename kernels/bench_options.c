@@ -1,0 +1,232 @@
+/* bench_options.c: `macnode bench`'s command line: nccl-tests' options and ours, checked, with a message that
+ * says what to give for a bad value. */
+#include "config.h"
+#include "bench.h"
+
+#include "values.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TBM_STR2(x) #x
+#define TBM_STR(x) TBM_STR2(x)
+
+const char *const bench_op_names[OP_COUNT] = { "allreduce", "allgather", "reducescatter", "broadcast",
+                                               "sendrecv", "p2p" };
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: macnode bench [options]\n"
+               "  Measure the mesh with exactly the environment MLX reads (run it under srun in a --gres=tbmesh\n"
+               "  job), with -l N ranks on this host, or under mpirun with -T mpi. nccl-tests' conventions.\n"
+               "  -T, --transport tcp|mpi       transport (tcp; mpi: start the ranks with mpirun)\n"
+               "  -A, --algo auto|mesh|ring     TCP algorithm (auto: what the environment describes)\n"
+               "  -l, --local N                 start N ranks on this host (127.0.0.1), 1 to %d\n"
+               "  -o, --op OP                   allreduce, allgather, reducescatter, broadcast, sendrecv or p2p\n"
+               "                                (allreduce). sendrecv: every rank sends to rank+1 while receiving\n"
+               "                                from rank-1. p2p: every cable (pair of connected ranks) alone in\n"
+               "                                turn: bandwidth each way and both ways at once at -e bytes, and\n"
+               "                                latency (half a round trip) at -b bytes\n"
+               "  -d, --datatype TYPE           f32, f16, bf16 or i32 (f32)\n"
+               "  -r, --redop OP                sum or max (sum)\n"
+               "  -R, --root RANK               broadcast root (0)\n"
+               "  -b, --minbytes SIZE           smallest size in bytes, K/M/G suffixes (8)\n"
+               "  -e, --maxbytes SIZE           largest size (64M)\n"
+               "  -f, --stepfactor N            size multiplier between steps (2)\n"
+               "  -n, --iters N                 timed iterations per size (20)\n"
+               "  -w, --warmup_iters N          warm-up iterations per size (5)\n"
+               "  -L, --lat_iters N             p2p: round trips timed for the latency (1000)\n"
+               "  -c, --check 0|1               check every result and count wrong values (1)\n"
+               "  -F, --format table|csv|json   output format (table)\n"
+               "  -t, --timeout MS              TCP: longest wait without progress before failing (30000;\n"
+               "                                p2p: 600000, as the ranks off the cable measured wait)\n"
+               "  -s, --spin US                 TCP: keep trying (and yielding) this long before sleeping in\n"
+               "                                poll (%d; 0: sleep at once)\n"
+               "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
+               "                                transfers are split across them; every rank must give the same\n"
+               "  -B, --sockbuf SIZE            TCP: socket buffers asked for (4M; 0: the kernel's own, tuned)\n"
+               "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
+               "                                send/recv calls, reductions, waiting\n"
+               "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
+               "                                10 s otherwise once a run has taken 10 s; on: every step)\n"
+               "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
+            LOCAL_MAX, TBMCOLL_SPIN_US_DEFAULT, TBMCOLL_STREAMS_DEFAULT);
+}
+
+/* A size in bytes: digits and one optional K, M or G (powers of 1024), from 1 to 16 GiB. */
+static int parse_size(const char *s, size_t *out)
+{
+    char digits[32];
+    size_t len = strlen(s);
+    unsigned shift = 0;
+    uint64_t v;
+
+    if (len == 0 || len >= sizeof(digits))
+        return -1;
+    memcpy(digits, s, len + 1);
+    switch (digits[len - 1]) {
+    case 'G': case 'g': shift = 30; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'K': case 'k': shift = 10; break;
+    default: break;
+    }
+    if (shift)
+        digits[len - 1] = '\0';
+    if (tbm_parse_u64(digits, (1ull << 34) >> shift, &v) < 0 || v == 0)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    long long v;
+
+    if (tbm_parse_ll(s, 10, lo, hi, &v) < 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_name(const char *s, const char *const *names, int n, int *out)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+
+/* "-o/--op" for the option whose short name is c. */
+static const char *opt_name(const struct option *o, int c)
+{
+    static char buf[48];
+
+    for (; o->name; o++)
+        if (o->val == c) {
+            if (c == 'P')
+                snprintf(buf, sizeof(buf), "--%s", o->name);
+            else
+                snprintf(buf, sizeof(buf), "-%c/--%s", c, o->name);
+            return buf;
+        }
+    snprintf(buf, sizeof(buf), "-%c", c);
+    return buf;
+}
+
+/* What to give, for the options whose values come from a fixed set or range. */
+static const char *hint(int opt)
+{
+    static const struct {
+        int opt;
+        const char *text;
+    } hints[] = {
+        { 'l', " (give 1 to " TBM_STR(LOCAL_MAX) " ranks)" },
+        { 'b', " (a size in bytes from 1 to 16G, with K, M or G)" },
+        { 'e', " (a size in bytes from 1 to 16G, with K, M or G)" },
+        { 'o', " (give allreduce, allgather, reducescatter, broadcast, sendrecv or p2p)" },
+        { 'T', " (give tcp or mpi)" },
+        { 'F', " (give table, csv or json)" },
+        { 'P', " (give auto, on or off)" },
+        { 'c', " (give 0 or 1)" },
+        { 'S', " (give 1 to 4)" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+        if (hints[i].opt == opt)
+            return hints[i].text;
+    return "";
+}
+
+int bench_parse_args(bench_t *b, int argc, char **argv)
+{
+    static const char *const transports[] = { "tcp", "mpi" }, *const formats[] = { "table", "csv", "json" },
+                             *const progress[] = { "auto", "on", "off" };
+    static const struct option longopts[] = {
+        { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
+        { "local", required_argument, NULL, 'l' },      { "op", required_argument, NULL, 'o' },
+        { "datatype", required_argument, NULL, 'd' },   { "redop", required_argument, NULL, 'r' },
+        { "root", required_argument, NULL, 'R' },       { "minbytes", required_argument, NULL, 'b' },
+        { "maxbytes", required_argument, NULL, 'e' },   { "stepfactor", required_argument, NULL, 'f' },
+        { "iters", required_argument, NULL, 'n' },      { "warmup_iters", required_argument, NULL, 'w' },
+        { "lat_iters", required_argument, NULL, 'L' },  { "check", required_argument, NULL, 'c' },
+        { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
+        { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
+        { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
+        { "verbose", no_argument, NULL, 'V' },          { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    tbm_err_t err = { { 0 } };
+    int opt, v = 0, bad = 0, tmo = 0;
+
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:Vh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
+        case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
+        case 'l': bad = parse_int(optarg, 1, LOCAL_MAX, &b->local_ranks); break;
+        case 'o': bad = parse_name(optarg, bench_op_names, OP_COUNT, &v); b->op = (bench_op_t)v; break;
+        case 'd': bad = tbm_dtype_parse(optarg, &b->dt, &err); break;
+        case 'r': bad = tbm_redop_parse(optarg, &b->redop, &err); break;
+        case 'R': bad = parse_int(optarg, 0, 1 << 20, &b->root); break;
+        case 'b': bad = parse_size(optarg, &b->minb); break;
+        case 'e': bad = parse_size(optarg, &b->maxb); break;
+        case 'f': bad = parse_int(optarg, 2, 1 << 20, &v); b->factor = (unsigned)v; break;
+        case 'n': bad = parse_int(optarg, 1, 1 << 24, &b->iters); break;
+        case 'w': bad = parse_int(optarg, 0, 1 << 24, &b->warmup); break;
+        case 'L': bad = parse_int(optarg, 1, 1 << 24, &b->lat_iters); break;
+        case 'c': bad = parse_int(optarg, 0, 1, &b->check); break;
+        case 'F': bad = parse_name(optarg, formats, 3, &b->format); break;
+        case 't': bad = parse_int(optarg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
+        case 's':
+            bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us);
+            if (!bad && b->opts.spin_us == 0)
+                b->opts.spin_us = -1;   /* 0 here means no spin */
+            break;
+        case 'P': bad = parse_name(optarg, progress, 3, &b->progress); break;
+        case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
+        case 'B':
+            if (strcmp(optarg, "0") == 0) {
+                b->opts.sockbuf_bytes = -1;
+            } else {
+                size_t sz = 0;
+                bad = parse_size(optarg, &sz) || sz > (1u << 30);
+                b->opts.sockbuf_bytes = (int)sz;
+            }
+            break;
+        case 'V': b->verbose = 1; break;
+        case 'h': usage(stdout); return 1;
+        case ':':
+            fprintf(stderr, "%s: option %s needs a value; see --help\n", BENCH_PROG,
+                    optopt ? opt_name(longopts, optopt) : argv[optind - 1]);
+            return -1;
+        default:
+            fprintf(stderr, "%s: unknown option '%s'; see --help\n", BENCH_PROG, argv[optind - 1]);
+            return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "%s: bad value '%s' for %s%s%s%s; see --help\n", BENCH_PROG, optarg,
+                    opt_name(longopts, opt), err.msg[0] ? ": " : "", err.msg, hint(opt));
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'; see --help\n", BENCH_PROG, argv[optind]);
+        return -1;
+    }
+    if (b->minb > b->maxb) {
+        fprintf(stderr, "%s: -b must not exceed -e (%zu > %zu bytes)\n", BENCH_PROG, b->minb, b->maxb);
+        return -1;
+    }
+    if (b->use_mpi && b->local_ranks) {
+        fprintf(stderr, "%s: -l starts TCP ranks; start MPI ranks with mpirun -np N ... -T mpi\n", BENCH_PROG);
+        return -1;
+    }
+    return 0;
+}

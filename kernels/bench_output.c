@@ -1,0 +1,172 @@
+/* bench_output.c: what `macnode bench` prints on rank 0: the sweep as a table (nccl-tests' columns), CSV or
+ * JSON, and the p2p table of cables. */
+#include "config.h"
+#include "bench.h"
+
+#include <stdio.h>
+
+const char *bench_transport_name(const bench_t *b)
+{
+    return b->use_mpi ? "mpi" : tbmcoll_algo_name(tbmcoll_algo(b->c));
+}
+
+void bench_print_header(const bench_t *b)
+{
+    if (b->format == FMT_CSV) {
+        printf("op,transport,ranks,size_bytes,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong\n");
+    } else if (b->format == FMT_JSON) {
+        printf("{\"op\": \"%s\", \"transport\": \"%s\", \"ranks\": %d, \"type\": \"%s\", \"redop\": \"%s\", "
+               "\"iterations\": %d, \"warmup\": %d, \"check\": %s, \"results\": [", bench_op_names[b->op],
+               bench_transport_name(b), b->n, tbm_dtype_name(b->dt), tbm_redop_name(b->redop), b->iters, b->warmup,
+               b->check ? "true" : "false");
+    } else {
+        printf("# macnode bench: %s, %d ranks, transport %s, %s %s, %d iterations, %d warm-up, check %s\n"
+               "#\n#%58s%-39s%s\n", bench_op_names[b->op], b->n, bench_transport_name(b), tbm_dtype_name(b->dt),
+               tbm_redop_name(b->redop), b->iters, b->warmup, b->check ? "on" : "off", "", "out-of-place",
+               "in-place");
+        printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+        printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    }
+}
+
+void bench_print_result(bench_t *b, const shape_t *s, const result_t *r, int in_place, int *first_json)
+{
+    const char *place = in_place ? "in-place" : "out-of-place";
+
+    if (!r->ran) {
+        if (b->format == FMT_TABLE)
+            printf(" %10s %8s %8s %7s", "-", "-", "-", "-");
+        return;
+    }
+    b->busbw_sum += r->busbw;
+    b->busbw_count++;
+    b->wrong_total += r->wrong;
+    if (b->format == FMT_TABLE)
+        printf(" %10.1f %8.3f %8.3f %7ld", r->us, r->algbw, r->busbw, r->wrong);
+    else if (b->format == FMT_CSV)
+        printf("%s,%s,%d,%zu,%zu,%s,%s,%d,%s,%.2f,%.4f,%.4f,%ld\n", bench_op_names[b->op], bench_transport_name(b), b->n,
+               s->bytes, s->count, tbm_dtype_name(b->dt), tbm_redop_name(b->redop), b->root, place, r->us,
+               r->algbw, r->busbw, r->wrong);
+    else
+        printf("%s\n  {\"size_bytes\": %zu, \"count\": %zu, \"placement\": \"%s\", \"time_us\": %.2f, "
+               "\"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %ld}", *first_json ? "" : ",", s->bytes,
+               s->count, place, r->us, r->algbw, r->busbw, r->wrong), *first_json = 0;
+}
+
+void bench_print_footer(const bench_t *b)
+{
+    double avg = b->busbw_count ? b->busbw_sum / b->busbw_count : 0;
+
+    if (b->format == FMT_JSON)
+        printf("\n], \"wrong_total\": %ld, \"avg_busbw_gbs\": %.4f}\n", b->wrong_total, avg);
+    else if (b->format == FMT_TABLE)
+        printf("# Wrong values       : %ld %s\n# Avg bus bandwidth  : %.4f GB/s\n#\n", b->wrong_total,
+               b->wrong_total ? "FAILED" : "OK", avg);
+}
+
+/* The start of a table row: the size's columns. */
+void bench_print_size(const bench_t *b, const shape_t *s)
+{
+    char root[16] = "-";
+
+    if (b->format != FMT_TABLE)
+        return;
+    if (b->op == OP_BROADCAST)
+        snprintf(root, sizeof(root), "%d", b->root);
+    printf("  %12zu %12zu %6s %6s %5s", s->bytes, s->count, tbm_dtype_name(b->dt),
+           b->op == OP_ALLREDUCE || b->op == OP_REDUCESCATTER ? tbm_redop_name(b->redop) : "-", root);
+}
+
+void bench_print_row_end(const bench_t *b)
+{
+    if (b->format == FMT_TABLE)
+        printf("\n");
+    fflush(stdout);
+}
+
+static void cable_end(const rank_card_t *cards, int r, int peer, char *out, size_t outsz)
+{
+    const char *ifn = cards[r].peer[peer].ifname;
+
+    snprintf(out, outsz, "%s%s%s", cards[r].host, *ifn ? ":" : "", ifn);
+}
+
+void bench_print_cables(bench_t *b, const rank_card_t *cards, const int (*pairs)[2], int np, const float *res,
+                        size_t size, size_t lat)
+{
+    char ea[HOST_MAX + 24], eb[HOST_MAX + 24];
+    double slowest = 0, sum = 0;
+    int k, worst = -1;
+    long wrong = 0;
+
+    if (b->format == FMT_CSV)
+        printf("op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,"
+               "latency_bytes,latency_us,wrong\n");
+    else if (b->format == FMT_JSON)
+        printf("{\"op\": \"p2p\", \"transport\": \"%s\", \"ranks\": %d, \"type\": \"%s\", \"size_bytes\": %zu, "
+               "\"latency_bytes\": %zu, \"iterations\": %d, \"warmup\": %d, \"latency_iterations\": %d, "
+               "\"check\": %s, \"cables\": [", bench_transport_name(b), b->n, tbm_dtype_name(b->dt), size, lat,
+               b->iters, b->warmup, b->lat_iters, b->check ? "true" : "false");
+    else
+        printf("# macnode bench: p2p, %d ranks, transport %s, every cable alone in turn: %zu-byte messages "
+               "(%d iterations, %d warm-up),\n# latency as half the round trip of %zu bytes (%d round trips), "
+               "check %s\n#\n# %4s %-24s %4s %-24s %9s %9s %9s %9s %7s\n# %4s %-24s %4s %-24s %9s %9s %9s %9s\n",
+               b->n, bench_transport_name(b), size, b->iters, b->warmup, lat, b->lat_iters, b->check ? "on" : "off",
+               "rank", "end", "rank", "end", "a->b", "b->a", "both", "latency", "#wrong", "a", "", "b", "",
+               "(GB/s)", "(GB/s)", "(GB/s)", "(us)");
+    for (k = 0; k < np; k++) {
+        const float *r = res + k * P_FIELDS;
+        int x = pairs[k][0], y = pairs[k][1];
+        double low = r[P_AB] < r[P_BA] ? r[P_AB] : r[P_BA];
+        cable_end(cards, x, y, ea, sizeof(ea));
+        cable_end(cards, y, x, eb, sizeof(eb));
+        wrong += (long)r[P_WRONG];
+        sum += low;
+        if (worst < 0 || low < slowest)
+            slowest = low, worst = k;
+        if (b->format == FMT_CSV)
+            printf("p2p,%s,%d,%s,%d,%s,%zu,%.4f,%.4f,%.4f,%zu,%.2f,%ld\n", bench_transport_name(b), x, ea, y, eb, size,
+                   r[P_AB], r[P_BA], r[P_BOTH], lat, r[P_LAT], (long)r[P_WRONG]);
+        else if (b->format == FMT_JSON)
+            printf("%s\n  {\"rank_a\": %d, \"end_a\": \"%s\", \"rank_b\": %d, \"end_b\": \"%s\", \"a_to_b_gbs\": %.4f, "
+                   "\"b_to_a_gbs\": %.4f, \"both_ways_gbs\": %.4f, \"latency_us\": %.2f, \"wrong\": %ld}",
+                   k ? "," : "", x, ea, y, eb, r[P_AB], r[P_BA], r[P_BOTH], r[P_LAT], (long)r[P_WRONG]);
+        else
+            printf("  %4d %-24s %4d %-24s %9.3f %9.3f %9.3f %9.1f %7ld\n", x, ea, y, eb, r[P_AB], r[P_BA], r[P_BOTH],
+                   r[P_LAT], (long)r[P_WRONG]);
+    }
+    b->wrong_total = wrong;
+    if (b->format == FMT_JSON) {
+        printf("\n], \"wrong_total\": %ld, \"slowest_gbs\": %.4f, \"mean_gbs\": %.4f}\n", wrong, slowest,
+               np ? sum / np : 0);
+    } else if (b->format == FMT_TABLE) {
+        if (worst >= 0) {
+            cable_end(cards, pairs[worst][0], pairs[worst][1], ea, sizeof(ea));
+            cable_end(cards, pairs[worst][1], pairs[worst][0], eb, sizeof(eb));
+            printf("# Slowest cable      : %s <-> %s, %.3f GB/s one way (mean of the cables %.3f GB/s)\n", ea, eb,
+                   slowest, sum / np);
+        }
+        printf("# Wrong values       : %ld %s\n#\n", wrong, wrong ? "FAILED" : "OK");
+    }
+    fflush(stdout);
+}
+
+void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r)
+{
+    FILE *f = b->format == FMT_TABLE ? stdout : stderr;
+    int place;
+
+    for (place = 0; place < 2; place++) {
+        const result_t *x = &r[place];
+        if (!x->ran)
+            continue;
+        fprintf(f, "#   %zu B %s, per op (largest over ranks): %.1f us; send/recv %.1f us in %.0f calls "
+                "(%.1f KiB each), reduce %.1f us, waiting %.1f us (%.1f polls), rest %.1f us\n", s->bytes,
+                place ? "in-place" : "out-of-place", x->us, x->io_us, x->io_calls,
+                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->reduce_us, x->wait_us, x->polls,
+                x->us - x->io_us - x->reduce_us - x->wait_us);
+    }
+    fflush(f);
+}

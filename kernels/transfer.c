@@ -1,0 +1,351 @@
+/* transfer.c: libtbmcoll's transfer engine: a batch of sends and receives on the links moved at once
+ * (non-blocking I/O, poll, striping over a link's streams), point to point over it, the communicator's
+ * scratch space, and the failure messages that name the peers at fault. Below the public calls (comm.c) and
+ * above plain sockets (net.c). */
+#include "coll.h"
+#include "net.h"
+
+#include "clock.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...)
+{
+    char msg[TBM_ERR_MAX];
+    va_list ap;
+
+    if (c->broken)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    tbm_errprintf(&c->err, "rank %d: %s", c->rank, msg);
+    c->broken = 1;
+    return -1;
+}
+
+unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes)
+{
+    unsigned char *p;
+
+    if (bytes <= c->scratch_size)
+        return c->scratch;
+    p = realloc(c->scratch, bytes);
+    if (!p) {
+        tbmcoll_fail(c, "out of memory for %zu bytes of scratch space", bytes);
+        return NULL;
+    }
+    c->scratch = p;
+    c->scratch_size = bytes;
+    return p;
+}
+
+/* "rank 1 (10.0.1.2:32324), rank 3 (10.0.3.2:32326)": the distinct peers of some transfers. */
+static void name_peers(tbmcoll_xfer_t *const *xs, int n, char *out, size_t outsz)
+{
+    size_t len = 0;
+    int i, k;
+
+    out[0] = '\0';
+    for (i = 0; i < n && len < outsz; i++) {
+        for (k = 0; k < i && xs[k]->link->peer != xs[i]->link->peer; k++)
+            ;
+        if (k < i)
+            continue;
+        len += (size_t)snprintf(out + len, outsz - len, "%srank %d (%s)", len ? ", " : "", xs[i]->link->peer,
+                                xs[i]->link->addr);
+    }
+}
+
+static int peer_among(tbmcoll_xfer_t *const *xs, int n, int peer)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (xs[i]->link->peer == peer)
+            return 1;
+    return 0;
+}
+
+/* "; rank 2 (10.0.2.2:32325) has closed its connection too": the other peers whose connections are closed
+ * already. A peer that failed first may not be the one this rank was waiting on when it noticed; naming them
+ * all points at the first cause (a rank killed in the middle of a collective) from every rank. */
+static void closed_too(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *named, int nn, char *out, size_t outsz)
+{
+    tbmcoll_link_t *ls[TBM_MLX_RING_MAX + 2];
+    size_t len = 0;
+    int j, k, nl = 0, found = 0;
+
+    out[0] = '\0';
+    for (j = 0; c->links && j < c->size; j++)
+        if (j != c->rank)
+            ls[nl++] = &c->links[j];
+    if (!c->links) {
+        ls[nl++] = &c->left;
+        ls[nl++] = &c->right;
+    }
+    for (j = 0; j < nl && len < outsz; j++) {
+        if (ls[j]->fd < 0 || peer_among(named, nn, ls[j]->peer) || !tbmcoll_peer_closed(ls[j]->fd))
+            continue;
+        for (k = 0; k < j && ls[k]->peer != ls[j]->peer; k++)
+            ;
+        if (k < j)
+            continue;   /* a ring of two: both links lead to the same rank */
+        len += (size_t)snprintf(out + len, outsz - len, "%s rank %d (%s)", found++ ? "," : "; and", ls[j]->peer,
+                                ls[j]->addr);
+    }
+    if (found && len < outsz)
+        snprintf(out + len, outsz - len, " closed %s connection%s too", found > 1 ? "their" : "its",
+                 found > 1 ? "s" : "");
+}
+
+int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *codes, int n,
+                       tbmcoll_xfer_t *const *waiting, int nw, const char *what)
+{
+    char peers[512], still[512] = "", too[512];
+    int i;
+
+    name_peers(xs, n, peers, sizeof(peers));
+    if (nw > 0) {
+        size_t len = (size_t)snprintf(still, sizeof(still), "; still waiting on ");
+        name_peers(waiting, nw, still + len, sizeof(still) - len);
+    }
+    closed_too(c, xs, n, too, sizeof(too));
+    for (i = 0; i < n; i++)
+        if (codes[i] != EPIPE && codes[i] != ECONNRESET)
+            return tbmcoll_fail(c, "%s: %s %s failed: %s%s%s", what, xs[i]->is_send ? "sending to" : "receiving from",
+                                peers, strerror(codes[i]), still, too);
+    return tbmcoll_fail(c, "%s: %s closed the connection: it exited or was killed; see its output%s%s", what, peers,
+                        still, too);
+}
+
+int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what)
+{
+    char peers[512];
+
+    name_peers(xs, n, peers, sizeof(peers));
+    return tbmcoll_fail(c, "%s: no progress with %s for %d ms: it hangs, or the link is down", what, peers,
+                        c->opts.io_timeout_ms);
+}
+
+/* One send or receive on a transfer's socket, counted. */
+static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
+{
+    long long t0 = tbmcoll_tick(c);
+    long n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, x->buf + x->done, x->len - x->done);
+
+    if (c->stats_on) {
+        tbmcoll_tock(c, &c->stats.io_us, t0);
+        c->stats.io_calls++;
+        c->stats.io_bytes += n > 0 ? (uint64_t)n : 0;
+    }
+    return n;
+}
+
+int tbmcoll_xfer_step(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
+{
+    long n;
+
+    if (x->done >= x->len)
+        return 0;
+    n = xfer_io(c, x);
+    if (n < 0)
+        return (int)-n;
+    x->done += (size_t)n;
+    return 0;
+}
+
+void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part, int n, size_t count,
+                  tbm_dtype_t dt, tbm_redop_t op)
+{
+    long long t0 = tbmcoll_tick(c);
+
+    tbm_fold(dst, part, n, count, dt, op);
+    tbmcoll_tock(c, &c->stats.reduce_us, t0);
+}
+
+void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
+                    tbm_redop_t op)
+{
+    long long t0 = tbmcoll_tick(c);
+
+    tbm_reduce(dst, a, b, count, dt, op);
+    tbmcoll_tock(c, &c->stats.reduce_us, t0);
+}
+
+void tbmcoll_stats_reset(tbmcoll_comm_t *c, int on)
+{
+    if (!c)
+        return;
+    memset(&c->stats, 0, sizeof(c->stats));
+    c->stats_on = on;
+}
+
+void tbmcoll_stats_get(const tbmcoll_comm_t *c, tbmcoll_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (c)
+        *out = c->stats;
+}
+
+int tbmcoll_idle(const tbmcoll_comm_t *c, tbmcoll_idle_t *st)
+{
+    if (st->rounds++ == 0)
+        st->since_us = tbm_now_us();
+    if (st->rounds <= TBMCOLL_SPINS) {
+        sched_yield();
+        return 1;
+    }
+    if (c->opts.spin_us > 0 && tbm_now_us() - st->since_us < c->opts.spin_us) {
+        sched_yield();   /* at once when this core has nothing else to run; the peers' turn when it has */
+        return 1;
+    }
+    st->rounds = 0;
+    return 0;
+}
+
+/* Move what the socket takes (or has) now: until the transfer is done or the socket would block
+ * (*would_block = 1). Returns 0, or an error code as tbmcoll_xfer_step(). One call drains as much as it can,
+ * so that each wake-up of poll costs few system calls (they are dear under a sandboxing kernel). */
+static int xfer_drain(tbmcoll_comm_t *c, tbmcoll_xfer_t *x, int *would_block)
+{
+    long r;
+
+    *would_block = 0;
+    while (x->done < x->len) {
+        r = xfer_io(c, x);
+        if (r < 0)
+            return (int)-r;
+        if (r == 0) {
+            *would_block = 1;
+            return 0;
+        }
+        x->done += (size_t)r;
+    }
+    return 0;
+}
+
+/* The transfer engine: every transfer that may move is drained; when none may, poll says which can (after a
+ * few yields with a zero-timeout poll, for peers sharing the cores, and opts.spin_us of them if asked).
+ * A transfer is tried again only once poll has said it is ready. */
+#define BATCH_MAX (2 * TBM_MLX_RING_MAX * TBMCOLL_STREAMS_MAX)
+
+static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    tbmcoll_xfer_t *failed[BATCH_MAX], *waiting[BATCH_MAX], *pend[BATCH_MAX];
+    struct pollfd p[BATCH_MAX];
+    unsigned char ready[BATCH_MAX];
+    int codes[BATCH_MAX];
+    tbmcoll_idle_t idle = { 0, 0 };
+    int i, k, nf, nw, rc, wb, timeout;
+    long long t0;
+
+    memset(ready, 1, sizeof(ready));
+    for (;;) {
+        nf = 0;
+        for (i = 0; i < n; i++) {
+            if (xs[i].done >= xs[i].len || !ready[i])
+                continue;
+            if ((codes[nf] = xfer_drain(c, &xs[i], &wb)) != 0)
+                failed[nf++] = &xs[i];
+            ready[i] = 0;
+        }
+        if (nf) {
+            for (i = 0, nw = 0; i < n; i++)
+                if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
+                    waiting[nw++] = &xs[i];
+            return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
+        }
+        for (i = 0, k = 0; i < n; i++) {
+            if (xs[i].done >= xs[i].len)
+                continue;
+            p[k] = (struct pollfd){ .fd = tbmcoll_xfer_fd(&xs[i]), .events = xs[i].is_send ? POLLOUT : POLLIN };
+            pend[k++] = &xs[i];
+        }
+        if (k == 0)
+            return 0;
+        t0 = tbmcoll_tick(c);
+        for (;;) {
+            timeout = tbmcoll_idle(c, &idle) ? 0 : c->opts.io_timeout_ms;
+            c->stats.polls += timeout > 0;
+            do
+                rc = poll(p, (nfds_t)k, timeout);
+            while (rc < 0 && errno == EINTR);
+            if (rc < 0)
+                return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
+            if (rc > 0)
+                break;
+            if (timeout > 0)
+                return tbmcoll_fail_stalled(c, pend, k, what);
+        }
+        tbmcoll_tock(c, &c->stats.wait_us, t0);
+        idle.rounds = 0;
+        for (i = 0; i < k; i++)
+            if (p[i].revents)
+                ready[pend[i] - xs] = 1;
+    }
+}
+
+int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    tbmcoll_xfer_t sub[BATCH_MAX];
+    size_t part;
+    int i, k, ns, m = 0, striped = 0;
+
+    if (n > 2 * TBM_MLX_RING_MAX)
+        return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, 2 * TBM_MLX_RING_MAX);
+    for (i = 0; i < n; i++) {
+        ns = xs[i].link->nfd;
+        if (ns <= 1 || xs[i].done != 0 || xs[i].len < (size_t)ns * TBMCOLL_STRIPE_MIN) {
+            sub[m++] = xs[i];
+            continue;
+        }
+        /* equal parts, the last one takes the rest: the peer splits its side the same way */
+        part = xs[i].len / (size_t)ns;
+        for (k = 0; k < ns; k++) {
+            sub[m] = xs[i];
+            sub[m].buf = xs[i].buf + (size_t)k * part;
+            sub[m].len = k == ns - 1 ? xs[i].len - (size_t)k * part : part;
+            sub[m].stream = k;
+            m++;
+        }
+        striped = 1;
+    }
+    if (!striped)
+        return run_batch(c, xs, n, what);
+    if (run_batch(c, sub, m, what) < 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        xs[i].done = xs[i].len;
+    return 0;
+}
+
+/* The link to a peer: on a ring, sends prefer the right link and receives the left one (for two ranks both
+ * neighbours are the same rank: each direction then has its own connection, as the peer expects). */
+static tbmcoll_link_t *link_to(tbmcoll_comm_t *c, int peer, int is_send)
+{
+    if (c->algo != TBMCOLL_ALGO_RING)
+        return &c->links[peer];
+    if (is_send)
+        return peer == c->right.peer ? &c->right : &c->left;
+    return peer == c->left.peer ? &c->left : &c->right;
+}
+
+int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes)
+{
+    tbmcoll_xfer_t xs[2];
+    int n = 0;
+
+    if (to >= 0)
+        xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, to, 1), .is_send = 1, .buf = (unsigned char *)sbuf,
+                                    .len = bytes };
+    if (from >= 0)
+        xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, from, 0), .is_send = 0, .buf = rbuf, .len = bytes };
+    return tbmcoll_xfer_run(c, xs, n, to >= 0 && from >= 0 ? "send/recv" : to >= 0 ? "send" : "recv");
+}

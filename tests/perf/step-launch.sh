@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# step-launch.sh: what bridge mode costs a job step, measured in one run on the lab, inside one allocation
+# per group: studio-a (bridge: forwarder + agent + grant) against mini-b (direct: slurmd on the Mac). Per
+# group, over RUNS launches each: the median and 90th percentile of the wall time of `srun -N4 true` (the
+# whole launch) and of the time to the first line of `srun -N4 echo` (launch up to the first output), and
+# the stdout throughput of a MiB stream from one task through the forwarder against a direct step.
+# Targets: at most 20 ms more per launch (median); at least half the throughput.
+# The launch's inner parts (grant, connect, authenticate, spawn) happen inside macnode and the agent, which
+# time them to the second only: from outside, this script splits the launch into the time to the first
+# output and the rest (the step's end and srun's exit), and says that the inner split is not measured.
+# Usage: tests/perf/step-launch.sh [RUNS] [MiB]   (as root, with the lab up; default 30 runs, 1024 MiB)
+set -euo pipefail
+RUNS=${1:-30}
+MIB=${2:-1024}
+LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
+export SLURM_CONF=$LAB/etc/slurm.conf
+scontrol ping > /dev/null || { echo "step-launch: the lab is not up (lab/tbmesh-lab up)" >&2; exit 1; }
+W=$LAB/work/tbm-alice
+
+# inside GROUP: a script run inside one allocation of the group's 4 Macs, printing the medians in ms.
+inside() {
+    cat > "$W/bench-$1.sh" <<SCRIPT
+#!/bin/bash
+# the median and the 90th percentile (us) of the numbers on stdin
+stats() { sort -n | awk -v what=\$1 '{ v[NR] = \$1 } END { printf "%s %d %d\\n", what, v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)] }'; }
+for i in \$(seq $RUNS); do
+    s=\$(date +%s%N); srun -N4 true; e=\$(date +%s%N); echo \$(( (e - s) / 1000 ))
+done | stats launch_us
+for i in \$(seq $RUNS); do
+    s=\$(date +%s%N)
+    srun -N4 echo x | { read -r _; e=\$(date +%s%N); cat > /dev/null; echo \$(( (e - s) / 1000 )); }
+done | stats first_output_us
+s=\$(date +%s%N); srun -N1 -n1 head -c ${MIB}M /dev/zero | wc -c > /dev/null; e=\$(date +%s%N)
+echo "stream_ms \$(( (e - s) / 1000000 ))"
+SCRIPT
+    chmod 755 "$W/bench-$1.sh"
+    (cd "$W" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" salloc --gres=tbmesh:"$1":4 "$W/bench-$1.sh" 2>/dev/null)
+}
+
+ms() { awk -v us="$1" 'BEGIN { printf "%.1f ms", us / 1000 }'; }
+b=$(inside studio-a); d=$(inside mini-b)
+read -r _ bl bl9 <<<"$(grep launch_us <<<"$b")"; read -r _ dl dl9 <<<"$(grep launch_us <<<"$d")"
+read -r _ bf bf9 <<<"$(grep first_output_us <<<"$b")"; read -r _ df df9 <<<"$(grep first_output_us <<<"$d")"
+bs=$(awk '/stream_ms/ {print $2}' <<<"$b"); ds=$(awk '/stream_ms/ {print $2}' <<<"$d")
+echo "srun -N4 true, median (p90) of $RUNS: bridge (studio-a) $(ms "$bl") ($(ms "$bl9")), direct (mini-b) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms)"
+echo "  to the first output (srun -N4 echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df)))"
+echo "  after the first output (the step's end, srun's exit): bridge $(ms $((bl - bf))), direct $(ms $((dl - df)))"
+echo "  grant, connect, authenticate, spawn: not measured (inside macnode and the agent, which log to the second)"
+awk -v m="$MIB" -v b="$bs" -v d="$ds" 'BEGIN { printf "stdout stream of %d MiB: bridge %.0f MB/s, direct %.0f MB/s: ratio %.2f (target: at least 0.5)\n", m, m * 1.048576 / (b / 1000), m * 1.048576 / (d / 1000), d / b }'
+rm -f "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"
