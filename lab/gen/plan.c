@@ -103,7 +103,7 @@ void lab_print_slurm_nodes(const lab_t *lab, FILE *out)
     for (int i = 0; i < lab->nmacs; i++) {
         const lab_mac_t *m = &lab->macs[i];
         const lab_group_t *g = lab_group_of(lab, i);
-        unsigned long long mib = (unsigned long long)tbm_real_memory_mib((uint64_t)g->mem_gib << 30);
+        unsigned long long mib = (unsigned long long)tbm_slurm_real_memory_mib((uint64_t)g->mem_gib << 30);
         feature_word(gname, sizeof(gname), g->name);
         feature_word(os, sizeof(os), g->os);
         fprintf(out, "NodeName=%s NodeAddr=10.77.0.%u Port=%u CPUs=%u RealMemory=%llu Gres=tbmesh:1 "

@@ -145,7 +145,7 @@ expect_eq "slurm lnx01" "NodeName=lnx01 NodeAddr=10.77.0.21 Port=16818 CPUs=2 Re
 expect_eq "slurm partitions" "PartitionName=mac Nodes=mac01,mac02,mac03,mac04,mac05,mac06,mac07,mac08 Default=NO MaxTime=INFINITE State=UP
 PartitionName=linux Nodes=lnx01 Default=YES MaxTime=INFINITE State=UP" "$(grep '^PartitionName' "$TMP/nodes")"
 
-# RealMemory is the one of lib/slurmconf (tbm_real_memory_mib), as tbmesh inventory writes it from the Macs'
+# RealMemory is the one of lib/slurmconf (tbm_slurm_real_memory_mib), as tbmesh inventory writes it from the Macs'
 # probes of the generated outputs: the two node lines agree. Probing needs each Mac's host name (a UTS
 # namespace: root); tbmesh is built with the Slurm side only.
 MACNODE=$(dirname "$GEN")/../macnode/macnode TBMESH=$(dirname "$GEN")/../gres/tbmesh

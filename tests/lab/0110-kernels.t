@@ -4,7 +4,7 @@
 # ring, over the ring hostfile), host and interface at each end; Open MPI reaches every rank of both groups
 # over the Thunderbolt addresses (the routes and forwarding macnode netplan sets), started by mpirun from
 # the bridge host, by srun --mpi=pmix in direct mode and by mpirun inside a bridge-mode job; a rank killed in the
-# middle of a collective makes the others exit non-zero at once, naming it; bench/mesh-vs-mpi.sh runs.
+# middle of a collective makes the others exit non-zero at once, naming it; tests/perf/mesh-vs-mpi.sh runs.
 # No timing is asserted, only bounds on how long a failure takes to surface.
 . "$(dirname "$0")/lib.sh"
 no_jobs
@@ -92,7 +92,7 @@ t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([
 
 # The comparison with Open MPI runs whole (tiny sizes: the figures are not asserted).
 out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 2>&1)
-t_match "bench/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
+t_match "tests/perf/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
 t_match "... the 8-byte latencies" "8-byte all-reduce: tcp [0-9.]+ us, mpi [0-9.]+ us" "$out"
 t_match "... and the rate of one link" "one link, one way \(tcp p2p, 6 cables\): slowest [0-9.]+ GB/s" "$out"
 no_jobs
