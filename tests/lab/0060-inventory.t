@@ -46,10 +46,10 @@ t_match "... with the cable as the reason" \
     "^Reason=tbmesh: cable-missing at mac01:en2 <-> mac02:en2: nothing is at the other end of Thunderbolt" "$(reason_of mac01)"
 t_match "mac02 too, from its end" "^Reason=tbmesh: cable-missing at mac02:en2 <-> mac01:en2" "$(reason_of mac02)"
 t_fail "mac03 is not drained" grep -q DRAIN <<<"$(scontrol show node mac03 | grep State=)"
-# (job_submit/tbmesh looks at the nodes' states every few seconds)
-for _ in $(seq 15); do
+# (job_submit/tbmesh looks at the nodes' states every few seconds: wait until it has seen both drains)
+for _ in $(seq 30); do
     out=$(as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true 2>&1)
-    grep -q 'could hold this job' <<<"$out" && break
+    grep -q 'could hold this job.*mac01 is drained.*mac02 is drained' <<<"$out" && break
     sleep 1
 done
 t_match "a job for all of studio-a is refused while they are drained, naming them" \
