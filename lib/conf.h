@@ -75,6 +75,7 @@ typedef struct tbm_conf {
     char mac_partition[TBM_PARTITION_MAX];   /* where a Mac job goes when it names none; "" when not given */
     char shared_partitions[TBM_PARTITIONS_MAX]; /* partitions holding Macs and Linux nodes, comma-separated */
     char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
+    int exclusive_macs;                       /* ExclusiveMacs: a Mac job owns its Macs whole (default 1) */
     tbm_conf_group_t *groups;
     size_t n_groups;
     tbm_conf_node_t *nodes;

@@ -64,7 +64,8 @@ static int set_global(conf_parser_t *p, const char *key, const char *val);
 static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
     {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
-    {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {NULL, NULL},
+    {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {"ExclusiveMacs", set_global},
+    {NULL, NULL},
 };
 
 /* A partition name, or (list) a comma-separated list of them: [A-Za-z0-9_.-], no empty item. */
@@ -90,6 +91,14 @@ static int set_partitions(conf_parser_t *p, const char *key, const char *val, ch
     if (item == 0)
         return BAD(p, "remove the trailing comma", "%s=%.40s ends with a comma", key, val);
     memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+static int set_yes_no(conf_parser_t *p, const char *key, const char *val, int *dst)
+{
+    if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
+        return BAD(p, "write yes or no", "%s=%.40s is neither yes nor no", key, val);
+    *dst = val[0] == 'y';
     return 0;
 }
 
@@ -119,7 +128,8 @@ static int set_global(conf_parser_t *p, const char *key, const char *val)
     case 4: return set_mlx_version(p, val);
     case 5: return set_partitions(p, key, val, p->c->mac_partition, sizeof(p->c->mac_partition), 0);
     case 6: return set_partitions(p, key, val, p->c->shared_partitions, sizeof(p->c->shared_partitions), 1);
-    default: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
+    case 7: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
+    default: return set_yes_no(p, key, val, &p->c->exclusive_macs);
     }
 }
 

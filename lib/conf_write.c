@@ -84,6 +84,8 @@ char *tbm_conf_write(const tbm_conf_t *c)
         tbm_sb_printf(&sb, "SharedPartitions=%s\n", c->shared_partitions);
     if (c->default_partition[0])
         tbm_sb_printf(&sb, "DefaultPartition=%s\n", c->default_partition);
+    if (!c->exclusive_macs)
+        tbm_sb_printf(&sb, "ExclusiveMacs=no\n");
     for (g = 0; g < c->n_groups; g++) {
         tbm_sb_printf(&sb, "\n");
         write_group(&sb, c, &c->groups[g]);

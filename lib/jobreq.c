@@ -240,6 +240,7 @@ typedef struct choose {
     size_t capable;          /* groups able to hold the job at all */
     size_t ready;            /* of those, groups with enough usable nodes now */
     size_t best_ready;       /* most usable nodes in a capable group */
+    size_t best_runnable;    /* most Macs a capable group could run the job's backend on now */
     tbm_strbuf_t why_not;    /* why each group cannot */
     tbm_strbuf_t down;       /* the capable groups' unusable nodes */
 } choose_t;
@@ -263,6 +264,10 @@ static void consider(const tbm_conf_t *c, const tbm_sched_t *s, size_t g, tbm_ba
         ch->ready++;
     if (usable > ch->best_ready)
         ch->best_ready = usable;
+    while (usable > ch->best_runnable && !tbm_group_supports(&grp->caps, b, usable, NULL))
+        usable--;   /* a ring runs only whole: fewer usable Macs may not be a job it can run */
+    if (usable > 1 && usable > ch->best_runnable)   /* advice is for a job of several Macs */
+        ch->best_runnable = usable;
 }
 
 static size_t largest_group(const tbm_conf_t *c, const char **name)
@@ -293,9 +298,13 @@ static int reject_unplaceable(const tbm_conf_t *c, const tbm_jobplan_t *plan, si
     if (ch->capable == 0)
         return tbm_errprintf(err, "no group can run %s on %zu Macs: %s", tbm_backend_name(plan->backend), n,
                              ch->why_not.len ? ch->why_not.s : "no groups in tbmesh.conf");
+    if (ch->best_runnable == 0)
+        return tbm_errprintf(err, "%s could hold this job, but %s: it can start when %s back",
+                             c->groups[plan->groups[0]].caps.name, ch->down.s,
+                             strchr(ch->down.s, ',') ? "they are" : "it is");
     return tbm_errprintf(err, "%s could hold this job, but %s: it can start when %s back; or ask for "
                          "--gres=tbmesh:%zu", c->groups[plan->groups[0]].caps.name, ch->down.s,
-                         strchr(ch->down.s, ',') ? "they are" : "it is", ch->best_ready);
+                         strchr(ch->down.s, ',') ? "they are" : "it is", ch->best_runnable);
 }
 
 /* ---- the plan ---- */
@@ -321,11 +330,15 @@ static int set_features(const tbm_conf_t *c, const tbm_jobreq_t *req, tbm_jobpla
     return plan->features ? 0 : -1;
 }
 
-static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *req, long long n, tbm_jobplan_t *plan,
-                         tbm_err_t *err)
+static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *in, long long n, size_t n_named,
+                         tbm_jobplan_t *plan, tbm_err_t *err)
 {
+    tbm_jobreq_t copy = *in, *req = &copy;
     const char *bad;
     size_t len;
+
+    if (n_named && req->min_nodes == n_named && req->max_nodes == TBM_NODES_UNSET)
+        req->min_nodes = TBM_NODES_UNSET;   /* sbatch's own count of -w's nodes, not a -N of the user's */
 
     if (req->backend && *req->backend && tbm_backend_parse(req->backend, &plan->backend, err) < 0)
         return tbm_errprefix(err, "--mlx-backend=");
@@ -339,6 +352,14 @@ static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *req, long lon
                              req->min_nodes != TBM_NODES_UNSET ? req->min_nodes : req->max_nodes,
                              req->min_nodes != req->max_nodes && req->max_nodes != TBM_NODES_UNSET &&
                                      req->min_nodes != TBM_NODES_UNSET ? " or more" : "", n);
+    if (req->ntasks_per_node > 1)
+        return tbm_errprintf(err, "--gres=tbmesh:%lld runs one MLX rank on each Mac; --ntasks-per-node=%u would "
+                             "start %u processes with the same rank on every Mac: drop --ntasks-per-node (one task "
+                             "per Mac, with threads inside it) or make it 1", n, req->ntasks_per_node,
+                             req->ntasks_per_node);
+    if (req->num_tasks > (uint32_t)n)
+        return tbm_errprintf(err, "--gres=tbmesh:%lld runs one task per Mac (%lld in all); -n %u asks for more: "
+                             "drop -n or make it -n %lld", n, n, req->num_tasks, n);
     if (req->features && strpbrk(req->features, "[]"))
         return tbm_errprintf(err, "your --constraint '%.60s' uses [ ]: a tbmesh job already takes the one "
                              "bracket Slurm allows to keep its Macs in one group; drop the brackets, or name the "
@@ -349,6 +370,46 @@ static int check_request(const tbm_sched_t *s, const tbm_jobreq_t *req, long lon
     return 0;
 }
 
+/* -w with a Mac job: the named nodes must be Macs of one group (the job's), no more than it asks for. The
+ * group in *only, the count of names in *n_named. */
+static int named_group(const tbm_conf_t *c, const char *req_nodes, const char *typed, long long n,
+                       const tbm_conf_group_t **only, size_t *n_named, tbm_err_t *err)
+{
+    tbm_err_t why = { { 0 } };
+    char **names = NULL;
+    size_t k, i;
+    int idx, g = -1, rc = 0;
+
+    if (!req_nodes || !*req_nodes)
+        return 0;
+    if (tbm_hostlist_expand(req_nodes, &names, &k, &why) < 0)
+        return tbm_errprintf(err, "cannot read -w %.60s: %s", req_nodes, why.msg);
+    for (i = 0; i < k && rc == 0; i++) {
+        idx = tbm_conf_node(c, names[i]);
+        if (idx < 0)
+            rc = tbm_errprintf(err, "-w names %s, which is no Mac of tbmesh.conf: a --gres=tbmesh job runs on Macs "
+                               "only; name Macs of one group, or leave -w out", names[i]);
+        else if (g >= 0 && c->nodes[idx].group != g)
+            rc = tbm_errprintf(err, "-w names Macs of two groups (%s of %s, %s of %s): a job's Macs are all of one "
+                               "cabled group; name Macs of one group, or leave -w out", names[0],
+                               c->groups[g].caps.name, names[i], c->groups[c->nodes[idx].group].caps.name);
+        else
+            g = c->nodes[idx].group;
+    }
+    if (rc == 0 && (long long)k > n)
+        rc = tbm_errprintf(err, "-w names %zu Macs but --gres=tbmesh:%lld asks for %lld: name at most %lld, or ask "
+                           "for --gres=tbmesh:%zu", k, n, n, n, k);
+    if (rc == 0 && typed[0] && strcmp(typed, c->groups[g].caps.name) != 0)
+        rc = tbm_errprintf(err, "-w names Macs of %s but --gres=tbmesh:%s:%lld asks for group %s: make them agree",
+                           c->groups[g].caps.name, typed, n, typed);
+    if (rc == 0) {
+        *only = &c->groups[g];
+        *n_named = k;
+    }
+    tbm_hostlist_free(names, k);
+    return rc;
+}
+
 static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq_t *req, const char *typed,
                      long long n, tbm_jobplan_t *plan, tbm_err_t *err)
 {
@@ -356,13 +417,14 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
     tbm_strbuf_t sb;
     choose_t ch;
     char names[512];
-    size_t g;
+    size_t g, n_named = 0;
     int rc = 0;
 
     plan->backend = TBM_BACKEND_AUTO;
-    if (check_request(s, req, n, plan, err) < 0)
+    if (named_group(c, req->req_nodes, typed, n, &only, &n_named, err) < 0 ||
+        check_request(s, req, n, n_named, plan, err) < 0)
         return -1;
-    if (typed[0] && !(only = tbm_conf_group(c, typed))) {
+    if (typed[0] && !only && !(only = tbm_conf_group(c, typed))) {
         group_names(c, names, sizeof(names));
         return tbm_errprintf(err, "no group named '%.40s' in tbmesh.conf: the groups are %s", typed, names);
     }
@@ -380,6 +442,7 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
         return -1;
     plan->verdict = TBM_JOB_MESH;
     plan->nodes = (uint32_t)n;
+    plan->exclusive = c->exclusive_macs;
     tbm_sb_init(&sb);
     each_entry(req->tres_per_node, rewrite_entry, &sb);
     plan->tres_per_node = tbm_sb_take(&sb);
@@ -425,6 +488,9 @@ int tbm_jobreq_plan(const tbm_conf_t *conf, const tbm_sched_t *sched, const tbm_
     found = tbm_gres_tbmesh(req->tres_per_node, group, sizeof(group), &n, err);
     if (found < 0)
         return -1;
+    if (!found && req->backend && *req->backend)
+        return tbm_errprintf(err, "--mlx-backend=%.20s has no effect without --gres=tbmesh:N: ask for Macs with "
+                             "--gres=tbmesh:N, or leave --mlx-backend out", req->backend);
     rc = found ? plan_mesh(conf, sched, req, group, n, plan, err) : plan_keep_off(conf, sched, req, plan, err);
     if (rc < 0)
         tbm_jobplan_free(plan);

@@ -27,6 +27,9 @@ typedef struct tbm_jobreq {
     uint32_t min_nodes;          /* TBM_NODES_UNSET when not given */
     uint32_t max_nodes;          /* TBM_NODES_UNSET when not given */
     const char *backend;         /* --mlx-backend; NULL: auto */
+    const char *req_nodes;       /* -w, a host list; NULL when not given */
+    uint32_t ntasks_per_node;    /* --ntasks-per-node; 0 when not given */
+    uint32_t num_tasks;          /* -n; 0 when not given */
 } tbm_jobreq_t;
 
 /* Is a node usable now? 1 yes; 0 no, with `why` ("down: Not responding"). NULL callback: all usable. */
@@ -55,6 +58,7 @@ typedef struct tbm_jobplan {
     char *partition;
     char *exc_nodes;
     uint32_t nodes;              /* min_nodes = max_nodes = nodes */
+    int exclusive;               /* the job owns its Macs whole (tbmesh.conf's ExclusiveMacs) */
     tbm_backend_t backend;       /* as asked (auto stays auto: the nodes choose at start) */
     size_t n_groups;             /* the groups that can hold the job, in tbmesh.conf order */
     int groups[TBM_JOBREQ_MAX_GROUPS];

@@ -30,6 +30,15 @@ extern void *slurm_xcalloc(size_t count, size_t size, bool clear, bool try_alloc
 
 
 /* The entry points Slurm looks up by name. */
+/* Components of a heterogeneous job reach job_submit one after the other in one request, the first with
+ * offset 0: is this the second of them to ask for Macs? Called with `lock` held. */
+static unsigned het_mac_components;
+
+static int second_mac_component(const job_desc_msg_t *d)
+{
+    return d->het_job_offset != NO_VAL && ++het_mac_components > 1;
+}
+
 int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg);
 int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid);
 int init(void);
@@ -216,6 +225,8 @@ static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
     if (plan->partition)
         set_string(&d->partition, plan->partition);
     d->min_nodes = d->max_nodes = plan->nodes;
+    if (plan->exclusive)
+        d->shared = JOB_SHARED_NONE;   /* the job owns its Macs whole (tbmesh.conf: ExclusiveMacs=yes) */
     /* The decision travels forward with the job: the nodes read it instead of asking slurmctld again. */
     if (tbm_jobtag_format(&tag, text, sizeof(text)) == 0)
         set_spank_env(d, TBM_JOBTAG_ENV, text);
@@ -226,7 +237,9 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     tbm_jobreq_t req = { d->tres_per_node, d->features, d->partition, d->exc_nodes,
                          d->min_nodes == NO_VAL ? TBM_NODES_UNSET : d->min_nodes,
                          d->max_nodes == NO_VAL ? TBM_NODES_UNSET : d->max_nodes,
-                         spank_env(d, TBM_MLX_BACKEND_ENV, NULL) };
+                         spank_env(d, TBM_MLX_BACKEND_ENV, NULL), d->req_nodes,
+                         d->ntasks_per_node == NO_VAL16 ? 0 : d->ntasks_per_node,
+                         d->num_tasks == NO_VAL ? 0 : d->num_tasks };
     tbm_sched_t sched = { NULL, NULL, NULL, node_usable, NULL };
     tbm_err_t err = { { 0 } };
     tbm_jobplan_t plan;
@@ -240,6 +253,8 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     mac_job = tbm_gres_tbmesh(d->tres_per_node, group, sizeof(group), &n, &err) != 0;
     pthread_mutex_lock(&lock);
     reload_if_changed();
+    if (d->het_job_offset == 0)
+        het_mac_components = 0;   /* the first component of a heterogeneous job */
     if (!have_conf) {
         if (mac_job) {
             tbm_errprintf(&err, "the Mac groups are not configured (%s is missing or invalid): ask the "
@@ -251,6 +266,12 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
         sched.shared_partitions = conf.shared_partitions;
         sched.default_partition = conf.default_partition[0] ? conf.default_partition : NULL;
         if (tbm_jobreq_plan(&conf, &sched, &req, &plan, &err) < 0) {
+            rc = SLURM_ERROR;
+        } else if (plan.verdict == TBM_JOB_MESH && second_mac_component(d)) {
+            tbm_errprintf(&err, "a heterogeneous job may ask for Macs in one component only (each component "
+                          "would get its own group, and a step across them could not run): put all its Macs in one "
+                          "--gres=tbmesh:N component");
+            tbm_jobplan_free(&plan);
             rc = SLURM_ERROR;
         } else {
             if (plan.verdict != TBM_JOB_UNTOUCHED)

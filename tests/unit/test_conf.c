@@ -140,7 +140,7 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition"},
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
      "Backends"},
@@ -149,11 +149,12 @@ static const struct {
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition"},
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
     {BASE "CoordinatorPort=0\n", "t.conf:3: CoordinatorPort=0 is not a port number: use a port number from 1 to 65535"},
     {BASE "AgentPort=1\nAgentPort=2\n", "t.conf:4: AgentPort is already set at line 3: keep one of them"},
+    {BASE "ExclusiveMacs=sometimes\n", "t.conf:3: ExclusiveMacs=sometimes is neither yes nor no: write yes or no"},
     {BASE "MlxVersion=latest\n", "t.conf:3: MlxVersion=latest is not a version: write the MLX version as "
                                  "major.minor.patch, e.g. MlxVersion=0.31.2"},
     {BASE "MlxVersion=0.1000.2\n", "t.conf:3: MlxVersion=0.1000.2 is not a version: write the MLX version as "
@@ -294,7 +295,7 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
                               "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
-                              "DefaultPartition (and 2 more errors)");
+                              "DefaultPartition, ExclusiveMacs (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
 }
@@ -521,6 +522,19 @@ START_TEST(equal_sees_differences)
     b.nodes[2].agent_port = 0;
     b.ring_base_port = 1;
     ck_assert_int_eq(tbm_conf_equal(&a, &b), 0);
+    b.ring_base_port = a.ring_base_port;
+    ck_assert_int_eq(a.exclusive_macs, 1);   /* a Mac job owns its Macs unless the site says otherwise */
+    b.exclusive_macs = 0;
+    ck_assert_int_eq(tbm_conf_equal(&a, &b), 0);
+    {   /* ExclusiveMacs=no is written and read back */
+        char *w = tbm_conf_write(&b);
+        tbm_conf_t c;
+        ck_assert_ptr_nonnull(strstr(w, "ExclusiveMacs=no\n"));
+        ck_assert_int_eq(tbm_conf_parse(w, strlen(w), "w", &c, NULL, &err), 0);
+        ck_assert_int_eq(tbm_conf_equal(&b, &c), 1);
+        tbm_conf_free(&c);
+        free(w);
+    }
     ck_assert_str_eq(tbm_mode_name(TBM_MODE_DIRECT), "direct");
     tbm_conf_free(&a);
     tbm_conf_free(&b);

@@ -32,7 +32,7 @@ static void free_conf(void)
 
 static tbm_jobreq_t req_of(const char *tres, const char *backend)
 {
-    tbm_jobreq_t r = { tres, NULL, NULL, NULL, TBM_NODES_UNSET, TBM_NODES_UNSET, backend };
+    tbm_jobreq_t r = { tres, NULL, NULL, NULL, TBM_NODES_UNSET, TBM_NODES_UNSET, backend, NULL, 0, 0 };
     return r;
 }
 
@@ -267,6 +267,87 @@ START_TEST(a_down_node_is_named)
 }
 END_TEST
 
+static int mac06_drained(const char *node, char *why, size_t len, void *arg)
+{
+    (void)arg;
+    if (strcmp(node, "mac06") != 0)
+        return 1;
+    snprintf(why, len, "drained (tbmesh: cable-missing)");
+    return 0;
+}
+
+START_TEST(a_ring_is_never_advised_a_part_of_itself)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:mini-b:4", NULL);
+
+    sched.node_usable = mac06_drained;
+    plan_refused(&r, "mini-b could hold this job, but mac06 is drained (tbmesh: cable-missing): it can start when it "
+                     "is back");
+    sched.node_usable = NULL;
+}
+END_TEST
+
+START_TEST(tasks_per_mac_and_task_counts)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", NULL);
+    tbm_jobplan_t p;
+
+    r.ntasks_per_node = 2;
+    plan_refused(&r, "--gres=tbmesh:4 runs one MLX rank on each Mac; --ntasks-per-node=2 would start 2 processes with "
+                     "the same rank on every Mac: drop --ntasks-per-node (one task per Mac, with threads inside it) or "
+                     "make it 1");
+    r.ntasks_per_node = 1;
+    r.num_tasks = 8;
+    plan_refused(&r, "--gres=tbmesh:4 runs one task per Mac (4 in all); -n 8 asks for more: drop -n or make it -n 4");
+    r.num_tasks = 4;
+    plan_ok(&r, &p);
+    ck_assert_int_eq(p.exclusive, 1);
+    tbm_jobplan_free(&p);
+}
+END_TEST
+
+START_TEST(named_macs_pick_the_group)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:4", NULL);
+    tbm_jobplan_t p;
+
+    r.req_nodes = "mac05";
+    r.min_nodes = 1;   /* sbatch counts -w's nodes into min_nodes */
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_mini_b");
+    ck_assert_uint_eq(p.nodes, 4);
+    tbm_jobplan_free(&p);
+    r.req_nodes = "mac01,mac05";
+    r.min_nodes = 4;
+    plan_refused(&r, "-w names Macs of two groups (mac01 of studio-a, mac05 of mini-b): a job's Macs are all of one "
+                     "cabled group; name Macs of one group, or leave -w out");
+    r = req_of("gres:tbmesh:2", NULL);
+    r.req_nodes = "mac01,mac05";
+    r.min_nodes = 2;
+    plan_refused(&r, "-w names Macs of two groups (mac01 of studio-a, mac05 of mini-b): a job's Macs are all of one "
+                     "cabled group; name Macs of one group, or leave -w out");
+    r.req_nodes = "lnx01";
+    r.min_nodes = 1;
+    plan_refused(&r, "-w names lnx01, which is no Mac of tbmesh.conf: a --gres=tbmesh job runs on Macs only; name "
+                     "Macs of one group, or leave -w out");
+    r.req_nodes = "mac[01-03]";
+    r.min_nodes = 3;
+    plan_refused(&r, "-w names 3 Macs but --gres=tbmesh:2 asks for 2: name at most 2, or ask for --gres=tbmesh:3");
+    r = req_of("gres:tbmesh:mini-b:2", NULL);
+    r.req_nodes = "mac01";
+    plan_refused(&r, "-w names Macs of studio-a but --gres=tbmesh:mini-b:2 asks for group mini-b: make them agree");
+}
+END_TEST
+
+START_TEST(backend_without_macs_is_refused)
+{
+    tbm_jobreq_t r = req_of("gres:gpu:1", "ring");
+
+    plan_refused(&r, "--mlx-backend=ring has no effect without --gres=tbmesh:N: ask for Macs with --gres=tbmesh:N, "
+                     "or leave --mlx-backend out");
+}
+END_TEST
+
 static Suite *jobreq_suite(void)
 {
     Suite *s = suite_create("jobreq");
@@ -281,6 +362,10 @@ static Suite *jobreq_suite(void)
     tcase_add_test(tc, user_constraint_is_combined);
     tcase_add_test(tc, linux_jobs_are_kept_off_macs_only_in_shared_partitions);
     tcase_add_test(tc, a_down_node_is_named);
+    tcase_add_test(tc, a_ring_is_never_advised_a_part_of_itself);
+    tcase_add_test(tc, tasks_per_mac_and_task_counts);
+    tcase_add_test(tc, named_macs_pick_the_group);
+    tcase_add_test(tc, backend_without_macs_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }
