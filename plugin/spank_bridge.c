@@ -7,7 +7,11 @@
 #include "config.h"
 #include "spank_tbmesh.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <munge.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,8 @@
 #include <slurm/slurm.h>
 
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
+#define FORWARDER_FAILED 255   /* macnode exec's status when the agent could not be reached or refused */
+#define AGENT_PROBE_MS 3000    /* how long root waits for the agent's port at a failed task's end */
 
 static char *grant;     /* made as root for this task */
 
@@ -166,4 +172,69 @@ void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent)
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
                     node, agent);
+}
+
+/* Can a TCP connection to the agent ("addr:port") be made within AGENT_PROBE_MS? 0 yes; -1 with why. */
+static int agent_reachable(const char *agent, char *why, size_t len)
+{
+    char host[TBM_HOSTNAME_MAX + 8], *colon;
+    struct addrinfo hints, *ai = NULL;
+    struct pollfd pfd;
+    socklen_t sl = sizeof(int);
+    int fd, rc, soerr = 0;
+
+    tbm_spank_say(host, sizeof(host), "%s", agent);
+    if (!(colon = strrchr(host, ':')))
+        return tbm_spank_say(why, len, "no port in %s", agent), -1;
+    *colon = '\0';
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if ((rc = getaddrinfo(host, colon + 1, &hints, &ai)) != 0)
+        return tbm_spank_say(why, len, "%s: %s", host, gai_strerror(rc)), -1;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
+        pfd.fd = fd;
+        pfd.events = POLLOUT;
+        rc = poll(&pfd, 1, AGENT_PROBE_MS);
+        if (rc == 0)
+            errno = ETIMEDOUT;
+        rc = rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0 ? 0 : -1;
+        if (soerr)
+            errno = soerr;
+    }
+    if (rc < 0)
+        snprintf(why, len, "%s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(ai);
+    return rc;
+}
+
+/* As root, when a forwarded task ends: a forwarder that failed (255) may mean the Mac's agent is gone. Root
+ * looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer,
+ * drains the Mac at once with the reason; `macnode check` resumes it once the agent is back. */
+int tbm_spank_bridge_task_exit(spank_t sp)
+{
+    const tbm_spank_step_t *s = &tbm_spank_step;
+    update_node_msg_t msg;
+    char why[256], reason[512];
+    int status = 0;
+
+    if (!s->active || !s->bridge || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != FORWARDER_FAILED || agent_reachable(s->agent, why, sizeof(why)) == 0)
+        return 0;
+    tbm_spank_say(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "agent-unreachable at %s (%s): a task of job %u could not be forwarded",
+             s->agent, why, s->job);
+    slurm_init_update_node_msg(&msg);
+    msg.node_names = (char *)s->node;
+    msg.node_state = NODE_STATE_DRAIN;
+    msg.reason = reason;
+    msg.reason_uid = 0;
+    if (slurm_update_node(&msg) != SLURM_SUCCESS)
+        slurm_error("tbmesh: cannot drain %s (%s): %s", s->node, reason, slurm_strerror(slurm_get_errno()));
+    else
+        slurm_error("tbmesh: drained %s: %s", s->node, reason);
+    return 0;
 }

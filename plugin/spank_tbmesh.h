@@ -68,6 +68,7 @@ void tbm_spank_remote_epilog(uint32_t job, const char *node);   /* direct mode: 
 /* spank_bridge.c: a bridge-mode Mac's tasks, forwarded to its agent. */
 int tbm_spank_bridge_task_privileged(spank_t sp);   /* the job grant (root) */
 int tbm_spank_bridge_task_init(spank_t sp);         /* exec the forwarder (the user) */
+int tbm_spank_bridge_task_exit(spank_t sp);         /* an unreachable agent drains its Mac (root) */
 /* Job epilog: the agent ends what is left of the job and removes its folder. */
 void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent);
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# 0105-agent-gone.t: a bridge-mode Mac whose agent is gone is drained at the first step that cannot reach it,
+# with the reason, not at the next periodic health check; the health check resumes it once the agent is back.
+# A user's own exit status 255 drains nothing (root looks at the agent itself).
+. "$(dirname "$0")/lib.sh"
+no_jobs
+
+reason_of() { scontrol show node "$1" | grep -o 'Reason=.*' | sed 's/ \[.*//'; }
+t_is "a task that exits 255 by itself drains nothing" "255 no-drain" \
+    "$(as tbm-alice srun -p mac -w mac02 sh -c 'exit 255' > /dev/null 2>&1; echo "$? $(scontrol show node mac02 | grep -q DRAIN && echo drained || echo no-drain)")"
+
+sup=$(cat "$LAB/run/keepalive-mac02.pid" 2>/dev/null)
+agent=$(cat "$LAB/run/macnoded-mac02.pid" 2>/dev/null)
+t_ok "mac02's agent and its supervisor run" test -n "$sup" -a -n "$agent"
+kill -STOP "$sup"                 # the supervisor cannot restart it: an agent that stays gone
+kill -KILL "$agent"
+out=$(as tbm-alice srun -p mac -w mac02 hostname 2>&1); rc=$?
+t_is "the step on mac02 fails" "255" "$rc"
+t_match "... saying the agent cannot be reached" "mac02|10\.77\.0\.12" "$out"
+end=$((SECONDS + 15)); while ! scontrol show node mac02 | grep -q DRAIN && [ $SECONDS -lt $end ]; do sleep 0.3; done
+t_match "mac02 is drained at once" "State=[A-Z+]*DRAIN" "$(scontrol show node mac02)"
+t_match "... with the agent as the reason" "^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:[0-9]+ \(" "$(reason_of mac02)"
+kill -CONT "$sup"                 # the supervisor starts the agent again
+end=$((SECONDS + 30))
+until "$T_MACNODE" probe --agent 10.77.0.12 > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
+"$LABCMD" health mac02 > /dev/null 2>&1
+t_fail "the health check resumes mac02 once its agent is back" grep -q DRAIN <<<"$(scontrol show node mac02 | grep State=)"
+t_is "and steps run there again" "mac02" "$(as tbm-alice srun -p mac -w mac02 hostname 2>&1)"
+t_done
