@@ -1,6 +1,7 @@
 /* test_values.c: unit tests of lib/values.c and lib/clock.c. */
 #include "tbm_check.h"
 #include <stdint.h>
+#include <string.h>
 
 #include "clock.h"
 #include "values.h"
@@ -94,6 +95,25 @@ START_TEST(mlx_version_is_three_short_numbers)
 }
 END_TEST
 
+START_TEST(list_next_walks_every_item)
+{
+    const char *list = "a,,bc;d,", *item;
+    size_t n = 0;
+
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 1 && item[0] == 'a');
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 0);
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 2 && !strncmp(item, "bc", 2));
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 1 && item[0] == 'd');
+    ck_assert_ptr_null(tbm_list_next(&list, ",;", &n));
+    list = NULL;
+    ck_assert_ptr_null(tbm_list_next(&list, ",", &n));
+}
+END_TEST
+
 START_TEST(clock_moves_forward)
 {
     long long a = tbm_now_us(), b = tbm_now_us();
@@ -112,6 +132,7 @@ static Suite *values_suite(void)
     tcase_add_test(tc, parse_u64_takes_the_full_range);
     tcase_add_test(tc, parse_uint_is_one_to_max);
     tcase_add_test(tc, mlx_version_is_three_short_numbers);
+    tcase_add_test(tc, list_next_walks_every_item);
     tcase_add_test(tc, clock_moves_forward);
     suite_add_tcase(s, tc);
     return s;
