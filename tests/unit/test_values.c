@@ -83,14 +83,16 @@ END_TEST
 
 START_TEST(mlx_version_is_three_short_numbers)
 {
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), TBM_MLX_VERSION(0, 31, 2));
+    const char *bad[] = { "", "0.31", "0.31.2.1", "0.31.x", ".1.2", "0..2", "0.1.2.", "0.12345.2", "10000.1.1",
+                          "0.1000.1", "0.1.1000", "0.1.+1", "0.1.1 ", " 0.1.1", NULL };
+    int i;
+
+    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), 31002);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.30.3"), 30003);
+    ck_assert_int_eq(tbm_mlx_version_parse("1.2.3"), 1002003);
     ck_assert_int_eq(tbm_mlx_version_parse("9999.999.999"), TBM_MLX_VERSION(9999, 999, 999));
-    ck_assert_int_eq(tbm_mlx_version_parse("10000.1.1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1000.1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1000"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.+1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1 "), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1"), -1);
+    for (i = 0; bad[i]; i++)
+        ck_assert_msg(tbm_mlx_version_parse(bad[i]) == -1, "accepted '%s'", bad[i]);
     ck_assert_int_eq(tbm_mlx_version_parse(NULL), -1);
 }
 END_TEST
