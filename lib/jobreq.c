@@ -1,7 +1,8 @@
-/* jobreq.c: the decision of job_submit/tbmesh for one job (see jobreq.h). */
+/* jobreq.c: the decision of job_submit/tbmesh for one job (see jobreq.h): the request checked, the groups
+ * that can hold a Mac job, the changes to make; jobs that ask for no Mac kept off the Macs in shared
+ * partitions. Reading the job's --gres is jobreq_gres.c. */
 #include "jobreq.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,143 +10,6 @@
 #include "hostlist.h"
 #include "strbuf.h"
 #include "values.h"
-
-#define GRES_NAME "tbmesh"
-
-/* The next item of a list separated by any of `seps` ("a,b", "gres:x;gres:y"): its start and length (*n),
- * or NULL at the end of the list (or of a NULL list); *list moves past it. Empty items are items. */
-static const char *next_item(const char **list, const char *seps, size_t *n)
-{
-    const char *item = *list, *end;
-
-    if (!item || !*item)
-        return NULL;
-    end = item + strcspn(item, seps);
-    *n = (size_t)(end - item);
-    *list = *end ? end + 1 : end;
-    return item;
-}
-
-/* ---- the tbmesh entry of tres_per_node ---- */
-
-static int all_digits(const char *s, size_t n)
-{
-    size_t i;
-
-    if (n == 0)
-        return 0;
-    for (i = 0; i < n; i++)
-        if (!isdigit((unsigned char)s[i]))
-            return 0;
-    return 1;
-}
-
-/* One entry "gres:tbmesh[:type][:count]" (the "gres:" or "gres/" prefix already stripped to `p`). */
-static int parse_entry(const char *entry, size_t n, char *group, size_t group_len, long long *count,
-                       tbm_err_t *err)
-{
-    const char *f[3];
-    size_t len[3], k = 0, i, start = 0;
-
-    for (i = 0; i <= n && k < 3; i++) {
-        if (i == n || entry[i] == ':') {
-            f[k] = entry + start;
-            len[k++] = i - start;
-            start = i + 1;
-        }
-    }
-    if (i <= n || (k >= 2 && len[k - 1] == 0))
-        return tbm_errprintf(err, "cannot read --gres '%.*s': use --gres=tbmesh:N (N Macs cabled to each other) "
-                             "or --gres=tbmesh:GROUP:N", (int)n, entry);
-    group[0] = '\0';
-    *count = 1;
-    if (k == 1)
-        return 0;
-    if (k == 3 || !all_digits(f[1], len[1])) {
-        if (len[1] == 0 || len[1] >= group_len)
-            return tbm_errprintf(err, "cannot read --gres '%.*s': use --gres=tbmesh:N or --gres=tbmesh:GROUP:N",
-                                 (int)n, entry);
-        memcpy(group, f[1], len[1]);
-        group[len[1]] = '\0';
-        if (k == 2)
-            return 0;
-    }
-    i = k - 1;
-    if (len[i] > 9 || tbm_parse_ll_span(f[i], len[i], 10, 0, 999999999, count) < 0)
-        return tbm_errprintf(err, "--gres=%.*s: '%.*s' is not a number of Macs: use --gres=tbmesh:N with N a "
-                             "whole number, e.g. --gres=tbmesh:4", (int)n, entry, (int)len[i], f[i]);
-    if (*count == 0)
-        return tbm_errprintf(err, "--gres=%.*s asks for no Mac: ask for 1 or more, e.g. --gres=tbmesh:4", (int)n,
-                             entry);
-    return 0;
-}
-
-/* Walk the entries of tres_per_node; `fn` sees each with its prefix length. */
-typedef int (*entry_fn)(const char *entry, size_t n, size_t prefix, void *arg);
-
-static int each_entry(const char *tres, entry_fn fn, void *arg)
-{
-    const char *p = tres, *entry;
-    size_t n, prefix;
-    int rc;
-
-    while ((entry = next_item(&p, ",;", &n)) != NULL) {
-        prefix = (n > 5 && (!strncmp(entry, "gres:", 5) || !strncmp(entry, "gres/", 5))) ? 5 : 0;
-        if ((rc = fn(entry, n, prefix, arg)) != 0)
-            return rc;
-    }
-    return 0;
-}
-
-static int is_tbmesh(const char *entry, size_t n, size_t prefix)
-{
-    size_t len = strlen(GRES_NAME);
-
-    return prefix && n - prefix >= len && !strncmp(entry + prefix, GRES_NAME, len) &&
-           (n - prefix == len || entry[prefix + len] == ':');
-}
-
-typedef struct find_ctx {
-    char *group;
-    size_t group_len;
-    long long *count;
-    tbm_err_t *err;
-    int found;
-} find_ctx_t;
-
-static int find_entry(const char *entry, size_t n, size_t prefix, void *arg)
-{
-    find_ctx_t *c = arg;
-
-    if (!is_tbmesh(entry, n, prefix))
-        return 0;
-    if (c->found)
-        return tbm_errprintf(c->err, "--gres names tbmesh twice: ask once, --gres=tbmesh:N");
-    c->found = 1;
-    return parse_entry(entry + prefix, n - prefix, c->group, c->group_len, c->count, c->err) < 0 ? -1 : 0;
-}
-
-int tbm_gres_tbmesh(const char *tres_per_node, char *group, size_t group_len, long long *count, tbm_err_t *err)
-{
-    find_ctx_t c = { group, group_len, count, err, 0 };
-
-    if (each_entry(tres_per_node, find_entry, &c) < 0)
-        return -1;
-    return c.found;
-}
-
-static int rewrite_entry(const char *entry, size_t n, size_t prefix, void *arg)
-{
-    tbm_strbuf_t *sb = arg;
-
-    if (sb->len)
-        tbm_sb_append(sb, ",", 1);
-    if (is_tbmesh(entry, n, prefix))
-        tbm_sb_printf(sb, "%.*s" GRES_NAME ":1", (int)prefix, entry);
-    else
-        tbm_sb_append(sb, entry, n);
-    return 0;
-}
 
 /* ---- partitions ---- */
 
@@ -155,7 +19,7 @@ static int in_list(const char *list, const char *name, size_t n)
     const char *item;
     size_t len;
 
-    while ((item = next_item(&list, ",", &len)) != NULL)
+    while ((item = tbm_list_next(&list, ",", &len)) != NULL)
         if (len == n && !strncmp(item, name, n))
             return 1;
     return 0;
@@ -172,7 +36,7 @@ static const char *first_without_macs(const tbm_sched_t *s, const char *parts, s
 {
     const char *item;
 
-    while ((item = next_item(&parts, ",", n)) != NULL)
+    while ((item = tbm_list_next(&parts, ",", n)) != NULL)
         if (!holds_macs(s, item, *n))
             return item;
     return NULL;
@@ -183,7 +47,7 @@ static int any_shared(const tbm_sched_t *s, const char *parts)
     const char *item;
     size_t n;
 
-    while ((item = next_item(&parts, ",", &n)) != NULL)
+    while ((item = tbm_list_next(&parts, ",", &n)) != NULL)
         if (in_list(s->shared_partitions, item, n))
             return 1;
     return 0;
@@ -414,7 +278,6 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
                      long long n, tbm_jobplan_t *plan, tbm_err_t *err)
 {
     const tbm_conf_group_t *only = NULL;
-    tbm_strbuf_t sb;
     choose_t ch;
     char names[512];
     size_t g, n_named = 0;
@@ -443,9 +306,7 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
     plan->verdict = TBM_JOB_MESH;
     plan->nodes = (uint32_t)n;
     plan->exclusive = c->exclusive_macs;
-    tbm_sb_init(&sb);
-    each_entry(req->tres_per_node, rewrite_entry, &sb);
-    plan->tres_per_node = tbm_sb_take(&sb);
+    plan->tres_per_node = tbm_gres_tbmesh_one_per_node(req->tres_per_node);
     if (!req->partition && s->mac_partition)
         plan->partition = strdup(s->mac_partition);
     if (!plan->tres_per_node || set_features(c, req, plan) < 0 ||

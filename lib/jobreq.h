@@ -72,7 +72,11 @@ int tbm_jobreq_plan(const tbm_conf_t *conf, const tbm_sched_t *sched, const tbm_
 void tbm_jobplan_free(tbm_jobplan_t *plan);
 
 /* Find the tbmesh entry of a tres_per_node string. Returns 1 and fills group ("" when untyped) and count;
- * 0 when there is none; -1 with err when it is malformed. */
+ * 0 when there is none; -1 with err when it is malformed. (jobreq_gres.c) */
 int tbm_gres_tbmesh(const char *tres_per_node, char *group, size_t group_len, long long *count, tbm_err_t *err);
+
+/* tres_per_node with its tbmesh entry made one unit per node ("gres:gpu:1,gres:tbmesh:1"), the other entries
+ * as they are. malloc'd; NULL when out of memory. */
+char *tbm_gres_tbmesh_one_per_node(const char *tres_per_node);
 
 #endif

@@ -34,6 +34,18 @@ long tbm_mlx_version_parse(const char *s)
     return s ? TBM_MLX_VERSION(part[0], part[1], part[2]) : -1;
 }
 
+const char *tbm_list_next(const char **list, const char *seps, size_t *n)
+{
+    const char *item = *list, *end;
+
+    if (!item || !*item)
+        return NULL;
+    end = item + strcspn(item, seps);
+    *n = (size_t)(end - item);
+    *list = *end ? end + 1 : end;
+    return item;
+}
+
 int tbm_iface_name_valid(const char *s)
 {
     size_t i;

@@ -24,6 +24,11 @@ int tbm_parse_u64(const char *s, uint64_t max, uint64_t *out);
 #define TBM_MLX_VERSION(maj, min, pat) ((maj) * 1000000L + (min) * 1000L + (pat))
 long tbm_mlx_version_parse(const char *s);
 
+/* The next item of a list separated by any of `seps` ("a,b", "gres:x;gres:y"): its start and length (*n),
+ * or NULL at the end of the list (or of a NULL list); *list moves past it. Empty items are items; a
+ * trailing separator ends the list. The one walker of comma lists. */
+const char *tbm_list_next(const char **list, const char *seps, size_t *n);
+
 /* An interface or RDMA device name: [a-z][a-z0-9_]{0,14}. */
 int tbm_iface_name_valid(const char *s);
 

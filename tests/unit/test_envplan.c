@@ -690,23 +690,6 @@ START_TEST(mlx_versions)
 }
 END_TEST
 
-START_TEST(version_parse)
-{
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), 31002);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.30.3"), 30003);
-    ck_assert_int_eq(tbm_mlx_version_parse("1.2.3"), 1002003);
-    ck_assert_int_eq(tbm_mlx_version_parse(""), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse(NULL), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2.1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31.x"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse(".1.2"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0..2"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.2."), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.12345.2"), -1);
-}
-END_TEST
-
 /* ---- ports ---- */
 
 START_TEST(ports)
@@ -975,7 +958,6 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, ring_out_of_name_order);
     tcase_add_test(tc, rdma_ring_coordinator);
     tcase_add_test(tc, mlx_versions);
-    tcase_add_test(tc, version_parse);
     tcase_add_test(tc, ports);
     tcase_add_test(tc, refusals_of_the_request);
     tcase_add_test(tc, refusals_of_the_cabling);

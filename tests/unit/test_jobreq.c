@@ -109,6 +109,21 @@ START_TEST(gres_lists_and_counts)
 }
 END_TEST
 
+/* The tbmesh entry becomes one unit per node; the others stay as they were. */
+START_TEST(gres_one_per_node)
+{
+    char *s = tbm_gres_tbmesh_one_per_node("gres:gpu:1,gres/tbmesh:studio-a:4;gres:x");
+    ck_assert_str_eq(s, "gres:gpu:1,gres/tbmesh:1,gres:x");
+    free(s);
+    s = tbm_gres_tbmesh_one_per_node("gres:tbmeshx:2");
+    ck_assert_str_eq(s, "gres:tbmeshx:2");
+    free(s);
+    s = tbm_gres_tbmesh_one_per_node(NULL);
+    ck_assert_str_eq(s, "");
+    free(s);
+}
+END_TEST
+
 /* The one name of the variable that carries --mlx-backend, and what it may hold. */
 START_TEST(backend_env_and_choices)
 {
@@ -355,6 +370,7 @@ static Suite *jobreq_suite(void)
     tcase_add_checked_fixture(tc, load_conf, free_conf);
     tcase_add_test(tc, gres_entries);
     tcase_add_test(tc, gres_lists_and_counts);
+    tcase_add_test(tc, gres_one_per_node);
     tcase_add_test(tc, backend_env_and_choices);
     tcase_add_test(tc, four_macs_auto_goes_to_either_group);
     tcase_add_test(tc, backend_decides_the_group);

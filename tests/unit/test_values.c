@@ -1,6 +1,7 @@
 /* test_values.c: unit tests of lib/values.c and lib/clock.c. */
 #include "tbm_check.h"
 #include <stdint.h>
+#include <string.h>
 
 #include "clock.h"
 #include "values.h"
@@ -82,15 +83,36 @@ END_TEST
 
 START_TEST(mlx_version_is_three_short_numbers)
 {
-    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), TBM_MLX_VERSION(0, 31, 2));
+    const char *bad[] = { "", "0.31", "0.31.2.1", "0.31.x", ".1.2", "0..2", "0.1.2.", "0.12345.2", "10000.1.1",
+                          "0.1000.1", "0.1.1000", "0.1.+1", "0.1.1 ", " 0.1.1", NULL };
+    int i;
+
+    ck_assert_int_eq(tbm_mlx_version_parse("0.31.2"), 31002);
+    ck_assert_int_eq(tbm_mlx_version_parse("0.30.3"), 30003);
+    ck_assert_int_eq(tbm_mlx_version_parse("1.2.3"), 1002003);
     ck_assert_int_eq(tbm_mlx_version_parse("9999.999.999"), TBM_MLX_VERSION(9999, 999, 999));
-    ck_assert_int_eq(tbm_mlx_version_parse("10000.1.1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1000.1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1000"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.+1"), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1.1 "), -1);
-    ck_assert_int_eq(tbm_mlx_version_parse("0.1"), -1);
+    for (i = 0; bad[i]; i++)
+        ck_assert_msg(tbm_mlx_version_parse(bad[i]) == -1, "accepted '%s'", bad[i]);
     ck_assert_int_eq(tbm_mlx_version_parse(NULL), -1);
+}
+END_TEST
+
+START_TEST(list_next_walks_every_item)
+{
+    const char *list = "a,,bc;d,", *item;
+    size_t n = 0;
+
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 1 && item[0] == 'a');
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 0);
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 2 && !strncmp(item, "bc", 2));
+    item = tbm_list_next(&list, ",;", &n);
+    ck_assert(item && n == 1 && item[0] == 'd');
+    ck_assert_ptr_null(tbm_list_next(&list, ",;", &n));
+    list = NULL;
+    ck_assert_ptr_null(tbm_list_next(&list, ",", &n));
 }
 END_TEST
 
@@ -112,6 +134,7 @@ static Suite *values_suite(void)
     tcase_add_test(tc, parse_u64_takes_the_full_range);
     tcase_add_test(tc, parse_uint_is_one_to_max);
     tcase_add_test(tc, mlx_version_is_three_short_numbers);
+    tcase_add_test(tc, list_next_walks_every_item);
     tcase_add_test(tc, clock_moves_forward);
     suite_add_tcase(s, tc);
     return s;
