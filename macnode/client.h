@@ -1,4 +1,4 @@
-/* client.h: the client side of the bridge-agent protocol, shared by macnode exec, prepare and cleanup:
+/* client.h: the client side of the bridge-agent protocol, shared by macnode exec, cleanup, probe --agent and check:
  * connect and authenticate (MUNGE hello), then one request and its reply. */
 #ifndef MACNODE_CLIENT_H
 #define MACNODE_CLIENT_H
