@@ -137,8 +137,15 @@ json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t 
     doc = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
     end = json_tokener_get_parse_end(tok);
+    if (!doc && jerr == json_tokener_continue) {
+        /* the end of the text: a number or null at the top ends here, anything else was cut short */
+        doc = json_tokener_parse_ex(tok, "", 1);
+        jerr = doc || json_tokener_get_error(tok) == json_tokener_success ? json_tokener_success
+                                                                            : json_tokener_continue;
+        end = len;
+    }
     json_tokener_free(tok);
-    if (!doc && tbm_span_eq(tbm_span_trim(text, len), "null"))
+    if (!doc && jerr == json_tokener_success)
         return fail_at(r, text, len, "null is not a document here", err);
     if (!doc && jerr == json_tokener_continue)
         return fail_at(r, text, len, "the text ends inside the document (truncated?)", err);

@@ -11,14 +11,19 @@
 
 /* Framing ---------------------------------------------------------------------------------------------- */
 
+static size_t clamp_limit(size_t limit)
+{
+    return limit < 1 ? 1 : limit > TBM_FRAME_MAX ? TBM_FRAME_MAX : limit;
+}
+
 int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err)
 {
     memset(d, 0, sizeof(*d));
-    d->cap = TBM_FRAME_HDR + TBM_FRAME_MAX;
+    d->limit = clamp_limit(limit);
+    d->cap = TBM_FRAME_HDR + d->limit;
     d->buf = malloc(d->cap);
     if (!d->buf)
         return tbm_errprintf(err, "out of memory for a frame buffer of %zu bytes", d->cap);
-    tbm_fdec_set_limit(d, limit);
     return 0;
 }
 
@@ -28,9 +33,20 @@ void tbm_fdec_free(tbm_fdec_t *d)
     memset(d, 0, sizeof(*d));
 }
 
-void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit)
+int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err)
 {
-    d->limit = limit < 1 ? 1 : limit > TBM_FRAME_MAX ? TBM_FRAME_MAX : limit;
+    size_t want = TBM_FRAME_HDR + clamp_limit(limit);
+    unsigned char *buf;
+
+    if (want > d->cap) {
+        buf = realloc(d->buf, want);
+        if (!buf)
+            return tbm_errprintf(err, "out of memory for a frame buffer of %zu bytes", want);
+        d->buf = buf;
+        d->cap = want;
+    }
+    d->limit = clamp_limit(limit);
+    return 0;
 }
 
 unsigned char *tbm_fdec_space(tbm_fdec_t *d, size_t *avail)

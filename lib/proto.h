@@ -77,7 +77,7 @@ typedef struct tbm_frame {
 /* The incremental decoder: bytes in (in any pieces), whole frames out. */
 typedef struct tbm_fdec {
     unsigned char *buf;
-    size_t cap;      /* TBM_FRAME_HDR + TBM_FRAME_MAX */
+    size_t cap;      /* TBM_FRAME_HDR + the largest limit set so far (the buffer grows, never shrinks) */
     size_t start;    /* first byte not yet handed out */
     size_t end;      /* one past the last byte received */
     size_t limit;    /* largest frame body accepted now */
@@ -85,13 +85,15 @@ typedef struct tbm_fdec {
     tbm_err_t err;
 } tbm_fdec_t;
 
-/* Set up a decoder accepting frames of up to `limit` bytes (at most TBM_FRAME_MAX). Returns 0, or -1 with
- * err set when memory ran out. */
+/* Set up a decoder accepting frames of up to `limit` bytes (at most TBM_FRAME_MAX); its buffer holds one
+ * such frame, so a decoder for an unauthenticated hello costs TBM_HELLO_MAX bytes, not a megabyte. Returns
+ * 0, or -1 with err set when memory ran out. */
 int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
 void tbm_fdec_free(tbm_fdec_t *d);
 
-/* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped). */
-void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit);
+/* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped), growing
+ * the buffer when needed (what was received is kept). 0, or -1 with err when memory ran out. */
+int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
 
 /* Where to put received bytes without copying: *avail bytes at the returned pointer. After reading into
  * it, call tbm_fdec_commit() with the count. After tbm_fdec_next() returned 0 there is always room for

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "auth.h"
 #include "errbuf.h"
 #include "proto.h"
 
@@ -18,17 +19,17 @@ typedef struct agent_conf {
     const char *state_dir;     /* task records, seen credentials, job records */
     const char *jobs_dir;      /* root's folder of the per-job folders (job files) */
     int grace_s;               /* SIGTERM -> SIGKILL */
-    int auth_timeout_ms;       /* for the hello frame */
-    int idle_timeout_ms;       /* between requests */
+    int request_timeout_ms;    /* from the welcome to the first request */
+    int idle_timeout_ms;       /* between later requests */
 } agent_conf_t;
 
-/* One authenticated connection. */
+/* One connection: waiting at the gate (uid not known yet), then authenticated and served. */
 typedef struct agent_conn {
     const agent_conf_t *conf;
     int fd;
-    char peer[96];
+    char peer[96];             /* "10.0.0.1:5123", then "... uid 501" */
     uid_t uid;                 /* the caller, as MUNGE says */
-    tbm_fdec_t dec;
+    tbm_fdec_t dec;            /* holds what came after the hello */
 } agent_conn_t;
 
 /* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */
@@ -38,8 +39,13 @@ typedef struct agent_task_rec {
     pid_t server;              /* the connection process that serves it */
 } agent_task_rec_t;
 
-/* Serve one accepted connection to its end (runs in its own process). */
-void agent_serve(const agent_conf_t *conf, int fd, const char *peer);
+/* Serve a connection the gate authenticated, to its end (in its own process); frees c->dec. */
+void agent_serve(agent_conn_t *c);
+
+/* Check a credential once: munged decodes it (*out: auth_cred_free it) and the state folder remembers it, so
+ * a replay is refused. 0, or -1 with the error code in *code ("forged", "replay", ...) and err. */
+int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred, auth_cred_t *out,
+                    const char **code, tbm_err_t *err);
 
 /* Run the task of a granted spawn, relaying stdio and signals until it has ended and its exit was sent. */
 void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g);

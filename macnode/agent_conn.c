@@ -1,6 +1,7 @@
-/* agent_conn.c: one connection to macnoded, in its own process: MUNGE hello before anything else, then
- * probe, spawn (with the job's files) and cleanup requests; every refusal is logged with its reason and answered with
- * an error frame before the connection is closed (see agent.h). */
+/* agent_conn.c: one authenticated connection to macnoded, in its own process (the gate, agent_gate.c, checked
+ * its MUNGE hello before the fork): the welcome, then probe, spawn (with the job's files) and cleanup
+ * requests; every refusal is logged with its reason and answered with an error frame before the connection
+ * is closed (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"
@@ -10,6 +11,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,50 +35,18 @@ static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...)
     return -1;
 }
 
-/* Decode a credential and remember it; a replay is refused here even if munged forgot it. */
-static int check_cred(agent_conn_t *c, const char *what, const char *cred, auth_cred_t *out)
+/* Say who we are to the caller the gate let in, and take requests of full size from now on. */
+static int welcome(agent_conn_t *c)
 {
+    tbm_msg_t w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node,
+                    .uid = (uint32_t)c->uid };
     tbm_err_t err = { { 0 } };
-    auth_fail_t why = auth_decode(c->conf->munge_socket, cred, out, &err);
-    int seen;
+    int fl = fcntl(c->fd, F_GETFL);
 
-    if (why != AUTH_OK)
-        return refuse(c, auth_fail_code(why), "%s credential refused: %s", what, err.msg);
-    seen = agent_seen(c->conf, cred, out->expires, &err);
-    if (seen <= 0) {
-        auth_cred_free(out);
-        return seen < 0 ? refuse(c, "internal", "%s", err.msg)
-                        : refuse(c, "replay", "%s credential refused: it was used before (replayed)", what);
-    }
-    return 0;
-}
-
-static int hello(agent_conn_t *c)
-{
-    tbm_msg_t m, w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node };
-    tbm_err_t err = { { 0 } };
-    auth_cred_t cred;
-    int rc = wire_next_msg(c->fd, &c->dec, &m, c->conf->auth_timeout_ms, &err);
-
-    if (rc == 0)
-        return refuse(c, "auth", "the connection closed before its hello");
-    if (rc < 0)
-        return refuse(c, "frame", "malformed first frame: %s", err.msg);
-    if (m.type != TBM_MSG_HELLO) {
-        rc = refuse(c, "auth", "the first frame must be hello with a MUNGE credential, not %s",
-                    tbm_msg_type_name(m.type));
-        tbm_msg_free(&m);
-        return rc;
-    }
-    rc = check_cred(c, "hello", m.cred, &cred);
-    tbm_msg_free(&m);
-    if (rc < 0)
-        return -1;
-    c->uid = cred.uid;
-    auth_cred_free(&cred);
-    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " uid %u", (unsigned)c->uid);
-    w.uid = (uint32_t)c->uid;
-    tbm_fdec_set_limit(&c->dec, TBM_FRAME_MAX);
+    if (fl >= 0)
+        fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);   /* the gate read it without blocking; we write big frames */
+    if (tbm_fdec_set_limit(&c->dec, TBM_FRAME_MAX, &err) < 0)
+        return refuse(c, "internal", "%s", err.msg);
     return wire_send(c->fd, &w, &err) < 0 ? -1 : 0;
 }
 
@@ -86,13 +56,14 @@ static int check_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm
 {
     tbm_err_t err = { { 0 } };
     auth_cred_t cred;
+    const char *code = "grant";
     int rc;
 
     if (!text)
         return refuse(c, "grant", "refused: no job grant; a task runs only with a grant made by root on the "
                       "bridge host (macnode exec --grant or TBMESH_GRANT)");
-    if (check_cred(c, "grant", text, &cred) < 0)
-        return -1;
+    if (agent_cred_once(c->conf, "grant", text, &cred, &code, &err) < 0)
+        return refuse(c, code, "%s", err.msg);
     rc = tbm_grant_parse(cred.payload, cred.len, g, &err) < 0 ||
                  tbm_grant_check(g, cred.uid, c->conf->node, time(NULL), &err) < 0 ||
                  tbm_grant_allows(g, c->uid, want_uid, &err) < 0
@@ -172,27 +143,22 @@ static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
     }
 }
 
-void agent_serve(const agent_conf_t *conf, int fd, const char *peer)
+void agent_serve(agent_conn_t *c)
 {
-    agent_conn_t c = { .conf = conf, .fd = fd };
     tbm_err_t err = { { 0 } };
     tbm_msg_t m;
-    int rc;
+    int rc, timeout = c->conf->request_timeout_ms;
 
-    snprintf(c.peer, sizeof(c.peer), "%s", peer);
-    if (tbm_fdec_init(&c.dec, TBM_HELLO_MAX, &err) < 0) {
-        agent_log("%s: %s", peer, err.msg);
-        return;
-    }
-    if (hello(&c) == 0) {
-        while ((rc = wire_next_msg(fd, &c.dec, &m, conf->idle_timeout_ms, &err)) > 0) {
-            rc = serve_one(&c, &m);
+    if (welcome(c) == 0) {
+        while ((rc = wire_next_msg(c->fd, &c->dec, &m, timeout, &err)) > 0) {
+            rc = serve_one(c, &m);
             tbm_msg_free(&m);
             if (rc < 0)
                 break;
+            timeout = c->conf->idle_timeout_ms;
         }
         if (rc < 0 && tbm_erris(&err))
-            refuse(&c, "frame", "malformed request: %s", err.msg);
+            refuse(c, "frame", "malformed request: %s", err.msg);
     }
-    tbm_fdec_free(&c.dec);
+    tbm_fdec_free(&c->dec);
 }

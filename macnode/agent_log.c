@@ -12,7 +12,8 @@ static const char *const noise_names[AGENT_NOISE_KINDS] = {
     [AGENT_NOISE_REFUSED] = "refused",
     [AGENT_NOISE_TIMEOUT] = "timed out before the hello",
     [AGENT_NOISE_CLOSED] = "closed before the hello",
-    [AGENT_NOISE_SHED] = "shed over the limits",
+    [AGENT_NOISE_SHED] = "closed to make room",
+    [AGENT_NOISE_BUSY] = "refused as busy",
 };
 
 static struct {
@@ -65,7 +66,7 @@ void agent_log_tick(long long now_ms)
         total += noise.left_out[k];
     }
     if (total)
-        agent_log("unauthenticated connections in the last %lld s, not logged one by one: %s",
+        agent_log("connections in the last %lld s not logged one by one: %s",
                   noise.start ? (now_ms - noise.start) / 1000 : 0, sum);
     memset(&noise, 0, sizeof(noise));
     noise.start = now_ms;

@@ -6,17 +6,18 @@
 #define MACNODE_AGENT_LOG_H
 
 #define AGENT_LOG_INTERVAL_MS 10000   /* one summary line at most per interval */
-#define AGENT_LOG_BURST       5       /* lines of each kind logged in full per interval */
+#define AGENT_LOG_BURST       10      /* lines of each kind logged in full per interval */
 
 /* Log one line. */
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* What unauthenticated clients do that is logged under the rate limit. */
+/* What clients can cause by the thousand, logged under the rate limit. */
 typedef enum agent_noise {
     AGENT_NOISE_REFUSED,     /* a malformed first frame, a refused credential */
     AGENT_NOISE_TIMEOUT,     /* no hello within the deadline */
     AGENT_NOISE_CLOSED,      /* closed before the hello */
     AGENT_NOISE_SHED,        /* closed to make room (a peer's or the total limit of waiting connections) */
+    AGENT_NOISE_BUSY,        /* authenticated, but all servers (or all of this user's) are taken */
     AGENT_NOISE_KINDS
 } agent_noise_t;
 

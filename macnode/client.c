@@ -7,6 +7,7 @@
 #include "fileio.h"
 #include "wire.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,24 +16,50 @@
 
 #define REPLY_MS 60000
 
+const char *client_who(const client_t *c, char *buf, size_t len)
+{
+    const char *name = c->node[0] ? c->node : c->mac;
+
+    if (name && *name)
+        snprintf(buf, len, "the agent of %s at %s", name, c->agent);
+    else
+        snprintf(buf, len, "the agent at %s", c->agent);
+    return buf;
+}
+
 /* The next message, which must be of type want; an error message becomes err. */
 static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err)
 {
+    char who[160];
     int rc = wire_next_msg(c->fd, &c->dec, m, REPLY_MS, err);
 
+    client_who(c, who, sizeof(who));
     if (rc == 0)
-        return tbm_errprintf(err, "the agent at %s closed the connection without a reply", c->agent);
+        return tbm_errprintf(err, "%s closed the connection without a reply", who);
     if (rc < 0)
-        return tbm_errprefix(err, "from the agent at %s: ", c->agent);
+        return tbm_errprefix(err, "from %s: ", who);
     if (m->type == want)
         return 0;
     if (m->type == TBM_MSG_ERROR)
-        tbm_errprintf(err, "the agent refused: %s", m->message);
+        tbm_errprintf(err, "%s refused: %s", who, m->message);
     else
-        tbm_errprintf(err, "the agent answered %s where %s was expected", tbm_msg_type_name(m->type),
+        tbm_errprintf(err, "%s answered %s where %s was expected", who, tbm_msg_type_name(m->type),
                       tbm_msg_type_name(want));
     tbm_msg_free(m);
     return -1;
+}
+
+/* Why the connection failed, and what to look at. */
+static int unreachable(client_t *c, tbm_err_t *err)
+{
+    char who[160];
+    const char *name = c->mac && *c->mac ? c->mac : "the Mac";
+
+    if (errno == 0)   /* the address itself was wrong; wire_connect said how */
+        return tbm_errprefix(err, "%s: ", client_who(c, who, sizeof(who)));
+    return tbm_errprintf(err, "cannot reach %s: %s; check that macnoded runs on %s (launchd job "
+                         "org.slurm-tbmesh.macnoded) and that tbmesh.conf's AgentAddr and AgentPort for it are "
+                         "right", client_who(c, who, sizeof(who)), strerror(errno), name);
 }
 
 int client_open(client_t *c, tbm_err_t *err)
@@ -42,19 +69,25 @@ int client_open(client_t *c, tbm_err_t *err)
     int rc;
 
     c->fd = -1;
+    c->node[0] = '\0';
     if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
         return -1;
-    c->fd = wire_connect(c->agent, TBM_CONF_AGENT_PORT, err);
-    if (c->fd < 0)
-        return -1;
+    /* the credential first: the agent gives a connection only a few seconds to say hello */
     cred = auth_encode(c->socket, NULL, 0, 0, err);
     if (!cred)
         return -1;
+    errno = 0;
+    c->fd = wire_connect(c->agent, TBM_CONF_AGENT_PORT, err);
+    if (c->fd < 0) {
+        free(cred);
+        return unreachable(c, err);
+    }
     hello.cred = cred;
     rc = wire_send(c->fd, &hello, err);
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
+    snprintf(c->node, sizeof(c->node), "%s", m.node);
     tbm_msg_free(&m);
     return 0;
 }
@@ -82,6 +115,8 @@ int client_defaults(client_t *c, const char *cmd)
     }
     if (!c->socket)
         c->socket = getenv("TBMESH_MUNGE_SOCKET");
+    if (!c->mac)
+        c->mac = getenv("SLURMD_NODENAME");
     return 0;
 }
 

@@ -53,7 +53,8 @@ static void exec_usage(FILE *out)
             "                    [--munge-socket PATH] [--uid UID] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent (macnoded) as if here: same user, working directory and\n"
             "  environment; stdin, stdout, stderr and signals relayed; exits with CMD's exit code, or dies of\n"
-            "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr).\n"
+            "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr,\n"
+            "  naming the Mac ($SLURMD_NODENAME until the agent says its name) and the agent's address).\n"
             "  --agent   the agent (default $TBMESH_AGENT; port default %d)\n"
             "  --grant   a file holding the job grant, '-' for one line of stdin (default: $TBMESH_GRANT, the\n"
             "            credential itself, as the SPANK plug-in sets it); see macnode grant\n"
@@ -267,9 +268,11 @@ static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
 {
     tbm_msg_t m;
     tbm_msg_type_t type;
+    char who[160];
 
+    client_who(&f->cl, who, sizeof(who));
     if (tbm_msg_parse(fr, &m, err) < 0)
-        return tbm_errprefix(err, "the agent sent a bad message: ");
+        return tbm_errprefix(err, "%s sent a bad message: ", who);
     if (m.type == TBM_MSG_EXIT) {
         f->exit = m;
         f->done = 1;
@@ -277,9 +280,9 @@ static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
     }
     type = m.type;
     if (type == TBM_MSG_ERROR)
-        tbm_errprintf(err, "the agent refused: %s", m.message);
+        tbm_errprintf(err, "%s refused: %s", who, m.message);
     else if (type != TBM_MSG_STARTED)
-        tbm_errprintf(err, "the agent sent %s during the task", tbm_msg_type_name(type));
+        tbm_errprintf(err, "%s sent %s during the task", who, tbm_msg_type_name(type));
     tbm_msg_free(&m);
     return type == TBM_MSG_STARTED ? 0 : -1;
 }
@@ -288,11 +291,12 @@ static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
 static int agent_frames(fwd_t *f, tbm_err_t *err)
 {
     tbm_frame_t fr;
+    char who[160];
     int rc;
 
     while (!f->done && (rc = tbm_fdec_next(&f->cl.dec, &fr, err)) != 0) {
         if (rc < 0)
-            return tbm_errprefix(err, "from the agent: ");
+            return tbm_errprefix(err, "from %s: ", client_who(&f->cl, who, sizeof(who)));
         if (fr.kind == TBM_FRAME_STDOUT)
             write_out(f, STDOUT_FILENO, &fr);
         else if (fr.kind == TBM_FRAME_STDERR)
@@ -306,12 +310,13 @@ static int agent_frames(fwd_t *f, tbm_err_t *err)
 static int read_agent(fwd_t *f, tbm_err_t *err)
 {
     ssize_t n = wire_fill(f->cl.fd, &f->cl.dec);
+    char who[160];
 
+    client_who(&f->cl, who, sizeof(who));
     if (n == 0)
-        return tbm_errprintf(err, "the agent at %s closed the connection before the task's exit status",
-                             f->cl.agent);
+        return tbm_errprintf(err, "%s closed the connection before the task's exit status", who);
     if (n < 0)
-        return errno == EINTR ? 0 : tbm_errprintf(err, "lost the agent at %s: %s", f->cl.agent, strerror(errno));
+        return errno == EINTR ? 0 : tbm_errprintf(err, "lost %s: %s", who, strerror(errno));
     return agent_frames(f, err);
 }
 

@@ -1,9 +1,12 @@
-/* macnoded.c: the agent on each Mac. Listens on the management address, serves every connection in a
- * process of its own (MUNGE first, then probe, spawn, cleanup), and sweeps up after tasks whose
+/* macnoded.c: the agent on each Mac. Listens on the management address; connections wait at the gate until
+ * their MUNGE hello checks out (agent_gate.c), then each is served in a process of its own (probe, spawn,
+ * cleanup), and sweeps up after tasks whose
  * serving process is gone, including those of an agent that ran before it. Runs as root (launchd). */
 #include "config.h"
 #include "agent.h"
+#include "agent_gate.h"
 #include "agent_log.h"
+#include "clock.h"
 #include "conf.h"
 #include "fileio.h"
 #include "values.h"
@@ -11,7 +14,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@
 #define EXIT_USAGE 2
 #define EXIT_START 3
 #define SWEEP_S    10
-#define MAX_CONNS  256   /* connections served at once; more are closed at once (and logged) */
+#define MAX_CONNS  256   /* authenticated connections served at once; more are refused (busy) */
+#define MAX_CONNS_PER_UID 64   /* ... of one user other than root */
 
 #ifdef __APPLE__
 #define STATE_DIR "/var/run/tbmesh/macnoded"
@@ -36,7 +39,6 @@
 
 static volatile sig_atomic_t stopping;
 static pid_t sweeper;
-static int n_conns;
 
 static void usage(FILE *out)
 {
@@ -144,77 +146,115 @@ static void setup_signals(void)
     signal(SIGHUP, SIG_IGN);
 }
 
-/* Kill the tasks whose server is gone and forget expired credentials, in a child (grace periods block). */
-static void sweep(const agent_conf_t *c)
+/* Kill the tasks whose server is gone and forget expired credentials, in a child (grace periods block),
+ * which keeps no copy of the connections waiting at the gate. */
+static void sweep(const agent_conf_t *c, agent_gate_t *gate)
 {
     if (sweeper > 0)
         return;
     sweeper = fork();
     if (sweeper == 0) {
+        agent_gate_drop(gate);
         agent_kill_tasks(c, 0, 1, 1);
         agent_seen_sweep(c);
         _exit(0);
     }
 }
 
+/* The forked servers of authenticated connections, with their callers' uids. */
+static struct server {
+    pid_t pid;
+    uid_t uid;
+} servers[MAX_CONNS];
+static int n_servers;
+
 static void reap_children(void)
 {
     pid_t pid;
+    int i;
 
     while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
         if (pid == sweeper)
             sweeper = 0;
-        else if (n_conns > 0)
-            n_conns--;
+        for (i = 0; i < n_servers; i++)
+            if (servers[i].pid == pid) {
+                servers[i] = servers[--n_servers];
+                break;
+            }
     }
 }
 
-static void accept_one(const agent_conf_t *c, int lfd)
+static int servers_of(uid_t uid)
 {
-    struct sockaddr_storage sa;
-    socklen_t len = sizeof(sa);
-    char peer[96];
-    int fd = accept(lfd, (struct sockaddr *)&sa, &len);
+    int i, n = 0;
+
+    for (i = 0; i < n_servers; i++)
+        n += servers[i].uid == uid;
+    return n;
+}
+
+struct serving {
+    agent_gate_t *gate;
+    int lfd;
+};
+
+/* The gate let c in: refuse it when the agent (or this user) has all the servers it may have, else fork
+ * its server. */
+static void admit(void *ctx, agent_conn_t *c)
+{
+    struct serving *sv = ctx;
+    const char *why = NULL;
+    char msg[160];
     pid_t pid;
 
-    if (fd < 0)
-        return;
-    wire_peer_name((struct sockaddr *)&sa, len, peer, sizeof(peer));
-    if (n_conns >= MAX_CONNS) {
-        agent_log("%s: refused: already serving %d connections", peer, n_conns);
-        close(fd);
-        return;
-    }
-    pid = fork();
-    if (pid == 0) {
-        close(lfd);
+    if (n_servers >= MAX_CONNS)
+        why = "the agent is serving all the connections it may";
+    else if (c->uid != 0 && servers_of(c->uid) >= MAX_CONNS_PER_UID)
+        why = "this user has all the connections to the agent a user may have";
+    if (why) {
+        snprintf(msg, sizeof(msg), "busy: %s (%d in all, %d per user); try again when some have ended", why,
+                 MAX_CONNS, MAX_CONNS_PER_UID);
+        agent_log_noisy(AGENT_NOISE_BUSY, tbm_now_ms(), "%s: refused (busy): %s", c->peer, msg);
+        wire_send_error(c->fd, "busy", msg);
+    } else if ((pid = fork()) == 0) {
+        close(sv->lfd);
+        agent_gate_drop(sv->gate);
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
-        agent_serve(c, fd, peer);
-        close(fd);
+        agent_serve(c);
+        close(c->fd);
         _exit(0);
+    } else if (pid < 0) {
+        agent_log("%s: cannot fork a server for the connection: %s", c->peer, strerror(errno));
+        wire_send_error(c->fd, "internal", "the agent cannot fork a server for the connection");
+    } else {
+        servers[n_servers++] = (struct server){ pid, c->uid };
     }
-    if (pid < 0)
-        agent_log("%s: cannot fork a server for the connection: %s", peer, strerror(errno));
-    else
-        n_conns++;
-    close(fd);
+    close(c->fd);
+    tbm_fdec_free(&c->dec);
 }
 
 static void serve(const agent_conf_t *c, int lfd)
 {
-    struct pollfd p = { .fd = lfd, .events = POLLIN };
+    struct serving sv = { .lfd = lfd };
+    tbm_err_t err = { { 0 } };
     time_t last = 0;
 
+    sv.gate = agent_gate_new(c, lfd, &err);
+    if (!sv.gate) {
+        agent_log("cannot serve: %s", err.msg);
+        return;
+    }
     while (!stopping) {
         if (time(NULL) - last >= SWEEP_S) {
-            sweep(c);
+            sweep(c, sv.gate);
             last = time(NULL);
         }
-        if (poll(&p, 1, 1000) > 0)
-            accept_one(c, lfd);
+        agent_gate_turn(sv.gate, 1000, admit, &sv);
+        agent_log_tick(tbm_now_ms());
         reap_children();
     }
+    agent_gate_free(sv.gate);
 }
 
 static int write_pidfile(const char *path)
@@ -233,7 +273,7 @@ static int write_pidfile(const char *path)
 int main(int argc, char **argv)
 {
     agent_conf_t c = { .listen = "0.0.0.0", .state_dir = STATE_DIR, .jobs_dir = JOBS_DIR, .grace_s = 10,
-                       .auth_timeout_ms = 10000, .idle_timeout_ms = 600000 };
+                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000 };
     const char *log = NULL, *pidfile = NULL;
     char host[256];
     tbm_err_t err = { { 0 } };

@@ -198,6 +198,8 @@ int wire_connect(const char *spec, int default_port, tbm_err_t *err)
                       strerror(saved));
     if (fd >= 0)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    else
+        errno = saved;
     return fd;
 }
 
@@ -212,7 +214,7 @@ int wire_listen(const char *spec, int default_port, tbm_err_t *err)
     if (fd >= 0)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
         tbm_errprintf(err, "cannot listen on %s: %s", spec, strerror(errno));
         if (fd >= 0)
             close(fd);

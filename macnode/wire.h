@@ -32,7 +32,8 @@ int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t
 /* Split "ADDR:PORT" or "ADDR" (port then default_port). 0, or -1 with err. */
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err);
 
-/* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err. */
+/* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was
+ * good but the connection failed; 0 when the address was not). */
 int wire_connect(const char *spec, int default_port, tbm_err_t *err);
 
 /* A listening TCP socket on spec (ADDR[:PORT]), or -1 with err. */

@@ -113,6 +113,20 @@ expect_in "a malformed request gets an error" "$out" "spawn: 'uid' must be an in
 expect_log "the malformed request" "refused (frame): malformed request: spawn: 'uid' must be an integer"
 expect_eq "the agent still serves the next client" "$(fwd echo still-here)" "still-here"
 
+# --- the gate: strangers get no process, a silent connection a few seconds; messages name the Mac ----------
+exec 3<>/dev/tcp/127.0.0.1/"${AGENT##*:}"
+out=$(timeout 20 cat <&3 | tr -d '\000-\037'); exec 3<&-
+expect_in "a connection that never says hello is closed, with the reason" "$out" "no hello within 3000 ms"
+expect_log "the silent connection" "refused (auth): no hello within 3000 ms"
+out=$(cd "$W" && SLURMD_NODENAME=mac42 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent 127.0.0.1:1 -- true 2>&1); rc=$?
+expect_eq "an unreachable agent fails the forwarder (255)" "$rc" 255
+expect_eq "... naming the Mac and the agent's address" "$out" "macnode exec: cannot reach the agent of mac42 at \
+127.0.0.1:1: Connection refused; check that macnoded runs on mac42 (launchd job org.slurm-tbmesh.macnoded) and \
+that tbmesh.conf's AgentAddr and AgentPort for it are right"
+out=$(cd "$W" && SLURMD_NODENAME=mac42 as_user env -u TBMESH_GRANT "$MACNODE" exec --agent "$AGENT" -- true 2>&1)
+expect_in "a refused spawn names the Mac (as its agent says) and the agent's address" "$out" \
+    "macnode exec: the agent of testnode at $AGENT refused: refused: no job grant"
+
 # --- probe, the job's files in the spawn, cleanup -------------------------------------------------------
 expect_in "probe answers with the replayed facts" "$("$POKE" "$AGENT" --hello --json '{"type":"probe"}')" '"type":"facts"'
 files='{"hostfile.json":"[[\"10.0.0.1:5000\"]]\n","devices.json":"[[null]]"}'

@@ -31,6 +31,8 @@ START_TEST(accepts_documents)
     ck_assert_str_eq(read_error("{\"a\":1,\"b\":[true,null,\"x:y\"]}", NULL), "");
     ck_assert_str_eq(read_error("[1, 2.5, \"\\u00e9\"]\n\t ", NULL), "");
     ck_assert_str_eq(read_error("\"just a string\"", NULL), "");
+    ck_assert_str_eq(read_error("0", NULL), "");          /* a number at the very end of the text */
+    ck_assert_str_eq(read_error("\n-12.5e3", NULL), "");
     ck_assert_str_eq(read_error("{\"k\\\":\\\"\":\"v:\\\"{}\"}", NULL), "");   /* colons and quotes in strings */
     ck_assert_str_eq(read_error("[{\"a\":1},{\"a\":2}]", NULL), "");           /* one key per object */
     ck_assert_str_eq(read_error("{\"a\":{\"a\":{\"a\":1}}}", &proto), "");

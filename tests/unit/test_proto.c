@@ -156,11 +156,47 @@ START_TEST(decoder_takes_a_maximal_data_frame_and_limits)
     ck_assert_uint_eq(f.len, TBM_DATA_MAX);
     ck_assert_int_eq(f.data[TBM_DATA_MAX - 1], 'z');
     ck_assert_uint_eq(tbm_fdec_feed(&d, "", 0), 0);
-    tbm_fdec_set_limit(&d, 0);
+    ck_assert_int_eq(tbm_fdec_set_limit(&d, 0, &err), 0);
     ck_assert_uint_eq(d.limit, 1);
-    tbm_fdec_set_limit(&d, TBM_FRAME_MAX * 2);
+    ck_assert_int_eq(tbm_fdec_set_limit(&d, TBM_FRAME_MAX * 2, &err), 0);
     ck_assert_uint_eq(d.limit, TBM_FRAME_MAX);
     tbm_fdec_free(&d);
+}
+END_TEST
+
+/* A decoder for a hello holds a hello, no more; after the hello it grows and keeps what came already. */
+START_TEST(decoder_grows_after_the_hello)
+{
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    tbm_err_t err = { { 0 } };
+    unsigned char hdr[5];
+    char *big = malloc(TBM_HELLO_MAX * 2);
+    size_t room;
+
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    ck_assert_uint_eq(d.cap, TBM_FRAME_HDR + TBM_HELLO_MAX);
+    tbm_fdec_space(&d, &room);
+    ck_assert_uint_eq(room, TBM_FRAME_HDR + TBM_HELLO_MAX);
+    tbm_data_header(hdr, TBM_FRAME_STDIN, TBM_HELLO_MAX * 2 - 1);
+    memset(big, 'q', TBM_HELLO_MAX * 2);
+    tbm_fdec_feed(&d, hdr, 5);
+    tbm_fdec_feed(&d, big, 100);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), -1);   /* over the hello's limit */
+    tbm_fdec_free(&d);
+
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    tbm_fdec_feed(&d, hdr, 5);
+    tbm_fdec_feed(&d, big, 100);
+    ck_assert_int_eq(tbm_fdec_set_limit(&d, TBM_FRAME_MAX, &err), 0);
+    ck_assert_uint_eq(d.cap, TBM_FRAME_HDR + TBM_FRAME_MAX);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    ck_assert_uint_eq(tbm_fdec_feed(&d, big + 100, TBM_HELLO_MAX * 2 - 100 - 1), TBM_HELLO_MAX * 2 - 100 - 1);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_uint_eq(f.len, TBM_HELLO_MAX * 2 - 1);
+    ck_assert_int_eq(f.data[0], 'q');
+    tbm_fdec_free(&d);
+    free(big);
 }
 END_TEST
 
@@ -580,6 +616,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, decoder_refuses_bad_frames);
     tcase_add_test(tc, decoder_reports_garbage_before_the_frame_is_whole);
     tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
+    tcase_add_test(tc, decoder_grows_after_the_hello);
     tcase_add_test(tc, spawn_round_trip);
     tcase_add_test(tc, small_messages_round_trip);
     tcase_add_test(tc, exit_and_facts_round_trip);

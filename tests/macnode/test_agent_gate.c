@@ -1,0 +1,118 @@
+/* test_agent_gate.c: the agent's parts without its main (libmacnoded): which waiting connection the gate's
+ * limits close to make room (agent_gate_victim), and the log's rate limit (agent_log_noisy, agent_log_tick). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_gate.h"
+#include "agent_log.h"
+#include "tbm_check.h"
+
+static agent_waiting_t w[8];
+
+static void waiting(int i, const char *addr, long long since)
+{
+    snprintf(w[i].addr, sizeof(w[i].addr), "%s", addr);
+    w[i].since = since;
+}
+
+START_TEST(room_while_under_the_limits)
+{
+    ck_assert_int_eq(agent_gate_victim(w, 0, "10.0.0.1", 2, 4), -1);
+    waiting(0, "10.0.0.1", 100);
+    waiting(1, "10.0.0.2", 50);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 2, 4), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.3", 2, 4), -1);
+}
+END_TEST
+
+START_TEST(a_peer_at_its_limit_loses_its_own_oldest)
+{
+    waiting(0, "10.0.0.1", 300);
+    waiting(1, "10.0.0.2", 10);     /* the oldest of all, but another peer's */
+    waiting(2, "10.0.0.1", 200);    /* the oldest of 10.0.0.1 */
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", 2, 8), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 2, 8), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 1, 8), 1);
+}
+END_TEST
+
+START_TEST(full_gate_loses_the_oldest_of_all)
+{
+    waiting(0, "10.0.0.1", 300);
+    waiting(1, "10.0.0.2", 400);
+    waiting(2, "10.0.0.3", 100);
+    waiting(3, "10.0.0.4", 200);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 4), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.3", 2, 4), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 5), -1);
+}
+END_TEST
+
+/* Run fn with stderr going to a file; the lines it wrote. */
+static int lines_logged(void (*fn)(void), char *text, size_t len)
+{
+    char path[] = "/tmp/test_agent_gate.XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO), lines = 0;
+    ssize_t n;
+
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, STDERR_FILENO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    n = read(fd, text, len - 1);
+    text[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    for (n = 0; text[n]; n++)
+        lines += text[n] == '\n';
+    return lines;
+}
+
+static void flood_of_refusals(void)
+{
+    int i;
+
+    agent_log_tick(1000);                 /* an interval starts */
+    for (i = 0; i < 500; i++)
+        agent_log_noisy(AGENT_NOISE_REFUSED, 1000 + i, "peer %d: refused", i);
+    for (i = 0; i < 3; i++)
+        agent_log_noisy(AGENT_NOISE_TIMEOUT, 2000, "peer %d: timed out", i);
+    agent_log_tick(1000 + AGENT_LOG_INTERVAL_MS - 1);   /* not yet */
+    agent_log_tick(1000 + AGENT_LOG_INTERVAL_MS);       /* the summary */
+    agent_log_noisy(AGENT_NOISE_REFUSED, 1000 + AGENT_LOG_INTERVAL_MS + 1, "peer again: refused");
+    agent_log_tick(1000 + 3 * AGENT_LOG_INTERVAL_MS);   /* nothing left out: no summary */
+}
+
+START_TEST(the_log_sums_up_a_flood)
+{
+    char text[8192];
+    int lines = lines_logged(flood_of_refusals, text, sizeof(text));
+
+    /* 10 refusals and 3 timeouts in full, one summary, 1 refusal of the next interval */
+    ck_assert_int_eq(lines, AGENT_LOG_BURST + 3 + 1 + 1);
+    ck_assert_ptr_nonnull(strstr(text, "peer 9: refused"));
+    ck_assert_ptr_null(strstr(text, "peer 10: refused"));
+    ck_assert_ptr_nonnull(strstr(text, "peer 2: timed out"));
+    ck_assert_ptr_nonnull(strstr(text, "connections in the last 10 s not logged one by one: 490 refused\n"));
+    ck_assert_ptr_nonnull(strstr(text, "peer again: refused"));
+    ck_assert_ptr_nonnull(strstr(text, "macnoded["));
+}
+END_TEST
+
+static Suite *agent_gate_suite(void)
+{
+    Suite *s = suite_create("agent_gate");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, room_while_under_the_limits);
+    tcase_add_test(tc, a_peer_at_its_limit_loses_its_own_oldest);
+    tcase_add_test(tc, full_gate_loses_the_oldest_of_all);
+    tcase_add_test(tc, the_log_sums_up_a_flood);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(agent_gate_suite)
