@@ -63,7 +63,7 @@ mac_layout() {
     local root=$src/build-mac/pkgroot f prefix
     rm -rf "$root"
     prefix=$(sed -n 's/^prefix *= *//p' "$src/build-mac/Makefile")
-    check "make install of the Mac side (DESTDIR)" make -C "$src/build-mac" -s install DESTDIR="$root" > /dev/null
+    check "make install of the Mac side (DESTDIR)" sh -c "make -C '$src/build-mac' -s install DESTDIR='$root' > /dev/null"
     for f in bin/macnode sbin/macnoded libexec/slurm-tbmesh/macnode-bench libexec/slurm-tbmesh/macnode-refwork \
              share/man/man8/macnode.8 share/man/man8/macnoded.8 share/man/man5/tbmesh.conf.5 \
              share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist share/slurm-tbmesh/tbmesh.conf.example; do

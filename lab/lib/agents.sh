@@ -38,13 +38,14 @@ start_agents() {
 
 # stop_agents: each supervisor stops its agent (SIGTERM, the agent's grace for its tasks) and ends.
 stop_agents() {
-    local f pids=() end
+    local f p pids=() end
     for f in "$RUN"/keepalive-*.pid; do
-        [ -s "$f" ] || continue
-        kill -TERM "$(cat "$f")" 2>/dev/null && pids+=("$(cat "$f")")
+        p=$(cat "$f" 2>/dev/null) || continue
+        [ -n "$p" ] && kill -TERM "$p" 2>/dev/null && pids+=("$p")
     done
     end=$((SECONDS + 15))
-    for f in "${pids[@]}"; do
-        while kill -0 "$f" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
+    for p in "${pids[@]}"; do
+        while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
     done
+    true
 }

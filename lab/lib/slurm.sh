@@ -160,6 +160,31 @@ end_orphaned_jobs() {
     scontrol update NodeName="$(all_nodes | paste -sd, -)" State=DOWN Reason="$1" \
         || die "could not mark the nodes DOWN to end the jobs of the last lab ($running); see 'tbmesh-lab logs slurmctld'"
     echo "$(date +%T) jobs $running: their nodes marked DOWN ($1)" >> "$LOG/up.log"
+    ORPHANS_ENDED=1
+}
+
+# macs_submittable: job_submit/tbmesh, which refreshes its view of the nodes every few seconds, accepts a job
+# on all the Macs of every group (sbatch --test-only as a lab user).
+macs_submittable() {
+    local g n
+    while read -r g n; do
+        (cd "$LAB/work/${LAB_USERS[0]}" && runuser -u "${LAB_USERS[0]}" -- env SLURM_CONF="$SLURM_CONF" \
+            sbatch --test-only --gres="tbmesh:$g:$n" --wrap true) > /dev/null 2>&1 || return 1
+    done < <(plan_rows node | tr '\t' '\n' | sed -n 's/^group=//p' | sort | uniq -c | awk '{ print $2, $1 }')
+}
+
+# wait_macs_submittable: after the nodes were marked DOWN at this start, until job_submit/tbmesh sees them
+# back (else the first Mac jobs are refused as "down"); at most 30 s, then say so.
+wait_macs_submittable() {
+    local end=$((SECONDS + 30))
+    [ "${ORPHANS_ENDED:-0}" = 1 ] || return 0
+    until macs_submittable; do
+        if [ "$SECONDS" -ge "$end" ]; then
+            say "job_submit/tbmesh did not accept a job on every group within 30s of the nodes' return; see 'tbmesh-lab logs slurmctld'"
+            return 0
+        fi
+        sleep 0.5
+    done
 }
 
 start_slurmds() {

@@ -57,9 +57,15 @@ t_match "the Macs' routes come from macnode netplan (mac01 reaches mac02's other
 # --mpi=pmix is told it cannot work there.
 # (The lab's 4 Macs share 2 cores: Open MPI must yield while it waits, or its spinning ranks can starve
 # each other for minutes. A time limit bounds each job all the same.)
+# (A rank that dies ends the step at once, --kill-on-bad-exit, rather than leaving the others waiting in
+# MPI until the time limit. Under load, rank 0 of the direct launch sometimes died after MPI_Init, in the
+# all-reduce its peers were connecting to it for, jumping to address 0 inside Open MPI. The suspected race is
+# Open MPI's lazy set-up of peer endpoints (on first contact, from both sides at once): the ranks set up
+# every endpoint in MPI_Init instead, mpi_add_procs_cutoff above the job's size.)
 yield=OMPI_MCA_mpi_yield_when_idle=1
-out=$(as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
-    srun --mpi=pmix "$BENCH" -T mpi -b 8 -e 512 -f 64 -n 2 -w 1 2>&1)
+eager=OMPI_MCA_mpi_add_procs_cutoff=1024
+out=$(as tbm-alice env $yield $eager timeout 300 salloc -Q -t 4 --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
+    srun --mpi=pmix --kill-on-bad-exit=1 "$BENCH" -T mpi -b 8 -e 512 -f 64 -n 2 -w 1 2>&1)
 t_match "mini-b (direct): srun --mpi=pmix runs Open MPI's all-reduce on the 4 Macs" "4 ranks, transport mpi" "$out"
 t_match "... with no wrong value" "Wrong values *: 0 OK" "$out"
 out=$(as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:studio-a:4 --mlx-backend=mpi \
