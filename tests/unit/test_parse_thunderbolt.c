@@ -93,7 +93,7 @@ START_TEST(hub_and_direct_cable_on_one_mac)
     tbm_host_facts_t f;
     tbm_findings_t fs;
 
-    ck_assert_int_eq(tbm_fixture_parse("macos/mini-hub/" TB_FILE, tbm_parse_thunderbolt, &f, &fs), 0);
+    ck_assert_int_eq(tbm_fixture_parse("macos/hub-peer/" TB_FILE, tbm_parse_thunderbolt, &f, &fs), 0);
     ck_assert_int_eq(f.n_ports, 2);
     assert_port(&f.ports[0], 1, "thunderboltusb4_bus_0", "2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23", 40, 1, "", "");
     ck_assert_str_eq(f.ports[0].hub_peer_uuid, "61E0C5A2-44B1-4C7D-9D08-3A5F7E2B1C01");

@@ -207,14 +207,22 @@ START_TEST(tb4_with_devices_listed)
 }
 END_TEST
 
+/* Two Macs on a Thunderbolt 5 cable; mac02 lists no RDMA device, with this rdma_ctl state and macOS. */
+static void missing_on_mac02(int rdma_enabled, const char *os)
+{
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[1].n_rdma = 0;
+    lab[1].rdma_enabled = rdma_enabled;
+    snprintf(lab[1].os_version, sizeof(lab[1].os_version), "%s", os);
+    run(2);
+}
+
 START_TEST(rdma_device_missing_one_end)
 {
     const tbm_finding_t *f;
 
-    lab_hosts(lab, 2, "mac", 1);
-    lab_cable(lab, 0, 1, 0, 80, 1);
-    lab[1].n_rdma = 0;
-    run(2);
+    missing_on_mac02(1, "26.2");
     f = must_find("rdma-missing");
     ck_assert_str_eq(f->where, "mac01:en2 <-> mac02:en2");
     ck_assert_str_eq(f->what, "mac02 lists no RDMA device rdma_en2 (ibv_devices; rdma_ctl says enabled)");
@@ -232,29 +240,17 @@ START_TEST(rdma_missing_fix_follows_rdma_ctl)
 {
     const tbm_finding_t *f;
 
-    lab_hosts(lab, 2, "mac", 1);
-    lab_cable(lab, 0, 1, 0, 80, 1);
-    lab[1].n_rdma = 0;
-    lab[1].rdma_enabled = 0;
-    run(2);
+    missing_on_mac02(0, "26.2");
     f = must_find("rdma-missing");
     ck_assert_str_eq(f->what, "mac02 lists no RDMA device rdma_en2 (ibv_devices; rdma_ctl says disabled)");
     ck_assert_str_eq(f->fix, "enable RDMA from Recovery (rdma_ctl enable) on that Mac, reboot, and check ibv_devices");
     done();
-    lab_hosts(lab, 2, "mac", 1);
-    lab_cable(lab, 0, 1, 0, 80, 1);
-    lab[1].n_rdma = 0;
-    lab[1].rdma_enabled = -1;
-    run(2);
+    missing_on_mac02(-1, "26.2");
     ck_assert_str_eq(must_find("rdma-missing")->fix, "run `rdma_ctl status` on that Mac; if disabled, enable RDMA "
                      "from Recovery (rdma_ctl enable) and reboot; then check ibv_devices");
     done();
     /* enabled on macOS 26.1: that is named, with its version */
-    lab_hosts(lab, 2, "mac", 1);
-    lab_cable(lab, 0, 1, 0, 80, 1);
-    lab[1].n_rdma = 0;
-    snprintf(lab[1].os_version, sizeof(lab[1].os_version), "26.1");
-    run(2);
+    missing_on_mac02(1, "26.1");
     ck_assert_str_eq(must_find("rdma-missing")->fix, "RDMA is already enabled, so rdma_ctl enable is not the fix. "
                      "Causes left: the port (on Mac Studio the one beside Ethernet has no RDMA); the cable "
                      "(Thunderbolt 5, seated); macOS 26.1, older than 26.2: update it. Then check ibv_devices");
