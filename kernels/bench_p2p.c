@@ -138,7 +138,10 @@ int bench_p2p(bench_t *b)
         bench_print_cables(b, cards, (const int(*)[2])pairs, np, sum, p2p_count(b) * tbm_dtype_size(b->dt),
                            p2p_lat_count(b) * tbm_dtype_size(b->dt));
     }
-    rc = np == 0 ? 2 : b->wrong_total ? 1 : 0;
+    if (np == 0)
+        rc = 2;
+    else
+        rc = b->wrong_total ? 1 : 0;
     goto out;
 oom:
     fprintf(stderr, "%s: out of memory\n", BENCH_PROG);

@@ -148,7 +148,11 @@ static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_
 /* Broadcast has one buffer (in place only); sendrecv two (out of place only). */
 static int placement_applies(const bench_t *b, int in_place)
 {
-    return b->op == OP_BROADCAST ? in_place : b->op == OP_SENDRECV ? !in_place : 1;
+    switch (b->op) {
+    case OP_BROADCAST: return in_place;
+    case OP_SENDRECV: return !in_place;
+    default: return 1;
+    }
 }
 
 int bench_sweep(bench_t *b)

@@ -313,10 +313,12 @@ int tbmcoll_peer_info(const tbmcoll_comm_t *c, int peer, tbmcoll_peer_info_t *ou
         out->connected = 1;
         return 0;
     }
-    if (c->algo == TBMCOLL_ALGO_RING)
-        l = peer == c->right.peer ? &c->right : peer == c->left.peer ? &c->left : NULL;
-    else
+    if (c->algo != TBMCOLL_ALGO_RING)
         l = &c->links[peer];
+    else if (peer == c->right.peer)
+        l = &c->right;
+    else if (peer == c->left.peer)
+        l = &c->left;
     if (!l || l->fd < 0)
         return 0;
     out->connected = 1;

@@ -24,7 +24,9 @@
 static int ms_left(int64_t deadline_ms)
 {
     int64_t left = deadline_ms - tbm_now_ms();
-    return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+    if (left < 0)
+        return 0;
+    return left > 1000000 ? 1000000 : (int)left;
 }
 
 void tbmcoll_addr_text(const tbm_mlx_addr_t *a, char *out, size_t outsz)

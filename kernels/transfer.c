@@ -347,5 +347,7 @@ int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int
                                     .len = bytes };
     if (from >= 0)
         xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, from, 0), .is_send = 0, .buf = rbuf, .len = bytes };
-    return tbmcoll_xfer_run(c, xs, n, to >= 0 && from >= 0 ? "send/recv" : to >= 0 ? "send" : "recv");
+    if (to >= 0 && from >= 0)
+        return tbmcoll_xfer_run(c, xs, n, "send/recv");
+    return tbmcoll_xfer_run(c, xs, n, to >= 0 ? "send" : "recv");
 }

@@ -157,89 +157,97 @@ static float max_f32(float a, float b)
     return (a > b || isnan(a)) ? a : b;
 }
 
-/* Reductions run in blocks copied into local arrays: they never alias, so the loops vectorize (a whole block
- * is a constant trip count, vectorized even at -O2), and dst may be a or b since a block is loaded before
- * it is stored. A last partial block combines stale elements beyond its end, which are never stored. */
+/* Reductions run in blocks copied into local arrays: they never alias (restrict), so the loops vectorize (a
+ * whole block is a constant trip count, vectorized even at -O2), and dst may be a or b since a block is
+ * loaded before it is stored. A last partial block combines stale elements beyond its end, never stored.
+ * float16/bfloat16 are widened, combined in float32 and narrowed in one pass (one pass per step was slower:
+ * every step stored and reloaded the block). */
 #define BLOCK 256
 
-static void reduce_f32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
-                       tbm_redop_t op)
-{
-    float x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
-    size_t done, n, i;
+typedef union block {
+    float f[BLOCK];
+    int32_t i[BLOCK];
+    uint16_t h[BLOCK];
+} block_t;
 
-    for (done = 0; done < count; done += n) {
-        n = count - done < BLOCK ? count - done : BLOCK;
-        memcpy(x, a + done * 4, n * 4);
-        memcpy(y, b + done * 4, n * 4);
-        if (op == TBM_OP_SUM)
-            for (i = 0; i < BLOCK; i++)
-                x[i] += y[i];
-        else
-            for (i = 0; i < BLOCK; i++)
-                x[i] = max_f32(x[i], y[i]);
-        memcpy(d + done * 4, x, n * 4);
-    }
+static void sum_f32(block_t *restrict x, const block_t *restrict y)
+{
+    size_t k;
+
+    for (k = 0; k < BLOCK; k++)
+        x->f[k] += y->f[k];
 }
 
-/* float16 and bfloat16: widen both operands, combine in float32, narrow, in one pass over the block (one
- * pass per step was three times slower: every step stored and reloaded the block). */
-static void reduce_half(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
-                        tbm_dtype_t dt, tbm_redop_t op)
+static void max_f32s(block_t *restrict x, const block_t *restrict y)
 {
-    uint16_t x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
-    size_t done, n, i;
+    size_t k;
 
-    for (done = 0; done < count; done += n) {
-        n = count - done < BLOCK ? count - done : BLOCK;
-        memcpy(x, a + done * 2, n * 2);
-        memcpy(y, b + done * 2, n * 2);
-        if (dt == TBM_DT_F16 && op == TBM_OP_SUM)
-            for (i = 0; i < BLOCK; i++)
-                x[i] = encode_f16(decode_f16(x[i]) + decode_f16(y[i]));
-        else if (dt == TBM_DT_F16)
-            for (i = 0; i < BLOCK; i++)
-                x[i] = encode_f16(max_f32(decode_f16(x[i]), decode_f16(y[i])));
-        else if (op == TBM_OP_SUM)
-            for (i = 0; i < BLOCK; i++)
-                x[i] = encode_bf16(decode_bf16(x[i]) + decode_bf16(y[i]));
-        else
-            for (i = 0; i < BLOCK; i++)
-                x[i] = encode_bf16(max_f32(decode_bf16(x[i]), decode_bf16(y[i])));
-        memcpy(d + done * 2, x, n * 2);
-    }
+    for (k = 0; k < BLOCK; k++)
+        x->f[k] = max_f32(x->f[k], y->f[k]);
 }
 
-static void reduce_i32(unsigned char *d, const unsigned char *a, const unsigned char *b, size_t count,
-                       tbm_redop_t op)
+static void sum_i32(block_t *restrict x, const block_t *restrict y)
 {
-    int32_t x[BLOCK] = { 0 }, y[BLOCK] = { 0 };
-    size_t done, n, i;
+    size_t k;
 
-    for (done = 0; done < count; done += n) {
-        n = count - done < BLOCK ? count - done : BLOCK;
-        memcpy(x, a + done * 4, n * 4);
-        memcpy(y, b + done * 4, n * 4);
-        if (op == TBM_OP_SUM)
-            for (i = 0; i < BLOCK; i++)
-                x[i] = (int32_t)((uint32_t)x[i] + (uint32_t)y[i]);   /* wraps, no undefined overflow */
-        else
-            for (i = 0; i < BLOCK; i++)
-                x[i] = y[i] > x[i] ? y[i] : x[i];
-        memcpy(d + done * 4, x, n * 4);
-    }
+    for (k = 0; k < BLOCK; k++)
+        x->i[k] = (int32_t)((uint32_t)x->i[k] + (uint32_t)y->i[k]);   /* wraps, no undefined overflow */
 }
+
+static void max_i32(block_t *restrict x, const block_t *restrict y)
+{
+    size_t k;
+
+    for (k = 0; k < BLOCK; k++)
+        x->i[k] = y->i[k] > x->i[k] ? y->i[k] : x->i[k];
+}
+
+/* sum_<type> and max_<type> for a two-byte type, given its widening and narrowing. */
+#define HALF_COMBINERS(type, widen, narrow)                                                     \
+    static void sum_##type(block_t *restrict x, const block_t *restrict y)                     \
+    {                                                                                          \
+        size_t k;                                                                              \
+                                                                                               \
+        for (k = 0; k < BLOCK; k++)                                                            \
+            x->h[k] = narrow(widen(x->h[k]) + widen(y->h[k]));                                 \
+    }                                                                                          \
+    static void max_##type(block_t *restrict x, const block_t *restrict y)                     \
+    {                                                                                          \
+        size_t k;                                                                              \
+                                                                                               \
+        for (k = 0; k < BLOCK; k++)                                                            \
+            x->h[k] = narrow(max_f32(widen(x->h[k]), widen(y->h[k])));                         \
+    }
+
+HALF_COMBINERS(f16, decode_f16, encode_f16)
+HALF_COMBINERS(bf16, decode_bf16, encode_bf16)
+
+typedef void (*combine_fn)(block_t *restrict x, const block_t *restrict y);
+
+/* [type][operator], in the order of tbm_dtype_t and tbm_redop_t */
+static const combine_fn combiners[TBM_DT_COUNT][TBM_OP_COUNT] = {
+    [TBM_DT_F32] = { [TBM_OP_SUM] = sum_f32, [TBM_OP_MAX] = max_f32s },
+    [TBM_DT_F16] = { [TBM_OP_SUM] = sum_f16, [TBM_OP_MAX] = max_f16 },
+    [TBM_DT_BF16] = { [TBM_OP_SUM] = sum_bf16, [TBM_OP_MAX] = max_bf16 },
+    [TBM_DT_I32] = { [TBM_OP_SUM] = sum_i32, [TBM_OP_MAX] = max_i32 },
+};
 
 int tbm_reduce(void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt, tbm_redop_t op)
 {
-    if ((unsigned)op >= TBM_OP_COUNT || tbm_dtype_size(dt) == 0)
+    block_t x = { { 0 } }, y = { { 0 } };
+    size_t es = tbm_dtype_size(dt), done, n;
+    combine_fn combine;
+
+    if ((unsigned)op >= TBM_OP_COUNT || es == 0)
         return -1;
-    if (dt == TBM_DT_I32)
-        reduce_i32(dst, a, b, count, op);
-    else if (dt == TBM_DT_F32)
-        reduce_f32(dst, a, b, count, op);
-    else
-        reduce_half(dst, a, b, count, dt, op);
+    combine = combiners[dt][op];
+    for (done = 0; done < count; done += n) {
+        n = count - done < BLOCK ? count - done : BLOCK;
+        memcpy(&x, (const unsigned char *)a + done * es, n * es);
+        memcpy(&y, (const unsigned char *)b + done * es, n * es);
+        combine(&x, &y);
+        memcpy((unsigned char *)dst + done * es, &x, n * es);
+    }
     return 0;
 }
 
