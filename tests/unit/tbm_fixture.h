@@ -9,6 +9,7 @@
 #include "tbm_check.h"
 #include "parse_macos.h"
 #include "rawtext.h"
+#include "conf.h"
 
 /* The whole file tests/fixtures/<rel>, malloc'd, NUL-terminated after *len bytes; NULL when absent. */
 static inline char *tbm_fixture_try(const char *rel, size_t *len)
@@ -88,6 +89,17 @@ static inline int tbm_text_parse(const char *text, tbm_parser_fn parse, tbm_host
     tbm_facts_init(facts);
     tbm_findings_init(fs);
     return parse(text, strlen(text), facts, fs);
+}
+
+/* etc/tbmesh.conf.example (the lab's two groups), parsed into c; a bad file fails the test. */
+static inline void tbm_example_conf(tbm_conf_t *c)
+{
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text = tbm_fixture("../../etc/tbmesh.conf.example", &len);
+
+    ck_assert_msg(tbm_conf_parse(text, len, "tbmesh.conf.example", c, NULL, &err) == 0, "%s", err.msg);
+    free(text);
 }
 
 #endif

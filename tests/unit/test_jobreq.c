@@ -1,6 +1,7 @@
 /* test_jobreq.c: unit tests of lib/jobreq.c, the decisions of job_submit/tbmesh, on the lab's two groups
  * (etc/tbmesh.conf.example: studio-a, a 4-Mac RDMA mesh; mini-b, a 4-Mac Thunderbolt 4 ring). */
 #include "tbm_check.h"
+#include "tbm_fixture.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,16 +14,7 @@ static tbm_sched_t sched = { "mac", "all,debug", "all", NULL, NULL };
 
 static void load_conf(void)
 {
-    char path[1024];
-    tbm_err_t err = { { 0 } };
-    size_t len;
-    char *text;
-
-    snprintf(path, sizeof(path), "%s/../../etc/tbmesh.conf.example", tbm_fixtures_dir());
-    text = tbm_read_file(path, 1 << 20, &len, &err);
-    ck_assert_msg(text != NULL, "%s", err.msg);
-    ck_assert_msg(tbm_conf_parse(text, len, path, &conf, NULL, &err) == 0, "%s", err.msg);
-    free(text);
+    tbm_example_conf(&conf);
 }
 
 static void free_conf(void)
