@@ -3,7 +3,7 @@
 #include "config.h"
 #include "bench.h"
 
-#include "values.h"
+#include "scalar.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "tbmcoll.h"
 #include "clock.h"
 #include "refwork.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -3,7 +3,7 @@
 #include "coll.h"
 #include "clock.h"
 #include "fileio.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "values.h"
+#include "scalar.h"
 
 static int by_name(const void *a, const void *b)
 {

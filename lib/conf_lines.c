@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "values.h"
+#include "scalar.h"
 
 /* ---- growth ---- */
 

@@ -9,7 +9,7 @@
 #include "conf.h"
 #include "errbuf.h"
 #include "validate.h"
-#include "values.h"
+#include "scalar.h"
 
 #define TBM_ENVPLAN_MAX_RANKS   64     /* a job of more Macs is refused */
 #define TBM_ENVPLAN_MAX_RAILS   4      /* cables used between two ranks (JACCL ring allows at most 4) */
@@ -99,7 +99,7 @@ void tbm_envplan_free(tbm_envplan_t *plan);
 /* The value of a planned variable, or NULL. */
 const char *tbm_envplan_get(const tbm_envplan_t *plan, const char *name);
 
-/* tbm_mlx_version_parse(), the MLX version reader, is declared in values.h (tbmesh.conf reads it too). */
+/* tbm_mlx_version_parse(), the MLX version reader, is declared in scalar.h (tbmesh.conf reads it too). */
 
 /* The port offset of a job (see the port rule above). */
 int tbm_envplan_port_offset(uint32_t job_id);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "values.h"
+#include "scalar.h"
 
 static envplan_rails_t *rails_of(const envplan_ctx_t *c, int a, int b)
 {

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "values.h"
+#include "scalar.h"
 
 /* One matrix cell: null, "dev", or ["dev", ...] (ring mode with several cables). */
 static void matrix_cell(const envplan_ctx_t *c, tbm_strbuf_t *sb, int r, int s)

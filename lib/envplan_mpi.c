@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "values.h"
+#include "scalar.h"
 
 /* Interface names in natural order: "en2" < "en3" < "en10". */
 static int by_ifname(const void *a, const void *b)

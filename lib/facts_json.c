@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
-#include "rawtext.h"
+#include "parse_text.h"
 
 typedef enum fkind {
     FK_TEXT,       /* char[size], printable */

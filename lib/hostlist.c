@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "strbuf.h"
-#include "values.h"
+#include "scalar.h"
 
 /* Longest expression accepted: room for the most names, each written out in full with its comma,
  * so that whatever tbm_hostlist_compress writes can be read back. */

@@ -9,7 +9,7 @@
 
 #include "hostlist.h"
 #include "strbuf.h"
-#include "values.h"
+#include "scalar.h"
 
 /* ---- partitions ---- */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "strbuf.h"
-#include "values.h"
+#include "scalar.h"
 
 #define GRES_NAME "tbmesh"
 

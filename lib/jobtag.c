@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "values.h"
+#include "scalar.h"
 
 #define TAG_VERSION "v1"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rawtext.h"
+#include "parse_text.h"
 
 static void position(const char *text, size_t off, int *line, int *col)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "strbuf.h"
-#include "values.h"
+#include "scalar.h"
 
 static int parse_base(const char *base, uint32_t *net, int *len, tbm_err_t *err)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define IFC_SOURCE "ifconfig"
 #define IFC_FIX "run `ifconfig` (no arguments) again and capture all of it"

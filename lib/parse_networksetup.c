@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define NS_SOURCE "networksetup -listallhardwareports"
 #define NS_FIX "run `networksetup -listallhardwareports` again and capture all of it"

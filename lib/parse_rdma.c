@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define IBV_SOURCE "ibv_devices"
 #define IBV_FIX "run `ibv_devices` again and capture all of it"

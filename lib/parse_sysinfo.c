@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define SW_SOURCE "sw_vers"
 #define SW_FIX "run `sw_vers` again and capture it"

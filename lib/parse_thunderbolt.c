@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define TB_SOURCE "system_profiler SPThunderboltDataType"
 #define TB_PEER_DEPTH 4     /* hubs between a port and a peer Mac that we look through */

@@ -13,7 +13,7 @@
 #include "hostlist.h"
 #include "topology.h"
 #include "validate.h"
-#include "values.h"
+#include "scalar.h"
 #include "conf.h"
 #include "slurmconf.h"
 #include "cablediff.h"

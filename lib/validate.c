@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hostlist.h"
-#include "values.h"
+#include "scalar.h"
 
 #define BIT(b) TBM_BACKEND_BIT(b)
 #define BLOCK_TCP (TBM_BACKENDS_RDMA | BIT(TBM_BACKEND_RING))

@@ -5,7 +5,7 @@
 #include "agent_log.h"
 #include "clock.h"
 #include "fileio.h"
-#include "values.h"
+#include "scalar.h"
 #include "json_read.h"
 
 #include <dirent.h>

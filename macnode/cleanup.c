@@ -3,7 +3,7 @@
 #include "config.h"
 #include "cleanup.h"
 #include "client.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <getopt.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #include "client.h"
 #include "conf.h"
 #include "fileio.h"
-#include "values.h"
+#include "scalar.h"
 #include "wire.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
 #include "grant.h"
 #include "auth.h"
 #include "proto.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <getopt.h>
 #include <pwd.h>

@@ -12,7 +12,7 @@
 #include "health_check.h"
 #include "facts_json.h"
 #include "netplan.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "fileio.h"
-#include "values.h"
+#include "scalar.h"
 #include "wire.h"
 
 #include <errno.h>

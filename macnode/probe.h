@@ -6,7 +6,7 @@
 
 #include "tbmesh.h"
 #include "parse_macos.h"
-#include "rawtext.h"
+#include "parse_text.h"
 #include "fileio.h"
 
 /* The raw outputs of one probe and the buffers that hold them. */

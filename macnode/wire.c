@@ -3,7 +3,7 @@
 #include "wire.h"
 #include "fileio.h"
 #include "clock.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 
 #include "errbuf.h"
 #include "labgen.h"
-#include "values.h"
+#include "scalar.h"
 
 static const char *const group_keys[GK_COUNT] = {
     "Group", "Mode", "Wiring", "Nodes", "ModelName", "ModelId", "Chip", "MemoryGiB", "PCores",

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "tbmesh.h"
-#include "rawtext.h"
+#include "parse_text.h"
 
 #define MAX_MACS 1024
 #define ROUNDS 50

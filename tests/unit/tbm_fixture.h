@@ -8,7 +8,7 @@
 
 #include "tbm_check.h"
 #include "parse_macos.h"
-#include "rawtext.h"
+#include "parse_text.h"
 #include "conf.h"
 
 /* The whole file tests/fixtures/<rel>, malloc'd, NUL-terminated after *len bytes; NULL when absent. */

@@ -7,7 +7,7 @@
 
 #include "envplan.h"
 #include "mlxcheck.h"
-#include "values.h"
+#include "scalar.h"
 
 /* The embedded lab's tbmesh.conf: cable c (1-based) is 169.254.c.1/30 - 169.254.c.2/30. */
 #define LAB_CONF                                                                                        \

@@ -5,7 +5,7 @@
 
 #include "hostlist.h"
 #include "strbuf.h"
-#include "values.h"
+#include "scalar.h"
 
 /* Expand and join with spaces, or return the error message. */
 static char *expand_joined(const char *expr, char *out, size_t len)

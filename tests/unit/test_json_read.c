@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "json_read.h"
-#include "rawtext.h"
+#include "parse_text.h"
 #include "tbm_check.h"
 
 static tbm_err_t err;

@@ -1,5 +1,5 @@
-/* values.c: checks of small values shared by lib/ modules (see values.h). */
-#include "values.h"
+/* scalar.c: checks of small values shared by lib/ modules (see scalar.h). */
+#include "scalar.h"
 
 #include <errno.h>
 #include <stdio.h>

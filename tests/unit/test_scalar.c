@@ -1,10 +1,10 @@
-/* test_values.c: unit tests of lib/values.c and lib/clock.c. */
+/* test_scalar.c: unit tests of lib/scalar.c and lib/clock.c. */
 #include "tbm_check.h"
 #include <stdint.h>
 #include <string.h>
 
 #include "clock.h"
-#include "values.h"
+#include "scalar.h"
 
 START_TEST(parse_ll_takes_whole_numbers_in_range)
 {

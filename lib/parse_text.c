@@ -1,12 +1,12 @@
-/* rawtext.c: checks of raw command outputs, a line reader and span helpers shared by the parsers
- * (see rawtext.h). */
-#include "rawtext.h"
+/* parse_text.c: checks of raw command outputs, a line reader and span helpers shared by the parsers
+ * (see parse_text.h). */
+#include "parse_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "values.h"
+#include "scalar.h"
 
 /* Lines of a buffer. Each line comes without its "\n" or "\r\n". */
 typedef struct lines {

@@ -1,7 +1,7 @@
-/* rawtext.h: what every parser of command output shares: the checks of a raw buffer (size, UTF-8), a line
+/* parse_text.h: what every parser of command output shares: the checks of a raw buffer (size, UTF-8), a line
  * reader over a buffer that is not NUL-terminated, bounded copies, and findings that say where they came from. */
-#ifndef TBM_RAWTEXT_H
-#define TBM_RAWTEXT_H
+#ifndef TBM_PARSE_TEXT_H
+#define TBM_PARSE_TEXT_H
 
 #include <stddef.h>
 

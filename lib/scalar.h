@@ -1,6 +1,7 @@
-/* values.h: checks of small values shared by lib/ modules: decimal numbers, interface names, IPv4. */
-#ifndef TBM_VALUES_H
-#define TBM_VALUES_H
+/* scalar.h: readers of single values shared by lib/ and the commands: whole numbers (the one integer
+ * reader), interface names, IPv4 addresses, MLX versions. */
+#ifndef TBM_SCALAR_H
+#define TBM_SCALAR_H
 
 #include <stddef.h>
 #include <stdint.h>
