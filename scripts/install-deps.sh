@@ -10,6 +10,7 @@ PKGS=(
   libhwloc-dev hwloc libopenmpi-dev openmpi-bin
   libjson-c-dev check libssl-dev
   iproute2 util-linux procps psmisc valgrind graphviz socat jq
+  chromium
 )
 
 if [ "$(id -u)" != 0 ]; then
