@@ -22,8 +22,8 @@
 #define TRES_CPU 1                /* Slurm's fixed TRES ids */
 #define WINDOW_FIRST_S 86400      /* first window; then adapted to hold WINDOW_LOW..WINDOW_HIGH jobs */
 #define WINDOW_MIN_S 60
-#define WINDOW_LOW 5000
-#define WINDOW_HIGH 40000
+#define WINDOW_LOW 10000
+#define WINDOW_HIGH 50000
 
 typedef struct options {
     const char *since, *until, *month, *last, *by, *account, *user, *partition, *group, *html, *conf, *cluster;
