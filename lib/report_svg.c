@@ -37,10 +37,11 @@ static void open_svg(tbm_strbuf_t *sb, const char *id, const char *title, int he
 }
 
 char *tbm_svg_bars(const char *id, const char *title, const char *const *labels, const double *v,
-                   const double *v2, size_t n, const char *unit, double max)
+                   const double *v2, const char *const *legend, size_t n, const char *unit, double max)
 {
     tbm_strbuf_t sb;
-    int per = v2 ? 2 * BAR_H + GAP : BAR_H + GAP, height = (int)n * per + 2 * GAP + (n ? 0 : BAR_H);
+    int per = v2 ? 2 * BAR_H + GAP : BAR_H + GAP, top = v2 && legend ? BAR_H + GAP : 0;
+    int height = top + (int)n * per + 2 * GAP + (n ? 0 : BAR_H);
     double span = WIDTH - LABEL_W - 90;
     size_t i;
 
@@ -56,8 +57,18 @@ char *tbm_svg_bars(const char *id, const char *title, const char *const *labels,
     open_svg(&sb, id, title, height);
     if (!n)
         tbm_sb_printf(&sb, "<text x=\"0\" y=\"%d\">nothing in this period</text>\n", BAR_H);
+    if (top) {
+        int k;
+        for (k = 0; k < 2; k++) {
+            tbm_sb_printf(&sb, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
+                               "y=\"%d\">", LABEL_W + 160 * k, GAP, k ? "#9db7dc" : palette[0], LABEL_W + 160 * k + 18,
+                          GAP + 11);
+            tbm_html_text(&sb, legend[k]);
+            tbm_sb_printf(&sb, "</text>\n");
+        }
+    }
     for (i = 0; i < n; i++) {
-        int y = GAP + (int)i * per, k;
+        int y = top + GAP + (int)i * per, k;
         tbm_sb_printf(&sb, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W - 6, y + BAR_H - 5);
         tbm_html_text(&sb, labels[i]);
         tbm_sb_printf(&sb, "</text>\n");
@@ -91,11 +102,11 @@ char *tbm_svg_lines(const char *id, const char *title, const char *const *x, siz
     open_svg(&sb, id, title, top + plot_h + 40 + legend);
     tbm_sb_printf(&sb, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n"
                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n"
-                       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%g</text>\n"
+                       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n"
                        "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n"
-                       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+                       "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" text-anchor=\"middle\">%s</text>\n",
                   left, top, left, top + plot_h, left, top + plot_h, left + plot_w, top + plot_h, left - 4, top + 10,
-                  max, left - 4, top + plot_h, left - 4, top + plot_h / 2, unit);
+                  max, left - 4, top + plot_h, 16, top + plot_h / 2, 16, top + plot_h / 2, unit);
     if (nx) {
         tbm_sb_printf(&sb, "<text x=\"%d\" y=\"%d\">", left, top + plot_h + 16);
         tbm_html_text(&sb, x[0]);

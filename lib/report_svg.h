@@ -12,10 +12,11 @@ typedef struct tbm_svg_series {
     double *v;                    /* one value per x */
 } tbm_svg_series_t;
 
-/* Bars for labels[i] with value v[i] (and v2[i] beside it when v2 is not NULL: drawn lighter), the value
- * written at the end of each bar followed by `unit`; the scale runs to `max` (0: the largest value). */
+/* Bars for labels[i] with value v[i] (and v2[i] beside it when v2 is not NULL: drawn lighter, with a legend
+ * naming the two series from legend[0] and legend[1]), the value written at the end of each bar followed by
+ * `unit`; the scale runs to `max` (0: the largest value). */
 char *tbm_svg_bars(const char *id, const char *title, const char *const *labels, const double *v,
-                   const double *v2, size_t n, const char *unit, double max);
+                   const double *v2, const char *const *legend, size_t n, const char *unit, double max);
 
 /* One line per series over nx points labelled x[i]; a legend names the series. */
 char *tbm_svg_lines(const char *id, const char *title, const char *const *x, size_t nx,

@@ -552,11 +552,16 @@ static size_t col_of(const section_t *s, const char *name)
 
 #define CHART_MAX 64
 
-static void chart_section(tbm_strbuf_t *sb, const char *h2, const char *chart_html, const section_t *table)
+/* A section: heading, chart, then its table (folded under "the numbers" when `fold`). */
+static void chart_section(tbm_strbuf_t *sb, const char *h2, const char *chart_html, const section_t *table, int fold)
 {
     tbm_sb_printf(sb, "<section>\n<h2>%s</h2>\n%s", h2, chart_html ? chart_html : "");
+    if (table && fold)
+        tbm_sb_printf(sb, "<details><summary>the numbers</summary>\n");
     if (table)
         html_table(sb, table);
+    if (table && fold)
+        tbm_sb_printf(sb, "</details>\n");
     tbm_sb_printf(sb, "</section>\n");
 }
 
@@ -585,7 +590,7 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
             x[k] = at(s, k, 0);
         svg = vals && x ? tbm_svg_lines("chart-timeline", "Node-hours per bucket, per Mac group and Linux", x,
                                         s->n_rows, ser, ns, "node-hours") : NULL;
-        chart_section(sb, "Usage over time", svg, s);
+        chart_section(sb, "Usage over time", svg, s, 1);
         free(svg);
         free(vals);
         free(x);
@@ -593,8 +598,8 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
     s = find(ss, "utilisation");
     column(s, 0, col_of(s, "util_pct"), labels, v, CHART_MAX, &n);
     svg = tbm_svg_bars("chart-utilisation", "Allocated share of each Mac group's available node-hours", labels, v,
-                       NULL, n, "%", 100);
-    chart_section(sb, "Utilisation of the Mac groups", svg, s);
+                       NULL, NULL, n, "%", 100);
+    chart_section(sb, "Utilisation of the Mac groups", svg, s, 0);
     free(svg);
 
     s = find(ss, "usage-group");
@@ -603,9 +608,10 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
     if (s) {
         column(s, 0, col_of(s, "wait_median_s"), labels, v, CHART_MAX, &n);
         column(s, 0, col_of(s, "wait_p90_s"), lab2, v2, CHART_MAX, &n2);
-        svg = tbm_svg_bars("chart-wait", "Waiting time before start: median and 90th percentile", labels, v, v2, n,
-                           "s", 0);
-        chart_section(sb, "Waiting times", svg, NULL);
+        static const char *const legend[2] = { "median", "90th percentile" };
+        svg = tbm_svg_bars("chart-wait", "Waiting time before start: median and 90th percentile", labels, v, v2,
+                           legend, n, "s", 0);
+        chart_section(sb, "Waiting times", svg, NULL, 0);
         free(svg);
     }
     s = find(ss, "failures");
@@ -616,20 +622,21 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
             snprintf(rl[c], sizeof(rl[c]), "%s: %s", at(s, c, 0), at(s, c, 1));
             labels[c] = rl[c];
         }
-        svg = tbm_svg_bars("chart-failures", "Failed jobs and node drains, by reason", labels, v, NULL, n, "", 0);
-        chart_section(sb, "Failures", svg, s);
+        svg = tbm_svg_bars("chart-failures", "Failed jobs and node drains, by reason", labels, v, NULL, NULL, n, "",
+                           0);
+        chart_section(sb, "Failures", svg, s, 0);
         free(svg);
     }
     if ((s = find(ss, "coverage-user"))) {
         column(s, 0, col_of(s, "coverage_pct"), labels, v, CHART_MAX, &n);
         svg = tbm_svg_bars("chart-coverage", "Share of Mac jobs with a complete, verified record", labels, v, NULL,
-                           n, "%", 100);
-        chart_section(sb, "Reproducibility coverage", svg, s);
+                           NULL, n, "%", 100);
+        chart_section(sb, "Reproducibility coverage", svg, s, 0);
         free(svg);
     } else {
         chart_section(sb, "Reproducibility coverage",
                       "<p class=\"note\" id=\"coverage-note\">records are not in use: no coverage to show</p>\n",
-                      NULL);
+                      NULL, 0);
     }
     (void)r;
 }
@@ -648,7 +655,8 @@ static void write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t
                       "table{border-collapse:collapse;font-size:.85em;margin:.8em 0}\n"
                       "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
                       "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-                      ".note{color:#8a5a00}svg{display:block;margin:.5em 0}\n"
+                      ".note{color:#8a5a00}svg{display:block;margin:.5em 0}section{overflow-x:auto}td{white-space:nowrap}\n"
+                      "summary{cursor:pointer;color:#555;font-size:.9em}\n"
                       "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU- and "
                       "gres/tbmesh-hours within the period; waiting times in seconds.</p>\n", a, b, a, b);
     for (i = 0; i < n_notes; i++) {
