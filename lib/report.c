@@ -536,7 +536,8 @@ size_t tbm_report_groups(tbm_report_t *r, tbm_rdim_t d, const tbm_ragg_t **out)
 {
     dim_table_t *t = &r->dims[d];
 
-    qsort(t->aggs, t->n, sizeof(*t->aggs), agg_cmp);
+    if (t->n)
+        qsort(t->aggs, t->n, sizeof(*t->aggs), agg_cmp);
     if (t->index_cap)
         dim_rehash(t, t->index_cap);      /* same size: cannot fail for want of a larger table */
     *out = t->aggs;
@@ -568,7 +569,8 @@ size_t tbm_report_group_use(tbm_report_t *r, const tbm_rgroup_use_t **out)
         r->use[g].capacity_s = span * c->groups[g].caps.n_nodes;
     }
     /* per node, merge its overlapping events, then charge them to its group */
-    qsort(r->events, r->n_events, sizeof(*r->events), ev_cmp);
+    if (r->n_events)
+        qsort(r->events, r->n_events, sizeof(*r->events), ev_cmp);
     for (i = 0; i < r->n_events;) {
         int node = r->events[i].node;
         time_t s = r->events[i].start, e = r->events[i].end;

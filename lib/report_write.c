@@ -194,7 +194,8 @@ static void build_failures(sections_t *ss, tbm_report_t *r)
     size_t n = tbm_report_failures(r, &f), i;
     section_t *s = sec_new(ss, "failures", "Failures by reason", 2, "kind", "reason", "count", "node_h", NULL);
 
-    qsort((void *)f, n, sizeof(*f), fail_cmp);
+    if (n)
+        qsort((void *)f, n, sizeof(*f), fail_cmp);
     for (i = 0; i < n; i++) {
         char **row = sec_row(ss, s);
         cell(ss, row, 0, "%s", f[i].kind);
