@@ -41,12 +41,12 @@ db <<EOF
 INSERT INTO tbmlab_job_table
   (mod_time, deleted, account, cpus_req, derived_ec, exit_code, flags, timelimit, time_submit, time_eligible,
    time_start, time_end, time_suspended, id_array_job, id_array_task, id_assoc, id_group, id_job, id_qos,
-   id_resv, id_wckey, id_user, kill_requid, nodelist, nodes_alloc, node_inx, \`partition\`, priority, state,
+   id_resv, id_wckey, id_user, het_job_id, het_job_offset, state_reason_prev, kill_requid, nodelist, nodes_alloc, node_inx, \`partition\`, priority, state,
    tres_alloc, tres_req, work_dir, job_name, submit_line)
 SELECT $NOW, 0,
   ELT(1 + seq % 6, 'lab-ml', 'lab-hpc', 'lab-bio', 'lab-chem', 'lab-phys', 'lab-vision'),
   cpus, 0, 0, 0, 1440, sub, sub, sub + w, sub + w + d, 0, 0, 4294967294, $ASSOC, 0, $FIRST_ID + seq, 1,
-  0, 0, IF(seq % 3 = 0, $BOB, $ALICE), -1, nl, n, '', part, 1, st,
+  0, 0, IF(seq % 3 = 0, $BOB, $ALICE), 0, 4294967294, 0, NULL, nl, n, '', part, 1, st,
   CONCAT('1=', cpus, ',2=', cpus * 4096, ',4=', n, ',5=', cpus, IF(mac, CONCAT(',$TRES_TBM=', n), '')),
   CONCAT('1=', cpus, ',4=', n, IF(mac, CONCAT(',$TRES_TBM=', n), '')), '/tmp', '$TAG',
   IF(mac AND seq % 7 = 0, 'sbatch --gres=tbmesh:4 --mlx-backend=jaccl train.sh', 'sbatch job.sh')
