@@ -20,7 +20,7 @@ sleep 1
 j1=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 2')
 j2=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 1; exit 3')
 j3=$(as tbm-alice sbatch --parsable --gres=tbmesh:studio-a:4 --mlx-backend=jaccl -o /dev/null --wrap 'srun true; sleep 2')
-j4=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:2 -o /dev/null --wrap 'sleep 3')
+j4=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 -o /dev/null --wrap 'sleep 3')
 j5=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 120')
 t_match "the workload was submitted" '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' "$j1 $j2 $j3 $j4 $j5"
 for _ in $(seq 60); do [ "$(squeue -h -j "$j5" -o %T)" = RUNNING ] && break; sleep 0.5; done
@@ -46,12 +46,12 @@ t_is "sacct sees exactly the submitted jobs" "$(printf '%s\n' $j1 $j2 $j3 $j4 $j
 EV=$(sacctmgr -n -P show event Event=node Start="$(iso "$S")" End="$(iso "$E")" format=nodename,start,end,reason)
 t_match "sacctmgr recorded mac08's drain" '^mac08\|[0-9]+\|[0-9]+\|tbmesh: cable-missing' "$EV"
 # Mac groups from tbmesh.conf: one "node group" line per Mac.
-GROUPS=$(sed -n 's/^Group=\([^ ]*\) Nodes=\([^ ]*\).*/\1 \2/p' "$LAB/etc/tbmesh.conf" |
+MACS=$(sed -n 's/^Group=\([^ ]*\) Nodes=\([^ ]*\).*/\1 \2/p' "$LAB/etc/tbmesh.conf" |
          while read -r g n; do scontrol show hostnames "$n" | sed "s/\$/ $g/"; done)
 
 # expect DIM: the CSV rows of usage-DIM (without the section), sorted by name, computed with awk.
 expect() {
-    awk -F'|' -v dim="$1" -v S="$S" -v E="$E" -v groups="$GROUPS" '
+    awk -F'|' -v dim="$1" -v S="$S" -v E="$E" -v groups="$MACS" '
     function pct(arr, n, p,    r, i, j, t) {   # nearest rank on arr[1..n]
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
         r = int((n * p + 99) / 100); if (r < 1) r = 1; return arr[r]
@@ -64,7 +64,7 @@ expect() {
         n = $7 + 0; cpu = 0; tb = 0
         if (match($8, /cpu=[0-9]+/)) cpu = substr($8, RSTART + 4, RLENGTH - 4) + 0
         if (match($8, /gres\/tbmesh=[0-9]+/)) tb = substr($8, RSTART + 12, RLENGTH - 12) + 0
-        g = ""; cmd = "scontrol show hostnames " $6
+        g = ""; cmd = "scontrol show hostnames \047" $6 "\047"
         if (n > 0) { while ((cmd | getline h) > 0) if (g == "" && h in grp) g = grp[h]; close(cmd) }
         kind = g != "" ? "mac" : "linux"; group = g != "" ? g : "linux"
         be = kind == "linux" ? "-" : (match($12, /--mlx-backend[= ][^ ]+/) ? substr($12, RSTART + 14, RLENGTH - 14) : "auto")
@@ -93,18 +93,18 @@ expect() {
 
 # The utilisation rows: capacity and use of each Mac group over [S, E), from the events and sacct.
 expect_use() {
-    awk -F'|' -v S="$S" -v E="$E" -v groups="$GROUPS" -v sa="$SA" '
+    awk -F'|' -v S="$S" -v E="$E" -v groups="$MACS" -v sa="$SA" '
     BEGIN { split(groups, gl, "\n"); for (i in gl) { split(gl[i], f, " "); grp[f[1]] = f[2]; size[f[2]]++ }
             nj = split(sa, jl, "\n")
             for (i = 1; i <= nj; i++) { split(jl[i], c, "|"); if (c[7] + 0 == 0 || c[10] !~ /^[0-9]+$/) continue
-                cmd = "scontrol show hostnames " c[6]; delete per
+                cmd = "scontrol show hostnames \047" c[6] "\047"; delete per
                 while ((cmd | getline h) > 0) if (h in grp) per[grp[h]]++; close(cmd)
                 b = c[10] < S ? S : c[10]; e = c[11] > E ? E : c[11]
                 for (g in per) { alloc[g] += (e - b) * per[g]; if (per[g] == size[g]) whole[g]++ } } }
     $1 in grp { b = $2 < S ? S : $2; e = ($3 ~ /^[0-9]+$/ && $3 < E) ? $3 : E; if (e > b) down[grp[$1]] += e - b }
     END { for (g in size) { cap = size[g] * (E - S) - down[g]
             printf "%s,%d,%.4f,%.4f,%.4f,%s,%d\n", g, size[g], cap / 3600, down[g] / 3600, alloc[g] / 3600,
-                   cap > 0 ? sprintf("%.1f", 100 * alloc[g] / cap) : "", whole[g] } }' <<<"$EV" | sort
+                   (cap > 0 ? sprintf("%.1f", 100 * alloc[g] / cap) : ""), whole[g] } }' <<<"$EV" | sort
 }
 
 # The failure rows: jobs by final state, node events by reason.
