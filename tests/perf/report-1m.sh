@@ -69,9 +69,10 @@ awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "report-1m: loaded in %.1f 
 
 # measure LABEL CMD...: wall time and peak RSS of CMD (stdout counted in lines, then thrown away).
 measure() {
-    local label=$1 log; shift
+    local label=$1 log rc=0; shift
     log=$(mktemp)
-    /usr/bin/time -v "$@" 2> "$log" | wc -l > "$log.lines"
+    /usr/bin/time -v "$@" 2> "$log" | wc -l > "$log.lines" || rc=$?
+    [ "$rc" = 0 ] || { echo "  $label failed (exit $rc):"; grep -v '^\s' "$log" | head -n 5 | sed 's/^/    /'; }
     printf '  %-34s wall %8s  peak RSS %8d KiB  (%s lines out)\n' "$label" \
         "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$log")" \
         "$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")" "$(cat "$log.lines")"
