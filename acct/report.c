@@ -500,6 +500,7 @@ int report_main(int argc, char **argv)
                              "slurm.conf): its hours are shown as 0", NULL);
     memset(&cond, 0, sizeof(cond));
     cond.flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
     cond.cluster_list = cluster_list(o.cluster);
     if (o.account)
         cond.acct_list = str_list(o.account);
