@@ -1,0 +1,704 @@
+/* report_write.c: the usage report's sections (one set of formatted cells) written as an aligned table,
+ * CSV, JSON or one self-contained HTML page with inline SVG charts. Every format shows the same cells. */
+#include "config.h"
+#include "report.h"
+#include "report_svg.h"
+#include "strbuf.h"
+
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COLS 32
+
+typedef struct section {
+    char id[48];                  /* "usage-account": the CSV's first field, the HTML table's id */
+    char title[96];
+    size_t n_cols, n_text;        /* the first n_text columns are names, the rest numbers ("" = none) */
+    const char *cols[MAX_COLS];
+    char **cells;                 /* row-major */
+    size_t n_rows, cap_rows;
+} section_t;
+
+typedef struct sections {
+    section_t *s;
+    size_t n;
+    int failed;
+} sections_t;
+
+/* ---- building the cells ---- */
+
+static section_t *sec_new(sections_t *ss, const char *id, const char *title, size_t n_text, ...)
+{
+    section_t *n = realloc(ss->s, (ss->n + 1) * sizeof(*n)), *s;
+    const char *c;
+    va_list ap;
+
+    if (!n) {
+        ss->failed = 1;
+        return NULL;
+    }
+    ss->s = n;
+    s = &n[ss->n++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->id, sizeof(s->id), "%s", id);
+    snprintf(s->title, sizeof(s->title), "%s", title);
+    s->n_text = n_text;
+    va_start(ap, n_text);
+    while ((c = va_arg(ap, const char *)) && s->n_cols < MAX_COLS)
+        s->cols[s->n_cols++] = c;
+    va_end(ap);
+    return s;
+}
+
+/* Add a column to a section that has no rows yet (columns that depend on the options). */
+static void sec_col(section_t *s, const char *c)
+{
+    if (s && !s->n_rows && s->n_cols < MAX_COLS)
+        s->cols[s->n_cols++] = c;
+}
+
+/* Append one row; cells given printf-style one by one through row_cell. */
+static char **sec_row(sections_t *ss, section_t *s)
+{
+    if (!s)
+        return NULL;
+    if (s->n_rows == s->cap_rows) {
+        size_t cap = s->cap_rows ? s->cap_rows * 2 : 16;
+        char **c = realloc(s->cells, cap * s->n_cols * sizeof(*c));
+        if (!c) {
+            ss->failed = 1;
+            return NULL;
+        }
+        s->cells = c;
+        s->cap_rows = cap;
+    }
+    memset(&s->cells[s->n_rows * s->n_cols], 0, s->n_cols * sizeof(char *));
+    return &s->cells[s->n_rows++ * s->n_cols];
+}
+
+static void cell(sections_t *ss, char **row, size_t i, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void cell(sections_t *ss, char **row, size_t i, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!row)
+        return;
+    va_start(ap, fmt);
+    if (vasprintf(&row[i], fmt, ap) < 0) {
+        row[i] = NULL;
+        ss->failed = 1;
+    }
+    va_end(ap);
+}
+
+static void cell_hours(sections_t *ss, char **row, size_t i, double s) { cell(ss, row, i, "%.4f", s / 3600.0); }
+
+static void cell_pct(sections_t *ss, char **row, size_t i, double num, double den)
+{
+    if (den > 0)
+        cell(ss, row, i, "%.1f", 100.0 * num / den);
+    else
+        cell(ss, row, i, "%s", "");
+}
+
+static void sections_free(sections_t *ss)
+{
+    size_t i, k;
+
+    for (i = 0; i < ss->n; i++) {
+        for (k = 0; k < ss->s[i].n_rows * ss->s[i].n_cols; k++)
+            free(ss->s[i].cells[k]);
+        free(ss->s[i].cells);
+    }
+    free(ss->s);
+}
+
+static void build_usage(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
+{
+    char id[48], title[96];
+    const tbm_ragg_t *a;
+    size_t n = tbm_report_groups(r, d, &a), i, k, c;
+    section_t *s;
+
+    snprintf(id, sizeof(id), "usage-%s", tbm_rdim_name(d));
+    snprintf(title, sizeof(title), "Usage by %s", tbm_rdim_name(d));
+    s = sec_new(ss, id, title, 1, tbm_rdim_name(d), "jobs", NULL);
+    for (k = 0; k < TBM_RST_N; k++)
+        sec_col(s, tbm_rstate_name((tbm_rstate_t)k));
+    sec_col(s, "node_h");
+    sec_col(s, "cpu_h");
+    sec_col(s, "tbmesh_h");
+    sec_col(s, "wait_median_s");
+    sec_col(s, "wait_p90_s");
+    for (k = 0; k < TBM_RSIZE_N; k++)
+        sec_col(s, tbm_rsize_name((int)k));
+    for (i = 0; i < n; i++) {
+        char **row = sec_row(ss, s);
+        c = 0;
+        cell(ss, row, c++, "%s", a[i].name);
+        cell(ss, row, c++, "%llu", (unsigned long long)a[i].jobs);
+        for (k = 0; k < TBM_RST_N; k++)
+            cell(ss, row, c++, "%llu", (unsigned long long)a[i].state[k]);
+        cell_hours(ss, row, c++, (double)a[i].node_s);
+        cell_hours(ss, row, c++, (double)a[i].cpu_s);
+        cell_hours(ss, row, c++, (double)a[i].tbmesh_s);
+        if (a[i].ran) {
+            cell(ss, row, c++, "%llu", (unsigned long long)tbm_rhist_percentile(&a[i].wait, 50));
+            cell(ss, row, c++, "%llu", (unsigned long long)tbm_rhist_percentile(&a[i].wait, 90));
+        } else {
+            cell(ss, row, c++, "%s", "");
+            cell(ss, row, c++, "%s", "");
+        }
+        for (k = 0; k < TBM_RSIZE_N; k++)
+            cell(ss, row, c++, "%llu", (unsigned long long)a[i].size[k]);
+    }
+}
+
+static void build_utilisation(sections_t *ss, tbm_report_t *r)
+{
+    const tbm_rgroup_use_t *u;
+    size_t n = tbm_report_group_use(r, &u), i;
+    section_t *s = sec_new(ss, "utilisation", "Utilisation of each Mac group", 1, "group", "nodes", "capacity_h",
+                           "unavailable_h", "alloc_h", "util_pct", "whole_group_jobs", NULL);
+
+    for (i = 0; i < n; i++) {
+        const char *only = tbm_report_opts(r)->only_group;
+        char **row;
+        if (only && strcmp(only, u[i].name))
+            continue;
+        row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", u[i].name);
+        cell(ss, row, 1, "%d", u[i].nodes);
+        cell_hours(ss, row, 2, (double)u[i].capacity_s);
+        cell_hours(ss, row, 3, (double)u[i].unavailable_s);
+        cell_hours(ss, row, 4, (double)u[i].alloc_s);
+        cell_pct(ss, row, 5, (double)u[i].alloc_s, (double)u[i].capacity_s);
+        cell(ss, row, 6, "%llu", (unsigned long long)u[i].whole_group_jobs);
+    }
+}
+
+static int fail_cmp(const void *a, const void *b)
+{
+    const tbm_rfailure_t *x = a, *y = b;
+    int c = strcmp(x->kind, y->kind);
+
+    return c ? c : strcmp(x->reason, y->reason);
+}
+
+static void build_failures(sections_t *ss, tbm_report_t *r)
+{
+    const tbm_rfailure_t *f;
+    size_t n = tbm_report_failures(r, &f), i;
+    section_t *s = sec_new(ss, "failures", "Failures by reason", 2, "kind", "reason", "count", "node_h", NULL);
+
+    if (n)
+        qsort((void *)f, n, sizeof(*f), fail_cmp);
+    for (i = 0; i < n; i++) {
+        char **row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", f[i].kind);
+        cell(ss, row, 1, "%s", f[i].reason);
+        cell(ss, row, 2, "%llu", (unsigned long long)f[i].count);
+        cell_hours(ss, row, 3, (double)f[i].node_s);
+    }
+}
+
+static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
+{
+    char id[48], title[96];
+    const tbm_ragg_t *a;
+    size_t n = tbm_report_groups(r, d, &a), i;
+    section_t *s;
+
+    snprintf(id, sizeof(id), "efficiency-%s", tbm_rdim_name(d));
+    snprintf(title, sizeof(title), "CPU efficiency by %s (used / allocated)", tbm_rdim_name(d));
+    s = sec_new(ss, id, title, 1, tbm_rdim_name(d), "linux_alloc_h", "linux_used_h", "linux_eff_pct",
+                "mac_alloc_h", "mac_slurm_used_h", "mac_slurm_eff_pct", "mac_record_alloc_h", "mac_record_used_h",
+                "mac_record_eff_pct", NULL);
+    for (i = 0; i < n; i++) {
+        char **row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", a[i].name);
+        cell_hours(ss, row, 1, a[i].eff_alloc_s[0]);
+        cell_hours(ss, row, 2, a[i].eff_used_s[0]);
+        cell_pct(ss, row, 3, a[i].eff_used_s[0], a[i].eff_alloc_s[0]);
+        cell_hours(ss, row, 4, a[i].eff_alloc_s[1]);
+        cell_hours(ss, row, 5, a[i].eff_used_s[1]);
+        cell_pct(ss, row, 6, a[i].eff_used_s[1], a[i].eff_alloc_s[1]);
+        cell_hours(ss, row, 7, a[i].rec_alloc_s);
+        cell_hours(ss, row, 8, a[i].rec_used_s);
+        cell_pct(ss, row, 9, a[i].rec_used_s, a[i].rec_alloc_s);
+    }
+}
+
+static void build_coverage(sections_t *ss, tbm_report_t *r)
+{
+    const tbm_ragg_t *a;
+    size_t n = tbm_report_groups(r, TBM_RDIM_USER, &a), i;
+    section_t *s = sec_new(ss, "coverage-user", "Reproducibility coverage of Mac jobs", 1, "user", "mac_jobs",
+                           "with_record", "verified", "coverage_pct", NULL);
+
+    for (i = 0; i < n; i++) {
+        char **row;
+        if (!a[i].mac_jobs)
+            continue;
+        row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", a[i].name);
+        cell(ss, row, 1, "%llu", (unsigned long long)a[i].mac_jobs);
+        cell(ss, row, 2, "%llu", (unsigned long long)a[i].rec_present);
+        cell(ss, row, 3, "%llu", (unsigned long long)a[i].rec_verified);
+        cell_pct(ss, row, 4, (double)a[i].rec_verified, (double)a[i].mac_jobs);
+    }
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+    const tbm_ragg_t *x = *(const tbm_ragg_t *const *)a, *y = *(const tbm_ragg_t *const *)b;
+
+    if (x->node_s != y->node_s)
+        return x->node_s > y->node_s ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void build_top(sections_t *ss, tbm_report_t *r, tbm_rdim_t d, const char *id, const char *title)
+{
+    const tbm_ragg_t *a, **p;
+    size_t n = tbm_report_groups(r, d, &a), i;
+    section_t *s = sec_new(ss, id, title, 1, tbm_rdim_name(d), "rank", "node_h", "cpu_h", "jobs", NULL);
+
+    if (!n || !(p = malloc(n * sizeof(*p)))) {
+        ss->failed |= n > 0;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        p[i] = &a[i];
+    qsort(p, n, sizeof(*p), top_cmp);
+    for (i = 0; i < n && i < (size_t)tbm_report_opts(r)->top; i++) {
+        char **row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", p[i]->name);
+        cell(ss, row, 1, "%zu", i + 1);
+        cell_hours(ss, row, 2, (double)p[i]->node_s);
+        cell_hours(ss, row, 3, (double)p[i]->cpu_s);
+        cell(ss, row, 4, "%llu", (unsigned long long)p[i]->jobs);
+    }
+    free(p);
+}
+
+static void build_timeline(sections_t *ss, tbm_report_t *r)
+{
+    size_t nb, nser, b, g;
+    time_t bs;
+    const char *const *names;
+    const uint64_t *v;
+    section_t *s;
+
+    tbm_report_timeline(r, &nb, &bs, &nser, &names, &v);
+    s = sec_new(ss, "timeline", "Node-hours over time", 1, "bucket_start", NULL);
+    for (g = 0; g < nser; g++)
+        sec_col(s, names[g]);
+    for (b = 0; b < nb; b++) {
+        char **row = sec_row(ss, s), when[32];
+        time_t t = tbm_report_opts(r)->period.since + (time_t)b * bs;
+        struct tm tm;
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M", localtime_r(&t, &tm));
+        cell(ss, row, 0, "%s", when);
+        for (g = 0; g < nser; g++)
+            cell_hours(ss, row, 1 + g, (double)v[g * nb + b]);
+    }
+}
+
+static void build(sections_t *ss, tbm_report_t *r, const tbm_rdim_t *dims, size_t n_dims)
+{
+    size_t i;
+
+    for (i = 0; i < n_dims; i++)
+        build_usage(ss, r, dims[i]);
+    build_utilisation(ss, r);
+    build_failures(ss, r);
+    build_efficiency(ss, r, TBM_RDIM_USER);
+    build_efficiency(ss, r, TBM_RDIM_GROUP);
+    if (tbm_report_opts(r)->records_in_use)
+        build_coverage(ss, r);
+    build_top(ss, r, TBM_RDIM_USER, "top-users", "Top users by node-hours");
+    build_top(ss, r, TBM_RDIM_ACCOUNT, "top-accounts", "Top accounts by node-hours");
+    build_timeline(ss, r);
+}
+
+static const section_t *find(const sections_t *ss, const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < ss->n; i++)
+        if (!strcmp(ss->s[i].id, id))
+            return &ss->s[i];
+    return NULL;
+}
+
+static const char *at(const section_t *s, size_t row, size_t col) { return s->cells[row * s->n_cols + col]; }
+
+/* ---- the period and notes, as every format opens ---- */
+
+static void period_text(const tbm_report_t *r, char *a, char *b, size_t len)
+{
+    struct tm tm;
+
+    strftime(a, len, "%Y-%m-%dT%H:%M:%S", localtime_r(&tbm_report_opts(r)->period.since, &tm));
+    strftime(b, len, "%Y-%m-%dT%H:%M:%S", localtime_r(&tbm_report_opts(r)->period.until, &tm));
+}
+
+/* ---- table ---- */
+
+static int is_hours(const char *col)
+{
+    size_t n = strlen(col);
+    return n > 2 && !strcmp(col + n - 2, "_h");
+}
+
+static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
+{
+    char a[32], b[32], buf[64];
+    const char *const *notes;
+    size_t n_notes = tbm_report_notes(r, &notes), i, k, c;
+
+    period_text(r, a, b, sizeof(a));
+    tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU- and gres/tbmesh-hours)\n", a, b);
+    for (i = 0; i < n_notes; i++)
+        tbm_sb_printf(sb, "note: %s\n", notes[i]);
+    for (i = 0; i < ss->n; i++) {
+        const section_t *s = &ss->s[i];
+        size_t w[MAX_COLS];
+        if (!strcmp(s->id, "timeline"))
+            continue;
+        for (c = 0; c < s->n_cols; c++) {
+            w[c] = strlen(s->cols[c]);
+            for (k = 0; k < s->n_rows; k++) {
+                size_t l = is_hours(s->cols[c]) && *at(s, k, c) ? (size_t)snprintf(buf, sizeof(buf), "%.1f",
+                           atof(at(s, k, c))) : strlen(*at(s, k, c) ? at(s, k, c) : "-");
+                if (l > w[c])
+                    w[c] = l;
+            }
+        }
+        tbm_sb_printf(sb, "\n%s\n", s->title);
+        for (c = 0; c < s->n_cols; c++)
+            tbm_sb_printf(sb, c < s->n_text ? "%-*s%s" : "%*s%s", (int)w[c], s->cols[c], c + 1 < s->n_cols ? "  " : "\n");
+        if (!s->n_rows)
+            tbm_sb_printf(sb, "(none)\n");
+        for (k = 0; k < s->n_rows; k++)
+            for (c = 0; c < s->n_cols; c++) {
+                const char *v = *at(s, k, c) ? at(s, k, c) : "-";
+                if (is_hours(s->cols[c]) && *at(s, k, c)) {
+                    snprintf(buf, sizeof(buf), "%.1f", atof(v));
+                    v = buf;
+                }
+                tbm_sb_printf(sb, c < s->n_text ? "%-*s%s" : "%*s%s", (int)w[c], v, c + 1 < s->n_cols ? "  " : "\n");
+            }
+    }
+}
+
+/* ---- CSV ---- */
+
+static void csv_field(tbm_strbuf_t *sb, const char *v)
+{
+    if (!strpbrk(v, ",\"\n\r")) {
+        tbm_sb_printf(sb, "%s", v);
+        return;
+    }
+    tbm_sb_append(sb, "\"", 1);
+    for (; *v; v++) {
+        if (*v == '"')
+            tbm_sb_append(sb, "\"", 1);
+        tbm_sb_append(sb, v, 1);
+    }
+    tbm_sb_append(sb, "\"", 1);
+}
+
+static void write_csv(tbm_strbuf_t *sb, const sections_t *ss)
+{
+    size_t i, k, c;
+
+    for (i = 0; i < ss->n; i++) {
+        const section_t *s = &ss->s[i];
+        if (i)
+            tbm_sb_printf(sb, "\n");
+        tbm_sb_printf(sb, "%s", s->id);
+        for (c = 0; c < s->n_cols; c++)
+            tbm_sb_printf(sb, ",%s", s->cols[c]);
+        tbm_sb_printf(sb, "\n");
+        for (k = 0; k < s->n_rows; k++) {
+            tbm_sb_printf(sb, "%s", s->id);
+            for (c = 0; c < s->n_cols; c++) {
+                tbm_sb_append(sb, ",", 1);
+                csv_field(sb, at(s, k, c));
+            }
+            tbm_sb_printf(sb, "\n");
+        }
+    }
+}
+
+/* ---- JSON ---- */
+
+static json_object *json_rows(const section_t *s)
+{
+    json_object *arr = json_object_new_array();
+    size_t k, c;
+
+    for (k = 0; arr && k < s->n_rows; k++) {
+        json_object *o = json_object_new_object();
+        for (c = 0; o && c < s->n_cols; c++) {
+            const char *v = at(s, k, c);
+            json_object_object_add(o, s->cols[c], c < s->n_text ? json_object_new_string(v) : !*v ? NULL
+                                   : strchr(v, '.') ? json_object_new_double_s(atof(v), v)
+                                   : json_object_new_int64(atoll(v)));
+        }
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+static char *write_json(const tbm_report_t *r, const sections_t *ss)
+{
+    json_object *root = json_object_new_object(), *period = json_object_new_object(), *groups, *notes, *eff;
+    const char *const *nt;
+    size_t n_notes = tbm_report_notes(r, &nt), i;
+    char a[32], b[32], *out;
+    const section_t *s;
+
+    period_text(r, a, b, sizeof(a));
+    json_object_object_add(period, "since", json_object_new_string(a));
+    json_object_object_add(period, "until", json_object_new_string(b));
+    json_object_object_add(period, "since_epoch", json_object_new_int64(tbm_report_opts(r)->period.since));
+    json_object_object_add(period, "until_epoch", json_object_new_int64(tbm_report_opts(r)->period.until));
+    json_object_object_add(root, "period", period);
+    notes = json_object_new_array();
+    for (i = 0; i < n_notes; i++)
+        json_object_array_add(notes, json_object_new_string(nt[i]));
+    json_object_object_add(root, "notes", notes);
+    json_object_object_add(root, "records_in_use", json_object_new_boolean(tbm_report_opts(r)->records_in_use));
+    groups = json_object_new_object();
+    for (i = 0; i < TBM_RDIM_N; i++) {
+        char id[48];
+        snprintf(id, sizeof(id), "usage-%s", tbm_rdim_name((tbm_rdim_t)i));
+        if ((s = find(ss, id)))
+            json_object_object_add(groups, tbm_rdim_name((tbm_rdim_t)i), json_rows(s));
+    }
+    json_object_object_add(root, "usage", groups);
+    json_object_object_add(root, "utilisation", json_rows(find(ss, "utilisation")));
+    json_object_object_add(root, "failures", json_rows(find(ss, "failures")));
+    eff = json_object_new_object();
+    json_object_object_add(eff, "user", json_rows(find(ss, "efficiency-user")));
+    json_object_object_add(eff, "group", json_rows(find(ss, "efficiency-group")));
+    json_object_object_add(root, "efficiency", eff);
+    json_object_object_add(root, "coverage", (s = find(ss, "coverage-user")) ? json_rows(s) : NULL);
+    json_object_object_add(root, "top_users", json_rows(find(ss, "top-users")));
+    json_object_object_add(root, "top_accounts", json_rows(find(ss, "top-accounts")));
+    json_object_object_add(root, "timeline", json_rows(find(ss, "timeline")));
+    out = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    if (out) {
+        char *o2 = realloc(out, strlen(out) + 2);
+        if (o2)
+            strcat(o2, "\n");
+        else
+            free(out);
+        out = o2;
+    }
+    return out;
+}
+
+/* ---- HTML ---- */
+
+static void html_table(tbm_strbuf_t *sb, const section_t *s)
+{
+    size_t k, c;
+
+    tbm_sb_printf(sb, "<table id=\"%s\">\n<thead><tr>", s->id);
+    for (c = 0; c < s->n_cols; c++)
+        tbm_sb_printf(sb, "<th>%s</th>", s->cols[c]);
+    tbm_sb_printf(sb, "</tr></thead>\n<tbody>\n");
+    for (k = 0; k < s->n_rows; k++) {
+        tbm_sb_printf(sb, "<tr>");
+        for (c = 0; c < s->n_cols; c++) {
+            tbm_sb_printf(sb, c < s->n_text ? "<td>" : "<td class=\"n\">");
+            tbm_html_text(sb, at(s, k, c));
+            tbm_sb_printf(sb, "</td>");
+        }
+        tbm_sb_printf(sb, "</tr>\n");
+    }
+    tbm_sb_printf(sb, "</tbody></table>\n");
+}
+
+/* Column `col` of section s as chart values (rows without a value count as 0). */
+static void column(const section_t *s, size_t label_col, size_t col, const char **labels, double *v, size_t max,
+                   size_t *n)
+{
+    size_t k;
+
+    for (k = 0, *n = 0; k < s->n_rows && *n < max; k++, (*n)++) {
+        labels[*n] = at(s, k, label_col);
+        v[*n] = atof(at(s, k, col));
+    }
+}
+
+static size_t col_of(const section_t *s, const char *name)
+{
+    size_t c;
+
+    for (c = 0; c < s->n_cols; c++)
+        if (!strcmp(s->cols[c], name))
+            return c;
+    return 0;
+}
+
+#define CHART_MAX 64
+
+/* A section: heading, chart, then its table (folded under "the numbers" when `fold`). */
+static void chart_section(tbm_strbuf_t *sb, const char *h2, const char *chart_html, const section_t *table, int fold)
+{
+    tbm_sb_printf(sb, "<section>\n<h2>%s</h2>\n%s", h2, chart_html ? chart_html : "");
+    if (table && fold)
+        tbm_sb_printf(sb, "<details><summary>the numbers</summary>\n");
+    if (table)
+        html_table(sb, table);
+    if (table && fold)
+        tbm_sb_printf(sb, "</details>\n");
+    tbm_sb_printf(sb, "</section>\n");
+}
+
+static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
+{
+    const char *labels[CHART_MAX], *lab2[CHART_MAX];
+    double v[CHART_MAX], v2[CHART_MAX];
+    size_t n, n2, c;
+    const section_t *s;
+    char *svg;
+
+    /* usage over time: one line per series */
+    s = find(ss, "timeline");
+    {
+        tbm_svg_series_t ser[CHART_MAX];
+        size_t ns = s->n_cols - 1 < CHART_MAX ? s->n_cols - 1 : CHART_MAX, k;
+        double *vals = calloc(ns * (s->n_rows ? s->n_rows : 1), sizeof(*vals));
+        const char **x = calloc(s->n_rows ? s->n_rows : 1, sizeof(*x));
+        for (c = 0; vals && x && c < ns; c++) {
+            ser[c].name = s->cols[c + 1];
+            ser[c].v = vals + c * s->n_rows;
+            for (k = 0; k < s->n_rows; k++)
+                ser[c].v[k] = atof(at(s, k, c + 1));
+        }
+        for (k = 0; x && k < s->n_rows; k++)
+            x[k] = at(s, k, 0);
+        svg = vals && x ? tbm_svg_lines("chart-timeline", "Node-hours per bucket, per Mac group and Linux", x,
+                                        s->n_rows, ser, ns, "node-hours") : NULL;
+        chart_section(sb, "Usage over time", svg, s, 1);
+        free(svg);
+        free(vals);
+        free(x);
+    }
+    s = find(ss, "utilisation");
+    column(s, 0, col_of(s, "util_pct"), labels, v, CHART_MAX, &n);
+    svg = tbm_svg_bars("chart-utilisation", "Allocated share of each Mac group's available node-hours", labels, v,
+                       NULL, NULL, n, "%", 100);
+    chart_section(sb, "Utilisation of the Mac groups", svg, s, 0);
+    free(svg);
+
+    s = find(ss, "usage-group");
+    if (!s)
+        s = find(ss, "usage-kind");
+    if (s) {
+        column(s, 0, col_of(s, "wait_median_s"), labels, v, CHART_MAX, &n);
+        column(s, 0, col_of(s, "wait_p90_s"), lab2, v2, CHART_MAX, &n2);
+        static const char *const legend[2] = { "median", "90th percentile" };
+        svg = tbm_svg_bars("chart-wait", "Waiting time before start: median and 90th percentile", labels, v, v2,
+                           legend, n, "s", 0);
+        chart_section(sb, "Waiting times", svg, NULL, 0);
+        free(svg);
+    }
+    s = find(ss, "failures");
+    {
+        char rl[CHART_MAX][160];
+        column(s, 1, col_of(s, "count"), labels, v, CHART_MAX, &n);
+        for (c = 0; c < n; c++) {
+            snprintf(rl[c], sizeof(rl[c]), "%s: %s", at(s, c, 0), at(s, c, 1));
+            labels[c] = rl[c];
+        }
+        svg = tbm_svg_bars("chart-failures", "Failed jobs and node drains, by reason", labels, v, NULL, NULL, n, "",
+                           0);
+        chart_section(sb, "Failures", svg, s, 0);
+        free(svg);
+    }
+    if ((s = find(ss, "coverage-user"))) {
+        column(s, 0, col_of(s, "coverage_pct"), labels, v, CHART_MAX, &n);
+        svg = tbm_svg_bars("chart-coverage", "Share of Mac jobs with a complete, verified record", labels, v, NULL,
+                           NULL, n, "%", 100);
+        chart_section(sb, "Reproducibility coverage", svg, s, 0);
+        free(svg);
+    } else {
+        chart_section(sb, "Reproducibility coverage",
+                      "<p class=\"note\" id=\"coverage-note\">records are not in use: no coverage to show</p>\n",
+                      NULL, 0);
+    }
+    (void)r;
+}
+
+static void write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
+{
+    char a[32], b[32];
+    const char *const *notes;
+    size_t n_notes = tbm_report_notes(r, &notes), i;
+
+    period_text(r, a, b, sizeof(a));
+    tbm_sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                      "<title>Usage report %s to %s</title>\n<style>\n"
+                      "body{font-family:sans-serif;margin:2em;color:#222;max-width:72em}\n"
+                      "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\n"
+                      "table{border-collapse:collapse;font-size:.85em;margin:.8em 0}\n"
+                      "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
+                      "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+                      ".note{color:#8a5a00}svg{display:block;margin:.5em 0}section{overflow-x:auto}td{white-space:nowrap}\n"
+                      "summary{cursor:pointer;color:#555;font-size:.9em}\n"
+                      "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU- and "
+                      "gres/tbmesh-hours within the period; waiting times in seconds.</p>\n", a, b, a, b);
+    for (i = 0; i < n_notes; i++) {
+        tbm_sb_printf(sb, "<p class=\"note\">");
+        tbm_html_text(sb, notes[i]);
+        tbm_sb_printf(sb, "</p>\n");
+    }
+    html_charts(sb, r, ss);
+    for (i = 0; i < ss->n; i++) {
+        const section_t *s = &ss->s[i];
+        if (!strcmp(s->id, "timeline") || !strcmp(s->id, "utilisation") || !strcmp(s->id, "failures") ||
+            !strcmp(s->id, "coverage-user"))
+            continue;
+        tbm_sb_printf(sb, "<section>\n<h2>%s</h2>\n", s->title);
+        html_table(sb, s);
+        tbm_sb_printf(sb, "</section>\n");
+    }
+    tbm_sb_printf(sb, "</body>\n</html>\n");
+}
+
+char *tbm_report_write(tbm_report_t *r, tbm_rformat_t f, const tbm_rdim_t *dims, size_t n_dims)
+{
+    static const tbm_rdim_t all[TBM_RDIM_N] = { TBM_RDIM_KIND, TBM_RDIM_GROUP, TBM_RDIM_ACCOUNT, TBM_RDIM_USER,
+                                                TBM_RDIM_PARTITION, TBM_RDIM_BACKEND, TBM_RDIM_STATE };
+    sections_t ss = { NULL, 0, 0 };
+    tbm_strbuf_t sb;
+    char *out = NULL;
+
+    build(&ss, r, f == TBM_RFMT_JSON ? all : dims, f == TBM_RFMT_JSON ? TBM_RDIM_N : n_dims);
+    if (ss.failed) {
+        sections_free(&ss);
+        return NULL;
+    }
+    tbm_sb_init(&sb);
+    switch (f) {
+    case TBM_RFMT_TABLE: write_table(&sb, r, &ss); out = tbm_sb_take(&sb); break;
+    case TBM_RFMT_CSV: write_csv(&sb, &ss); out = tbm_sb_take(&sb); break;
+    case TBM_RFMT_JSON: out = write_json(r, &ss); break;
+    case TBM_RFMT_HTML: write_html(&sb, r, &ss); out = tbm_sb_take(&sb); break;
+    }
+    tbm_sb_free(&sb);
+    sections_free(&ss);
+    return out;
+}
