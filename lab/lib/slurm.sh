@@ -155,6 +155,8 @@ start_slurmctld() {
 # ReturnToService=2 brings each node back when its slurmd registers.
 end_orphaned_jobs() {
     local running
+    # Nodes the last 'down' marked DOWN come back too (ReturnToService=2): wait for job_submit to see it.
+    [ -z "$(sinfo -h -N -t down -o %N 2>/dev/null)" ] || ORPHANS_ENDED=1
     running=$(squeue -h -t RUNNING,COMPLETING,CONFIGURING -o %i 2>/dev/null | paste -sd, -)
     [ -n "$running" ] || return 0
     scontrol update NodeName="$(all_nodes | paste -sd, -)" State=DOWN Reason="$1" \
@@ -173,8 +175,8 @@ macs_submittable() {
     done < <(plan_rows node | tr '\t' '\n' | sed -n 's/^group=//p' | sort | uniq -c | awk '{ print $2, $1 }')
 }
 
-# wait_macs_submittable: after the nodes were marked DOWN at this start, until job_submit/tbmesh sees them
-# back (else the first Mac jobs are refused as "down"); at most 30 s, then say so.
+# wait_macs_submittable: after nodes were DOWN at this start (marked by the last 'down' or here), until
+# job_submit/tbmesh sees them back (else the first Mac jobs are refused as "down"); at most 30 s, then say so.
 wait_macs_submittable() {
     local end=$((SECONDS + 30))
     [ "${ORPHANS_ENDED:-0}" = 1 ] || return 0
