@@ -4,7 +4,8 @@
  * --drain at once (`macnode check --drain --node NAME --agent ADDR`, in a child), so a pulled cable drains
  * the Macs at both ends within seconds and a mended one resumes them. Each time it (re)connects it checks
  * the Mac too, since changes may have happened while it was away. An agent that goes away is tried again
- * with a growing pause (1 s to WATCH_BACKOFF_MAX_S), logged once when it goes and once when it is back. */
+ * with a growing pause (1 s to WATCH_BACKOFF_MAX_S), logged once when it goes and once when it is back (the
+ * Mac's own health check, and the first step that cannot reach it, see to an agent that stays away). */
 #include "config.h"
 #include "watch.h"
 #include "client.h"
@@ -41,6 +42,16 @@ typedef struct mac {
 } mac_t;
 
 static volatile sig_atomic_t stopping;
+static pid_t parent;   /* the supervising process: a Mac's watcher ends when it has gone */
+
+#define ORPHAN_POLL_MS 2000
+
+/* The supervisor has gone (killed with SIGKILL): its Mac watchers end too, so that a new one does not watch
+ * beside them. */
+static int orphaned(void)
+{
+    return parent > 0 && getppid() != parent;
+}
 
 static void wlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -143,9 +154,10 @@ static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_er
 {
     client_t c = { .agent = m->agent, .socket = o->socket, .mac = m->name, .fd = -1 };
     tbm_msg_t req = { .type = TBM_MSG_WATCH }, msg;
-    char why[160], names[TBM_WATCH_IFACES_MAX * (TBM_IFACE_MAX + 1) + 1] = "";
+    char names[TBM_WATCH_IFACES_MAX * (TBM_IFACE_MAX + 1) + 1] = "";
     int rc, pending = 0;
     size_t i;
+    long long missed = 0;
 
     if (client_open(&c, err) < 0 || client_call(&c, &req, TBM_MSG_WATCHING, &msg, err) < 0) {
         client_close(&c);
@@ -161,18 +173,26 @@ static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_er
     *outage = 0;
     check_mac(o, m, "changes may have come before the watch");
     for (;;) {
-        rc = wire_next_msg(c.fd, &c.dec, &msg, -1, err);
+        struct pollfd p = { .fd = c.fd, .events = POLLIN };
+        if (tbm_fdec_pending(&c.dec) == 0 && poll(&p, 1, ORPHAN_POLL_MS) <= 0) {
+            if (orphaned() || stopping) {
+                tbm_errprintf(err, "the watcher's supervisor has gone");
+                break;
+            }
+            continue;
+        }
+        rc = wire_next_msg(c.fd, &c.dec, &msg, 10000, err);
         if (rc == 0)
             tbm_errprintf(err, "the agent of %s at %s closed the connection", m->name, m->agent);
         if (rc <= 0)
             break;
         if (msg.type == TBM_MSG_LINK) {
-            snprintf(why, sizeof(why), "link %s %s (change %lld)", msg.iface, msg.up ? "up" : "down",
-                     (long long)msg.seq);
-            pending = 1;
+            wlog("%s: link %s %s (change %lld)", m->name, msg.iface, msg.up ? "up" : "down", (long long)msg.seq);
+            pending++;
         } else if (msg.type == TBM_MSG_MISSED) {
-            snprintf(why, sizeof(why), "%lld link changes were not sent", (long long)msg.count);
-            pending = 1;
+            wlog("%s: %lld link changes were not sent (the watch was behind)", m->name, (long long)msg.count);
+            missed += msg.count;
+            pending++;
         } else if (msg.type == TBM_MSG_ERROR) {
             tbm_errprintf(err, "the agent of %s at %s ended the watch: %s", m->name, m->agent, msg.message);
             tbm_msg_free(&msg);
@@ -180,8 +200,9 @@ static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_er
         }
         tbm_msg_free(&msg);
         if (pending && !more_waiting(&c)) {   /* one check after a burst of changes */
-            check_mac(o, m, why);
+            check_mac(o, m, pending + missed > 1 ? "its links changed" : "its link changed");
             pending = 0;
+            missed = 0;
         }
     }
     client_close(&c);
@@ -192,23 +213,20 @@ static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_er
 static void watch_mac(const watch_opts_t *o, const mac_t *m)
 {
     tbm_err_t err = { { 0 } };
-    int outage = 0, backoff = 1, first = 1;
+    int outage = 0, backoff = 1;
 
     wlog("%s: watching its Thunderbolt links through %s", m->name, m->agent);
-    while (!stopping) {
+    while (!stopping && !orphaned()) {
         tbm_errclear(&err);
         if (watch_once(o, m, &outage, &err))
             backoff = 1;
-        if (stopping)
+        if (stopping || orphaned())
             break;
         if (!outage) {
             wlog("%s: %s; trying again every 1 to %d s (quietly until it answers)", m->name,
                  tbm_erris(&err) ? err.msg : "the watch ended", WATCH_BACKOFF_MAX_S);
-            outage = 1;
-            if (!first)
-                check_mac(o, m, "its agent went away");
+            outage = 1;   /* (its health check sees to an agent that stays away; the watch checks it when back) */
         }
-        first = 0;
         pause_s(backoff);
         backoff = backoff * 2 > WATCH_BACKOFF_MAX_S ? WATCH_BACKOFF_MAX_S : backoff * 2;
     }
@@ -219,6 +237,7 @@ static pid_t start_mac(const watch_opts_t *o, const mac_t *m)
     pid_t pid = fork();
 
     if (pid == 0) {
+        setpgid(0, 0);   /* its own group: stopping it stops a health check it runs */
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         watch_mac(o, m);
@@ -226,6 +245,8 @@ static pid_t start_mac(const watch_opts_t *o, const mac_t *m)
     }
     if (pid < 0)
         wlog("%s: cannot fork its watcher: %s", m->name, strerror(errno));
+    else
+        setpgid(pid, pid);   /* (both sides: whichever runs first) */
     return pid;
 }
 
@@ -267,6 +288,7 @@ static void supervise(const watch_opts_t *o, mac_t *macs, int n)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    parent = getpid();
     for (i = 0; i < n; i++)
         macs[i].pid = start_mac(o, &macs[i]);
     while (!stopping) {
@@ -285,7 +307,8 @@ static void supervise(const watch_opts_t *o, mac_t *macs, int n)
     }
     for (i = 0; i < n; i++)
         if (macs[i].pid > 0)
-            kill(macs[i].pid, SIGTERM);
+            if (kill(-macs[i].pid, SIGTERM) < 0)
+                kill(macs[i].pid, SIGTERM);
     for (i = 0; i < n; i++)
         if (macs[i].pid > 0)
             while (waitpid(macs[i].pid, &st, 0) < 0 && errno == EINTR)
