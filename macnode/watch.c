@@ -81,7 +81,7 @@ static void watch_usage(FILE *out)
             "  or up: a pulled cable drains the Macs at both ends with the cable as the reason within seconds, a\n"
             "  mended one resumes them. Runs as root (the agents serve root only) until SIGTERM, on the bridge\n"
             "  host or any host that reaches the agents and has Slurm's scontrol; keep it running with a service\n"
-            "  manager (etc/tbmesh-watch.service). An agent that goes away is tried again every 1 to %d s.\n"
+            "  manager (tbmesh-watch.service in PKGDATADIR/systemd). An agent that goes away is tried again every 1 to %d s.\n"
             "  --conf defaults to $TBMESH_CONF, else tbmesh.conf beside $SLURM_CONF; --log appends to FILE.\n",
             WATCH_BACKOFF_MAX_S);
 }
