@@ -23,8 +23,9 @@
  *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
  *   watch    {"type":"watch"}  (root only)  -> watching {"ifaces":["en2",..]} (the Thunderbolt interfaces
  *             followed, at most TBM_WATCH_IFACES_MAX), then link {"iface":"en2","up":false,"seq":N} for every
- *             change of one's link (at most one per interface per 200 ms), until the client goes; missed {"count":K,"seq":N} when K changes
- *             could not be sent (a slow client). seq counts the changes the agent saw (1, 2, ...).
+ *             change of one's link (at most one per interface per 200 ms), until the client goes;
+ *             missed {"count":K,"seq":N} when K messages could not be sent (a slow client). seq counts
+ *             the changes the agent saw (1, 2, ...).
  * "files" (optional) are the job's files: each NAME (1 to TBM_FILE_NAME_MAX of [A-Za-z0-9._-], not starting
  * with '.') maps to its text (a JSON string without NUL, at most TBM_FILE_DATA_MAX bytes), at most
  * TBM_FILES_MAX of them, and the whole spawn fits one frame. Before it starts the task the agent makes the

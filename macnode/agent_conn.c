@@ -1,7 +1,7 @@
 /* agent_conn.c: one authenticated connection to macnoded, in its own process (the gate, agent_gate.c, checked
- * its MUNGE hello before the fork): the welcome, then probe, spawn (with the job's files) and cleanup
- * requests, and watch (agent_watch.c); every refusal is logged with its reason and answered with an error frame before the connection
- * is closed (see agent.h). */
+ * its MUNGE hello before the fork): the welcome, then probe, spawn (with the job's files), cleanup and watch
+ * (agent_watch.c) requests; every refusal is logged with its reason and answered with an error frame before
+ * the connection is closed (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"

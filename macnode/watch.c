@@ -81,7 +81,8 @@ static void watch_usage(FILE *out)
             "  or up: a pulled cable drains the Macs at both ends with the cable as the reason within seconds, a\n"
             "  mended one resumes them. Runs as root (the agents serve root only) until SIGTERM, on the bridge\n"
             "  host or any host that reaches the agents and has Slurm's scontrol; keep it running with a service\n"
-            "  manager (tbmesh-watch.service in PKGDATADIR/systemd). An agent that goes away is tried again every 1 to %d s.\n"
+            "  manager (tbmesh-watch.service in PKGDATADIR/systemd). An agent that goes away is tried again\n"
+            "  every 1 to %d s.\n"
             "  --conf defaults to $TBMESH_CONF, else tbmesh.conf beside $SLURM_CONF; --log appends to FILE.\n",
             WATCH_BACKOFF_MAX_S);
 }
@@ -190,7 +191,7 @@ static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_er
             wlog("%s: link %s %s (change %lld)", m->name, msg.iface, msg.up ? "up" : "down", (long long)msg.seq);
             pending++;
         } else if (msg.type == TBM_MSG_MISSED) {
-            wlog("%s: %lld link changes were not sent (the watch was behind)", m->name, (long long)msg.count);
+            wlog("%s: %lld link messages were not sent (the watch was behind)", m->name, (long long)msg.count);
             missed += msg.count;
             pending++;
         } else if (msg.type == TBM_MSG_ERROR) {

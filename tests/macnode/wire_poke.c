@@ -1,6 +1,6 @@
 /* wire_poke.c: a test client of macnoded that sends exactly what it is told, in order (a fresh hello, a
  * given credential, JSON frames from the command line or a file, raw bytes), then prints every frame the agent sends until it closes
- * (--keep: without closing its own side first, as a watch client). */
+ * (--keep: without closing its own side first and without a deadline, as a watch client). */
 #include "config.h"
 
 #include <stdio.h>
