@@ -63,13 +63,12 @@ SC
 chmod 755 "$T/scontrol"
 out=$("$MACNODE" watch --conf "$T/tbmesh.conf" --node nosuch 2>&1); rc=$?
 expect_in "an unknown --node is refused (exit $rc)" "$rc $out" "2 macnode watch: --node nosuch: no such Mac in tbmesh.conf"
-(exec ip netns exec "$NS" "$MACNODE" watch --conf "$T/tbmesh.conf" --node testnode --scontrol "$T/scontrol" \
+(exec ip netns exec "$NS" ${TBM_WATCH_WRAP:-} "$MACNODE" watch --conf "$T/tbmesh.conf" --node testnode --scontrol "$T/scontrol" \
     --log "$T/watch.log") &
 wpid=$!
 until_in "$T/watch.log" "testnode: watching: the agent follows en3 en2 en4 en5 en6 en7" && ok "macnode watch watches testnode" \
     || bad "macnode watch did not start: $(cat "$T/watch.log")"
-for _ in $(seq 100); do grep -qE '^testnode: (well|drained|[0-9]+ error)' "$T/watch.log" && break; sleep 0.1; done
-grep -q "show node testnode" "$T/scontrol.calls" 2>/dev/null && ok "... and checks it at once (changes may have come before)" \
+until_in "$T/scontrol.calls" "show node testnode" && ok "... and checks it at once (changes may have come before)" \
     || bad "no first check: $(cat "$T/watch.log")"
 for _ in $(seq 100); do grep -qE '^testnode: (well|drained|left)' "$T/watch.log" && break; sleep 0.1; done
 : > "$T/scontrol.calls"
