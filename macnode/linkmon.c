@@ -22,3 +22,18 @@ int linkmon_states(linkmon_fn fn, void *ctx, tbm_err_t *err)
     freeifaddrs(all);
     return 0;
 }
+
+#if !defined(__linux__) && !defined(__APPLE__)
+/* Elsewhere there is no link monitor: the watch request is refused with this message. */
+int linkmon_open(tbm_err_t *err)
+{
+    return tbm_errprintf(err, "this system has no link monitor (Linux and macOS have); run the health check "
+                         "periodically instead");
+}
+
+int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
+{
+    (void)fd, (void)fn, (void)ctx;
+    return tbm_errprintf(err, "this system has no link monitor");
+}
+#endif

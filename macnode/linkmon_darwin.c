@@ -44,11 +44,12 @@ int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
             return 1;
         if (n <= 0)
             return tbm_errprintf(err, "reading link changes (routing socket): %s", n < 0 ? strerror(errno) : "closed");
-        for (off = 0; off + (ssize_t)sizeof(struct rt_msghdr) <= n;) {
+        /* every routing message starts with its length (u_short), version and type (u_char each) */
+        for (off = 0; off + 4 <= n;) {
             m = (const struct if_msghdr *)(buf + off);
-            if (m->ifm_msglen == 0)
+            if (m->ifm_msglen < 4 || off + m->ifm_msglen > n)
                 break;
-            if (m->ifm_type == RTM_IFINFO && if_indextoname(m->ifm_index, name))
+            if (m->ifm_type == RTM_IFINFO && (size_t)m->ifm_msglen >= sizeof(*m) && if_indextoname(m->ifm_index, name))
                 fn(ctx, name, (m->ifm_flags & IFF_UP) && (m->ifm_flags & IFF_RUNNING));
             off += m->ifm_msglen;
         }
