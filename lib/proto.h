@@ -21,6 +21,11 @@
  *             "stime_us","maxrss_kb"}} when the task has ended and its output is drained. While it runs the
  *             client may send stdin data frames, signal {"signal":"TERM"} and resize {"rows","cols"}.
  *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
+ *   watch    {"type":"watch"}  (root only)  -> watching {"ifaces":["en2",..]} (the Thunderbolt interfaces
+ *             followed, at most TBM_WATCH_IFACES_MAX), then link {"iface":"en2","up":false,"seq":N} for every
+ *             change of one's link (at most one per interface per 200 ms), until the client goes;
+ *             missed {"count":K,"seq":N} when K messages could not be sent (a slow client). seq counts
+ *             the changes the agent saw (1, 2, ...).
  * "files" (optional) are the job's files: each NAME (1 to TBM_FILE_NAME_MAX of [A-Za-z0-9._-], not starting
  * with '.') maps to its text (a JSON string without NUL, at most TBM_FILE_DATA_MAX bytes), at most
  * TBM_FILES_MAX of them, and the whole spawn fits one frame. Before it starts the task the agent makes the
@@ -57,6 +62,8 @@
 #define TBM_TIME_LIMIT_MAX (366 * 86400)         /* seconds */
 #define TBM_GRANT_TTL_MAX 86400                  /* a grant may not live longer than this (seconds) */
 #define TBM_WINSIZE_MAX   10000                  /* rows or columns of a pty */
+#define TBM_IFACE_MAX     15                     /* characters of an interface's name in a link message */
+#define TBM_WATCH_IFACES_MAX 32                  /* interfaces in a watching message */
 
 /* What a frame is: the first body byte. */
 typedef enum tbm_frame_kind {
@@ -132,6 +139,10 @@ typedef enum tbm_msg_type {
     TBM_MSG_CLEANUP,
     TBM_MSG_CLEANED,
     TBM_MSG_ERROR,
+    TBM_MSG_WATCH,
+    TBM_MSG_WATCHING,
+    TBM_MSG_LINK,
+    TBM_MSG_MISSED,
 } tbm_msg_type_t;
 
 /* One job file of a spawn: a plain name (no folders) and its text, written into the job's folder. */
@@ -176,6 +187,12 @@ typedef struct tbm_msg {
     int killed;                  /* cleaned: processes signalled */
     json_object *facts;          /* facts */
     const char *code, *message;  /* error */
+    const char *iface;           /* link: the interface's name (1..TBM_IFACE_MAX of [A-Za-z0-9._-]) */
+    int up;                      /* link: the link is up (running) */
+    int64_t seq;                 /* link, missed: the agent's change counter (>= 1) */
+    int64_t count;               /* missed: changes not sent (>= 1) */
+    const char **ifaces;         /* watching: n_ifaces interface names */
+    size_t n_ifaces;
 } tbm_msg_t;
 
 /* The wire name of a type ("spawn"), or "?" for a value out of range. */

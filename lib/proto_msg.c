@@ -251,6 +251,42 @@ static int parse_error(json_object *o, tbm_msg_t *m, tbm_err_t *err)
                : 0;
 }
 
+static int iface_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > 0 && n <= TBM_IFACE_MAX &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+static int parse_watching(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    if (pj_strings(o, "watching", "ifaces", TBM_WATCH_IFACES_MAX, iface_ok, &m->ifaces, &m->n_ifaces, err) < 0)
+        return tbm_errprintf(err, "watching: 'ifaces' must be an array of at most %d interface names (1 to %d "
+                             "letters, digits, '.', '-' or '_')", TBM_WATCH_IFACES_MAX, TBM_IFACE_MAX);
+    return 0;
+}
+
+static int parse_link(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    if (tbm_json_get_str(o, "link", "iface", 1, TBM_IFACE_MAX, &m->iface, err) < 0 ||
+        tbm_json_get_bool(o, "link", "up", &m->up, err) < 0 ||
+        tbm_json_get_int(o, "link", "seq", 1, 1, INT64_MAX, &m->seq, err) < 0)
+        return -1;
+    if (!iface_ok(m->iface))
+        return tbm_errprintf(err, "link: 'iface' must be an interface's name (1 to %d letters, digits, '.', "
+                             "'-' or '_'), not '%s'", TBM_IFACE_MAX, m->iface);
+    return 0;
+}
+
+static int parse_missed(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    return tbm_json_get_int(o, "missed", "count", 1, 1, INT64_MAX, &m->count, err) < 0 ||
+                   tbm_json_get_int(o, "missed", "seq", 1, 1, INT64_MAX, &m->seq, err) < 0
+               ? -1
+               : 0;
+}
+
 /* Message builders, one per type --------------------------------------------------------------------- */
 
 static void add_str(json_object *o, const char *key, const char *s)
@@ -372,6 +408,24 @@ static void build_error(json_object *o, const tbm_msg_t *m)
     add_str(o, "message", m->message);
 }
 
+static void build_watching(json_object *o, const tbm_msg_t *m)
+{
+    add_strings(o, "ifaces", m->ifaces, m->n_ifaces);
+}
+
+static void build_link(json_object *o, const tbm_msg_t *m)
+{
+    add_str(o, "iface", m->iface);
+    json_object_object_add(o, "up", json_object_new_boolean(m->up));
+    add_int(o, "seq", m->seq);
+}
+
+static void build_missed(json_object *o, const tbm_msg_t *m)
+{
+    add_int(o, "count", m->count);
+    add_int(o, "seq", m->seq);
+}
+
 static const struct msg_kind {
     const char *name;
     int (*parse)(json_object *, tbm_msg_t *, tbm_err_t *);
@@ -389,6 +443,10 @@ static const struct msg_kind {
     [TBM_MSG_CLEANUP] = {"cleanup", parse_cleanup, build_cleanup},
     [TBM_MSG_CLEANED] = {"cleaned", parse_cleaned, build_cleaned},
     [TBM_MSG_ERROR] = {"error", parse_error, build_error},
+    [TBM_MSG_WATCH] = {"watch", parse_nothing, build_nothing},
+    [TBM_MSG_WATCHING] = {"watching", parse_watching, build_watching},
+    [TBM_MSG_LINK] = {"link", parse_link, build_link},
+    [TBM_MSG_MISSED] = {"missed", parse_missed, build_missed},
 };
 #define N_KINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 
@@ -434,6 +492,7 @@ void tbm_msg_free(tbm_msg_t *m)
         json_object_put(m->doc);
         free((void *)m->argv);
         free((void *)m->env);
+        free((void *)m->ifaces);
     }
     memset(m, 0, sizeof(*m));
 }

@@ -50,6 +50,10 @@ int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred
 /* Run the task of a granted spawn, relaying stdio and signals until it has ended and its exit was sent. */
 void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g);
 
+/* Serve a watch request (root's; the caller checked): link messages until the client goes. Returns -1 (the
+ * connection ends with it). */
+int agent_watch(agent_conn_t *c);
+
 /* State folder ---------------------------------------------------------------------------------------- */
 
 /* Create the state folder (0700) and its seen/ folder. 0, or -1 with err. */

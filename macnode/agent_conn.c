@@ -1,7 +1,7 @@
 /* agent_conn.c: one authenticated connection to macnoded, in its own process (the gate, agent_gate.c, checked
- * its MUNGE hello before the fork): the welcome, then probe, spawn (with the job's files) and cleanup
- * requests; every refusal is logged with its reason and answered with an error frame before the connection
- * is closed (see agent.h). */
+ * its MUNGE hello before the fork): the welcome, then probe, spawn (with the job's files), cleanup and watch
+ * (agent_watch.c) requests; every refusal is logged with its reason and answered with an error frame before
+ * the connection is closed (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"
@@ -131,6 +131,14 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
     return wire_send(c->fd, &m, &err);
 }
 
+static int do_watch(agent_conn_t *c)
+{
+    if (c->uid != 0)
+        return refuse(c, "uid", "watch refused: only root on the bridge host may watch a Mac's links "
+                      "(macnode watch runs as root)");
+    return agent_watch(c);
+}
+
 /* One request; -1 ends the connection. */
 static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
 {
@@ -138,6 +146,7 @@ static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
     case TBM_MSG_PROBE: return do_probe(c);
     case TBM_MSG_SPAWN: return do_spawn(c, m);
     case TBM_MSG_CLEANUP: return do_cleanup(c, m);
+    case TBM_MSG_WATCH: return do_watch(c);
     default:
         return refuse(c, "request", "%s is not a request an agent serves", tbm_msg_type_name(m->type));
     }

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "probe_host.h"
 #include "cleanup.h"
+#include "watch.h"
 #include "exec.h"
 #include "grant.h"
 #include "client.h"
@@ -39,6 +40,9 @@ static void usage(FILE *out)
             "usage: macnode check [--drain] ...\n"
             "  Check this Mac (or a bridge-mode Mac through its agent) against tbmesh.conf; --drain drains it in\n"
             "  Slurm with the reason, and resumes it once well; see macnode check --help.\n"
+            "usage: macnode watch [--conf FILE] [--munge-socket PATH] [--scontrol PATH] [--node NAME ...]\n"
+            "  Drain (or resume) a Mac as soon as one of its Thunderbolt links goes down (or up), through the\n"
+            "  agents (root, on the bridge host); see macnode watch --help.\n"
             "usage: macnode netplan --help      the per-cable /30 plan and its macOS commands\n"
             "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent, as if here (bridge mode); see macnode exec --help.\n"
@@ -341,6 +345,7 @@ static const struct {
     { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
     { "grant", macnode_grant },  { "cleanup", macnode_cleanup },
     { "bench", cmd_bench },      { "refwork", cmd_refwork },       { "check", macnode_check },
+    { "watch", macnode_watch },
 };
 
 int main(int argc, char **argv)
@@ -355,7 +360,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "macnode: unknown command '%s'; commands: probe, check, netplan, exec, grant, cleanup, "
-            "bench, refwork (see "
+            "watch, bench, refwork (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
 }

@@ -49,3 +49,41 @@ stop_agents() {
     done
     true
 }
+
+# The link watcher (macnode watch) on the bridge host, under the same supervisor as the agents: it keeps a
+# watch open to every Mac's agent and runs a Mac's health check as soon as one of its Thunderbolt links goes
+# down or up (a pulled cable drains both Macs within seconds, a mended one resumes them). Its log is
+# $LOG/watch.log.
+WATCH_PIDFILE=watch-keepalive.pid
+
+# watching: the watcher has its watch open to every Mac's agent (each said so in its log).
+watching() {
+    local n
+    for n in $(plan_rows node | cut -f2); do
+        grep -qE " $n: watching( again)?: the agent follows" "$LOG/watch.log" 2>/dev/null || return 1
+    done
+}
+
+start_watch() {
+    [ -x "$MACNODE" ] || die "macnode is not built ($MACNODE): run scripts/build.sh"
+    : > "$LOG/watch.log"
+    setsid "$KEEPALIVE" "$RUN/$WATCH_PIDFILE" "$LOG/keepalive-watch.log" "$KEEPALIVE_THROTTLE" \
+        "$MACNODE" watch --conf "$ETC/tbmesh.conf" --munge-socket "$MUNGE_SOCKET" --log "$LOG/watch.log" \
+        < /dev/null > /dev/null 2>&1 &
+    wait_for "macnode watch (watching every Mac's links, $LOG/watch.log)" 30 watching
+}
+
+# stop_watch: its supervisor stops it (and it its per-Mac watchers and their health checks) and ends.
+stop_watch() {
+    local p end=$((SECONDS + 15))
+    p=$(cat "$RUN/$WATCH_PIDFILE" 2>/dev/null) || return 0
+    [ -n "$p" ] && kill -TERM "$p" 2>/dev/null || return 0
+    while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
+    true
+}
+
+# watcher_running: its supervisor runs.
+watcher_running() {
+    local p
+    p=$(cat "$RUN/$WATCH_PIDFILE" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null
+}

@@ -1,5 +1,6 @@
 /* wire_poke.c: a test client of macnoded that sends exactly what it is told, in order (a fresh hello, a
- * given credential, JSON frames from the command line or a file, raw bytes), then prints every frame the agent sends until it closes. */
+ * given credential, JSON frames from the command line or a file, raw bytes), then prints every frame the agent sends until it closes
+ * (--keep: without closing its own side first and without a deadline, as a watch client). */
 #include "config.h"
 
 #include <stdio.h>
@@ -47,7 +48,8 @@ static int send_json(int fd, const char *text)
     return tbm_write_all(fd, hdr, 4) < 0 || tbm_write_all(fd, text, n) < 0 ? -1 : 0;
 }
 
-static void print_replies(int fd)
+/* keep: the client stays (no half-close, no deadline, each frame printed at once), as a watch needs. */
+static void print_replies(int fd, int keep)
 {
     tbm_fdec_t d;
     tbm_frame_t f;
@@ -55,11 +57,13 @@ static void print_replies(int fd)
     int rc;
 
     tbm_fdec_init(&d, TBM_FRAME_MAX, &err);
-    while ((rc = wire_next_frame(fd, &d, &f, 10000, &err)) > 0) {
+    while ((rc = wire_next_frame(fd, &d, &f, keep ? -1 : 10000, &err)) > 0) {
         if (f.kind == TBM_FRAME_JSON)
             printf("%.*s\n", (int)f.len, (const char *)f.data);
         else
             printf("data %d: %.*s\n", (int)f.kind, (int)f.len, (const char *)f.data);
+        if (keep)
+            fflush(stdout);
     }
     printf(rc == 0 ? "EOF\n" : "ERROR %s\n", err.msg);
     tbm_fdec_free(&d);
@@ -70,17 +74,20 @@ int main(int argc, char **argv)
     tbm_err_t err = { { 0 } };
     const char *sock = getenv("TBMESH_MUNGE_SOCKET");
     char *cred;
-    int fd, i, rc = 0;
+    int fd, i, rc = 0, keep = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hello | --cred TEXT | --json TEXT | --json-file PATH | --raw HEX]...\n");
+        fprintf(stderr, "usage: wire_poke ADDR:PORT [--keep] [--hello | --cred TEXT | --json TEXT | --json-file PATH | --raw HEX]...\n"
+                "  --keep: stay connected (no half-close, no deadline) printing frames as they come\n");
         return 2;
     }
     fd = wire_connect(argv[1], TBM_CONF_AGENT_PORT, &err);
     if (fd < 0)
         return fprintf(stderr, "wire_poke: %s\n", err.msg), 1;
     for (i = 2; i < argc && rc == 0; i++) {
-        if (!strcmp(argv[i], "--hello")) {
+        if (!strcmp(argv[i], "--keep")) {
+            keep = 1;
+        } else if (!strcmp(argv[i], "--hello")) {
             cred = auth_encode(sock, NULL, 0, 0, &err);
             rc = cred ? send_hello(fd, cred) : -1;
             free(cred);
@@ -101,7 +108,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    shutdown(fd, SHUT_WR);   /* nothing more to ask: the agent ends the connection after its replies */
-    print_replies(fd);
+    if (!keep)
+        shutdown(fd, SHUT_WR);   /* nothing more to ask: the agent ends the connection after its replies */
+    print_replies(fd, keep);
     return rc < 0 ? 1 : 0;
 }

@@ -607,6 +607,68 @@ START_TEST(signal_names)
 }
 END_TEST
 
+START_TEST(watch_messages_round_trip)
+{
+    const char *names[] = { "en2", "en3", "en4" };
+    tbm_msg_t m = { .type = TBM_MSG_WATCH }, b;
+
+    round_trip(&m, &b);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_WATCHING, .ifaces = names, .n_ifaces = 3 };
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.n_ifaces, 3);
+    ck_assert_str_eq(b.ifaces[2], "en4");
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_WATCHING };
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.n_ifaces, 0);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_LINK, .iface = "en2", .up = 0, .seq = 9000000000LL };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.iface, "en2");
+    ck_assert_int_eq(b.up, 0);
+    ck_assert_int_eq(b.seq, 9000000000LL);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_LINK, .iface = "en3", .up = 1, .seq = 1 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.up, 1);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_MISSED, .count = 12, .seq = 40 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.count * 100 + b.seq, 1240);
+    tbm_msg_free(&b);
+}
+END_TEST
+
+START_TEST(watch_message_refusals)
+{
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    tbm_msg_t m = { .type = TBM_MSG_LINK, .iface = "en2/../x", .seq = 1 };
+
+    ck_assert_str_eq(parse_error("{\"type\":\"link\",\"iface\":\"en2\",\"up\":true}"), "link: member 'seq' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"link\",\"iface\":\"en2\",\"up\":true,\"seq\":0}"),
+                     "link: 'seq' is 0, outside 1..9223372036854775807");
+    ck_assert_str_eq(parse_error("{\"type\":\"link\",\"iface\":\"en2 x\",\"up\":true,\"seq\":1}"),
+                     "link: 'iface' must be an interface's name (1 to 15 letters, digits, '.', '-' or '_'), not 'en2 x'");
+    ck_assert_str_eq(parse_error("{\"type\":\"link\",\"iface\":\"en0123456789abcdef\",\"up\":true,\"seq\":1}"),
+                     "link: 'iface' must be a string of 1 to 15 bytes without NUL");
+    ck_assert_str_eq(parse_error("{\"type\":\"link\",\"iface\":\"en2\",\"up\":1,\"seq\":1}"),
+                     "link: 'up' must be true or false");
+    ck_assert_str_eq(parse_error("{\"type\":\"missed\",\"count\":0,\"seq\":1}"),
+                     "missed: 'count' is 0, outside 1..9223372036854775807");
+    ck_assert_str_eq(parse_error("{\"type\":\"watching\",\"ifaces\":[\"en2\",\"\"]}"),
+                     "watching: 'ifaces' must be an array of at most 32 interface names (1 to 15 letters, digits, "
+                     "'.', '-' or '_')");
+    ck_assert_str_eq(parse_error("{\"type\":\"watching\"}"),
+                     "watching: 'ifaces' must be an array of at most 32 interface names (1 to 15 letters, digits, "
+                     "'.', '-' or '_')");
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "link: 'iface' must be an interface's name (1 to 15 letters, digits, '.', '-' or '_'), "
+                     "not 'en2/../x'");
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -631,6 +693,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, grant_round_trip_and_checks);
     tcase_add_test(tc, grant_refusals);
     tcase_add_test(tc, signal_names);
+    tcase_add_test(tc, watch_messages_round_trip);
+    tcase_add_test(tc, watch_message_refusals);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,39 @@
+/* linkmon.c: the links' states now, the same on Linux and macOS (getifaddrs; linkmon.h). */
+#include "config.h"
+#include "linkmon.h"
+
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <string.h>
+
+int linkmon_states(linkmon_fn fn, void *ctx, tbm_err_t *err)
+{
+    struct ifaddrs *all, *a, *b;
+
+    if (getifaddrs(&all) < 0)
+        return tbm_errprintf(err, "cannot list the network interfaces (getifaddrs): %s", strerror(errno));
+    for (a = all; a; a = a->ifa_next) {
+        for (b = all; b != a && strcmp(b->ifa_name, a->ifa_name) != 0; b = b->ifa_next)
+            ;
+        if (b == a)   /* each interface once: getifaddrs lists one entry per address */
+            fn(ctx, a->ifa_name, (a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING));
+    }
+    freeifaddrs(all);
+    return 0;
+}
+
+#if !defined(__linux__) && !defined(__APPLE__)
+/* Elsewhere there is no link monitor: the watch request is refused with this message. */
+int linkmon_open(tbm_err_t *err)
+{
+    return tbm_errprintf(err, "this system has no link monitor (Linux and macOS have); run the health check "
+                         "periodically instead");
+}
+
+int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
+{
+    (void)fd, (void)fn, (void)ctx;
+    return tbm_errprintf(err, "this system has no link monitor");
+}
+#endif
