@@ -70,8 +70,8 @@ sleep 4
 # A pending job's Mac request cannot be changed behind the plug-in's back.
 j=$(as tbm-alice sbatch --parsable --hold -o /dev/null --gres=tbmesh:2 --wrap true)
 t_fail "scontrol update of a Mac request is refused" as tbm-alice scontrol update jobid="$j" TresPerNode=gres:tbmesh:4
-t_match "slurmctld's log says what to do instead" "refused a change of a job's Mac request .*cancel and resubmit" \
-    "$(grep 'refused a change' "$LAB/log/slurmctld.log" | tail -n1)"
+t_match "slurmctld's log says what to do instead" "refused uid [0-9]+'s change of job $j: .*(cancel it \(scancel $j\) and submit it again|try again in a few seconds)" \
+    "$(grep "change of job $j:" "$LAB/log/slurmctld.log" | tail -n1)"
 scancel "$j"
 
 # --- two jobs together: never sharing a node, never straddling groups; the second waits ---
