@@ -6,7 +6,7 @@
 #include "report_main.h"
 #include "report_records.h"
 #include "fileio.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <getopt.h>
 #include <limits.h>

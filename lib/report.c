@@ -3,7 +3,7 @@
 #include "config.h"
 #include "report.h"
 #include "hostlist.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* report_period.c: the usage report's period from --since/--until, --month or --last, in local time. */
 #include "config.h"
 #include "report.h"
-#include "values.h"
+#include "scalar.h"
 
 #include <stdio.h>
 #include <string.h>
