@@ -292,15 +292,33 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     return rc;
 }
 
-/* A job's placement fields as the refresher last saw them; 0 when it did not see the job yet. Call with
- * `lock` held. */
+/* The job a change names: scontrol sends its id as text ("42", an array's "42_3", a heterogeneous job's
+ * "42+1"), and job_id stays NO_VAL. Its leading number, or NO_VAL. */
+static uint32_t changed_job_id(const job_desc_msg_t *d)
+{
+    char digits[16];
+    long long id;
+    size_t n;
+
+    if (d->job_id != NO_VAL || !d->job_id_str)
+        return d->job_id;
+    n = strspn(d->job_id_str, "0123456789");
+    if (n == 0 || n >= sizeof(digits))
+        return NO_VAL;
+    memcpy(digits, d->job_id_str, n);
+    digits[n] = '\0';
+    return tbm_parse_ll(digits, 10, 1, 0xfffffffdLL, &id) == 0 ? (uint32_t)id : NO_VAL;
+}
+
+/* A job's placement fields as the refresher last saw them (an array job: its first task's); 0 when it did
+ * not see the job yet. Call with `lock` held. */
 static int present_fields(uint32_t job_id, tbm_jobfields_t *f)
 {
     uint32_t i;
 
     for (i = 0; jobs && i < jobs->record_count; i++) {
         const job_info_t *j = &jobs->job_array[i];
-        if (j->job_id != job_id)
+        if (j->job_id != job_id && j->array_job_id != job_id)
             continue;
         f->tres_per_node = j->tres_per_node;
         f->features = j->features;
@@ -326,6 +344,7 @@ int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid)
     tbm_err_t err = { { 0 } };
     tbm_jobmodify_t out;
     int admin = modify_uid == 0 || modify_uid == getuid(), known, rc = SLURM_SUCCESS;
+    uint32_t job_id = changed_job_id(d);
 
     (void)job_ptr;
     pthread_mutex_lock(&lock);
@@ -334,19 +353,19 @@ int job_modify(job_desc_msg_t *d, void *job_ptr, uint32_t modify_uid)
         pthread_mutex_unlock(&lock);
         return SLURM_SUCCESS;   /* no Macs configured: nothing to keep */
     }
-    known = present_fields(d->job_id, &now);
+    known = job_id != NO_VAL && present_fields(job_id, &now);
     if (known && change.tres_per_node && now.tres_per_node && !strcmp(change.tres_per_node, now.tres_per_node))
         change.tres_per_node = NULL;   /* the same request, sent again */
     sched.mac_partition = conf.mac_partition[0] ? conf.mac_partition : NULL;
     sched.shared_partitions = conf.shared_partitions;
     sched.default_partition = conf.default_partition[0] ? conf.default_partition : NULL;
-    if (tbm_jobmodify_check(&conf, &sched, d->job_id, known ? &now : NULL, &change, admin, &out, &err) < 0) {
-        slurm_info("%s: refused uid %u's change of job %u: %s", plugin_type, modify_uid, d->job_id, err.msg);
+    if (tbm_jobmodify_check(&conf, &sched, job_id, known ? &now : NULL, &change, admin, &out, &err) < 0) {
+        slurm_info("%s: refused uid %u's change of job %u: %s", plugin_type, modify_uid, job_id, err.msg);
         rc = ESLURM_ACCESS_DENIED;
     } else {
         if (out.overridden)
             slurm_info("%s: uid %u (an administrator) changed job %u against tbmesh's rules: %s", plugin_type,
-                       modify_uid, d->job_id, out.refusal);
+                       modify_uid, job_id, out.refusal);
         if (out.exc_nodes)
             set_string(&d->exc_nodes, out.exc_nodes);
         tbm_jobmodify_free(&out);

@@ -6,9 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-# The tag: job_submit/tbmesh's decision, in every step's environment.
-tag=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun -N1 printenv SLURM_SPANK_TBMESH_JOB 2>/dev/null)
-t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring" "$tag"
+# The tag: job_submit/tbmesh's decision, in the batch job's environment and so in its steps'.
+out=$LAB/work/tbm-alice/tag.out; rm -f "$out"
+as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
+    --wrap 'srun -N1 printenv SLURM_SPANK_TBMESH_JOB' > /dev/null 2>&1
+t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring" "$(cat "$out" 2>/dev/null)"
 
 # A refused step: JACCL asked of a ring without RDMA.
 out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 bash -c 'srun --mlx-backend=jaccl true; echo "srun exit $?"; echo "job $SLURM_JOB_ID"' 2>&1)
@@ -28,14 +30,16 @@ t_is "a step on 3 Macs of a 4-Mac ring job runs on each" "3" "$(grep -c 'ran wit
 t_match "and says it has no MLX variables" "runs on 3 of the job's 4 Macs without MLX's distributed variables" "$out"
 t_is "a one-Mac step of a ring job runs (the baseline)" "none" \
     "$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun -N1 printenv TBMESH_BACKEND 2>/dev/null)"
-out=$(as tbm-alice sbatch --wait -o /dev/stdout --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
-      --wrap 'mpirun -np 4 --mca plm_slurm_args "--cpu-bind=none" hostname | sort | paste -sd" "; echo "mpirun exit $?"' 2>&1)
-t_match "mpirun in a mini-b mpi job starts its daemons and runs on all four Macs" "^mac05 mac06 mac07 mac08" "$out"
+out=$LAB/work/tbm-alice/mpirun.out; rm -f "$out"
+as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
+    --wrap 'mpirun -np 4 hostname | sort | paste -sd" "' > /dev/null 2>&1
+t_match "mpirun in a mini-b mpi job starts its daemons and runs on all four Macs" "^mac05 mac06 mac07 mac08$" \
+    "$(cat "$out" 2>/dev/null)"
 
 # The job's folder: in the Mac's jobs folder, which only root may write; a user cannot make it first.
 as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun true > /dev/null 2>&1
 next=$(( $(as tbm-bob sbatch --parsable -p mac -w mac05 --wrap true) + 1 ))
-squat=$(as tbm-bob srun -p mac -w mac05 sh -c "for i in \$(seq $next $((next + 20))); do mkdir -p /tmp/tbmesh-jobs/\$i /tmp/tbmesh-job-\$i 2>/dev/null; done; ls -d /tmp/tbmesh-jobs/[0-9]* 2>/dev/null | wc -l" 2>&1)
+squat=$(as tbm-bob srun -p mac -w mac05 sh -c "for i in \$(seq $next $((next + 20))); do mkdir -p /tmp/tbmesh-jobs/\$i /tmp/tbmesh-job-\$i 2>/dev/null; done; ls -d /tmp/tbmesh-jobs/[0-9]* 2>/dev/null | wc -l" 2>/dev/null)
 t_is "a user cannot make job folders in the Mac's jobs folder" "0" "$squat"
 t_match "the jobs folder is root's and not writable by others" "^root [0-9]*7[15][15]$" \
     "$("$LABCMD" exec mac05 stat -c '%U %a' /tmp/tbmesh-jobs)"

@@ -25,5 +25,11 @@ end=$((SECONDS + 30))
 until "$T_MACNODE" probe --agent 10.77.0.12 > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
 "$LABCMD" health mac02 > /dev/null 2>&1
 t_fail "the health check resumes mac02 once its agent is back" grep -q DRAIN <<<"$(scontrol show node mac02 | grep State=)"
-t_is "and steps run there again" "mac02" "$(as tbm-alice srun -p mac -w mac02 hostname 2>&1)"
+t_is "and steps run there again" "mac02" "$(as tbm-alice srun -p mac -w mac02 hostname 2>/dev/null)"
+# job_submit/tbmesh sees node states every few seconds: wait until it takes studio-a jobs again.
+end=$((SECONDS + 20))
+until as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do
+    sleep 0.5
+done
+t_ok "job_submit/tbmesh takes studio-a jobs again" as tbm-alice sbatch --test-only --gres=tbmesh:studio-a:4 --wrap true
 t_done
