@@ -70,7 +70,11 @@ start_watch() {
     setsid "$KEEPALIVE" "$RUN/$WATCH_PIDFILE" "$LOG/keepalive-watch.log" "$KEEPALIVE_THROTTLE" \
         "$MACNODE" watch --conf "$ETC/tbmesh.conf" --munge-socket "$MUNGE_SOCKET" --log "$LOG/watch.log" \
         < /dev/null > /dev/null 2>&1 &
-    wait_for "macnode watch (watching every Mac's links, $LOG/watch.log)" 30 watching
+    local end=$((SECONDS + 30))
+    until watching; do   # not fatal: the lab works without it, as it did before (the health check drains)
+        [ "$SECONDS" -lt "$end" ] || { say "the link watcher is not watching every Mac after 30 s; see $LOG/watch.log"; return 0; }
+        sleep 0.2
+    done
 }
 
 # stop_watch: its supervisor stops it (and it its per-Mac watchers and their health checks) and ends.

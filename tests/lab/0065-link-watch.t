@@ -23,9 +23,9 @@ none_drained() { ! drained mac01 && ! drained mac02; }
 wlog=$LAB/log/watch.log
 
 sup=$(cat "$LAB/run/watch-keepalive.pid" 2>/dev/null)
-t_ok "the watcher's supervisor runs" kill -0 "${sup:-0}"
+t_ok "the watcher's supervisor runs" kill -0 "${sup:-no-pid-file}"
 t_is "the watcher watches every Mac's links" "mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08" \
-    "$(grep -oE ' mac0[1-8]: watching( again)?: the agent follows' "$wlog" | awk '{print $1}' | sort -u | paste -sd' ')"
+    "$(grep -oE ' mac0[1-8]: watching( again)?: the agent follows' "$wlog" | awk '{print $1}' | tr -d : | sort -u | paste -sd' ')"
 t_match "mac01's agent follows its Thunderbolt interfaces (en2 among them, not en0)" \
     " mac01: watching( again)?: the agent follows( en[1-9][0-9]*)* en2( en[1-9][0-9]*)*$" "$(cat "$wlog")"
 t_match "the agent says so in its log" "uid 0: watching the links of .*en2" "$(cat "$LAB/log/macnoded-mac01.log")"
@@ -58,16 +58,17 @@ new=$(tail -n +"$((mark + 1))" "$wlog")
 t_match "the watcher heard en2 come up" "mac01: link en2 up \(change [0-9]+\)" "$new"
 t_match "... and resumed mac01" "^mac01: resumed \(slurm-tbmesh had drained it\)$" "$new"
 t_match "... and mac02" "^mac02: resumed \(slurm-tbmesh had drained it\)$" "$new"
-t_is "both idle" "idle idle" "$(sinfo -h -n mac01,mac02 -N -o '%T' | tr -d '*' | paste -sd' ')"
+t_is "both idle (in every partition)" "idle" "$(sinfo -h -n mac01,mac02 -N -o '%T' | tr -d '*' | sort -u | paste -sd' ')"
 
 # The watcher lives under the supervisor: killed, it is started again and watches again.
-old=$(pgrep -P "${sup:-0}" -f 'macnode watch' | head -n1)
+old=$(pgrep -P "${sup:-1}" -f 'macnode watch' | head -n1)
 t_ok "the watcher runs under its supervisor" test -n "$old"
+olds=$(pgrep -P "${old:-1}" | paste -sd' ')
+t_is "one Mac watcher process per Mac under it" "8" "$(wc -w <<<"$olds")"
 mark=$(wc -l < "$wlog")
 kill -KILL "$old" 2>/dev/null
-t_ok "killed, it is started again and watches every Mac again (within 30 s)" until_ok 30 \
-    test "$(tail -n +"$((mark + 1))" "$wlog" | grep -cE ' mac0[1-8]: watching: the agent follows')" = 8
-watchers() { test "$(pgrep -f "macnode watch --conf $LAB/etc/tbmesh.conf" | wc -l)" = 9; }
-t_ok "its old Mac watchers end with it: one watcher per Mac and the new one's main are left (within 15 s)" \
-    until_ok 15 watchers
+new_watching() { test "$(tail -n +"$((mark + 1))" "$wlog" | grep -cE ' mac0[1-8]: watching: the agent follows')" = 8; }
+t_ok "killed, it is started again and watches every Mac again (within 30 s)" until_ok 30 new_watching
+olds_gone() { local p; for p in $olds; do ! kill -0 "$p" 2>/dev/null || return 1; done; }
+t_ok "its old Mac watchers end with it, none watching beside the new ones (within 15 s)" until_ok 15 olds_gone
 t_done
