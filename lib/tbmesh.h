@@ -24,5 +24,6 @@
 #include "mlxenv.h"
 #include "reduce.h"
 #include "proto.h"
+#include "record.h"
 
 #endif

@@ -9,6 +9,7 @@ PKGS=(
   mariadb-server mariadb-client munge libmunge-dev
   libhwloc-dev hwloc libopenmpi-dev openmpi-bin
   libjson-c-dev check libssl-dev
+  zlib1g-dev
   iproute2 util-linux procps psmisc valgrind graphviz socat jq
 )
 
