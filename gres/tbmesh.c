@@ -1,6 +1,7 @@
 /* tbmesh.c: the admin's command: `tbmesh inventory` (and, as they come, repro and report). */
 #include "config.h"
 #include "inventory.h"
+#include "../acct/repro.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: tbmesh COMMAND [ARGS]\n"
                  "  inventory   the lab's Thunderbolt groups from the Macs' facts; tbmesh.conf and Slurm lines\n"
+                 "  repro       reproducibility records of Mac jobs: show, diff, verify, export, rerun, sync\n"
                  "Run `tbmesh COMMAND --help` for its options.\n");
 }
 
@@ -22,6 +24,8 @@ int main(int argc, char **argv)
         return usage(stdout), 0;
     if (!strcmp(argv[1], "inventory"))
         return inventory_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "repro"))
+        return repro_main(argc - 1, argv + 1);
     fprintf(stderr, "tbmesh: unknown command '%s'; see tbmesh --help\n", argv[1]);
     return 2;
 }

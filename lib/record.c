@@ -40,7 +40,8 @@ static const field_t git_f[] = {
     { "remote", K_STR, FACT, NULL }, END
 };
 static const field_t submit_f[] = {
-    { "work_dir", K_STR, 0, NULL }, { "git", K_OBJ, FACT, git_f }, { "script_sha256", K_STR, FACT, NULL },
+    { "work_dir", K_STR, 0, NULL }, { "script", K_STR, 0, NULL }, { "git", K_OBJ, FACT, git_f },
+    { "script_sha256", K_STR, FACT, NULL },
     { "sbatch_line", K_STR, FACT, NULL }, { "options", K_MAP, 0, NULL }, END
 };
 static const field_t model_f[] = { { "id", K_STR, REQ, NULL }, { "revision", K_STR, 0, NULL }, END };
@@ -54,7 +55,8 @@ static const field_t declared_f[] = {
 };
 static const field_t dist_f[] = { { "name", K_STR, REQ, NULL }, { "version", K_STR, REQ, NULL }, END };
 static const field_t python_f[] = {
-    { "prefix", K_STR, 0, NULL }, { "source", K_STR, 0, NULL }, { "mlx", K_STR, FACT, NULL },
+    { "prefix", K_STR, 0, NULL }, { "source", K_STR, 0, NULL }, { "executable", K_STR, 0, NULL },
+    { "version", K_STR, FACT, NULL }, { "mlx", K_STR, FACT, NULL },
     { "mlx_lm", K_STR, FACT, NULL }, { "mlx_metal", K_STR, FACT, NULL },
     { "distributions", K_OBJS, 0, dist_f }, END
 };
@@ -340,11 +342,13 @@ json_object *tbm_record_obj(json_object *rec, const char *path)
 /* ---- the TBM1 summary's members (record_codec.c encodes and decodes it) ---- */
 
 static const field_t summary_f[] = {
-    { "v", K_INT, REQ, NULL }, { "job", K_INT, REQ, NULL }, { "phase", K_STR, REQ, NULL },
+    { "v", K_INT, REQ, NULL }, { "job", K_INT, 0, NULL }, { "phase", K_STR, REQ, NULL },
     { "state", K_STR, REQ, NULL }, { "exit", K_INT, 0, NULL }, { "backend", K_STR, 0, NULL },
     { "group", K_STR, 0, NULL }, { "nodes", K_INT, 0, NULL }, { "model", K_STR, 0, NULL },
     { "commit", K_STR, 0, NULL }, { "dirty", K_BOOL, 0, NULL }, { "seed", K_STR, 0, NULL },
-    { "data", K_INT, 0, NULL }, { "script", K_STR, 0, NULL }, { "record", K_STR, 0, NULL }, END
+    { "data", K_INT, 0, NULL }, { "script", K_STR, 0, NULL }, { "record", K_STR, 0, NULL },
+    { "records", K_STR, 0, NULL }, { "why", K_STR, 0, NULL },
+    { "submit", K_OBJ, FACT, submit_f }, { "declared", K_OBJ, 0, declared_f }, END
 };
 
 int tbm_summary_validate(json_object *s, tbm_err_t *err)

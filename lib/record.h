@@ -168,4 +168,35 @@ void tbm_pydist_normalize(char *name);
  * text, or NULL with err. */
 char *tbm_record_crate(json_object *rec, const char *record_name, tbm_err_t *err);
 
+/* ---- a node's facts (record_node.c) ---- */
+
+struct tbm_host_facts;
+
+/* Fill a record's node object from what `macnode probe` found (macOS version and build, chip, memory, RDMA,
+ * the Thunderbolt links: port, interface, speed, the peer's domain UUID, address, up); what the facts do
+ * not say is recorded as absent with why. */
+void tbm_record_node_facts(json_object *node, const struct tbm_host_facts *f);
+
+/* Mark every fact of a node that `macnode probe` would give as absent, with why. */
+void tbm_record_node_absent(json_object *node, const char *why);
+
+/* ---- the record store's settings (record_settings.c) ---- */
+
+#define TBM_RECORD_PATH_MAX 1024
+
+typedef struct tbm_record_settings {
+    char dir[TBM_RECORD_PATH_MAX];   /* RecordDir=: the store (a shared filesystem in production) */
+    char readers[64];                /* RecordReaders=: the Unix group that may read every record ("" none) */
+    int records;                     /* Records=yes|no: make records at all (default yes) */
+} tbm_record_settings_t;
+
+/* Read RecordDir=, RecordReaders= and Records= from a tbmesh.conf text (every other line is left to the
+ * tbmesh.conf parser); what is not set keeps its value in *s. 0, or -1 with err naming the line. */
+int tbm_record_settings_parse(const char *text, size_t len, const char *name, tbm_record_settings_t *s,
+                              tbm_err_t *err);
+
+/* The value of the first line `Key=Value` (key case-insensitive, alone on its line, '#' comments) of a
+ * slurm.conf-style text, e.g. ClusterName; 1 found, 0 not. */
+int tbm_record_conf_value(const char *text, size_t len, const char *key, char *out, size_t out_len);
+
 #endif

@@ -12,10 +12,12 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     case S_CTX_REMOTE:
         tbm_spank_remote_args(ac, av);
         tbm_spank_bridge_args(ac, av);
-        return tbm_spank_submit_init(sp, ac, av);   /* the step's --mlx-backend is read back here */
+        if (tbm_spank_submit_init(sp, ac, av) < 0 || tbm_spank_repro_init(sp, ac, av) < 0)
+            return -1;   /* the step's --mlx-backend is read back here */
+        return tbm_spank_repro_start(sp);
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
-        return tbm_spank_submit_init(sp, ac, av);
+        return tbm_spank_submit_init(sp, ac, av) < 0 ? -1 : tbm_spank_repro_init(sp, ac, av);
     default:
         return 0;
     }
@@ -26,7 +28,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     switch (spank_context()) {
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
-        return tbm_spank_submit_post_opt(sp, ac, av);
+        return tbm_spank_submit_post_opt(sp, ac, av) < 0 ? -1 : tbm_spank_repro_post_opt(sp);
     default:
         return 0;
     }
@@ -43,10 +45,18 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     if (spank_context() == S_CTX_REMOTE) {
+        tbm_spank_repro_exit(sp);   /* before the step's files go */
         tbm_spank_remote_exit();
         tbm_spank_bridge_exit();
     }
     return 0;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    return tbm_spank_repro_task_exit(sp);
 }
 
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
