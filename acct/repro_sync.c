@@ -3,6 +3,7 @@
 #include "repro_sync.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,8 +173,18 @@ static int sync_one(const tbm_store_t *st, char **f)
     snprintf(state, sizeof(state), "%s", f[F_STATE]);
     strtok(state, " ");
     if (strncmp(f[F_ADMIN], TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) != 0 || !is_final(state) ||
-        tbm_parse_ll(f[F_ID], 10, 1, 4294967294LL, &id) < 0 || tbm_parse_ll(f[F_UID], 10, 0, 4294967294LL, &uid) < 0)
+        tbm_parse_ll(f[F_ID], 10, 1, 4294967294LL, &id) < 0)
         return 0;   /* not a Mac job with records, or not over yet */
+    {
+        struct passwd *pw = getpwnam(f[F_USER]);
+        if (pw)
+            uid = (long long)pw->pw_uid;
+        else if (tbm_parse_ll(f[F_UID], 10, 1, 4294967294LL, &uid) < 0) {
+            fprintf(stderr, "tbmesh repro sync: job %lld: its user %s is not known here; run sync where it is\n", id,
+                    f[F_USER]);
+            return -1;
+        }
+    }
     rec = tbm_store_load(st, (uint32_t)id, NULL, &err);
     fresh = rec == NULL;
     if (rec) {

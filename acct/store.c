@@ -20,17 +20,23 @@
 #define TBM_RECORD_DIR_DEFAULT "/var/lib/slurm-tbmesh/records"
 #endif
 
+/* ClusterName, and munged's socket from AuthInfo=socket=PATH (the seal is checked with Slurm's munged). */
 static void read_cluster(tbm_store_t *st, const char *slurm_conf)
 {
     tbm_err_t ignored;
     size_t len, i;
-    char *text = slurm_conf ? tbm_read_file(slurm_conf, 4u << 20, &len, &ignored) : NULL;
+    char *text = slurm_conf ? tbm_read_file(slurm_conf, 4u << 20, &len, &ignored) : NULL, info[1100], *sock;
 
     snprintf(st->cluster, sizeof(st->cluster), "cluster");
     if (text && tbm_record_conf_value(text, len, "ClusterName", st->cluster, sizeof(st->cluster)))
         for (i = 0; st->cluster[i]; i++)
             if (!isalnum((unsigned char)st->cluster[i]) && !strchr("_-.", st->cluster[i]))
                 snprintf(st->cluster, sizeof(st->cluster), "cluster");
+    if (text && tbm_record_conf_value(text, len, "AuthInfo", info, sizeof(info)) && (sock = strstr(info, "socket="))) {
+        sock += 7;
+        sock[strcspn(sock, ",")] = '\0';
+        snprintf(st->munge_socket, sizeof(st->munge_socket), "%s", sock);
+    }
     free(text);
 }
 
@@ -97,10 +103,11 @@ static int cluster_dir(const tbm_store_t *st, char *buf, size_t len, tbm_err_t *
 
     /* the store's parent folders are the site's; RecordDir itself and the cluster's folder are ours */
     snprintf(parent, sizeof(parent), "%s", st->set.dir);
-    if ((slash = strrchr(parent, '/')) && slash != parent) {
+    for (slash = strchr(parent + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
         *slash = '\0';
         if (mkdir(parent, 0755) < 0 && errno != EEXIST)
             return tbm_errprintf(err, "cannot make %s: %s", parent, strerror(errno));
+        *slash = '/';
     }
     if (root_dir(st->set.dir, 0711, err) < 0)
         return -1;

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,7 +478,8 @@ static int job_context(spank_t sp, job_ctx_t *c)
         slurm_error("tbmesh: job %u: no reproducibility record: %s", c->job, err.msg);
         return 0;
     }
-    snprintf(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", munge_socket);
+    if (munge_socket[0])
+        snprintf(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", munge_socket);
     if (!c->store.set.records)
         return 0;
     {
@@ -674,7 +676,11 @@ static void job_facts(job_ctx_t *c, json_object *job, char **names, size_t n)
     int idx;
 
     add_str(job, "name", repro_env(c->env, "SLURM_JOB_NAME"));
-    add_str(job, "user", repro_env(c->env, "SLURM_JOB_USER"));
+    {
+        struct passwd *pw = getpwuid(c->uid);
+        add_str(job, "user", repro_env(c->env, "SLURM_JOB_USER") ? repro_env(c->env, "SLURM_JOB_USER")
+                                                                  : pw ? pw->pw_name : NULL);
+    }
     json_object_object_add(job, "uid", json_object_new_int64(c->uid));
     add_str(job, "account", repro_env(c->env, "SLURM_JOB_ACCOUNT"));
     add_str(job, "partition", repro_env(c->env, "SLURM_JOB_PARTITION"));
@@ -714,6 +720,27 @@ static int store_it(job_ctx_t *c, json_object *rec, const char *what)
     return 0;
 }
 
+/* The batch script as slurmd received it (the batch step's argv[0]): its SHA-256 is a fact of the node. */
+static void script_digest(spank_t sp, json_object *rec)
+{
+    json_object *submit = tbm_json_typed(rec, "submit", json_type_object);
+    char **argv = NULL, hex[TBM_SHA256_HEX];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text;
+    int argc = 0;
+
+    if (!submit || spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1)
+        return;
+    if (!(text = tbm_read_file(argv[0], 64u << 20, &len, &err))) {
+        json_object_object_add(submit, "script_sha256", tbm_record_absent(err.msg));
+        return;
+    }
+    tbm_sha256_hex(text, len, hex);
+    json_object_object_add(submit, "script_sha256", json_object_new_string(hex));
+    free(text);
+}
+
 /* The batch step starts (root): the record as far as it is known. */
 static void batch_start(spank_t sp, job_ctx_t *c)
 {
@@ -740,6 +767,7 @@ static void batch_start(spank_t sp, job_ctx_t *c)
             json_object_array_add(paths, json_object_new_string(tbm_json_str(json_object_array_get_idx(data, i), "path")));
         w.paths = paths;
     }
+    script_digest(sp, rec);
     w.python = !c->bridge;
     w.store = &c->store;
     user = run_as_user(c, &w);
@@ -980,7 +1008,7 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     int code = WIFEXITED(task_status) ? WEXITSTATUS(task_status) : 0;
     int sig = WIFSIGNALED(task_status) ? WTERMSIG(task_status) : 0;
 
-    (void)sp;
+    slurm_info("tbmesh: job %u: completing its reproducibility record", c->job);
     if (!rec) {   /* the start did not store one: begin again from what is known now */
         char **names;
         size_t n = 0;
@@ -1021,8 +1049,10 @@ static void batch_end(spank_t sp, job_ctx_t *c)
                                                            : tbm_record_absent("the job's stderr could not be read"));
     if (tbm_record_validate(rec, &err) < 0)
         slurm_error("tbmesh: job %u: the end record does not hold together: %s", c->job, err.msg);
-    else if (store_it(c, rec, "end") == 0)
+    else if (store_it(c, rec, "end") == 0) {
         tbm_store_parts_remove(&c->store, c->job);
+        slurm_info("tbmesh: job %u: reproducibility record stored (%s)", c->job, state);
+    }
     if (msg)
         slurm_free_job_info_msg(msg);
     json_object_put(user);
@@ -1033,11 +1063,14 @@ static void batch_end(spank_t sp, job_ctx_t *c)
 int tbm_spank_repro_start(spank_t sp)
 {
     job_ctx_t c;
+    long long t0 = tbm_now_us();
 
     if (spank_context() != S_CTX_REMOTE || geteuid() != 0)
         return 0;
-    if (job_context(sp, &c) && c.step == SLURM_BATCH_SCRIPT)
+    if (job_context(sp, &c) && c.step == SLURM_BATCH_SCRIPT) {
         batch_start(sp, &c);
+        slurm_info("tbmesh: job %u: record start work took %lld us", c.job, tbm_now_us() - t0);
+    }
     ctx_free(&c);
     return 0;
 }
@@ -1056,6 +1089,7 @@ int tbm_spank_repro_task_exit(spank_t sp)
 
 int tbm_spank_repro_exit(spank_t sp)
 {
+    long long t0 = tbm_now_us();
     job_ctx_t c;
 
     if (spank_context() != S_CTX_REMOTE || geteuid() != 0)
@@ -1065,6 +1099,8 @@ int tbm_spank_repro_exit(spank_t sp)
             batch_end(sp, &c);
         else if (c.step != SLURM_INTERACTIVE_STEP)
             step_end(sp, &c);
+        slurm_info("tbmesh: job %u: record %s work took %lld us", c.job,
+                   c.step == SLURM_BATCH_SCRIPT ? "end" : "step", tbm_now_us() - t0);
     }
     ctx_free(&c);
     return 0;
