@@ -1062,12 +1062,14 @@ static void batch_end(spank_t sp, job_ctx_t *c)
 
 int tbm_spank_repro_start(spank_t sp)
 {
-    job_ctx_t c;
     long long t0 = tbm_now_us();
+    uint32_t step = 0;
+    job_ctx_t c;
 
-    if (spank_context() != S_CTX_REMOTE || geteuid() != 0)
-        return 0;
-    if (job_context(sp, &c) && c.step == SLURM_BATCH_SCRIPT) {
+    if (spank_context() != S_CTX_REMOTE || geteuid() != 0 ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
+        return 0;   /* other steps start with nothing to record */
+    if (job_context(sp, &c)) {
         batch_start(sp, &c);
         slurm_info("tbmesh: job %u: record start work took %lld us", c.job, tbm_now_us() - t0);
     }
