@@ -741,6 +741,25 @@ static void script_digest(spank_t sp, json_object *rec)
     free(text);
 }
 
+/* A record of this job already in the store is an earlier run of a requeued job: this run counts one more
+ * restart, whatever the environment says, so that the earlier record is kept beside it. */
+static void earlier_run(job_ctx_t *c, json_object *job)
+{
+    tbm_err_t err = { { 0 } };
+    json_object *old = tbm_store_load(&c->store, c->job, NULL, &err), *r;
+    long long before, now;
+
+    if (!old)
+        return;
+    r = tbm_json_typed(json_object_object_get(old, "job"), "restarts", json_type_int);
+    before = r ? (long long)json_object_get_int64(r) : 0;
+    r = tbm_json_typed(job, "restarts", json_type_int);
+    now = r ? (long long)json_object_get_int64(r) : 0;
+    if (now <= before)
+        json_object_object_add(job, "restarts", json_object_new_int64(before + 1));
+    json_object_put(old);
+}
+
 /* The batch step starts (root): the record as far as it is known. */
 static void batch_start(spank_t sp, job_ctx_t *c)
 {
@@ -753,6 +772,7 @@ static void batch_start(spank_t sp, job_ctx_t *c)
 
     names = tbm_spank_step_nodes(sp, &n, &err);
     job_facts(c, json_object_object_get(rec, "job"), names, n);
+    earlier_run(c, json_object_object_get(rec, "job"));
     sub = text ? tbm_json_parse(text, strlen(text), &err) : NULL;
     if (sub && tbm_json_typed(sub, "submit", json_type_object))
         json_object_object_add(rec, "submit", json_object_get(json_object_object_get(sub, "submit")));
