@@ -456,47 +456,13 @@ static void shell_word(const char *s)
     putchar('\'');
 }
 
-static int cmd_rerun(const tbm_store_t *st, char **args, int n)
+/* The declared inputs as --repro-* options. */
+static void declared_options(json_object *declared, uint32_t id)
 {
-    json_object *rec, *submit, *declared, *git, *opts, *job, *data, *model;
-    uint32_t id;
+    json_object *data, *model;
+    char note[300];
     size_t i;
 
-    if (n != 1)
-        return fprintf(stderr, "tbmesh repro rerun: give one job id\n"), 2;
-    if (job_arg(args[0], &id) < 0 || !(rec = load(st, id, NULL)))
-        return 2;
-    job = tbm_json_typed(rec, "job", json_type_object);
-    submit = tbm_json_typed(rec, "submit", json_type_object);
-    declared = tbm_json_typed(rec, "declared", json_type_object);
-    git = tbm_json_typed(submit, "git", json_type_object);
-    opts = tbm_json_typed(submit, "options", json_type_object);
-    if (!submit || !tbm_json_str(submit, "script")) {
-        fprintf(stderr, "tbmesh repro rerun: job %u has no submit half (its batch script is not known): it was "
-                "not submitted with sbatch, or before records were on\n", id);
-        json_object_put(rec);
-        return 1;
-    }
-    printf("# job %u, recorded %s\n", id, s_or(job, "state", "?"));
-    if (git && tbm_json_str(git, "commit")) {
-        printf("# code: git checkout %s in %s", tbm_json_str(git, "commit"), s_or(submit, "work_dir", "."));
-        if (tbm_json_typed(git, "dirty", json_type_boolean) && json_object_get_boolean(json_object_object_get(git, "dirty")))
-            printf(" (the run's tree had uncommitted changes, which the record does not hold)");
-        printf("\n");
-    }
-    printf("# check the batch script against sha256 %s and the inputs with tbmesh repro diff %u NEWJOB\n",
-           s_or(submit, "script_sha256", "?"), id);
-    printf("cd ");
-    shell_word(s_or(submit, "work_dir", "."));
-    printf(" && sbatch");
-    if (opts) {
-        json_object_object_foreach(opts, k, v) {
-            if (!strncmp(k, "repro-", 6))
-                continue;   /* written below from what was declared */
-            printf(" --%s=", k);
-            shell_word(json_object_get_string(v));
-        }
-    }
     if ((model = tbm_json_typed(declared, "model", json_type_object))) {
         char m[1200];
         snprintf(m, sizeof(m), "%s%s%s", s_or(model, "id", ""), tbm_json_str(model, "revision") ? "@" : "",
@@ -520,14 +486,101 @@ static int cmd_rerun(const tbm_store_t *st, char **args, int n)
             shell_word(json_object_get_string(json_object_array_get_idx(data, i)));
         }
     }
+    snprintf(note, sizeof(note), "rerun of job %u", id);
     printf(" --repro-note=");
-    {
-        char note[300];
-        snprintf(note, sizeof(note), "rerun of job %u", id);
-        shell_word(note);
+    shell_word(note);
+}
+
+/* The recorded command line after "sbatch", less its --repro-* options (given again from the record), words
+ * as the plug-in quoted them; without a recorded line, the recorded options and the script. */
+static void rest_of_line(json_object *submit)
+{
+    const char *line = tbm_json_str(submit, "sbatch_line"), *p;
+    json_object *opts = tbm_json_typed(submit, "options", json_type_object);
+    char word[8192];
+    int first = 1, skip_next = 0;
+    size_t n;
+
+    if (!line) {
+        if (opts) {
+            json_object_object_foreach(opts, k, v) {
+                if (!strncmp(k, "repro", 5))
+                    continue;
+                printf(" --%s=", k);
+                shell_word(json_object_get_string(v));
+            }
+        }
+        printf(" ");
+        shell_word(s_or(submit, "script", "SCRIPT"));
+        return;
     }
-    printf(" ");
-    shell_word(tbm_json_str(submit, "script"));
+    for (p = line; *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        n = 0;
+        while (*p && *p != ' ' && n < sizeof(word) - 1) {
+            if (*p == '\'') {   /* a quoted part, as the plug-in wrote it */
+                for (p++; *p && *p != '\'' && n < sizeof(word) - 1; p++)
+                    word[n++] = *p;
+                if (*p)
+                    p++;
+            } else {
+                word[n++] = *p++;
+            }
+        }
+        word[n] = '\0';
+        if (first) {   /* sbatch itself */
+            first = 0;
+            continue;
+        }
+        if (skip_next) {
+            skip_next = 0;
+            continue;
+        }
+        if (!strncmp(word, "--repro", 7)) {
+            skip_next = !strchr(word, '=');
+            continue;
+        }
+        printf(" ");
+        shell_word(word);
+    }
+}
+
+static int cmd_rerun(const tbm_store_t *st, char **args, int n)
+{
+    json_object *rec, *submit, *declared, *git, *job;
+    uint32_t id;
+
+    if (n != 1)
+        return fprintf(stderr, "tbmesh repro rerun: give one job id\n"), 2;
+    if (job_arg(args[0], &id) < 0 || !(rec = load(st, id, NULL)))
+        return 2;
+    job = tbm_json_typed(rec, "job", json_type_object);
+    submit = tbm_json_typed(rec, "submit", json_type_object);
+    declared = tbm_json_typed(rec, "declared", json_type_object);
+    git = tbm_json_typed(submit, "git", json_type_object);
+    if (!submit || (!tbm_json_str(submit, "script") && !tbm_json_str(submit, "sbatch_line"))) {
+        fprintf(stderr, "tbmesh repro rerun: job %u has no submit half (its batch script is not known): it was "
+                "not submitted with sbatch, or before records were on\n", id);
+        json_object_put(rec);
+        return 1;
+    }
+    printf("# job %u, recorded %s\n", id, s_or(job, "state", "?"));
+    if (git && tbm_json_str(git, "commit")) {
+        printf("# code: git checkout %s in %s", tbm_json_str(git, "commit"), s_or(submit, "work_dir", "."));
+        if (tbm_json_typed(git, "dirty", json_type_boolean) && json_object_get_boolean(json_object_object_get(git, "dirty")))
+            printf(" (the run's tree had uncommitted changes, which the record does not hold)");
+        printf("\n");
+    }
+    printf("# check the batch script against sha256 %s and the inputs with tbmesh repro diff %u NEWJOB\n",
+           s_or(submit, "script_sha256", "?"), id);
+    printf("cd ");
+    shell_word(s_or(submit, "work_dir", "."));
+    printf(" && sbatch");
+    declared_options(declared, id);
+    rest_of_line(submit);
     printf("\n");
     json_object_put(rec);
     return 0;

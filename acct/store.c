@@ -137,10 +137,12 @@ char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t
 
     tbm_store_path(st, job, ext, path, sizeof(path));
     text = tbm_read_file(path, TBM_RECORD_MAX, len, err);
-    if (!text && errno == ENOENT)
-        tbm_errprintf(err, "job %u has no %s in %s/%s: the job made no record (not a Mac job, records off) or "
-                      "`tbmesh repro sync` has not filled it in yet", job, strcmp(ext, "seal") ? "record" : "seal",
-                      st->set.dir, st->cluster);
+    if (!text && errno == ENOENT && !strcmp(ext, "seal"))
+        tbm_errprintf(err, "job %u has a record but no seal in %s/%s: it was not sealed (munged was not reachable "
+                      "when it was written?): do not trust it", job, st->set.dir, st->cluster);
+    else if (!text && errno == ENOENT)
+        tbm_errprintf(err, "job %u has no record in %s/%s: the job made no record (not a Mac job, records off) or "
+                      "`tbmesh repro sync` has not filled it in yet", job, st->set.dir, st->cluster);
     else if (!text && (errno == EACCES || errno == EPERM))
         tbm_errprintf(err, "the record of job %u is not yours: only its user, root and the RecordReaders group may "
                       "read it", job);
