@@ -75,6 +75,9 @@ t_match "show: resource use absent with why (bridge mode)" "absent \(bridge mode
 t_match "show: the data's digests" "data $W/corpus: folder sha256 [0-9a-f]{64}, [0-9]+ bytes, 3 files" "$show"
 t_match "show: the output digested at the end" "output $W/single.bin: file sha256 [0-9a-f]{64}" "$show"
 t_ok "verify: sealed by root on the node" repro tbm-alice verify "$one"
+t_match "rerun: the same sbatch line, the declared inputs as options" \
+    "^cd .* && sbatch --repro-model=mlx-community/Llama-3.2-1B@7c6e1a2 --repro-data=.*train.jsonl,.*corpus --repro-seed=7 .* --gres=tbmesh:studio-a:1 .*refwork.sh .*single.bin$" \
+    "$(repro tbm-alice rerun "$one" | tail -n1)"
 
 # ---- the 4-Mac run, then the diff ----
 out=$(as tbm-alice env HF_TOKEN=$SECRET sbatch --gres=tbmesh:studio-a:4 "${opts[@]}" --repro-output="$W/mesh.bin" \
