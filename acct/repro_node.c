@@ -291,7 +291,7 @@ json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), 
     char *text;
     json_object *out;
 
-    if (pipe(fd) < 0)
+    if (pipe2(fd, O_CLOEXEC) < 0)
         return tbm_errprintf(err, "cannot make a pipe: %s", strerror(errno)), NULL;
     if ((pid = fork()) < 0) {
         close(fd[0]);
@@ -330,7 +330,7 @@ int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, 
 
     p->pid = -1;
     p->fd = -1;
-    if (pipe(fd) < 0)
+    if (pipe2(fd, O_CLOEXEC) < 0)
         return -1;
     if ((p->pid = fork()) == 0) {
         char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--compact",

@@ -3,6 +3,7 @@
 #include "repro_sync.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static char *run_sacct(const char *since, const char *jobs)
     if (jobs)
         argv[n++] = "-j", argv[n++] = (char *)jobs;
     argv[n] = NULL;
-    if (pipe(fd) < 0 || (pid = fork()) < 0)
+    if (pipe2(fd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
         return fprintf(stderr, "tbmesh repro sync: cannot run sacct: %s\n", strerror(errno)), NULL;
     if (pid == 0) {
         dup2(fd[1], STDOUT_FILENO);

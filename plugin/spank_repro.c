@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +201,7 @@ static int run_line(char *const argv[], char *out, size_t len)
     long long end = tbm_now_ms() + 5000;
 
     out[0] = '\0';
-    if (pipe(fd) < 0)
+    if (pipe2(fd, O_CLOEXEC) < 0)
         return -1;
     if ((pid = fork()) == 0) {
         dup2(fd[1], STDOUT_FILENO);
@@ -668,7 +669,6 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
 
 static void job_facts(job_ctx_t *c, json_object *job, char **names, size_t n)
 {
-    job_info_msg_t *msg = NULL;
     json_object *a = json_object_new_array();
     const char *v;
     long long r;
@@ -694,17 +694,10 @@ static void job_facts(job_ctx_t *c, json_object *job, char **names, size_t n)
     add_str(job, "backend_requested", v && *v ? v : "auto");
     if ((v = repro_env(c->env, "SLURM_RESTART_COUNT")) && tbm_parse_ll(v, 10, 0, 1000000, &r) == 0)
         json_object_object_add(job, "restarts", json_object_new_int64(r));
-    if (slurm_load_job(&msg, c->job, SHOW_DETAIL) == SLURM_SUCCESS && msg && msg->record_count > 0) {
-        json_object_object_add(job, "submit_time", json_object_new_int64((int64_t)msg->job_array[0].submit_time));
-        json_object_object_add(job, "start_time", json_object_new_int64((int64_t)msg->job_array[0].start_time));
-    } else {
-        json_object_object_add(job, "start_time", json_object_new_int64((int64_t)time(NULL)));
-    }
-    if (msg)
-        slurm_free_job_info_msg(msg);
+    json_object_object_add(job, "start_time", json_object_new_int64((int64_t)time(NULL)));   /* Slurm's at the end */
 }
 
-static int store_it(job_ctx_t *c, json_object *rec, const char *what)
+static int store_it(job_ctx_t *c, json_object *rec, const char *what, int admin_comment)
 {
     const char *secrets[256];
     size_t ns = secrets_of(c->env, secrets, 256);
@@ -716,7 +709,8 @@ static int store_it(job_ctx_t *c, json_object *rec, const char *what)
         slurm_error("tbmesh: job %u: the %s record was not stored: %s", c->job, what, err.msg);
         return -1;
     }
-    set_admin_comment(c->job, rec, sha);
+    if (admin_comment)
+        set_admin_comment(c->job, rec, sha);
     return 0;
 }
 
@@ -798,7 +792,7 @@ static void batch_start(spank_t sp, job_ctx_t *c)
     if (tbm_record_validate(rec, &err) < 0)
         slurm_error("tbmesh: job %u: the start record does not hold together: %s", c->job, err.msg);
     else
-        store_it(c, rec, "start");
+        store_it(c, rec, "start", 0);   /* AdminComment keeps the submit half until the end */
     json_object_put(w.paths);
     json_object_put(user);
     json_object_put(sub);
@@ -1045,6 +1039,8 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     json_object_object_add(job, "signal", json_object_new_int(sig));
     if (slurm_load_job(&msg, c->job, SHOW_DETAIL) == SLURM_SUCCESS && msg && msg->record_count > 0) {
         state = state_name(msg->job_array[0].job_state);
+        json_object_object_add(job, "submit_time", json_object_new_int64((int64_t)msg->job_array[0].submit_time));
+        json_object_object_add(job, "start_time", json_object_new_int64((int64_t)msg->job_array[0].start_time));
         if (msg->job_array[0].std_err || msg->job_array[0].std_out)
             stderr_path(c, msg->job_array[0].std_err ? msg->job_array[0].std_err : msg->job_array[0].std_out,
                         work_dir, errpath, sizeof(errpath));
@@ -1069,7 +1065,7 @@ static void batch_end(spank_t sp, job_ctx_t *c)
                                                            : tbm_record_absent("the job's stderr could not be read"));
     if (tbm_record_validate(rec, &err) < 0)
         slurm_error("tbmesh: job %u: the end record does not hold together: %s", c->job, err.msg);
-    else if (store_it(c, rec, "end") == 0) {
+    else if (store_it(c, rec, "end", 1) == 0) {
         tbm_store_parts_remove(&c->store, c->job);
         slurm_info("tbmesh: job %u: reproducibility record stored (%s)", c->job, state);
     }
@@ -1080,21 +1076,55 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     json_object_put(rec);
 }
 
+/* The start work (agents' probes, digests, the first write) runs in a child of slurmstepd while the batch
+ * script runs, so that it does not delay the job; the batch step's end waits for it. The child makes no call
+ * into Slurm (slurmstepd has threads; only what fork leaves safe is used: our code, exec, munge). */
+static pid_t start_worker = -1;
+
+#define START_WAIT_MS 120000
+
 int tbm_spank_repro_start(spank_t sp)
 {
-    long long t0 = tbm_now_us();
     uint32_t step = 0;
     job_ctx_t c;
+    pid_t pid;
 
     if (spank_context() != S_CTX_REMOTE || geteuid() != 0 ||
         spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
         return 0;   /* other steps start with nothing to record */
     if (job_context(sp, &c)) {
-        batch_start(sp, &c);
-        slurm_info("tbmesh: job %u: record start work took %lld us", c.job, tbm_now_us() - t0);
+        pid = fork();
+        if (pid == 0) {
+            batch_start(sp, &c);
+            _exit(0);
+        }
+        if (pid < 0)
+            batch_start(sp, &c);   /* no child: do it now */
+        start_worker = pid;
     }
     ctx_free(&c);
     return 0;
+}
+
+/* Wait for the start worker (killed after START_WAIT_MS); how long the end waited, in microseconds. */
+static long long wait_start_worker(void)
+{
+    long long t0 = tbm_now_us();
+    int status;
+
+    if (start_worker <= 0)
+        return 0;
+    while (waitpid(start_worker, &status, WNOHANG) == 0) {
+        if (tbm_now_us() - t0 > START_WAIT_MS * 1000LL) {
+            kill(start_worker, SIGKILL);
+            waitpid(start_worker, &status, 0);
+            slurm_error("tbmesh: the record's start work took more than %d s and was stopped", START_WAIT_MS / 1000);
+            break;
+        }
+        usleep(2000);
+    }
+    start_worker = -1;
+    return tbm_now_us() - t0;
 }
 
 int tbm_spank_repro_task_exit(spank_t sp)
@@ -1117,12 +1147,13 @@ int tbm_spank_repro_exit(spank_t sp)
     if (spank_context() != S_CTX_REMOTE || geteuid() != 0)
         return 0;
     if (job_context(sp, &c)) {
+        long long waited = c.step == SLURM_BATCH_SCRIPT ? wait_start_worker() : 0;
         if (c.step == SLURM_BATCH_SCRIPT)
             batch_end(sp, &c);
         else if (c.step != SLURM_INTERACTIVE_STEP)
             step_end(sp, &c);
-        slurm_info("tbmesh: job %u: record %s work took %lld us", c.job,
-                   c.step == SLURM_BATCH_SCRIPT ? "end" : "step", tbm_now_us() - t0);
+        slurm_info("tbmesh: job %u: record %s work took %lld us (%lld us of it waiting for the start work)", c.job,
+                   c.step == SLURM_BATCH_SCRIPT ? "end" : "step", tbm_now_us() - t0, waited);
     }
     ctx_free(&c);
     return 0;

@@ -103,7 +103,8 @@ t_match "failed: the end of the job's stderr" "stderr\| the end of stderr: boom"
 # ---- cancelled while running (direct mode), and what AdminComment allows ----
 out=$(as tbm-alice sbatch --gres=tbmesh:mini-b:4 -o /dev/null "$W/sleep.sh" 2>&1); cancelled=$(jid "$out")
 wait_running "$cancelled"; wait_record "$cancelled" start
-t_match "the start record is in AdminComment while the job runs" '"phase":"start".*"state":"RUNNING"' "$(ctl_summary "$cancelled")"
+t_match "the start record is in the store while the job runs" '"state": "RUNNING"' "$(cat "$STORE/$cancelled.json")"
+t_match "... and AdminComment keeps the submit half until the end" '"phase":"submit"' "$(ctl_summary "$cancelled")"
 t_ok "AdminComment: root may update it while the job runs" scontrol update JobId="$cancelled" AdminComment=probe
 t_match "... and slurmctld keeps it" "AdminComment=probe" "$(scontrol show job -o "$cancelled")"
 scancel "$cancelled"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # repro-overhead.sh: what the reproducibility records cost, printed as figures (no pass/fail).
-#  1. The record's start and end work per job, in one run: N one-Mac jobs with records and N with --repro=off,
-#     alternating, on a bridge-mode and a direct-mode group; for each, the job's life in slurmctld (allocation
-#     to completion, from its log) and the work the plug-in itself timed on the node.
+#  1. The record's start and end work per job, in one run: N one-Mac jobs (`srun true`) with records and N with
+#     --repro=off, alternating, on a bridge-mode and a direct-mode group; for each, the job's life in slurmctld
+#     (allocation to completion, from its log) and the work the plug-in itself timed on the node.
 #  2. Data digests: SHA-256 throughput per core (CPU time) on a large file, and that an unchanged file is not
 #     read again (the device/inode/size/mtime cache).
 # Usage: tests/perf/repro-overhead.sh [N] [MB]   (as root, with the lab up; default N=20, MB=1024)
@@ -41,13 +41,13 @@ bench_group() {   # bench_group GROUP
     local lon loff work_start work_end work_step
     lon=$(for j in "${on[@]}"; do life_ms "$j"; done | median)
     loff=$(for j in "${off[@]}"; do life_ms "$j"; done | median)
-    work_start=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record start work took" "$LAB"/log/slurmd-*.log; done | awk '{ print $(NF-1) / 1000 }' | median)
-    work_end=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record end work took" "$LAB"/log/slurmd-*.log; done | awk '{ print $(NF-1) / 1000 }' | median)
-    work_step=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record step work took" "$LAB"/log/slurmd-*.log; done | awk '{ print $(NF-1) / 1000 }' | median)
+    work_end=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record end work took" "$LAB"/log/slurmd-*.log; done | sed 's/.* took \([0-9]*\) us .*/\1/' | awk '{ print $1 / 1000 }' | median)
+    work_start=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record end work took" "$LAB"/log/slurmd-*.log; done | sed 's/.*(\([0-9]*\) us of it waiting.*/\1/' | awk '{ print $1 / 1000 }' | median)
+    work_step=$(for j in "${on[@]}"; do grep -h "tbmesh: job $j: record step work took" "$LAB"/log/slurmd-*.log; done | sed 's/.* took \([0-9]*\) us .*/\1/' | awk '{ print $1 / 1000 }' | median)
     printf '%-9s %3d jobs each: job life (slurmctld) median %s ms with records, %s ms with --repro=off: +%s ms\n' \
         "$g" "$N" "$lon" "$loff" "$(awk -v a="$lon" -v b="$loff" 'BEGIN { printf "%.1f", a - b }')"
-    printf '%-9s   the plug-in timed its own work: start %s ms, step end %s ms, batch end %s ms (medians)\n' \
-        "$g" "$work_start" "$work_step" "$work_end"
+    printf '%-9s   the plug-in timed its own work: step end %s ms, batch end %s ms, of which waiting for the start work (which runs beside the batch script) %s ms (medians)\n' \
+        "$g" "$work_step" "$work_end" "$work_start"
 }
 
 echo "== record work per job (N=$N, alternating with and without records)"
