@@ -24,7 +24,7 @@
 #include "record.h"
 #include "strbuf.h"
 
-#define META_MAX (1u << 20)
+#define META_HEAD 65536   /* the headers come first; the description after them can be long */
 #define OUT_MAX (8u << 20)
 
 const char *repro_env(char *const *env, const char *name)
@@ -52,6 +52,31 @@ static int on_path(char *const *env, const char *name, char *out, size_t len)
     return 0;
 }
 
+/* The first `max` bytes of a regular file (not through a symlink at its end), NUL-terminated; NULL if none. */
+static char *read_head(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    char *buf;
+    ssize_t n;
+
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(buf = malloc(max + 1))) {
+        close(fd);
+        return NULL;
+    }
+    n = read(fd, buf, max);
+    close(fd);
+    if (n <= 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
 /* Every dist-info folder below lib/python3.X/{site,dist}-packages of prefix: distributions into `dists`. */
 static void scan_site(const char *site, json_object *dists, json_object *seen)
 {
@@ -69,7 +94,7 @@ static void scan_site(const char *site, json_object *dists, json_object *seen)
         if (n < 11 || strcmp(e->d_name + n - 10, ".dist-info") != 0)
             continue;
         tbm_record_fmt(meta, sizeof(meta), "%s/%s/METADATA", site, e->d_name);
-        if (!(text = tbm_read_file(meta, META_MAX, &len, &err)))
+        if (!(text = read_head(meta, META_HEAD, &len)))
             continue;
         if (tbm_pydist_metadata(text, len, name, sizeof(name), version, sizeof(version), &err) == 0) {
             tbm_pydist_normalize(name);
@@ -188,7 +213,6 @@ json_object *repro_openmpi(char *const *env)
     static const char *const where[] = { "lib/pkgconfig", "lib/x86_64-linux-gnu/pkgconfig",
                                          "lib/aarch64-linux-gnu/pkgconfig", "lib64/pkgconfig" };
     char version[64];
-    tbm_err_t err;
     size_t i, len;
 
     if (!on_path(env, "mpirun", exe, sizeof(exe)))
@@ -198,8 +222,9 @@ json_object *repro_openmpi(char *const *env)
     for (i = 0; i < 2 && (slash = strrchr(real, '/')); i++)
         *slash = '\0';
     for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        char pcreal[PATH_MAX];
         tbm_record_fmt(pc, sizeof(pc), "%s/%s/ompi.pc", real, where[i]);
-        if ((text = tbm_read_file(pc, 65536, &len, &err))) {
+        if (realpath(pc, pcreal) && (text = read_head(pcreal, 65536, &len))) {   /* read as the user */
             p = strstr(text, "\nVersion:");
             if (p && sscanf(p + 9, " %63s", version) == 1) {
                 free(text);

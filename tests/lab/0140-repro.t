@@ -116,6 +116,7 @@ wait_record "$cancelled"
 t_match "cancelled: the record says so" "Job $cancelled on tbmlab: CANCELLED" "$(repro tbm-alice show "$cancelled" 2>&1)"
 show=$(repro tbm-alice show "$cancelled" 2>&1)
 t_match "direct mode: Python environment of the batch node (dist-info METADATA)" "Python /[^ ]* \(PATH\): mlx absent" "$show"
+t_match "direct mode: Open MPI's version from the ompi.pc beside mpirun" "Open MPI [0-9]+\.[0-9]+\.[0-9]+" "$show"
 t_match "direct mode: resource use from Slurm's step accounting" "step 0: user [0-9.]+ s, system [0-9.]+ s, max RSS [0-9]+ KiB \(slurmstepd" "$show"
 
 # ---- cancelled while pending: sync makes its record from the submit half ----
