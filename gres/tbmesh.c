@@ -2,6 +2,7 @@
 #include "config.h"
 #include "inventory.h"
 #include "report_main.h"
+#include "repro.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: tbmesh COMMAND [ARGS]\n"
                  "  inventory   the lab's Thunderbolt groups from the Macs' facts; tbmesh.conf and Slurm lines\n"
                  "  report      usage of Macs and Linux nodes from Slurm's accounting\n"
+                 "  repro       reproducibility records of Mac jobs: show, diff, verify, export, rerun, sync\n"
                  "Run `tbmesh COMMAND --help` for its options.\n");
 }
 
@@ -26,6 +28,8 @@ int main(int argc, char **argv)
         return inventory_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return report_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "repro"))
+        return repro_main(argc - 1, argv + 1);
     fprintf(stderr, "tbmesh: unknown command '%s'; see tbmesh --help\n", argv[1]);
     return 2;
 }

@@ -27,5 +27,6 @@
 #include "mlxenv.h"
 #include "reduce.h"
 #include "proto.h"
+#include "record.h"
 
 #endif

@@ -17,6 +17,7 @@
 #include <slurm/spank.h>
 
 #include "tbmesh.h"
+#include "job_submit_repro.h"
 
 const char plugin_name[] = "job_submit/tbmesh: Thunderbolt meshes of Macs as one request";
 const char plugin_type[] = "job_submit/tbmesh";
@@ -280,6 +281,17 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
         }
     }
     pthread_mutex_unlock(&lock);
+    if (rc == SLURM_SUCCESS && mac_job) {   /* the submit half of the job's reproducibility record */
+        char why[TBM_ERR_MAX], *stamp = tbm_repro_submit_stamp(d->spank_job_env, d->spank_job_env_size, d->script,
+                                                               spank_env(d, TBM_MLX_BACKEND_ENV, NULL), NULL, why, sizeof(why));
+        if (stamp && !d->admin_comment)
+            set_string(&d->admin_comment, stamp);
+        else if (!stamp && why[0]) {
+            tbm_errprintf(&err, "%s", why);
+            rc = SLURM_ERROR;
+        }
+        free(stamp);
+    }
     if (rc != SLURM_SUCCESS) {
         char msg[TBM_ERR_MAX + 16];
         snprintf(msg, sizeof(msg), "tbmesh: %s", err.msg);

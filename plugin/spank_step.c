@@ -82,7 +82,7 @@ int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, s
 }
 
 /* The step's nodes in Slurm's order, through Slurm's own hostlist. */
-static char **step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
 {
     char list[8192], *host, **names = NULL, **grown;
     hostlist_t hl;
@@ -115,7 +115,7 @@ static char **step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
     return names;
 }
 
-static void free_nodes(char **names, size_t n)
+void tbm_spank_free_nodes(char **names, size_t n)
 {
     while (n--)
         free(names[n]);
@@ -232,7 +232,7 @@ int tbm_spank_step_init(spank_t sp)
         slurm_error("tbmesh: %s: steps run without tbmesh until tbmesh.conf can be read", err.msg);
         return 0;
     }
-    nodes = step_nodes(sp, &n, &err);
+    nodes = tbm_spank_step_nodes(sp, &n, &err);
     if (!nodes || s->node_id >= n) {   /* cannot tell whether this is a Mac: run nothing rather than the wrong way */
         s->active = 1;
         tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", nodes ? "this node is not in the step's node list" : err.msg);
@@ -256,7 +256,7 @@ int tbm_spank_step_init(spank_t sp)
     if (!s->bridge && s->planned && s->plan.n_files > 0 && !s->refusal[0])
         make_job_dir();
 out:
-    free_nodes(nodes, n);
+    tbm_spank_free_nodes(nodes, n);
     tbm_conf_free(&conf);
     return 0;
 }

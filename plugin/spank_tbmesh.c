@@ -16,10 +16,12 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     switch (spank_context()) {
     case S_CTX_REMOTE:
         tbm_spank_read_args(ac, av);
-        return tbm_spank_submit_init(sp, ac, av);   /* the step's --mlx-backend is read back here */
+        if (tbm_spank_submit_init(sp, ac, av) < 0 || tbm_spank_repro_init(sp, ac, av) < 0)
+            return -1;   /* the step's --mlx-backend and --repro-* are read back here */
+        return tbm_spank_repro_start(sp);
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
-        return tbm_spank_submit_init(sp, ac, av);
+        return tbm_spank_submit_init(sp, ac, av) < 0 ? -1 : tbm_spank_repro_init(sp, ac, av);
     default:
         return 0;
     }
@@ -30,7 +32,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     switch (spank_context()) {
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
-        return tbm_spank_submit_post_opt(sp, ac, av);
+        return tbm_spank_submit_post_opt(sp, ac, av) < 0 ? -1 : tbm_spank_repro_post_opt(sp);
     case S_CTX_REMOTE:
         return tbm_spank_step_init(sp);
     default:
@@ -66,7 +68,10 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
     (void)ac;
     (void)av;
-    return spank_context() == S_CTX_REMOTE ? tbm_spank_bridge_task_exit(sp) : 0;
+    if (spank_context() != S_CTX_REMOTE)
+        return 0;
+    tbm_spank_bridge_task_exit(sp);
+    return tbm_spank_repro_task_exit(sp);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -75,6 +80,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     if (spank_context() == S_CTX_REMOTE) {
+        tbm_spank_repro_exit(sp);   /* before the step's files go */
         tbm_spank_remote_exit();
         tbm_spank_step_fini();
     }

@@ -59,6 +59,10 @@ void tbm_spank_step_fini(void);
 /* A message into one of the step's fixed buffers (note, refusal), cut when too long. */
 void tbm_spank_say(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The step's nodes in Slurm's order (Slurm's hostlist); free with tbm_spank_free_nodes. */
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err);
+void tbm_spank_free_nodes(char **names, size_t n);
+
 /* spank_remote.c: a Mac job's MLX environment on each node. */
 int tbm_spank_remote_user_init(spank_t sp);    /* export, write direct-mode files (as the user) */
 int tbm_spank_remote_task_init(spank_t sp);    /* a refused step: its task fails, saying why */
@@ -71,5 +75,14 @@ int tbm_spank_bridge_task_init(spank_t sp);         /* exec the forwarder (the u
 int tbm_spank_bridge_task_exit(spank_t sp);         /* an unreachable agent drains its Mac (root) */
 /* Job epilog: the agent ends what is left of the job and removes its folder. */
 void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent);
+
+/* spank_repro.c: reproducibility records: --repro-* options and the submit half (init, post_opt: submit
+ * side); the batch step's start (root), each task's exit status, and each step's end (root; the batch step's
+ * end completes the record). */
+int tbm_spank_repro_init(spank_t sp, int ac, char **av);
+int tbm_spank_repro_post_opt(spank_t sp);
+int tbm_spank_repro_start(spank_t sp);
+int tbm_spank_repro_task_exit(spank_t sp);
+int tbm_spank_repro_exit(spank_t sp);
 
 #endif

@@ -12,6 +12,7 @@ PKGS=(
   iproute2 util-linux procps psmisc valgrind graphviz socat jq git
   dpkg-dev debhelper lintian python3
   chromium
+  zlib1g-dev
 )
 
 if [ "$(id -u)" != 0 ]; then

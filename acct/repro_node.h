@@ -1,0 +1,40 @@
+/* repro_node.h: what a record learns on a node: the Python environment (dist-info METADATA, never pip), Open
+ * MPI's version, the Mac's facts through `macnode probe --agent`, data digests and the end of a file, each
+ * read with the job user's rights (a child process that has dropped root). */
+#ifndef TBM_REPRO_NODE_H
+#define TBM_REPRO_NODE_H
+
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "errbuf.h"
+
+/* The value of NAME in a NULL-terminated "NAME=value" list, or NULL. */
+const char *repro_env(char *const *env, const char *name);
+
+/* The Python environment a job will use: VIRTUAL_ENV, else CONDA_PREFIX, else the first python3 on PATH:
+ * prefix, source, executable, version, mlx, mlx-lm, mlx-metal and every distribution from its dist-info
+ * METADATA. An object, or {"absent": why}. */
+json_object *repro_python_env(char *const *env);
+
+/* Open MPI's version from the ompi.pc beside the first mpirun on PATH: a string, or {"absent": why}. */
+json_object *repro_openmpi(char *const *env);
+
+/* The last `lines` lines of a text file (at most 64 KiB read from its end): an array, or {"absent": why}. */
+json_object *repro_tail(const char *path, int lines);
+
+/* Call fn(arg) in a child that runs as uid/gid (no supplementary groups beyond gid) and hand its JSON back;
+ * the child is killed after timeout_s seconds. The result, or NULL with err. */
+json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), void *arg, int timeout_s,
+                           tbm_err_t *err);
+
+/* Fill node (macos, chip, memory, rdma, links) from `macnode probe --agent AGENT` (the Mac's agent), or mark
+ * them absent with why. Starts the probe and returns its pid; repro_probe_finish collects it. */
+typedef struct repro_probe {
+    pid_t pid;
+    int fd;
+} repro_probe_t;
+int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket);
+void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms);
+
+#endif

@@ -1,0 +1,251 @@
+/* repro_sync.c: `tbmesh repro sync`: the back-fill from sacct (see repro_sync.h). */
+#include "config.h"
+#include "repro_sync.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostlist.h"
+#include "json_read.h"
+#include "scalar.h"
+
+#define SACCT_FIELDS "JobIDRaw,State,ExitCode,Submit,Start,End,User,UID,Account,Partition,NodeList,AdminComment"
+#define SACCT_MAX (64u << 20)
+
+enum { F_ID, F_STATE, F_EXIT, F_SUBMIT, F_START, F_END, F_USER, F_UID, F_ACCOUNT, F_PARTITION, F_NODES, F_ADMIN, F_N };
+
+static const char *const final_states[] = { "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+                                            "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", NULL };
+
+static int is_final(const char *state)
+{
+    int i;
+
+    for (i = 0; final_states[i]; i++)
+        if (!strcmp(state, final_states[i]))
+            return 1;
+    return 0;
+}
+
+/* sacct's output (no shell), malloc'd, or NULL with the reason on stderr. */
+static char *run_sacct(const char *since, const char *jobs)
+{
+    char *argv[16], *out = NULL;
+    int n = 0, fd[2], status;
+    size_t len = 0, cap = 0;
+    ssize_t got;
+    pid_t pid;
+
+    argv[n++] = "sacct", argv[n++] = "-a", argv[n++] = "-X", argv[n++] = "-n", argv[n++] = "-P";
+    argv[n++] = "-o", argv[n++] = SACCT_FIELDS;
+    if (since)
+        argv[n++] = "-S", argv[n++] = (char *)since;
+    if (jobs)
+        argv[n++] = "-j", argv[n++] = (char *)jobs;
+    argv[n] = NULL;
+    if (pipe2(fd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+        return fprintf(stderr, "tbmesh repro sync: cannot run sacct: %s\n", strerror(errno)), NULL;
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execvp("sacct", argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (;;) {
+        if (len + 65536 + 1 > cap) {
+            char *grown = cap + 65536 <= SACCT_MAX ? realloc(out, cap += 65536 * 4) : NULL;
+            if (!grown)
+                break;
+            out = grown;
+        }
+        got = read(fd[0], out + len, cap - len - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd[0]);
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "tbmesh repro sync: sacct failed (exit %d): is slurmdbd reachable?\n",
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        free(out);
+        return NULL;
+    }
+    if (!out)
+        out = calloc(1, 1);
+    else
+        out[len] = '\0';
+    return out;
+}
+
+static long long sacct_time(const char *s)
+{
+    struct tm tm;
+    char *end;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) || *end)
+        return 0;
+    tm.tm_isdst = -1;
+    return (long long)mktime(&tm);
+}
+
+static void add_time(json_object *job, const char *key, const char *s)
+{
+    long long t = sacct_time(s);
+
+    if (t > 0)
+        json_object_object_add(job, key, json_object_new_int64(t));
+}
+
+json_object *repro_record_from_summary(json_object *summary, uint32_t job, const char *cluster, const char *state)
+{
+    json_object *rec = tbm_record_new(job, cluster, "sync", state), *j = json_object_object_get(rec, "job"), *v;
+
+    if ((v = tbm_json_typed(summary, "backend", json_type_string)))
+        json_object_object_add(j, "backend_requested", json_object_new_string(json_object_get_string(v)));
+    if ((v = tbm_json_typed(summary, "group", json_type_string)))
+        json_object_object_add(j, "group", json_object_new_string(json_object_get_string(v)));
+    if (json_object_object_get_ex(summary, "submit", &v))
+        json_object_object_add(rec, "submit", json_object_get(v));
+    else
+        json_object_object_add(rec, "submit", tbm_record_absent("the job's AdminComment holds no submit half"));
+    if ((v = tbm_json_typed(summary, "declared", json_type_object)))
+        json_object_object_add(rec, "declared", json_object_get(v));
+    json_object_object_add(rec, "usage", tbm_record_absent("the job never ran, or its node could not report"));
+    return rec;
+}
+
+/* Bring rec's job facts to what sacct says. */
+static void apply_sacct(json_object *rec, char **f)
+{
+    json_object *j = json_object_object_get(rec, "job");
+    char **names = NULL, state[64];
+    size_t n = 0, i;
+    long long uid, code, sig;
+    tbm_err_t err;
+
+    snprintf(state, sizeof(state), "%s", f[F_STATE]);
+    strtok(state, " ");
+    json_object_object_add(j, "state", json_object_new_string(state));
+    json_object_object_add(j, "phase", json_object_new_string("sync"));
+    json_object_object_add(j, "user", json_object_new_string(f[F_USER]));
+    if (tbm_parse_ll(f[F_UID], 10, 0, 4294967294LL, &uid) == 0)
+        json_object_object_add(j, "uid", json_object_new_int64(uid));
+    if (*f[F_ACCOUNT])
+        json_object_object_add(j, "account", json_object_new_string(f[F_ACCOUNT]));
+    if (*f[F_PARTITION])
+        json_object_object_add(j, "partition", json_object_new_string(f[F_PARTITION]));
+    if (strcmp(f[F_NODES], "None assigned") != 0 && tbm_hostlist_expand(f[F_NODES], &names, &n, &err) == 0) {
+        json_object *a = json_object_new_array();
+        for (i = 0; i < n; i++)
+            json_object_array_add(a, json_object_new_string(names[i]));
+        json_object_object_add(j, "nodes", a);
+        tbm_hostlist_free(names, n);
+    }
+    add_time(j, "submit_time", f[F_SUBMIT]);
+    add_time(j, "start_time", f[F_START]);
+    add_time(j, "end_time", f[F_END]);
+    if (sscanf(f[F_EXIT], "%lld:%lld", &code, &sig) == 2) {
+        json_object_object_add(j, "exit_code", json_object_new_int64(code));
+        json_object_object_add(j, "signal", json_object_new_int64(sig));
+    }
+}
+
+static int sync_one(const tbm_store_t *st, char **f)
+{
+    char state[64], sha[TBM_SHA256_HEX];
+    tbm_err_t err = { { 0 } };
+    json_object *summary, *rec;
+    long long id, uid;
+    const char *phase, *had;
+    int fresh;
+
+    snprintf(state, sizeof(state), "%s", f[F_STATE]);
+    strtok(state, " ");
+    if (strncmp(f[F_ADMIN], TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) != 0 || !is_final(state) ||
+        tbm_parse_ll(f[F_ID], 10, 1, 4294967294LL, &id) < 0)
+        return 0;   /* not a Mac job with records, or not over yet */
+    {
+        struct passwd *pw = getpwnam(f[F_USER]);
+        if (pw)
+            uid = (long long)pw->pw_uid;
+        else if (tbm_parse_ll(f[F_UID], 10, 1, 4294967294LL, &uid) < 0) {
+            fprintf(stderr, "tbmesh repro sync: job %lld: its user %s is not known here; run sync where it is\n", id,
+                    f[F_USER]);
+            return -1;
+        }
+    }
+    rec = tbm_store_load(st, (uint32_t)id, NULL, &err);
+    fresh = rec == NULL;
+    if (rec) {
+        json_object *j = json_object_object_get(rec, "job");
+        phase = tbm_json_str(j, "phase");
+        had = tbm_json_str(j, "state");
+        if (phase && had && (!strcmp(phase, "end") || !strcmp(phase, "sync")) && !strcmp(had, state)) {
+            json_object_put(rec);
+            return 0;   /* up to date */
+        }
+    } else {
+        if (!(summary = tbm_summary_decode(f[F_ADMIN], &err))) {
+            fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
+            return -1;
+        }
+        rec = repro_record_from_summary(summary, (uint32_t)id, st->cluster, state);
+        json_object_put(summary);
+    }
+    had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));
+    apply_sacct(rec, f);
+    tbm_redact_tree(rec, NULL, 0);
+    if (tbm_store_record(st, rec, (uid_t)uid, sha, &err) < 0) {
+        fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
+        free((char *)had);
+        json_object_put(rec);
+        return -1;
+    }
+    if (fresh)
+        printf("job %lld: %s: record made from its submit half and Slurm's accounting\n", id, state);
+    else
+        printf("job %lld: %s -> %s: record brought up to date from Slurm's accounting\n", id, had ? had : "?", state);
+    free((char *)had);
+    json_object_put(rec);
+    return 0;
+}
+
+int repro_sync(const tbm_store_t *st, const char *since, const char *jobs)
+{
+    char *out, *line, *save = NULL, *f[F_N], *p;
+    int n, rc = 0;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "tbmesh repro sync: run it as root (it writes records and seals them)\n");
+        return 1;
+    }
+    if (!(out = run_sacct(since, jobs)))
+        return 1;
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        for (n = 0, p = line; n < F_N; n++) {
+            f[n] = p;
+            if ((p = strchr(p, '|')))
+                *p++ = '\0';
+            else
+                break;
+        }
+        if (n != F_ADMIN)   /* AdminComment is the last field; the split stopped there */
+            continue;
+        if (sync_one(st, f) < 0)
+            rc = 1;
+    }
+    free(out);
+    return rc;
+}

@@ -1,0 +1,300 @@
+/* store.c: the record store's files (see store.h). */
+#include "config.h"
+#include "store.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "json_read.h"
+
+#ifndef TBM_RECORD_DIR_DEFAULT
+#define TBM_RECORD_DIR_DEFAULT "/var/lib/slurm-tbmesh/records"
+#endif
+
+/* ClusterName, and munged's socket from AuthInfo=socket=PATH (the seal is checked with Slurm's munged). */
+static void read_cluster(tbm_store_t *st, const char *slurm_conf)
+{
+    tbm_err_t ignored;
+    size_t len, i;
+    char *text = slurm_conf ? tbm_read_file(slurm_conf, 4u << 20, &len, &ignored) : NULL, info[1100], *sock;
+
+    snprintf(st->cluster, sizeof(st->cluster), "cluster");
+    if (text && tbm_record_conf_value(text, len, "ClusterName", st->cluster, sizeof(st->cluster)))
+        for (i = 0; st->cluster[i]; i++)
+            if (!isalnum((unsigned char)st->cluster[i]) && !strchr("_-.", st->cluster[i]))
+                snprintf(st->cluster, sizeof(st->cluster), "cluster");
+    if (text && tbm_record_conf_value(text, len, "AuthInfo", info, sizeof(info)) && (sock = strstr(info, "socket="))) {
+        sock += 7;
+        sock[strcspn(sock, ",")] = '\0';
+        snprintf(st->munge_socket, sizeof(st->munge_socket), "%s", sock);
+    }
+    free(text);
+}
+
+int tbm_store_open(tbm_store_t *st, const char *tbmesh_conf, const char *slurm_conf, const char *dir_override,
+                   tbm_err_t *err)
+{
+    size_t len;
+    char *text;
+    struct group *g;
+
+    memset(st, 0, sizeof(*st));
+    snprintf(st->set.dir, sizeof(st->set.dir), "%s", TBM_RECORD_DIR_DEFAULT);
+    st->set.records = 1;
+    st->readers_gid = (gid_t)-1;
+    if (tbmesh_conf && (text = tbm_read_file(tbmesh_conf, 4u << 20, &len, err))) {
+        int rc = tbm_record_settings_parse(text, len, tbmesh_conf, &st->set, err);
+        free(text);
+        if (rc < 0)
+            return -1;
+    } else if (tbmesh_conf && errno != ENOENT) {
+        return -1;
+    }
+    if (dir_override && *dir_override) {
+        char line[TBM_RECORD_PATH_MAX + 16];
+        snprintf(line, sizeof(line), "RecordDir=%s", dir_override);
+        if (tbm_record_settings_parse(line, strlen(line), "record_dir", &st->set, err) < 0)
+            return -1;
+    }
+    if (st->set.readers[0]) {
+        if (!(g = getgrnam(st->set.readers)))
+            return tbm_errprintf(err, "RecordReaders=%s: no such group on this host: create it or fix tbmesh.conf",
+                                 st->set.readers);
+        st->readers_gid = g->gr_gid;
+    }
+    read_cluster(st, slurm_conf);
+    return 0;
+}
+
+void tbm_store_path(const tbm_store_t *st, uint32_t job, const char *ext, char *buf, size_t len)
+{
+    tbm_record_fmt(buf, len, "%s/%s/%u.%s", st->set.dir, st->cluster, job, ext);
+}
+
+/* A folder of root's: made with `mode` when missing; refused when it is a link, not root's, or writable by
+ * others. */
+static int root_dir(const char *path, mode_t mode, tbm_err_t *err)
+{
+    struct stat s;
+
+    if (mkdir(path, mode) == 0)
+        return chmod(path, mode) == 0 ? 0 : tbm_errprintf(err, "cannot set the mode of %s: %s", path, strerror(errno));
+    if (errno != EEXIST)
+        return tbm_errprintf(err, "cannot make the record folder %s: %s (is RecordDir on a filesystem this node "
+                             "mounts?)", path, strerror(errno));
+    if (lstat(path, &s) < 0 || !S_ISDIR(s.st_mode) || s.st_uid != 0 || (s.st_mode & 022))
+        return tbm_errprintf(err, "%s is not a folder of root's that only root may write: fix its owner and mode "
+                             "(root, 0711) or choose another RecordDir", path);
+    return 0;
+}
+
+static int cluster_dir(const tbm_store_t *st, char *buf, size_t len, tbm_err_t *err)
+{
+    char parent[TBM_RECORD_PATH_MAX], *slash;
+
+    /* the store's parent folders are the site's; RecordDir itself and the cluster's folder are ours */
+    snprintf(parent, sizeof(parent), "%s", st->set.dir);
+    for (slash = strchr(parent + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+            return tbm_errprintf(err, "cannot make %s: %s", parent, strerror(errno));
+        *slash = '/';
+    }
+    if (root_dir(st->set.dir, 0711, err) < 0)
+        return -1;
+    tbm_record_fmt(buf, len, "%s/%s", st->set.dir, st->cluster);
+    return root_dir(buf, 0711, err);
+}
+
+int tbm_store_put(const tbm_store_t *st, uint32_t job, uid_t owner, const char *ext, const char *data, size_t len,
+                  tbm_err_t *err)
+{
+    char dir[TBM_RECORD_PATH_MAX + 80], path[TBM_RECORD_PATH_MAX + 128];
+
+    if (cluster_dir(st, dir, sizeof(dir), err) < 0)
+        return -1;
+    tbm_store_path(st, job, ext, path, sizeof(path));
+    if (tbm_write_file_atomic(path, data, len, 0400, err) < 0)
+        return -1;
+    if (lchown(path, owner, st->readers_gid == (gid_t)-1 ? 0 : st->readers_gid) < 0 || chmod(path, 0440) < 0)
+        return tbm_errprintf(err, "cannot give %s to uid %u: %s", path, (unsigned)owner, strerror(errno));
+    return 0;
+}
+
+char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t *len, tbm_err_t *err)
+{
+    char path[TBM_RECORD_PATH_MAX + 128];
+    char *text;
+
+    tbm_store_path(st, job, ext, path, sizeof(path));
+    text = tbm_read_file(path, TBM_RECORD_MAX, len, err);
+    if (!text && errno == ENOENT && !strcmp(ext, "seal"))
+        tbm_errprintf(err, "job %u has a record but no seal in %s/%s: it was not sealed (munged was not reachable "
+                      "when it was written?): do not trust it", job, st->set.dir, st->cluster);
+    else if (!text && errno == ENOENT)
+        tbm_errprintf(err, "job %u has no record in %s/%s: the job made no record (not a Mac job, records off) or "
+                      "`tbmesh repro sync` has not filled it in yet", job, st->set.dir, st->cluster);
+    else if (!text && (errno == EACCES || errno == EPERM))
+        tbm_errprintf(err, "the record of job %u is not yours: only its user, root and the RecordReaders group may "
+                      "read it", job);
+    return text;
+}
+
+int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char *sha, tbm_err_t *err)
+{
+    json_object *job = tbm_json_typed(rec, "job", json_type_object), *old, *r;
+    char hex[TBM_SHA256_HEX], from[TBM_RECORD_PATH_MAX + 128], to[TBM_RECORD_PATH_MAX + 128], ext[32];
+    tbm_err_t ignored;
+    uint32_t id;
+    size_t len;
+    char *text, *seal;
+    int rc;
+
+    if (!(text = tbm_record_text(rec, &len, err)))
+        return -1;
+    id = (uint32_t)json_object_get_int64(tbm_json_typed(job, "id", json_type_int));
+    r = tbm_json_typed(job, "restarts", json_type_int);
+    /* a requeued job's earlier run keeps its record */
+    if (r && json_object_get_int64(r) > 0 && (old = tbm_store_load(st, id, NULL, &ignored))) {
+        json_object *oj = tbm_json_typed(old, "job", json_type_object);
+        json_object *orr = tbm_json_typed(oj, "restarts", json_type_int);
+        long long n = orr ? (long long)json_object_get_int64(orr) : 0;
+        if (n < json_object_get_int64(r)) {
+            snprintf(ext, sizeof(ext), "run%lld.json", n);
+            tbm_store_path(st, id, "json", from, sizeof(from));
+            tbm_store_path(st, id, ext, to, sizeof(to));
+            rename(from, to);
+            tbm_store_path(st, id, "seal", from, sizeof(from));
+            snprintf(ext, sizeof(ext), "run%lld.seal", n);
+            tbm_store_path(st, id, ext, to, sizeof(to));
+            rename(from, to);
+        }
+        json_object_put(old);
+    }
+    tbm_sha256_hex(text, len, hex);
+    rc = tbm_store_put(st, id, owner, "json", text, len, err);
+    free(text);
+    if (rc < 0)
+        return -1;
+    if (!(seal = tbm_seal_make(st, id, hex, err)))
+        return -1;
+    rc = tbm_store_put(st, id, owner, "seal", seal, strlen(seal), err);
+    free(seal);
+    if (rc == 0 && sha)
+        memcpy(sha, hex, TBM_SHA256_HEX);
+    return rc;
+}
+
+json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err)
+{
+    size_t len;
+    char *text = tbm_store_get(st, job, "json", &len, err);
+    json_object *rec;
+
+    if (!text)
+        return NULL;
+    rec = tbm_record_parse(text, len, err);
+    if (!rec)
+        tbm_errprefix(err, "job %u: ", job);
+    if (rec && sha)
+        tbm_sha256_hex(text, len, sha);
+    free(text);
+    return rec;
+}
+
+static int parts_dir(const tbm_store_t *st, uint32_t job, char *buf, size_t len, tbm_err_t *err)
+{
+    char dir[TBM_RECORD_PATH_MAX + 80];
+
+    if (cluster_dir(st, dir, sizeof(dir), err) < 0)
+        return -1;
+    tbm_record_fmt(buf, len, "%s/.parts", dir);
+    if (root_dir(buf, 0700, err) < 0)
+        return -1;
+    tbm_record_fmt(buf, len, "%s/.parts/%u", dir, job);
+    return root_dir(buf, 0700, err);
+}
+
+int tbm_store_part_put(const tbm_store_t *st, uint32_t job, const char *name, const char *text, tbm_err_t *err)
+{
+    char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 256];
+
+    if (parts_dir(st, job, dir, sizeof(dir), err) < 0)
+        return -1;
+    tbm_record_fmt(path, sizeof(path), "%s/%s.json", dir, name);
+    return tbm_write_file_atomic(path, text, strlen(text), 0600, err);
+}
+
+json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job)
+{
+    char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 512];
+    json_object *all = json_object_new_array(), *doc;
+    struct dirent *e;
+    tbm_err_t err;
+    size_t len;
+    char *text;
+    DIR *d;
+
+    tbm_record_fmt(dir, sizeof(dir), "%s/%s/.parts/%u", st->set.dir, st->cluster, job);
+    if (!(d = opendir(dir)))
+        return all;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strstr(e->d_name, ".json"))
+            continue;
+        tbm_record_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if ((text = tbm_read_file(path, TBM_RECORD_MAX, &len, &err)) && (doc = tbm_json_parse(text, len, &err)))
+            json_object_array_add(all, doc);
+        free(text);
+    }
+    closedir(d);
+    return all;
+}
+
+void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job)
+{
+    char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 512];
+    struct dirent *e;
+    DIR *d;
+
+    tbm_record_fmt(dir, sizeof(dir), "%s/%s/.parts/%u", st->set.dir, st->cluster, job);
+    if (!(d = opendir(dir)))
+        return;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            tbm_record_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+char *tbm_store_cache_get(const tbm_store_t *st, const char *name, size_t *len)
+{
+    char path[TBM_RECORD_PATH_MAX + 256];
+    tbm_err_t err;
+
+    tbm_record_fmt(path, sizeof(path), "%s/%s/.cache/%s", st->set.dir, st->cluster, name);
+    return tbm_read_file(path, TBM_RECORD_MAX, len, &err);
+}
+
+int tbm_store_cache_put(const tbm_store_t *st, const char *name, const char *text, tbm_err_t *err)
+{
+    char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 256];
+
+    if (cluster_dir(st, dir, sizeof(dir), err) < 0)
+        return -1;
+    tbm_record_fmt(path, sizeof(path), "%s/.cache", dir);
+    if (root_dir(path, 0700, err) < 0)
+        return -1;
+    tbm_record_fmt(path, sizeof(path), "%s/.cache/%s", dir, name);
+    return tbm_write_file_atomic(path, text, strlen(text), 0600, err);
+}

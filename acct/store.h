@@ -1,0 +1,65 @@
+/* store.h: the record store: one folder (RecordDir, on a filesystem every node and the controller see)
+ * holding each job's record and its MUNGE seal, written by root atomically with fixed modes; readable by the
+ * job's user, root and the RecordReaders group only. */
+#ifndef TBM_STORE_H
+#define TBM_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "record.h"
+
+typedef struct tbm_store {
+    tbm_record_settings_t set;
+    char cluster[64];
+    char munge_socket[1024];   /* "" for libmunge's default */
+    gid_t readers_gid;         /* (gid_t)-1 when RecordReaders is not set */
+} tbm_store_t;
+
+/* Settings: the built-in default RecordDir, then tbmesh.conf (a missing file keeps the defaults), then
+ * dir_override (the plug-in's record_dir= argument) when given; the cluster from slurm.conf's ClusterName
+ * (or "cluster"). 0, or -1 with err. */
+int tbm_store_open(tbm_store_t *st, const char *tbmesh_conf, const char *slurm_conf, const char *dir_override,
+                   tbm_err_t *err);
+
+/* DIR/CLUSTER/JOB.EXT (ext: "json", "seal", "run0.json" ...). */
+void tbm_store_path(const tbm_store_t *st, uint32_t job, const char *ext, char *buf, size_t len);
+
+/* As root: the folders (root, 0711: nobody lists them) are made or checked (a real folder of root's, not
+ * writable by others), the file written atomically, then owned by `owner` and RecordReaders, mode 0440. */
+int tbm_store_put(const tbm_store_t *st, uint32_t job, uid_t owner, const char *ext, const char *data, size_t len,
+                  tbm_err_t *err);
+
+/* The file's text, read as the caller. NULL with err saying whose it is or that it is missing. */
+char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t *len, tbm_err_t *err);
+
+/* Store a record and its seal (root): validated, redacted earlier by the caller; sha256 of the stored text
+ * in sha (may be NULL). A record already there from an earlier run of a requeued job is kept as
+ * JOB.run<N>.json (N = its job.restarts). */
+int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char *sha, tbm_err_t *err);
+
+/* The stored record of job (read and validated), its text's sha256 in sha (may be NULL). */
+json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err);
+
+/* Root's scratch space for one job (DIR/CLUSTER/.parts/JOB, root 0700): what each step's nodes learnt, merged
+ * into the record when the batch step ends. */
+int tbm_store_part_put(const tbm_store_t *st, uint32_t job, const char *name, const char *text, tbm_err_t *err);
+json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job);   /* array of the parts' JSON */
+void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job);
+
+/* A file of root's beside the records (digest caches): DIR/CLUSTER/.cache/NAME, root 0600. */
+char *tbm_store_cache_get(const tbm_store_t *st, const char *name, size_t *len);
+int tbm_store_cache_put(const tbm_store_t *st, const char *name, const char *text, tbm_err_t *err);
+
+/* ---- attestation (store_seal.c): MUNGE credentials made by root naming cluster, job and digest ---- */
+
+/* A seal of the record's digest, made through munged (as root, on the node). malloc'd, or NULL with err. */
+char *tbm_seal_make(const tbm_store_t *st, uint32_t job, const char *sha256, tbm_err_t *err);
+
+/* Check a seal: made by uid 0 with this cluster's MUNGE key, for this cluster and job, over this digest
+ * (an expired or already-seen credential still proves who made it). 0, or -1 with err saying which. */
+int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const char *sha256, tbm_err_t *err);
+
+#endif

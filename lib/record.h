@@ -1,0 +1,202 @@
+/* record.h: the reproducibility record of a Mac job (one versioned JSON schema, "tbmesh-record" version 1):
+ * strict reading and writing, the TBM1 summary for Slurm's AdminComment, redaction of secrets, the
+ * comparison of two records with a verdict, Python distributions from dist-info METADATA, data digests and
+ * the Workflow Run RO-Crate. The schema itself is written down in tbmesh-repro(1). */
+#ifndef TBM_RECORD_H
+#define TBM_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "errbuf.h"
+
+#define TBM_RECORD_SCHEMA "tbmesh-record"
+#define TBM_RECORD_VERSION 1
+#define TBM_RECORD_MAX (4u * 1024u * 1024u)   /* bytes of one record's JSON text */
+#define TBM_RECORD_STR_MAX (256u * 1024u)     /* bytes of one string inside a record */
+#define TBM_SUMMARY_PREFIX "TBM1:"
+#define TBM_SUMMARY_MAX 4096                  /* bytes of a TBM1 summary's JSON (AdminComment stays short) */
+#define TBM_SHA256_HEX 65                     /* 64 hex digits and a NUL */
+
+/* ---- the record (record.c) ---- */
+
+/* A skeleton record: schema, version and job.id/cluster/phase/state; add the rest with json-c. */
+json_object *tbm_record_new(uint32_t job_id, const char *cluster, const char *phase, const char *state);
+
+/* A fact that could not be found: {"absent": why}. Where the schema allows a fact, this stands in its place. */
+json_object *tbm_record_absent(const char *why);
+
+/* 1 with *why set when v is {"absent": why}, else 0. */
+int tbm_record_is_absent(json_object *v, const char **why);
+
+/* Check a record against the schema: known members only, the right types, required members present,
+ * bounded strings. 0, or -1 with err naming the member ("record: job.nodes[2]: ...") and what to do. */
+int tbm_record_validate(json_object *rec, tbm_err_t *err);
+
+/* Strict reading (lib/json_read) and validation of a record's text. The record, or NULL with err. */
+json_object *tbm_record_parse(const char *text, size_t len, tbm_err_t *err);
+
+/* The record's text (validated first, pretty-printed, ending in a newline), malloc'd, or NULL with err. */
+char *tbm_record_text(json_object *rec, size_t *len, tbm_err_t *err);
+
+/* Set (or replace) member key of obj; a NULL value sets {"absent": why_if_null}. Returns 0, or -1. */
+int tbm_record_set(json_object *obj, const char *key, json_object *value, const char *why_if_null);
+
+/* The object at a dotted path ("job", "submit.git"), made when missing. NULL when a member on the way is not
+ * an object. */
+json_object *tbm_record_obj(json_object *rec, const char *path);
+
+/* snprintf that may cut (for paths inside messages): the record modules' one formatter of bounded text. */
+void tbm_record_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- digests (record_digest.c, OpenSSL SHA-256) ---- */
+
+/* SHA-256 of a buffer as 64 lower-case hex digits. */
+void tbm_sha256_hex(const void *data, size_t len, char hex[TBM_SHA256_HEX]);
+
+/* A cache of file digests keyed by device, inode, size and modification time: an unchanged file is not
+ * read again. Kept as JSON text by the caller (tbm_digest_cache_text/load). */
+typedef struct tbm_digest_cache tbm_digest_cache_t;
+tbm_digest_cache_t *tbm_digest_cache_new(void);
+void tbm_digest_cache_free(tbm_digest_cache_t *c);
+int tbm_digest_cache_load(tbm_digest_cache_t *c, const char *text, size_t len, tbm_err_t *err);
+char *tbm_digest_cache_text(const tbm_digest_cache_t *c);
+size_t tbm_digest_cache_reads(const tbm_digest_cache_t *c);   /* files read (not found in the cache) */
+uint64_t tbm_digest_cache_bytes(const tbm_digest_cache_t *c); /* bytes read */
+
+/* A path's digest: a regular file gives its SHA-256 and size; a folder gives a manifest digest (SHA-256 over
+ * "sha256  size  relative/path\n" of every regular file below it, sorted by path; symlinks are listed as
+ * links, never followed) with its total size and file count. The entry {path, kind, sha256, size, files},
+ * or {path, why} when it cannot be read. c may be NULL (no cache). */
+json_object *tbm_digest_path(const char *path, tbm_digest_cache_t *c);
+
+/* ---- redaction (record_redact.c) ---- */
+
+/* 1 when a variable or option name looks like it holds a secret: TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
+ * CREDENTIAL anywhere in it, or a word KEY, AUTH, PASS, COOKIE, SESSION, PRIVATE, SIGNATURE (any case;
+ * words split at '_', '-', '.'), e.g. HF_TOKEN, aws_secret_access_key, API-KEY, GITHUB_PAT. */
+int tbm_secret_name(const char *name);
+
+#define TBM_REDACTED "[redacted]"
+
+/* Redact a text: credentials inside URLs (scheme://user:pass@host -> scheme://host), the values of
+ * NAME=VALUE and --name=VALUE / --name VALUE where the name looks secret, URL query parameters with secret
+ * names, and every occurrence of one of the given secret values (values shorter than 6 bytes are not
+ * searched for). malloc'd, or NULL when out of memory. */
+char *tbm_redact_text(const char *s, const char *const *secrets, size_t n_secrets);
+
+/* Redact every string of a JSON tree in place (as tbm_redact_text); the values of members whose names look
+ * secret become TBM_REDACTED. Returns the number of strings changed. */
+size_t tbm_redact_tree(json_object *o, const char *const *secrets, size_t n_secrets);
+
+/* ---- comparison (record_diff.c) ---- */
+
+typedef enum tbm_diff_class {
+    TBM_DIFF_DATA = 0,   /* data and inputs: declared data, model */
+    TBM_DIFF_CODE,       /* code: git revision, dirty tree, batch script */
+    TBM_DIFF_VERSIONS,   /* versions and environment: macOS, Python, MLX, Open MPI */
+    TBM_DIFF_HOSTS,      /* hosts, communication and backend: nodes, group, links, backend, hardware */
+    TBM_DIFF_PARAMS,     /* parameters and seeds: seed, sbatch line, options, step command lines */
+    TBM_DIFF_RESULTS,    /* results (not a cause): state, exit codes, output digests, resource use */
+    TBM_DIFF_NCLASSES
+} tbm_diff_class_t;
+
+typedef enum tbm_verdict {
+    TBM_COMPARABLE = 0,
+    TBM_COMPARABLE_WITH_DIFFERENCES,
+    TBM_NOT_COMPARABLE
+} tbm_verdict_t;
+
+typedef struct tbm_diff_item {
+    tbm_diff_class_t cls;
+    char *path;   /* "nodes[*].python.mlx", "declared.data[/data/train.jsonl].sha256" */
+    char *a;      /* the value in the first record ("(none)" when missing) */
+    char *b;
+} tbm_diff_item_t;
+
+typedef struct tbm_diff {
+    tbm_diff_item_t *items;
+    size_t n;
+    tbm_verdict_t verdict;
+    char *why;    /* the verdict's reasons, one sentence */
+} tbm_diff_t;
+
+/* Compare two valid records: every difference, classified, in a stable order, and the verdict on "can these
+ * two runs be compared?". Node count and backend are named when they differ. 0, or -1 with err. */
+int tbm_record_diff(json_object *a, json_object *b, tbm_diff_t *out, tbm_err_t *err);
+void tbm_diff_free(tbm_diff_t *d);
+const char *tbm_diff_class_name(tbm_diff_class_t c);
+const char *tbm_verdict_name(tbm_verdict_t v);
+
+/* ---- the TBM1 summary (record_codec.c) ---- */
+
+/* The summary of a record for AdminComment (job, phase, state, exit, backend, group, node count, model,
+ * code revision, seed, number of data inputs, the stored record's digest when known). */
+json_object *tbm_summary_of_record(json_object *rec, const char *record_sha256);
+
+/* Check a summary's members and types. 0, or -1 with err. */
+int tbm_summary_validate(json_object *summary, tbm_err_t *err);
+
+/* "TBM1:" + base64(gzip(JSON)) of a valid summary, malloc'd, or NULL with err. */
+char *tbm_summary_encode(json_object *summary, tbm_err_t *err);
+
+/* The summary inside a "TBM1:..." string (bounded inflate, strict JSON, schema), or NULL with err saying
+ * what was wrong (not TBM1, bad base64, not gzip, too large, not a summary). */
+json_object *tbm_summary_decode(const char *text, tbm_err_t *err);
+
+/* base64 (RFC 4648, with padding). Encode: malloc'd NUL-terminated. Decode: strict (no spaces, right
+ * padding); malloc'd bytes and their count, or NULL. */
+char *tbm_base64_encode(const unsigned char *data, size_t len);
+unsigned char *tbm_base64_decode(const char *s, size_t *len);
+
+/* ---- Python distributions (record_pydist.c) ---- */
+
+/* Name and Version from a dist-info METADATA text (the header block only). 0, or -1 with err. */
+int tbm_pydist_metadata(const char *text, size_t len, char *name, size_t name_len, char *version,
+                        size_t version_len, tbm_err_t *err);
+
+/* PEP 503's normal form of a distribution name ("MLX_LM" -> "mlx-lm"), in place. */
+void tbm_pydist_normalize(char *name);
+
+/* ---- Workflow Run RO-Crate (record_crate.c) ---- */
+
+/* The ro-crate-metadata.json of a Process Run Crate for a record: a CreateAction of the job with its
+ * instrument (the batch script and code), objects (declared data), results (outputs), agent (the user),
+ * times, actionStatus and environment. The record itself is named `record_name` in the crate. malloc'd JSON
+ * text, or NULL with err. */
+char *tbm_record_crate(json_object *rec, const char *record_name, tbm_err_t *err);
+
+/* ---- a node's facts (record_node.c) ---- */
+
+struct tbm_host_facts;
+
+/* Fill a record's node object from what `macnode probe` found (macOS version and build, chip, memory, RDMA,
+ * the Thunderbolt links: port, interface, speed, the peer's domain UUID, address, up); what the facts do
+ * not say is recorded as absent with why. */
+void tbm_record_node_facts(json_object *node, const struct tbm_host_facts *f);
+
+/* Mark every fact of a node that `macnode probe` would give as absent, with why. */
+void tbm_record_node_absent(json_object *node, const char *why);
+
+/* ---- the record store's settings (record_settings.c) ---- */
+
+#define TBM_RECORD_PATH_MAX 1024
+
+typedef struct tbm_record_settings {
+    char dir[TBM_RECORD_PATH_MAX];   /* RecordDir=: the store (a shared filesystem in production) */
+    char readers[64];                /* RecordReaders=: the Unix group that may read every record ("" none) */
+    int records;                     /* Records=yes|no: make records at all (default yes) */
+} tbm_record_settings_t;
+
+/* Read RecordDir=, RecordReaders= and Records= from a tbmesh.conf text (every other line is left to the
+ * tbmesh.conf parser); what is not set keeps its value in *s. 0, or -1 with err naming the line. */
+int tbm_record_settings_parse(const char *text, size_t len, const char *name, tbm_record_settings_t *s,
+                              tbm_err_t *err);
+
+/* The value of the first line `Key=Value` (key case-insensitive, alone on its line, '#' comments) of a
+ * slurm.conf-style text, e.g. ClusterName; 1 found, 0 not. */
+int tbm_record_conf_value(const char *text, size_t len, const char *key, char *out, size_t out_len);
+
+#endif

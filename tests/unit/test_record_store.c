@@ -1,0 +1,175 @@
+/* test_record_store.c: unit tests of acct/store.c and acct/store_seal.c (the record store's settings, files,
+ * modes and refusals; seals without a munged are refused with the reason). Ownership checks need root. */
+#include "tbm_check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json_read.h"
+#include "store.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/tbm-store-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void put_text(const char *rel, const char *text)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(settings_from_both_files)
+{
+    char conf[300], slurm[300], store[300];
+    tbm_store_t st;
+    tbm_err_t err = { { 0 } };
+
+    snprintf(store, sizeof(store), "%s/records", dir);
+    snprintf(conf, sizeof(conf), "%s/tbmesh.conf", dir);
+    snprintf(slurm, sizeof(slurm), "%s/slurm.conf", dir);
+    put_text("slurm.conf", "ClusterName=tbmlab\nAuthInfo=socket=/run/x/munge.socket.2,ttl=60\n");
+    ck_assert_int_eq(tbm_store_open(&st, conf, slurm, NULL, &err), 0);   /* no tbmesh.conf: defaults */
+    ck_assert_ptr_nonnull(strstr(st.set.dir, "slurm-tbmesh/records"));
+    ck_assert_str_eq(st.cluster, "tbmlab");
+    ck_assert_str_eq(st.munge_socket, "/run/x/munge.socket.2");
+    ck_assert_int_eq(st.set.records, 1);
+    put_text("tbmesh.conf", "AgentPort=6830\nRecordDir=/shared/r\nRecords=no\n");
+    ck_assert_int_eq(tbm_store_open(&st, conf, slurm, store, &err), 0);
+    ck_assert_str_eq(st.set.dir, store);   /* the plug-in's record_dir= wins */
+    ck_assert_int_eq(st.set.records, 0);
+    put_text("tbmesh.conf", "RecordReaders=no-such-group-here\n");
+    ck_assert_int_eq(tbm_store_open(&st, conf, slurm, NULL, &err), -1);
+    ck_assert_str_eq(err.msg, "RecordReaders=no-such-group-here: no such group on this host: create it or fix "
+                              "tbmesh.conf");
+}
+END_TEST
+
+static void open_store(tbm_store_t *st)
+{
+    char store[300];
+    tbm_err_t err = { { 0 } };
+
+    snprintf(store, sizeof(store), "%s/shared/records", dir);
+    ck_assert_int_eq(tbm_store_open(st, NULL, NULL, store, &err), 0);
+    ck_assert_str_eq(st->cluster, "cluster");
+}
+
+START_TEST(files_modes_and_refusals)
+{
+    tbm_store_t st;
+    tbm_err_t err = { { 0 } };
+    char path[600];
+    struct stat s;
+    size_t len;
+    char *text;
+
+    open_store(&st);
+    ck_assert_ptr_null(tbm_store_get(&st, 7, "json", &len, &err));
+    ck_assert_msg(strstr(err.msg, "job 7 has no record in ") && strstr(err.msg, "tbmesh repro sync"), "%s", err.msg);
+    if (geteuid() != 0)
+        return;   /* the rest makes files for another owner */
+    ck_assert_int_eq(tbm_store_put(&st, 7, 4242, "json", "{}\n", 3, &err), 0);
+    tbm_store_path(&st, 7, "json", path, sizeof(path));
+    ck_assert_int_eq(stat(path, &s), 0);
+    ck_assert_int_eq(s.st_uid, 4242);
+    ck_assert_int_eq(s.st_mode & 0777, 0440);
+    snprintf(path, sizeof(path), "%s/shared/records/cluster", dir);
+    ck_assert_int_eq(stat(path, &s), 0);
+    ck_assert_int_eq(s.st_mode & 0777, 0711);
+    text = tbm_store_get(&st, 7, "json", &len, &err);
+    ck_assert_str_eq(text, "{}\n");
+    free(text);
+    /* a store folder others may write is refused */
+    ck_assert_int_eq(chmod(path, 0777), 0);
+    ck_assert_int_eq(tbm_store_put(&st, 8, 4242, "json", "{}", 2, &err), -1);
+    ck_assert_msg(strstr(err.msg, "is not a folder of root's that only root may write"), "%s", err.msg);
+    ck_assert_int_eq(chmod(path, 0711), 0);
+}
+END_TEST
+
+START_TEST(parts_and_cache)
+{
+    tbm_store_t st;
+    tbm_err_t err = { { 0 } };
+    json_object *parts;
+    size_t len;
+    char *text;
+
+    if (geteuid() != 0)
+        return;
+    open_store(&st);
+    ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-0-0", "{\"step\": 0}", &err), 0);
+    ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-0-1", "{\"step\": 0, \"node_id\": 1}", &err), 0);
+    ck_assert_int_eq(tbm_store_part_put(&st, 9, "bad", "not json", &err), 0);
+    parts = tbm_store_parts(&st, 9);
+    ck_assert_uint_eq(json_object_array_length(parts), 2);   /* what does not read is left out */
+    json_object_put(parts);
+    tbm_store_parts_remove(&st, 9);
+    parts = tbm_store_parts(&st, 9);
+    ck_assert_uint_eq(json_object_array_length(parts), 0);
+    json_object_put(parts);
+    ck_assert_int_eq(tbm_store_cache_put(&st, "0.json", "{}", &err), 0);
+    text = tbm_store_cache_get(&st, "0.json", &len);
+    ck_assert_str_eq(text, "{}");
+    free(text);
+}
+END_TEST
+
+START_TEST(seals_need_munged_and_refuse_garbage)
+{
+    tbm_store_t st;
+    tbm_err_t err = { { 0 } };
+    json_object *rec = tbm_record_new(5, "cluster", "end", "COMPLETED");
+    char *seal;
+
+    open_store(&st);
+    snprintf(st.munge_socket, sizeof(st.munge_socket), "%s/no-munged.socket", dir);
+    seal = tbm_seal_make(&st, 5, "ab", &err);
+    ck_assert_ptr_null(seal);
+    ck_assert_msg(strstr(err.msg, "munge: cannot seal the record of job 5") && strstr(err.msg, "is munged running at"),
+                  "%s", err.msg);
+    ck_assert_int_eq(tbm_seal_check(&st, "MUNGE:garbage:", 5, "ab", &err), -1);
+    ck_assert_msg(strstr(err.msg, "the seal of job 5 is not a valid MUNGE credential of this cluster"), "%s", err.msg);
+    if (geteuid() == 0) {   /* a record whose seal cannot be made is not left half-written as sealed */
+        ck_assert_int_eq(tbm_store_record(&st, rec, 0, NULL, &err), -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "munge: cannot seal"));
+    }
+    json_object_put(rec);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+    Suite *s = suite_create("record_store");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, settings_from_both_files);
+    tcase_add_test(tc, files_modes_and_refusals);
+    tcase_add_test(tc, parts_and_cache);
+    tcase_add_test(tc, seals_need_munged_and_refuse_garbage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TBM_CHECK_MAIN(store_suite)
