@@ -2,6 +2,7 @@
  * global settings (ports, MlxVersion, partitions), Group, NodeName and Cable lines (see tbmesh.conf(5)).
  * What needs other lines (node names, cables' nodes) is kept pending for conf_checks.c. */
 #include "conf_parser.h"
+#include "record.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -59,12 +60,14 @@ static int split_two(conf_parser_t *p, const char *key, const char *val, char *a
 /* ---- global settings ---- */
 
 static int set_global(conf_parser_t *p, const char *key, const char *val);
+static int set_record_setting(conf_parser_t *p, const char *key, const char *val);
 
 /* The global settings; global_line[] follows this order. */
 static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
     {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
     {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {"ExclusiveMacs", set_global},
+    {"RecordDir", set_record_setting}, {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
     {NULL, NULL},
 };
 
@@ -91,6 +94,22 @@ static int set_partitions(conf_parser_t *p, const char *key, const char *val, ch
     if (item == 0)
         return BAD(p, "remove the trailing comma", "%s=%.40s ends with a comma", key, val);
     memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+/* The record store's settings belong to lib/record_settings.c (tbm_record_settings_parse reads them for the
+ * store); here they are only checked, so that a bad value is reported with the rest of the file. */
+static int set_record_setting(conf_parser_t *p, const char *key, const char *val)
+{
+    char line[TBM_CONF_LINE_MAX + 64];
+    tbm_record_settings_t s;
+    tbm_err_t err = { { 0 } };
+
+    memset(&s, 0, sizeof(s));
+    snprintf(line, sizeof(line), "%s=%s", key, val);
+    if (tbm_record_settings_parse(line, strlen(line), "tbmesh.conf", &s, &err) < 0)
+        return BAD(p, "see tbmesh.conf(5), RECORD STORE", "%s",
+                   strchr(err.msg, ' ') ? strchr(err.msg, ' ') + 1 : err.msg);
     return 0;
 }
 

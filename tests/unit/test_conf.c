@@ -140,7 +140,7 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs"},
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
      "Backends"},
@@ -149,7 +149,7 @@ static const struct {
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs"},
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
     {BASE "CoordinatorPort=0\n", "t.conf:3: CoordinatorPort=0 is not a port number: use a port number from 1 to 65535"},
@@ -295,7 +295,7 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
                               "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
-                              "DefaultPartition, ExclusiveMacs (and 2 more errors)");
+                              "DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
 }
@@ -501,6 +501,15 @@ START_TEST(round_trip_unfit_labs)
 }
 END_TEST
 
+START_TEST(record_store_settings_are_checked)
+{
+    ck_assert_str_eq(parse_text(BASE "RecordDir=/srv/tbmesh/records\nRecordReaders=lab-admins\nRecords=yes\n"), "");
+    ck_assert_ptr_nonnull(strstr(parse_text(BASE "Records=maybe\n"), "t.conf:3: "));
+    ck_assert_ptr_nonnull(strstr(parse_text(BASE "Records=maybe\n"), "RECORD STORE"));
+    ck_assert_ptr_nonnull(strstr(parse_text(BASE "RecordDir=relative\n"), "RECORD STORE"));
+}
+END_TEST
+
 START_TEST(equal_sees_differences)
 {
     tbm_conf_t a, b;
@@ -572,6 +581,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, from_topology_round_trip);
     tcase_add_test(tc, round_trip_unfit_labs);
     tcase_add_test(tc, equal_sees_differences);
+    tcase_add_test(tc, record_store_settings_are_checked);
     tcase_add_test(tc, default_path_is_beside_slurm_conf);
     suite_add_tcase(s, tc);
     return s;
