@@ -51,6 +51,26 @@ for j in $jl $ja $jb; do
     echo; echo "== output of job $j"; cat "$LAB/work/tbm-alice/demo-$j.out"
 done
 show sacct -X -j "$jl,$ja,$jb" -o jobid,jobname%12,user,account,partition,nodelist%12,alloctres%45,constraints%32,state,exitcode
+
+echo; echo "== reproducibility records: the same network on one Mac, then on studio-a's four"
+tbmesh=$LAB/inst/bin/tbmesh
+W=$LAB/work/tbm-alice/demo-repro; mkdir -p "$W"
+printf '#!/bin/sh\nsrun %s refwork -L 4 -H 256 -B 8 -o "$1"\n' "$macnode" > "$W/refwork.sh"
+echo '{"text": "hello"}' > "$W/train.jsonl"; chmod +x "$W/refwork.sh"; chown -R tbm-alice: "$W"
+r1=$(as_alice sbatch --parsable --gres=tbmesh:studio-a:1 --repro-model=demo/refwork --repro-data="$W/train.jsonl" \
+     --repro-seed=7 --repro-output="$W/single.bin" -o "$W/one.out" "$W/refwork.sh" "$W/single.bin")
+r4=$(as_alice sbatch --parsable --gres=tbmesh:studio-a:4 --repro-model=demo/refwork --repro-data="$W/train.jsonl" \
+     --repro-seed=7 --repro-output="$W/mesh.bin" -o "$W/four.out" "$W/refwork.sh" "$W/mesh.bin")
+for j in $r1 $r4; do until_ok "job $j ending" 300 gone "$j"; until_ok "job $j's end being recorded" 30 recorded "$j"; done
+show sacct -X -j "$r1,$r4" -o jobid,state,admincomment%60
+show as_alice "$tbmesh" repro show "$r4"
+show as_alice "$tbmesh" repro diff "$r1" "$r4"
+
+echo; echo "== usage of Macs and Linux nodes this week, from slurmdbd"
+show "$tbmesh" report --last 7d
+mkdir -p "$LAB/report"
+show "$tbmesh" report --last 7d --html "$LAB/report/demo.html"
+echo "the report's page: $LAB/report/demo.html"
 echo
 echo "The lab is up. Try: export SLURM_CONF=$SLURM_CONF; sinfo; lab/tbmesh-lab exec mac05 ip -br addr"
 echo "Take it down with: lab/tbmesh-lab down"
