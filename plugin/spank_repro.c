@@ -43,23 +43,16 @@
 
 /* ---- plug-in arguments ---- */
 
-static char conf_arg[4096], record_dir[TBM_RECORD_PATH_MAX], macnode_path[4096] = TBM_BINDIR "/macnode",
-                                                               munge_socket[1024];
+static char record_dir[TBM_RECORD_PATH_MAX];   /* record_dir=: the store, over tbmesh.conf's RecordDir */
 
+/* The plug-in's other arguments (conf=, macnode=, munge_socket=) are read once, in spank_step.c. */
 static void args(int ac, char **av)
 {
     int i;
 
-    for (i = 0; i < ac; i++) {
-        if (!strncmp(av[i], "conf=", 5))
-            snprintf(conf_arg, sizeof(conf_arg), "%s", av[i] + 5);
-        else if (!strncmp(av[i], "record_dir=", 11))
+    for (i = 0; i < ac; i++)
+        if (!strncmp(av[i], "record_dir=", 11))
             snprintf(record_dir, sizeof(record_dir), "%s", av[i] + 11);
-        else if (!strncmp(av[i], "macnode=", 8))
-            snprintf(macnode_path, sizeof(macnode_path), "%s", av[i] + 8);
-        else if (!strncmp(av[i], "munge_socket=", 13))
-            snprintf(munge_socket, sizeof(munge_socket), "%s", av[i] + 13);
-    }
 }
 
 /* ---- the options (submit side) ---- */
@@ -470,8 +463,8 @@ static int job_context(spank_t sp, job_ctx_t *c)
     snprintf(c->node, sizeof(c->node), "%s", nodes[c->node_id]);
     tbm_spank_free_nodes(nodes, n);
     c->bridge = c->conf.groups[c->conf.nodes[idx].group].mode == TBM_MODE_BRIDGE;
-    if (conf_arg[0])
-        snprintf(conf_path, sizeof(conf_path), "%s", conf_arg);
+    if (tbm_spank_args.conf[0])
+        tbm_spank_say(conf_path, sizeof(conf_path), "%s", tbm_spank_args.conf);
     else
         tbm_conf_default_path(getenv("SLURM_CONF"), conf_path, sizeof(conf_path));
     if (tbm_store_open(&c->store, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
@@ -479,8 +472,8 @@ static int job_context(spank_t sp, job_ctx_t *c)
         slurm_error("tbmesh: job %u: no reproducibility record: %s", c->job, err.msg);
         return 0;
     }
-    if (munge_socket[0])
-        snprintf(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", munge_socket);
+    if (tbm_spank_args.munge_socket[0])
+        tbm_spank_say(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", tbm_spank_args.munge_socket);
     if (!c->store.set.records)
         return 0;
     {
@@ -630,7 +623,7 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
             const tbm_conf_node_t *cn = &c->conf.nodes[idx];
             snprintf(agent, sizeof(agent), "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
                      cn->agent_port ? cn->agent_port : c->conf.agent_port);
-            repro_probe_start(&probes[i], macnode_path, agent, munge_socket);
+            repro_probe_start(&probes[i], tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket);
         }
     }
     for (i = 0; i < n; i++) {
