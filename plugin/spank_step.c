@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -22,7 +23,8 @@ void tbm_spank_say(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-tbm_spank_args_t tbm_spank_args = { "", TBM_BINDIR "/macnode", "", "/private/var/tmp/tbmesh-jobs" };
+tbm_spank_args_t tbm_spank_args = { "", TBM_BINDIR "/macnode", "", "/private/var/tmp/tbmesh-jobs",
+                                     "/run/slurm-tbmesh" };
 tbm_spank_step_t tbm_spank_step;
 
 static void arg(const char *av, const char *key, char *dst, size_t len)
@@ -43,6 +45,7 @@ void tbm_spank_read_args(int ac, char **av)
         arg(av[i], "macnode", a->macnode, sizeof(a->macnode));
         arg(av[i], "munge_socket", a->munge_socket, sizeof(a->munge_socket));
         arg(av[i], "jobs_dir", a->jobs_dir, sizeof(a->jobs_dir));
+        arg(av[i], "state_dir", a->state_dir, sizeof(a->state_dir));
     }
 }
 
@@ -122,18 +125,55 @@ void tbm_spank_free_nodes(char **names, size_t n)
     free(names);
 }
 
-/* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, TBMESH_JOB in the job's SPANK
- * environment. A job without a tag was submitted before this release's job_submit/tbmesh: its request is
- * read from slurmctld once, with lib/jobreq's parser. 1 with the tag, 0 no, -1 with err. */
+static void tag_path(uint32_t job, char *buf, size_t len)
+{
+    tbm_spank_say(buf, len, "%s/%u.tag", tbm_spank_args.state_dir, job);
+}
+
+/* The job's prolog, as root: job_submit's tag reaches the prolog's environment (SPANK_TBMESH_JOB) but not
+ * the steps', so it is kept for them in root's state folder (which no user may write). */
+void tbm_spank_tag_keep(uint32_t job)
+{
+    const char *tag = getenv("SPANK_" TBM_JOBTAG_ENV);
+    tbm_err_t err = { { 0 } };
+    char path[1100];
+
+    if (!tag)
+        return;
+    tag_path(job, path, sizeof(path));
+    if (tbm_jobdir_base(tbm_spank_args.state_dir, NULL, 0, &err) < 0 ||
+        tbm_write_file_atomic(path, tag, strlen(tag), 0644, &err) < 0)
+        slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); they ask slurmctld instead", job,
+                    err.msg);
+}
+
+void tbm_spank_tag_drop(uint32_t job)
+{
+    char path[1100];
+
+    tag_path(job, path, sizeof(path));
+    unlink(path);
+}
+
+/* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, kept by the job's prolog. A job without
+ * a tag was submitted before this release's job_submit/tbmesh (or the prolog could not keep it): its request
+ * is read from slurmctld once, with lib/jobreq's parser. 1 with the tag, 0 no, -1 with err. */
 static int read_tag(spank_t sp, uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
 {
-    char text[TBM_JOBTAG_MAX + 1], group[TBM_GROUP_NAME_MAX];
+    char path[1100], group[TBM_GROUP_NAME_MAX], *text;
+    tbm_err_t ignored = { { 0 } };
     job_info_msg_t *msg = NULL;
     long long count = 0;
+    size_t len;
     int mac;
 
-    if (spank_getenv(sp, TBM_SPANK_ENV_PREFIX TBM_JOBTAG_ENV, text, sizeof(text)) == ESPANK_SUCCESS)
-        return tbm_jobtag_parse(text, tag, err) < 0 ? -1 : 1;
+    (void)sp;
+    tag_path(job, path, sizeof(path));
+    if ((text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &ignored)) != NULL) {
+        mac = tbm_jobtag_parse(text, tag, err) < 0 ? -1 : 1;
+        free(text);
+        return mac;
+    }
     if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
         if (msg)
             slurm_free_job_info_msg(msg);

@@ -87,6 +87,18 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     return 0;
 }
 
+/* Job prolog (slurmd, root): job_submit's tag, kept for the job's steps. Never fails the node. */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+    uint32_t job = 0;
+
+    if (spank_context() != S_CTX_JOB_SCRIPT || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+        return 0;
+    tbm_spank_read_args(ac, av);
+    tbm_spank_tag_keep(job);
+    return 0;
+}
+
 /* Job epilog (slurmd, root): what the job left on a Mac goes. */
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
@@ -100,7 +112,10 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     if (spank_context() != S_CTX_JOB_SCRIPT)
         return 0;
     tbm_spank_read_args(ac, av);
-    if (!node || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+        return 0;
+    tbm_spank_tag_drop(job);
+    if (!node)
         return 0;
     if (tbm_spank_load_conf(&conf, &err) < 0) {
         slurm_error("tbmesh: job %u: %s: nothing cleaned up on %s", job, err.msg, node);

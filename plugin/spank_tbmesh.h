@@ -20,6 +20,7 @@ typedef struct tbm_spank_args {
     char macnode[4096];          /* the macnode command (bridge mode's forwarder) */
     char munge_socket[4096];     /* munged's socket; "" libmunge's default */
     char jobs_dir[1024];         /* the Macs' jobs folder (made by root; agent and direct mode alike) */
+    char state_dir[1024];        /* root's folder on the node for what the job's prolog hands its steps */
 } tbm_spank_args_t;
 
 /* One step on one node, worked out once (slurm_spank_init_post_opt, as root) and read by every later
@@ -47,6 +48,11 @@ int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av);
 
 /* The --mlx-backend given to this command or step, if any: 1 and the name in buf, else 0. */
 int tbm_spank_backend(char *buf, size_t len);
+
+/* The job's prolog (root): job_submit's tag, which reaches the prolog but not the steps' environment, is
+ * kept in state_dir for them; the epilog removes it. */
+void tbm_spank_tag_keep(uint32_t job);
+void tbm_spank_tag_drop(uint32_t job);
 
 /* spank_step.c: the arguments, and the step's facts and decisions (root, once per step). */
 void tbm_spank_read_args(int ac, char **av);

@@ -6,11 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-# The tag: job_submit/tbmesh's decision, in the batch job's environment and so in its steps'.
+# The tag: job_submit/tbmesh's decision reaches the job's prolog, which keeps it for the steps in root's state
+# folder; the nodes read it there instead of asking slurmctld.
 out=$LAB/work/tbm-alice/tag.out; rm -f "$out"
 as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
-    --wrap 'srun -N1 printenv SLURM_SPANK_TBMESH_JOB' > /dev/null 2>&1
-t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring" "$(cat "$out" 2>/dev/null)"
+    --wrap 'srun -N1 sh -c "cat /run/slurm-tbmesh/$SLURM_JOB_ID.tag; stat -c \"%U %a\" /run/slurm-tbmesh"' > /dev/null 2>&1
+t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring
+root 711" "$(cat "$out" 2>/dev/null)"
 
 # A refused step: JACCL asked of a ring without RDMA.
 out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 bash -c 'srun --mlx-backend=jaccl true; echo "srun exit $?"; echo "job $SLURM_JOB_ID"' 2>&1)
@@ -32,7 +34,7 @@ t_is "a one-Mac step of a ring job runs (the baseline)" "none" \
     "$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun -N1 printenv TBMESH_BACKEND 2>/dev/null)"
 out=$LAB/work/tbm-alice/mpirun.out; rm -f "$out"
 as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
-    --wrap 'mpirun -np 4 hostname | sort | paste -sd" "' > /dev/null 2>&1
+    --wrap 'mpirun -np 4 --map-by ppr:1:node hostname | sort | paste -sd" "' > /dev/null 2>&1
 t_match "mpirun in a mini-b mpi job starts its daemons and runs on all four Macs" "^mac05 mac06 mac07 mac08$" \
     "$(cat "$out" 2>/dev/null)"
 
