@@ -37,4 +37,6 @@ for dir in "/tmp/tbmesh-clone-$$" "/root/tbmesh-clone-$$"; do
     t_ok "$dir: tbmesh-lab down from the clone" "$dir/lab/tbmesh-lab" down
     rm -rf "$dir"
 done
+# The tests after this one run on this tree's lab again.
+t_ok "the lab is up again from this tree" "$LABCMD" up
 t_done
