@@ -11,6 +11,8 @@ no_jobs
 TBMESH=$T_SRC/build/inst/bin/tbmesh
 MACNODE=$T_SRC/build/inst/bin/macnode
 STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab
+# The lab numbers jobs from 1 again after a purge: records of an earlier lab's jobs with the same ids go.
+rm -rf "$STORE"
 W=$LAB/work/tbm-alice/repro
 SECRET=hf_s3cr3tTokenValue4242
 rm -rf "$W"; mkdir -p "$W/corpus"
