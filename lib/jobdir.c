@@ -107,6 +107,15 @@ static int empty_at(int fd, int depth, tbm_err_t *err)
     return rc;
 }
 
+int tbm_dir_empty(const char *dir, tbm_err_t *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return tbm_errprintf(err, "cannot open %s: %s", dir, strerror(errno));
+    return empty_at(fd, 0, err) < 0 ? tbm_errprefix(err, "%s: ", dir) : 0;
+}
+
 int tbm_jobdir_remove(const char *jobs, uint32_t job, tbm_err_t *err)
 {
     char path[4200];

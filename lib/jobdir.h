@@ -20,6 +20,10 @@ int tbm_jobdir_base(const char *jobs, char *note, size_t note_len, tbm_err_t *er
  * kept only when it is a real folder owned by uid with mode 0700 (a step after the first); else -1. */
 int tbm_jobdir_make(const char *jobs, uint32_t job, uid_t uid, gid_t gid, char *buf, size_t len, tbm_err_t *err);
 
+/* Empty the folder `dir` (a real folder, not a link), never following a link: links are removed, not
+ * followed; folders at most 16 deep. The folder itself stays. Returns 0, or -1 with err. */
+int tbm_dir_empty(const char *dir, tbm_err_t *err);
+
 /* Remove `<jobs>/<job>` and everything in it, never following a link (links are removed, not followed).
  * A folder that is not there is fine. Returns 0, or -1 with err. */
 int tbm_jobdir_remove(const char *jobs, uint32_t job, tbm_err_t *err);

@@ -7,6 +7,7 @@
 #include "agent.h"
 #include "agent_privdrop.h"
 #include "fileio.h"
+#include "jobdir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +21,6 @@
 #include <unistd.h>
 
 #define PATH_LEN     4096
-#define REMOVE_DEPTH 16
 
 /* Which folder the agent made for a job: "<dev> <ino> <uid>\n" in <state>/jobdir-<job>. */
 static void made_record_path(const agent_conf_t *conf, uint32_t job, char *path, size_t len)
@@ -136,35 +136,10 @@ int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jo
     return agent_as_user(g->uid, g->gid, write_files, &w, err);
 }
 
-static int remove_below(int dirfd, int depth)
-{
-    DIR *d = fdopendir(dirfd);
-    struct dirent *e;
-    int fd, rc = 0;
-
-    if (!d)
-        return close(dirfd), -1;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (unlinkat(dirfd, e->d_name, 0) == 0)
-            continue;
-        fd = depth < REMOVE_DEPTH ? openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        if (fd < 0 || remove_below(fd, depth + 1) < 0 || unlinkat(dirfd, e->d_name, AT_REMOVEDIR) < 0)
-            rc = -1;
-    }
-    closedir(d);
-    return rc;
-}
-
+/* As the folder's owner: its contents go (lib/jobdir.c's walk: links removed, never followed). */
 static int remove_contents(void *arg, tbm_err_t *err)
 {
-    const char *dir = arg;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-    if (fd < 0 || remove_below(fd, 0) < 0)
-        return tbm_errprintf(err, "%s: cannot remove everything in it: %s", dir, strerror(errno));
-    return 0;
+    return tbm_dir_empty(arg, err);
 }
 
 int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err)

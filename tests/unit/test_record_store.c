@@ -15,27 +15,17 @@ static char dir[256];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/tbm-store-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    tbm_scratch_make(dir, sizeof(dir), "tbm-store");
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    tbm_scratch_remove(dir);
 }
 
 static void put_text(const char *rel, const char *text)
 {
-    char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
+    tbm_scratch_put(dir, rel, text);
 }
 
 START_TEST(settings_from_both_files)
