@@ -11,7 +11,7 @@ PKGS=(
   libjson-c-dev check libssl-dev
   iproute2 util-linux procps psmisc valgrind graphviz socat jq git
   dpkg-dev debhelper lintian python3
-  chromium npm
+  chromium
   zlib1g-dev
 )
 
