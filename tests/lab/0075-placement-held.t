@@ -43,7 +43,12 @@ big=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:mini-b:4 --wrap 
 end=$((SECONDS + 30)); while [ "$(field "$big" JobState)" != RUNNING ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
 t_is "the Mac job is exclusive" "0" "$(field "$big" OverSubscribe | grep -c YES)"
 plain=$(as tbm-bob sbatch --parsable -o /dev/null -p mac -w mac05 --wrap true)
-sleep 3   # (the scheduler's own cycle: a shared node would have started it at once)
+# until the scheduler has looked at it (a reason other than None), at most 15 s: a shared node would have
+# started it then
+end=$((SECONDS + 15))
+while [ "$(squeue -h -j "$plain" -o %r)" = None ] && [ "$(field "$plain" JobState)" = PENDING ] && [ $SECONDS -lt $end ]; do
+    sleep 0.3
+done
 t_is "a plain job on mac05 waits while the Mac job holds it" "PENDING" "$(field "$plain" JobState)"
 scancel "$big" "$plain"
 
