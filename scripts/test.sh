@@ -55,7 +55,8 @@ unit "$src/build-mac" --without-slurm --enable-sanitizers
 # check DESC CMD...: one check of its own: CMD succeeds.
 check() {
     local desc=$1; shift
-    if "$@"; then echo "ok - $desc"; count 1 0; else echo "not ok - $desc"; count 0 1; fi
+    if "$@"; then echo "ok - $desc"; count 1 0; return 0; fi
+    echo "not ok - $desc"; count 0 1; return 1
 }
 
 # mac_layout: `make install` of the --without-slurm build holds what a Mac's package does.
@@ -113,6 +114,8 @@ packages() {
     for f in usr/lib/$ma/slurm-wlm/spank_tbmesh.so usr/lib/$ma/slurm-wlm/job_submit_tbmesh.so usr/bin/tbmesh \
              usr/libexec/slurm-tbmesh/tbmesh-healthcheck usr/bin/macnode usr/sbin/macnoded \
              usr/libexec/slurm-tbmesh/macnode-bench usr/share/man/man5/tbmesh.conf.5.gz usr/share/man/man8/macnode.8.gz \
+             usr/share/man/man1/tbmesh-report.1.gz usr/share/man/man1/tbmesh-repro.1.gz \
+             usr/share/slurm-tbmesh/systemd/tbmesh-watch.service \
              usr/share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist; do
         check "packages install /$f" test -s "$root/$f"
     done
