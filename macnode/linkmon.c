@@ -6,6 +6,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <string.h>
+#include <unistd.h>
 
 int linkmon_states(linkmon_fn fn, void *ctx, tbm_err_t *err)
 {
@@ -21,6 +22,22 @@ int linkmon_states(linkmon_fn fn, void *ctx, tbm_err_t *err)
     }
     freeifaddrs(all);
     return 0;
+}
+
+long linkmon_recv(int fd, void *buf, size_t size, const char *what, tbm_err_t *err)
+{
+    ssize_t n;
+
+    do
+        n = read(fd, buf, size);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    if (n < 0 && errno == ENOBUFS)
+        return -2;
+    if (n <= 0)
+        return tbm_errprintf(err, "reading link changes (%s): %s", what, n < 0 ? strerror(errno) : "closed");
+    return (long)n;
 }
 
 #if !defined(__linux__) && !defined(__APPLE__)

@@ -32,18 +32,12 @@ int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
     char buf[8192] __attribute__((aligned(8)));
     char name[IF_NAMESIZE];
     const struct if_msghdr *m;
-    ssize_t n, off;
+    long n, off;
 
     for (;;) {
-        n = read(fd, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (n < 0 && errno == ENOBUFS)
-            return 1;
+        n = linkmon_recv(fd, buf, sizeof(buf), "routing socket", err);
         if (n <= 0)
-            return tbm_errprintf(err, "reading link changes (routing socket): %s", n < 0 ? strerror(errno) : "closed");
+            return n == -2 ? 1 : (int)n;
         /* every routing message starts with its length (u_short), version and type (u_char each) */
         for (off = 0; off + 4 <= n;) {
             m = (const struct if_msghdr *)(buf + off);

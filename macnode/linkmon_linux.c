@@ -57,19 +57,13 @@ int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
 {
     char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
     const struct nlmsghdr *h;
-    ssize_t n;
+    long n;
     int len;
 
     for (;;) {
-        n = recv(fd, buf, sizeof(buf), 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (n < 0 && errno == ENOBUFS)
-            return 1;
+        n = linkmon_recv(fd, buf, sizeof(buf), "netlink", err);
         if (n <= 0)
-            return tbm_errprintf(err, "reading link changes (netlink): %s", n < 0 ? strerror(errno) : "closed");
+            return n == -2 ? 1 : (int)n;
         len = (int)n;
         for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)len); h = NLMSG_NEXT(h, len))
             if (h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK)
