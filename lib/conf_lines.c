@@ -556,7 +556,7 @@ void tbm_conf_read_tokens(conf_parser_t *p, conf_token_t *tok, size_t n)
     } else if (tbm_conf_is_key(global_keys, tok[0].key)) {
         tbm_conf_apply_keys(p, global_keys, "setting", tok, n);
     } else {
-        char list[200], fix[280];
+        char list[400], fix[480];
         tbm_conf_key_names(global_keys, list, sizeof(list));
         snprintf(fix, sizeof(fix), "a line starts with Group=, NodeName=, Cable= or one of %s", list);
         BAD(p, fix, "unknown key '%.40s'", tok[0].key);
