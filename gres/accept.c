@@ -28,7 +28,8 @@ typedef struct acc {
     tbm_conf_t conf;
     const tbm_conf_group_t *grp;
     char conf_path[4096];
-    const char *plan_path, *out_dir, *partition, *macnode;
+    const char *plan_path, *out_dir, *partition, *macnode, *group;
+    char store_dir[4096];        /* RecordDir/CLUSTER */
     int json, wait_s;
     char unavailable[TBM_FINDING_TEXT_MAX];   /* Macs Slurm will not give, with Slurm's reason */
 } acc_t;
@@ -207,7 +208,7 @@ static void slurm_state(acc_t *c, const char *name)
 static int mac_facts(acc_t *c, const tbm_conf_node_t *n, tbm_host_facts_t *f)
 {
     char agent[300], line[200];
-    char *argv[] = { (char *)c->macnode, "probe", "--agent", agent, "--compact", NULL };
+    char *argv[] = { (char *)c->macnode, "probe", "--agent", agent, NULL };
     tbm_err_t err = { { 0 } };
     accept_out_t o;
     int rc;
@@ -486,23 +487,32 @@ static void step_launch(acc_t *c)
 
 /* ---- the record ---- */
 
-static int record_dir(acc_t *c, char *dir, size_t len)
+/* The record store's settings and Slurm's: the cluster's name, where its records go, and Slurm's munged (the
+ * agents know callers by MUNGE), handed to the macnode commands this one runs. */
+static int open_store(acc_t *c)
 {
     tbm_store_t st;
     tbm_err_t err = { { 0 } };
     const char *sc = getenv("SLURM_CONF");
+
+    if (tbm_store_open(&st, c->conf_path, sc && *sc ? sc : "/etc/slurm/slurm.conf", NULL, &err) < 0)
+        return fprintf(stderr, "tbmesh accept: %s\n", err.msg), -1;
+    snprintf(c->a.cluster, sizeof(c->a.cluster), "%s", st.cluster);
+    snprintf(c->store_dir, sizeof(c->store_dir), "%s/%s", st.set.dir, st.cluster);
+    if (st.munge_socket[0])
+        setenv("TBMESH_MUNGE_SOCKET", st.munge_socket, 0);
+    return 0;
+}
+
+static int record_dir(acc_t *c, char *dir, size_t len)
+{
     char *slash;
 
-    if (tbm_store_open(&st, c->conf_path, sc && *sc ? sc : "/etc/slurm/slurm.conf", NULL, &err) < 0) {
-        snprintf(c->a.cluster, sizeof(c->a.cluster), "cluster");
-        return fprintf(stderr, "tbmesh accept: %s\n", err.msg), -1;
-    }
-    snprintf(c->a.cluster, sizeof(c->a.cluster), "%s", st.cluster);
     if (c->out_dir) {
         snprintf(dir, len, "%s", c->out_dir);
         return 0;
     }
-    snprintf(dir, len, "%s/%s/accept", st.set.dir, st.cluster);
+    snprintf(dir, len, "%.4000s/accept", c->store_dir);
     for (slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
         *slash = '\0';
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -572,6 +582,7 @@ static int parse_options(acc_t *c, int argc, char **argv)
     if (optind != argc - 1)
         return fprintf(stderr, "tbmesh accept: name one group, e.g. tbmesh accept studio-a (see tbmesh accept "
                                "--help)\n"), -1;
+    c->group = argv[optind];
     if (strspn(c->macnode, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+") != strlen(c->macnode))
         return fprintf(stderr, "tbmesh accept: --macnode %s: give a path of letters, digits and / . _ - +\n",
                        c->macnode), -1;
@@ -597,11 +608,15 @@ int accept_main(int argc, char **argv)
     tbm_conf_init(&c.conf);
     c.macnode = getenv("TBMESH_MACNODE") && *getenv("TBMESH_MACNODE") ? getenv("TBMESH_MACNODE") : "macnode";
     c.wait_s = 120;
-    if (parse_options(&c, argc, argv) < 0 || load_conf(&c) < 0 || find_group(&c, argv[argc - 1]) < 0 ||
-        load_plan(&c) < 0) {
-        rc = c.conf.n_groups || !c.conf_path[0] ? EXIT_USAGE : EXIT_NORUN;
+    rc = EXIT_USAGE;
+    if (parse_options(&c, argc, argv) < 0)
         goto out;
-    }
+    rc = EXIT_NORUN;
+    if (load_conf(&c) < 0 || open_store(&c) < 0)
+        goto out;
+    rc = EXIT_USAGE;
+    if (find_group(&c, c.group) < 0 || load_plan(&c) < 0)
+        goto out;
     if (!c.partition && c.conf.mac_partition[0])
         c.partition = c.conf.mac_partition;
     c.a.started = time(NULL);
