@@ -124,12 +124,13 @@ static void judge_path(tbm_accept_t *a)
               "no backend can run on all %d Macs of %s", a->n_macs, a->group);
         s->state = TBM_STEP_FINDINGS;
     } else if (a->plan.backend != TBM_BACKEND_AUTO && a->chosen != a->plan.backend) {
-        snprintf(fix, sizeof(fix), "%s; or ask for one of %s in the plan's backend =",
+        snprintf(fix, sizeof(fix), "%s; or, if the task can do with it, write backend = %s in the plan (the group "
+                 "can run %s)",
                  a->plan.backend == TBM_BACKEND_JACCL || a->plan.backend == TBM_BACKEND_JACCL_RING
                      ? "JACCL needs Thunderbolt 5 on every cable, RDMA enabled (rdma_ctl enable, from Recovery) and "
                        "macOS 26.2 or later"
                      : "see tbmesh inventory's report for the group",
-                 list);
+                 tbm_backend_name(a->chosen), list);
         block(a, TBM_ACCEPT_PLANNABLE, 3, "backend-not-possible", a->group, fix,
               "the plan asks for %s, which %s cannot run: %s", tbm_backend_name(a->plan.backend), a->group,
               a->why_not[a->plan.backend]);
