@@ -31,7 +31,8 @@ typedef struct acc {
     const char *plan_path, *out_dir, *partition, *macnode, *group;
     char store_dir[4096];        /* RecordDir/CLUSTER */
     int json, wait_s;
-    char unavailable[TBM_FINDING_TEXT_MAX];   /* Macs Slurm will not give, with Slurm's reason */
+    char unavailable[TBM_FINDING_TEXT_MAX];   /* Macs Slurm will not give: "mac01, mac02" */
+    char unavailable_why[TBM_FINDING_TEXT_MAX];   /* Slurm's state and reason of the first of them */
 } acc_t;
 
 static void usage(FILE *out)
@@ -200,8 +201,9 @@ static void slurm_state(acc_t *c, const char *name)
                         "repair what the reason names; slurm-tbmesh resumes a Mac it drained once it is well, "
                         "others: scontrol update NodeName=NAME State=RESUME",
                         "Slurm has the Mac %s: %s", state, reason[0] ? reason : "no reason given");
-    snprintf(c->unavailable + used, sizeof(c->unavailable) - used, "%s%s (%s%s%s)", used ? "; " : "", name, state,
-             reason[0] ? ": " : "", reason);
+    snprintf(c->unavailable + used, sizeof(c->unavailable) - used, "%s%s", used ? ", " : "", name);
+    if (!c->unavailable_why[0])
+        snprintf(c->unavailable_why, sizeof(c->unavailable_why), "%s%s%s", state, reason[0] ? ": " : "", reason);
 }
 
 /* The Mac's facts through its agent into *f; 0, or -1 with a finding. */
@@ -330,7 +332,8 @@ static void refwork_script(const acc_t *c, char *buf, size_t len)
     snprintf(buf, len,
              "f=\"${TMPDIR:-/tmp}/tbmesh-accept-$SLURM_JOB_ID-$SLURM_PROCID.rw\"; "
              "%s refwork -L %d -H %d -B %d -s %llu -o \"$f\" || exit $?; "
-             "if [ -s \"$f\" ]; then printf \"%%s\" \"" TBM_ACCEPT_RW_TAG "\"; base64 < \"$f\" | tr -d \"\\n\"; echo; fi; "
+             "if [ -s \"$f\" ]; then printf \"%%s\" \"" TBM_ACCEPT_RW_TAG "\"; "
+             "base64 < \"$f\" | tr -d \"\\n\"; echo; fi; "
              "rm -f \"$f\"",
              c->macnode, w->layers, w->hidden, w->batch, (unsigned long long)w->seed);
 }
@@ -367,9 +370,10 @@ static void not_started(acc_t *c, int step, const accept_job_t *j, int macs)
     accept_job_error(j, why, sizeof(why));
     tbm_accept_step_add(&c->a, step, TBM_SEV_ERROR, "job-not-started", c->a.group,
                         "repair what step 4 names (Slurm gives a drained Mac to no job), then run tbmesh accept again",
-                        "job %u did not get %d Mac%s of %s within %d s%s%s%s%s", j->id, macs, macs == 1 ? "" : "s",
-                        c->a.group, c->wait_s, why[0] ? ": " : "", why,
-                        c->unavailable[0] ? "; Slurm will not give " : "", c->unavailable);
+                        "job %u did not get %d Mac%s of %s within %d s%s%s%s%s%s%s%s%s", j->id, macs,
+                        macs == 1 ? "" : "s", c->a.group, c->wait_s, why[0] ? " (salloc: " : "", why, why[0] ? ")" : "",
+                        c->unavailable[0] ? "; Slurm will not give " : "", c->unavailable,
+                        c->unavailable[0] ? " (the first: " : "", c->unavailable_why, c->unavailable[0] ? ")" : "");
 }
 
 static void step_baseline(acc_t *c)

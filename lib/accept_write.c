@@ -396,8 +396,8 @@ static json_object *j_path(const tbm_accept_t *a)
     json_object_object_add(o, "rdma", json_object_new_boolean(a->caps.rdma));
     json_object_object_add(o, "possible", json_object_new_string(list));
     json_object_object_add(o, "asked", json_object_new_string(tbm_backend_name(a->plan.backend)));
-    json_object_object_add(o, "run", json_object_new_string(a->chosen == TBM_BACKEND_AUTO ? "none"
-                                                                                         : tbm_backend_name(a->chosen)));
+    json_object_object_add(o, "run", json_object_new_string(a->chosen == TBM_BACKEND_AUTO
+                                                                 ? "none" : tbm_backend_name(a->chosen)));
     for (b = 0; b < TBM_BACKEND_COUNT; b++)
         if (!((a->possible >> b) & 1))
             json_object_object_add(why, tbm_backend_name((tbm_backend_t)b), json_object_new_string(a->why_not[b]));

@@ -168,7 +168,8 @@ static tbm_owner_role_t owner_role(const char *key)
 static int set_owner(conf_parser_t *p, const char *key, const char *val, char *dst)
 {
     if (!tbm_owner_valid(val))
-        return BAD(p, "name one owner in one word (a login, an e-mail address or a team), e.g. OwnerRecovery=ops@lab.example",
+        return BAD(p, "name one owner in one word (a login, an e-mail address or a team), "
+                      "e.g. OwnerRecovery=ops@lab.example",
                    "%s=%.64s is not an owner", key, val);
     snprintf(dst, TBM_OWNER_MAX, "%s", val);
     return 0;

@@ -118,7 +118,7 @@ t_match "... what kept it from prototype names the cable" \
     "What kept it from \*\*prototype\*\*" "$out"
 kept=$(sed -n '/What kept it from \*\*prototype\*\*/,/^Then/p' <<<"$out")
 t_match "... the group's job did not get its Macs, Slurm's reason naming the cable" \
-    "job-not-started.*did not get 4 Macs of studio-a.*mac01 \(.*DRAIN.*cable-missing at mac01:en2 <-> mac02:en2" "$kept"
+    "job-not-started.*did not get 4 Macs of studio-a.*Slurm will not give mac01, mac02 \(the first: [A-Z+]*DRAIN: tbmesh: cable-missing at mac01:en2 <-> mac02:en2" "$kept"
 t_match "... and step 4's inventory names it" "\`cable-missing\` at mac01:en2 <-> mac02:en2" "$out"
 json=$(newest "$OUT" studio-a json)
 t_is "... step 5 failed, its job id recorded; step 6 did not run" "failed 1 not run" \

@@ -62,8 +62,8 @@ static const struct {
     { "task =\n", "p.plan:1: task has no value: give it a value, e.g. task = fine-tune a 7B model with LoRA on 4 "
                   "Macs, or remove the line" },
     { "task = a\ntask = b\n", "p.plan:2: task is already given at line 1: keep one of them" },
-    { "link_share = 1.5\n", "p.plan:1: link_share = 1.5 is not a number from 0 to 1: give a share from 0 to 1, e.g. 0.5 "
-                            "for half" },
+    { "link_share = 1.5\n", "p.plan:1: link_share = 1.5 is not a number from 0 to 1: give a share from 0 to 1, "
+                            "e.g. 0.5 for half" },
     { "tolerance = close\n", "p.plan:1: tolerance = close is not bitwise nor one or two numbers from 0 to 1: write "
                              "tolerance = bitwise, or tolerance = RTOL or RTOL,ATOL (numbers from 0 to 1), e.g. "
                              "tolerance = 1e-4,1e-6" },
