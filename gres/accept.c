@@ -552,6 +552,21 @@ static int write_record(acc_t *c, const char *dir, const char *md, const char *j
 
 /* ---- main ---- */
 
+/* The command line, words with anything but [A-Za-z0-9/._=:,+-] single-quoted, for the record. */
+static void command_line(acc_t *c, int argc, char **argv)
+{
+    char *cmd = c->a.command;
+    size_t len = sizeof(c->a.command), used = (size_t)snprintf(cmd, len, "tbmesh");
+    int i;
+
+    for (i = 0; i < argc && used < len; i++) {
+        const char *w = argv[i];
+        int plain = *w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._=:,+-") ==
+                             strlen(w) && !strchr(w, '\'');
+        used += (size_t)snprintf(cmd + used, len - used, plain ? " %s" : " '%s'", w);
+    }
+}
+
 static int parse_options(acc_t *c, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -587,6 +602,7 @@ static int parse_options(acc_t *c, int argc, char **argv)
         return fprintf(stderr, "tbmesh accept: name one group, e.g. tbmesh accept studio-a (see tbmesh accept "
                                "--help)\n"), -1;
     c->group = argv[optind];
+    command_line(c, argc, argv);
     if (strspn(c->macnode, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+") != strlen(c->macnode))
         return fprintf(stderr, "tbmesh accept: --macnode %s: give a path of letters, digits and / . _ - +\n",
                        c->macnode), -1;

@@ -151,6 +151,7 @@ typedef struct tbm_accept {
     char nodes[TBM_ACCEPT_TEXT_MAX];     /* "mac[01-04]" */
     int n_macs;
     char cluster[64];
+    char command[TBM_ACCEPT_TEXT_MAX * 2];   /* the command line that ran it, to run it again */
     time_t started, ended;
     tbm_accept_plan_t plan;
     tbm_accept_step_t step[TBM_ACCEPT_STEPS];    /* step[0] is step 1 */

@@ -297,6 +297,11 @@ char *tbm_accept_markdown(const tbm_accept_t *a)
         }
     if (!any)
         tbm_sb_printf(&sb, "- no Slurm job ran\n");
+    if (a->command[0]) {
+        tbm_sb_printf(&sb, "- the whole run again: `");
+        md_text(&sb, a->command);
+        tbm_sb_printf(&sb, "`\n");
+    }
     return tbm_sb_take(&sb);
 }
 
@@ -471,6 +476,7 @@ char *tbm_accept_json(const tbm_accept_t *a)
     json_object_object_add(root, "nodes", json_object_new_string(a->nodes));
     json_object_object_add(root, "macs", json_object_new_int(a->n_macs));
     json_object_object_add(root, "cluster", json_object_new_string(a->cluster));
+    json_object_object_add(root, "command", json_object_new_string(a->command));
     iso_time(a->started, t, sizeof(t));
     json_object_object_add(root, "started", json_object_new_string(t));
     iso_time(a->ended, t, sizeof(t));

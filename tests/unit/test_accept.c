@@ -277,6 +277,7 @@ static void good_run(tbm_accept_t *a)
     strcpy(a->group, "studio-a");
     strcpy(a->nodes, "mac[01-04]");
     strcpy(a->cluster, "tbmlab");
+    strcpy(a->command, "tbmesh accept studio-a --plan lab.plan");
     a->started = 1796151600;
     a->ended = 1796151660;
     a->n_macs = 4;
@@ -472,6 +473,7 @@ START_TEST(record_markdown_and_json)
     ck_assert_ptr_nonnull(strstr(md, "- Task: a \\| b\n"));
     ck_assert_ptr_nonnull(strstr(md, "| OwnerAccess | access (who may use the group, accounts and limits) | nobody |"));
     ck_assert_ptr_nonnull(strstr(md, "`sacct -j 42`"));
+    ck_assert_ptr_nonnull(strstr(md, "- the whole run again: `tbmesh accept studio-a --plan lab.plan`\n"));
     ck_assert_ptr_nonnull(strstr(md, "2026-12-01T19:00:00Z"));
     o = json_tokener_parse(js);
     ck_assert_ptr_nonnull(o);
