@@ -1,5 +1,6 @@
-/* tbmesh.c: the admin's command: `tbmesh inventory` (and, as they come, repro and report). */
+/* tbmesh.c: the admin's command: `tbmesh inventory`, accept, repro and report. */
 #include "config.h"
+#include "accept_main.h"
 #include "inventory.h"
 #include "report_main.h"
 #include "repro.h"
@@ -10,6 +11,7 @@
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tbmesh COMMAND [ARGS]\n"
+                 "  accept      the staged acceptance run of a Mac group through Slurm, and its decision record\n"
                  "  inventory   the lab's Thunderbolt groups from the Macs' facts; tbmesh.conf and Slurm lines\n"
                  "  report      usage of Macs and Linux nodes from Slurm's accounting\n"
                  "  repro       reproducibility records of Mac jobs: show, diff, verify, export, rerun, sync\n"
@@ -24,6 +26,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
         return usage(stdout), 0;
+    if (!strcmp(argv[1], "accept"))
+        return accept_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "inventory"))
         return inventory_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))

@@ -3,6 +3,7 @@
  * writing it conf_write.c, making it from a topology conf_from_topology.c. */
 #include "conf.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,50 @@ void tbm_conf_free(tbm_conf_t *c)
     free(c->nodes);
     free(c->cables);
     tbm_conf_init(c);
+}
+
+static const char *const owner_keys[TBM_OWNER_ROLES] = { "OwnerRecovery", "OwnerAccess", "OwnerUpkeep" };
+static const char *const owner_duties[TBM_OWNER_ROLES] = {
+    "recovery (a Mac, a cable or the group fails: who brings it back)",
+    "access (who may use the group, accounts and limits)",
+    "upkeep (macOS, MLX and slurm-tbmesh versions, RDMA, cabling changes)",
+};
+
+const char *tbm_owner_key(tbm_owner_role_t r)
+{
+    return r < TBM_OWNER_ROLES ? owner_keys[r] : "?";
+}
+
+const char *tbm_owner_duty(tbm_owner_role_t r)
+{
+    return r < TBM_OWNER_ROLES ? owner_duties[r] : "?";
+}
+
+int tbm_owner_valid(const char *s)
+{
+    size_t i;
+
+    for (i = 0; s[i]; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("@._+:/-", s[i]))
+            return 0;
+    return i > 0 && i < TBM_OWNER_MAX;
+}
+
+const char *tbm_conf_owner(const tbm_conf_t *c, const tbm_conf_group_t *g, tbm_owner_role_t r)
+{
+    if (r >= TBM_OWNER_ROLES)
+        return "";
+    return g && g->owner[r][0] ? g->owner[r] : c->owner[r];
+}
+
+static int same_owners(const char (*a)[TBM_OWNER_MAX], const char (*b)[TBM_OWNER_MAX])
+{
+    int r;
+
+    for (r = 0; r < TBM_OWNER_ROLES; r++)
+        if (strcmp(a[r], b[r]) != 0)
+            return 0;
+    return 1;
 }
 
 const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name)
@@ -73,7 +118,7 @@ static int same_group(const tbm_conf_group_t *x, const tbm_conf_group_t *y)
 {
     return y && x->caps.n_nodes == y->caps.n_nodes && x->caps.topology == y->caps.topology &&
            x->caps.backends == y->caps.backends && x->caps.rdma == y->caps.rdma && x->link == y->link &&
-           x->mode == y->mode;
+           x->mode == y->mode && same_owners(x->owner, y->owner);
 }
 
 static int same_end(const tbm_conf_t *a, const tbm_conf_end_t *x, const tbm_conf_t *b, const tbm_conf_end_t *y)
@@ -91,7 +136,7 @@ int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b)
         strcmp(a->mlx_version, b->mlx_version) != 0 || strcmp(a->mac_partition, b->mac_partition) != 0 ||
         strcmp(a->shared_partitions, b->shared_partitions) != 0 ||
         strcmp(a->default_partition, b->default_partition) != 0 || a->exclusive_macs != b->exclusive_macs ||
-        a->n_groups != b->n_groups ||
+        !same_owners(a->owner, b->owner) || a->n_groups != b->n_groups ||
         a->n_nodes != b->n_nodes || a->n_cables != b->n_cables)
         return 0;
     for (i = 0; i < a->n_groups; i++)

@@ -27,6 +27,23 @@
 #define TBM_CONF_RING_BASE_PORT   32323
 #define TBM_CONF_SLURMD_BASE_PORT 6900
 
+/* Operations owners (tbmesh-accept(1), step 7): who recovers a group when it fails, who grants access to
+ * it, who keeps it up to date. One word each: a login, an e-mail address or a team's name. */
+#define TBM_OWNER_MAX 64
+typedef enum tbm_owner_role {
+    TBM_OWNER_RECOVERY = 0,       /* OwnerRecovery= */
+    TBM_OWNER_ACCESS,             /* OwnerAccess= */
+    TBM_OWNER_UPKEEP,             /* OwnerUpkeep= */
+    TBM_OWNER_ROLES,
+} tbm_owner_role_t;
+
+/* "OwnerRecovery", "OwnerAccess", "OwnerUpkeep"; and what each owner answers for, for people. */
+const char *tbm_owner_key(tbm_owner_role_t r);
+const char *tbm_owner_duty(tbm_owner_role_t r);
+
+/* True when `s` is an owner: 1 to 63 of [A-Za-z0-9@._+:/-]. */
+int tbm_owner_valid(const char *s);
+
 typedef enum tbm_mode {
     TBM_MODE_BRIDGE = 0,          /* slurmd for the Mac runs on the bridge host; tasks are forwarded */
     TBM_MODE_DIRECT,              /* slurmd runs on the Mac itself */
@@ -40,6 +57,7 @@ typedef struct tbm_conf_group {
     tbm_mode_t mode;
     int *nodes;                   /* caps.n_nodes indices into nodes, in the order of Nodes= */
     int line;                     /* where it was read (0 when not parsed) */
+    char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* this group's owners; "" when the global one holds */
 } tbm_conf_group_t;
 
 typedef struct tbm_conf_node {
@@ -76,6 +94,7 @@ typedef struct tbm_conf {
     char shared_partitions[TBM_PARTITIONS_MAX]; /* partitions holding Macs and Linux nodes, comma-separated */
     char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
     int exclusive_macs;                       /* ExclusiveMacs: a Mac job owns its Macs whole (default 1) */
+    char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* every group's owners unless a Group line names its own */
     tbm_conf_group_t *groups;
     size_t n_groups;
     tbm_conf_node_t *nodes;
@@ -113,6 +132,9 @@ void tbm_conf_default_path(const char *slurm_conf, char *buf, size_t len);
 
 /* Look-ups: a group by name, a node by name (index or -1). */
 const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name);
+
+/* The owner of a group in a role: the Group line's, else the global one, else "" (none named). */
+const char *tbm_conf_owner(const tbm_conf_t *c, const tbm_conf_group_t *g, tbm_owner_role_t r);
 int tbm_conf_node(const tbm_conf_t *c, const char *name);
 
 #endif

@@ -75,6 +75,7 @@ static void name_group(tbm_conf_t *c, size_t g, const tbm_conf_group_t *h)
     if (h && !name_taken(c, g, h->caps.name)) {
         snprintf(gr->caps.name, sizeof(gr->caps.name), "%s", h->caps.name);
         gr->mode = h->mode;
+        memcpy(gr->owner, h->owner, sizeof(gr->owner));
         return;
     }
     do
@@ -181,6 +182,7 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
         memcpy(out->shared_partitions, hint->shared_partitions, sizeof(out->shared_partitions));
         memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
         out->exclusive_macs = hint->exclusive_macs;
+        memcpy(out->owner, hint->owner, sizeof(out->owner));
     }
     out->groups = calloc(t->n_groups ? t->n_groups : 1, sizeof(*out->groups));
     out->nodes = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*out->nodes));

@@ -61,6 +61,7 @@ static int split_two(conf_parser_t *p, const char *key, const char *val, char *a
 
 static int set_global(conf_parser_t *p, const char *key, const char *val);
 static int set_record_setting(conf_parser_t *p, const char *key, const char *val);
+static int set_global_owner(conf_parser_t *p, const char *key, const char *val);
 
 /* The global settings; global_line[] follows this order. */
 static const conf_key_t global_keys[] = {
@@ -68,6 +69,7 @@ static const conf_key_t global_keys[] = {
     {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
     {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {"ExclusiveMacs", set_global},
     {"RecordDir", set_record_setting}, {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
+    {"OwnerRecovery", set_global_owner}, {"OwnerAccess", set_global_owner}, {"OwnerUpkeep", set_global_owner},
     {NULL, NULL},
 };
 
@@ -150,6 +152,43 @@ static int set_global(conf_parser_t *p, const char *key, const char *val)
     case 7: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
     default: return set_yes_no(p, key, val, &p->c->exclusive_macs);
     }
+}
+
+/* ---- owners (global, or on a Group line) ---- */
+
+static tbm_owner_role_t owner_role(const char *key)
+{
+    int r;
+
+    for (r = 0; r < TBM_OWNER_ROLES && strcasecmp(key, tbm_owner_key((tbm_owner_role_t)r)) != 0; r++)
+        ;
+    return (tbm_owner_role_t)r;
+}
+
+static int set_owner(conf_parser_t *p, const char *key, const char *val, char *dst)
+{
+    if (!tbm_owner_valid(val))
+        return BAD(p, "name one owner in one word (a login, an e-mail address or a team), "
+                      "e.g. OwnerRecovery=ops@lab.example",
+                   "%s=%.64s is not an owner", key, val);
+    snprintf(dst, TBM_OWNER_MAX, "%s", val);
+    return 0;
+}
+
+static int set_global_owner(conf_parser_t *p, const char *key, const char *val)
+{
+    tbm_owner_role_t r = owner_role(key);
+
+    if (p->owner_line[r])
+        return BAD(p, "keep one of them; a group's own owner goes on its Group line", "%s is already set at line %d",
+                   tbm_owner_key(r), p->owner_line[r]);
+    p->owner_line[r] = p->line;
+    return set_owner(p, key, val, p->c->owner[r]);
+}
+
+static int set_group_owner(conf_parser_t *p, const char *key, const char *val)
+{
+    return set_owner(p, key, val, p->group->owner[owner_role(key)]);
 }
 
 /* ---- Group lines ---- */
@@ -261,7 +300,8 @@ static int set_backends(conf_parser_t *p, const char *key, const char *val)
 
 static const conf_key_t group_keys[] = {
     {"Group", set_group_name}, {"Nodes", set_nodes}, {"Topology", set_topology}, {"Link", set_link},
-    {"Rdma", set_group_rdma}, {"Mode", set_mode}, {"Backends", set_backends}, {NULL, NULL},
+    {"Rdma", set_group_rdma}, {"Mode", set_mode}, {"Backends", set_backends}, {"OwnerRecovery", set_group_owner},
+    {"OwnerAccess", set_group_owner}, {"OwnerUpkeep", set_group_owner}, {NULL, NULL},
 };
 
 static int start_group(conf_parser_t *p)
@@ -517,7 +557,7 @@ void tbm_conf_read_tokens(conf_parser_t *p, conf_token_t *tok, size_t n)
     } else if (tbm_conf_is_key(global_keys, tok[0].key)) {
         tbm_conf_apply_keys(p, global_keys, "setting", tok, n);
     } else {
-        char list[200], fix[280];
+        char list[400], fix[480];
         tbm_conf_key_names(global_keys, list, sizeof(list));
         snprintf(fix, sizeof(fix), "a line starts with Group=, NodeName=, Cable= or one of %s", list);
         BAD(p, fix, "unknown key '%.40s'", tok[0].key);

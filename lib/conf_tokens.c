@@ -42,7 +42,7 @@ void tbm_conf_apply_keys(conf_parser_t *p, const conf_key_t *keys, const char *k
         for (k = 0; keys[k].name && strcasecmp(keys[k].name, tok[i].key) != 0; k++)
             ;
         if (!keys[k].name) {
-            char list[200], fix[240];
+            char list[400], fix[440];
             tbm_conf_key_names(keys, list, sizeof(list));
             snprintf(fix, sizeof(fix), "known keys there: %s", list);
             BAD(p, fix, "unknown key '%.40s' on a %s line", tok[i].key, kind);

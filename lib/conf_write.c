@@ -6,6 +6,16 @@
 
 #include "strbuf.h"
 
+/* The owners that are set, each as " Key=value" on a Group line (on_line) or as a line of its own. */
+static void write_owners(tbm_strbuf_t *sb, const char (*owner)[TBM_OWNER_MAX], int on_line)
+{
+    int r;
+
+    for (r = 0; r < TBM_OWNER_ROLES; r++)
+        if (owner[r][0])
+            tbm_sb_printf(sb, on_line ? " %s=%s" : "%s=%s\n", tbm_owner_key((tbm_owner_role_t)r), owner[r]);
+}
+
 static void write_group(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_group_t *g)
 {
     char **names = malloc((g->caps.n_nodes ? g->caps.n_nodes : 1) * sizeof(char *));
@@ -25,9 +35,11 @@ static void write_group(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_gr
         return;
     }
     tbm_backends_format(g->caps.backends, backends, sizeof(backends));
-    tbm_sb_printf(sb, "Group=%s Nodes=%s Topology=%s Link=%s Rdma=%s Mode=%s Backends=%s\n", g->caps.name, list,
+    tbm_sb_printf(sb, "Group=%s Nodes=%s Topology=%s Link=%s Rdma=%s Mode=%s Backends=%s", g->caps.name, list,
                   tbm_topo_class_name(g->caps.topology), tbm_link_name(g->link), g->caps.rdma ? "yes" : "no",
                   tbm_mode_name(g->mode), backends);
+    write_owners(sb, g->owner, 1);
+    tbm_sb_printf(sb, "\n");
     free(list);
 }
 
@@ -86,6 +98,7 @@ char *tbm_conf_write(const tbm_conf_t *c)
         tbm_sb_printf(&sb, "DefaultPartition=%s\n", c->default_partition);
     if (!c->exclusive_macs)
         tbm_sb_printf(&sb, "ExclusiveMacs=no\n");
+    write_owners(&sb, c->owner, 0);
     for (g = 0; g < c->n_groups; g++) {
         tbm_sb_printf(&sb, "\n");
         write_group(&sb, c, &c->groups[g]);

@@ -28,5 +28,6 @@
 #include "reduce.h"
 #include "proto.h"
 #include "record.h"
+#include "accept.h"
 
 #endif

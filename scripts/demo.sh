@@ -4,7 +4,8 @@
 # partition `all`, kept off the Macs), `--gres=tbmesh:4 --mlx-backend=jaccl` (lands on studio-a, the
 # Thunderbolt 5 RDMA mesh, bridge mode; it proves and measures the mesh with macnode bench: every cable, then
 # an all-reduce sweep over the JACCL matrix) and `--gres=tbmesh:mini-b:4` (the Thunderbolt 4 ring, direct
-# mode); shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES). The lab stays up: `lab/tbmesh-lab down` ends it.
+# mode); shows sinfo, squeue and sacct (gres/tbmesh in AllocTRES); the acceptance run of both groups
+# (tbmesh accept) with one decision record. The lab stays up: `lab/tbmesh-lab down` ends it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -65,6 +66,31 @@ for j in $r1 $r4; do until_ok "job $j ending" 300 gone "$j"; until_ok "job $j's 
 show sacct -X -j "$r1,$r4" -o jobid,state,admincomment%60
 show as_alice "$tbmesh" repro show "$r4"
 show as_alice "$tbmesh" repro diff "$r1" "$r4"
+
+echo; echo "== acceptance: can each group be trusted as a research resource? (tbmesh-accept(1))"
+# The plan of the task; the lab's cables are veth pairs sharing this host's cores with eight Macs, far from
+# Thunderbolt's rates, so the demo's plan asks for a small share of each link (the default is half).
+A=$LAB/accept-demo; mkdir -p "$A"
+cat > "$A/lab.plan" <<'PLAN'
+[acceptance]
+task = distributed inference of the reference network on all the group's Macs
+model = the reference workload (macnode refwork), 4 layers, hidden 1024
+data = generated from seed 1
+expected_output = the mesh's output equals the single Mac's within 1e-4 (float32 sums in another order)
+backend = jaccl
+link_share = 0.02
+busbw_share = 0.05
+sweep_max = 1M
+p2p_size = 1M
+PLAN
+# The operations owners (step 7) belong in tbmesh.conf; the demo adds them to a copy of the lab's.
+{ cat "$LAB/etc/tbmesh.conf"; printf 'OwnerRecovery=hpc-ops@lab.example\nOwnerAccess=lab-lead\nOwnerUpkeep=hpc-ops@lab.example\n'; } > "$A/tbmesh.conf"
+for g in studio-a mini-b; do
+    rc=0
+    "$tbmesh" accept "$g" --plan "$A/lab.plan" --conf "$A/tbmesh.conf" --macnode "$macnode" --out "$A" > "$A/$g.md" || rc=$?
+    echo "tbmesh accept $g: exit $rc: $(head -n1 "$A/$g.md" | sed 's/^# //')"
+done
+echo; echo "== the decision record of mini-b ($A/mini-b.md)"; cat "$A/mini-b.md"
 
 echo; echo "== usage of Macs and Linux nodes this week, from slurmdbd"
 show "$tbmesh" report --last 7d

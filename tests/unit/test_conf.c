@@ -140,16 +140,18 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records"},
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, "
+     "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
-     "Backends"},
+     "Backends, OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "NodeName=m1 Port=1\n", "t.conf:3: unknown key 'Port' on a NodeName line: known keys there: NodeName, Group, "
                                   "AgentAddr, AgentPort, SlurmdPort"},
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records"},
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, "
+     "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
     {BASE "CoordinatorPort=0\n", "t.conf:3: CoordinatorPort=0 is not a port number: use a port number from 1 to 65535"},
@@ -295,7 +297,8 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
                               "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
-                              "DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records (and 2 more errors)");
+                              "DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, OwnerRecovery, OwnerAccess, "
+                     "OwnerUpkeep (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
 }
@@ -510,6 +513,34 @@ START_TEST(record_store_settings_are_checked)
 }
 END_TEST
 
+/* Operations owners: global and per group, checked, looked up with the group's own first, written back. */
+START_TEST(owners)
+{
+    const char *text = BASE "OwnerRecovery=ops@lab.example\nOwnerAccess=lab-lead\n"
+                            "Group=b Nodes=m[3-4] Topology=mesh Link=tb4 Rdma=no Backends=ring,mpi OwnerRecovery=bob\n"
+                            "Cable=m3:en2,m4:en2 Addr=10.0.1.1/30,10.0.1.2/30 Speed=40\n";
+    tbm_err_t err = {{0}};
+    tbm_conf_t c;
+
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err), 0);
+    ck_assert_str_eq(tbm_conf_owner(&c, tbm_conf_group(&c, "a"), TBM_OWNER_RECOVERY), "ops@lab.example");
+    ck_assert_str_eq(tbm_conf_owner(&c, tbm_conf_group(&c, "b"), TBM_OWNER_RECOVERY), "bob");
+    ck_assert_str_eq(tbm_conf_owner(&c, tbm_conf_group(&c, "b"), TBM_OWNER_ACCESS), "lab-lead");
+    ck_assert_str_eq(tbm_conf_owner(&c, tbm_conf_group(&c, "b"), TBM_OWNER_UPKEEP), "");
+    ck_assert_str_eq(tbm_owner_key(TBM_OWNER_UPKEEP), "OwnerUpkeep");
+    round_trip(&c);
+    tbm_conf_free(&c);
+    ck_assert_str_eq(parse_text(BASE "OwnerUpkeep=two words\n"),
+                     "t.conf:3: 'words' is not Key=Value: write settings as Key=Value separated by spaces");
+    ck_assert_str_eq(parse_text(BASE "OwnerUpkeep=a;b\n"),
+                     "t.conf:3: OwnerUpkeep=a;b is not an owner: name one owner in one word (a login, an e-mail "
+                     "address or a team), e.g. OwnerRecovery=ops@lab.example");
+    ck_assert_str_eq(parse_text(BASE "OwnerAccess=x\nOwnerAccess=y\n"),
+                     "t.conf:4: OwnerAccess is already set at line 3: keep one of them; a group's own owner goes on "
+                     "its Group line");
+}
+END_TEST
+
 START_TEST(equal_sees_differences)
 {
     tbm_conf_t a, b;
@@ -572,6 +603,7 @@ static Suite *conf_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, example_file);
+    tcase_add_test(tc, owners);
     tcase_add_test(tc, example_placements);
     tcase_add_test(tc, syntax_forms);
     tcase_add_loop_test(tc, each_bad_line, 0, (int)(sizeof(bad_lines) / sizeof(bad_lines[0])));

@@ -1,0 +1,510 @@
+/* accept_write.c: the decision record of an acceptance run, as Markdown (for people: the verdict first, then
+ * each of the seven steps) and as JSON (for tools: the same facts, keyed), both from one tbm_accept_t. */
+#include "accept.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+static void iso_time(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+
+    if (t <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, len, "-");
+}
+
+/* ---- Markdown ---- */
+
+/* Text for a table cell or a list item: '|' escaped, line breaks as spaces. */
+static void md_text(tbm_strbuf_t *sb, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            tbm_sb_append(sb, "\\|", 2);
+        else if (*s == '\n' || *s == '\r')
+            tbm_sb_append(sb, " ", 1);
+        else
+            tbm_sb_append(sb, s, 1);
+    }
+}
+
+static void md_finding(tbm_strbuf_t *sb, const tbm_finding_t *f)
+{
+    tbm_sb_printf(sb, "- **%s** `%s`", tbm_severity_name(f->severity), f->code);
+    if (f->where[0]) {
+        tbm_sb_printf(sb, " at ");
+        md_text(sb, f->where);
+    }
+    tbm_sb_printf(sb, ": ");
+    md_text(sb, f->what);
+    if (f->fix[0]) {
+        tbm_sb_printf(sb, ". *To do:* ");
+        md_text(sb, f->fix);
+    }
+    tbm_sb_printf(sb, "\n");
+}
+
+static void md_findings(tbm_strbuf_t *sb, const tbm_findings_t *fs)
+{
+    size_t i;
+
+    for (i = 0; i < fs->n; i++)
+        md_finding(sb, &fs->items[i]);
+    if (fs->dropped)
+        tbm_sb_printf(sb, "- (%zu more findings were not kept)\n", fs->dropped);
+}
+
+static void md_jobs(tbm_strbuf_t *sb, const char *jobs)
+{
+    tbm_sb_printf(sb, "%s", jobs[0] ? jobs : "-");
+}
+
+static void md_verdict(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    int l;
+
+    tbm_sb_printf(sb, "## Verdict\n\n**%s** (exit status %d).\n", tbm_accept_level_name(a->level),
+                  tbm_accept_exit_status(a->level));
+    for (l = (int)a->level + 1; l < TBM_ACCEPT_LEVELS; l++) {
+        if (!a->kept[l].n)
+            continue;
+        tbm_sb_printf(sb, "\n%s **%s**, and what to do:\n\n", l == (int)a->level + 1 ? "What kept it from"
+                                                                                        : "Then, to be a",
+                      tbm_accept_level_name((tbm_accept_level_t)l));
+        md_findings(sb, &a->kept[l]);
+    }
+    if (a->level == TBM_ACCEPT_PLANNABLE)
+        tbm_sb_printf(sb, "\nEvery step passed: the group can be planned on for the task of the plan.\n");
+    tbm_sb_printf(sb, "\n");
+}
+
+static void md_steps_table(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    int i;
+
+    tbm_sb_printf(sb, "## Steps\n\n| step | | state | Slurm jobs | summary |\n|---|---|---|---|---|\n");
+    for (i = 0; i < TBM_ACCEPT_STEPS; i++) {
+        tbm_sb_printf(sb, "| %d | %s | %s | ", i + 1, tbm_accept_step_title(i + 1),
+                      tbm_step_state_name(a->step[i].state));
+        md_jobs(sb, a->step[i].jobs);
+        tbm_sb_printf(sb, " | ");
+        md_text(sb, a->step[i].summary);
+        tbm_sb_printf(sb, " |\n");
+    }
+    tbm_sb_printf(sb, "\n");
+}
+
+static void md_step_head(tbm_strbuf_t *sb, const tbm_accept_t *a, int step)
+{
+    const tbm_accept_step_t *s = &a->step[step - 1];
+
+    tbm_sb_printf(sb, "## %d. %s\n\n%s", step, tbm_accept_step_title(step), s->state == TBM_STEP_PASSED ? "Passed"
+                  : s->state == TBM_STEP_FINDINGS ? "Ran, with findings" : s->state == TBM_STEP_FAILED ? "Failed"
+                  : "Did not run");
+    if (s->jobs[0])
+        tbm_sb_printf(sb, " (Slurm job %s)", s->jobs);
+    tbm_sb_printf(sb, ": ");
+    md_text(sb, s->summary[0] ? s->summary : "-");
+    tbm_sb_printf(sb, ".\n\n");
+}
+
+static void md_step_end(tbm_strbuf_t *sb, const tbm_accept_t *a, int step)
+{
+    const tbm_findings_t *fs = &a->step[step - 1].findings;
+
+    if (fs->n) {
+        tbm_sb_printf(sb, "\nFindings:\n\n");
+        md_findings(sb, fs);
+    }
+    tbm_sb_printf(sb, "\n");
+}
+
+static void md_sweep(tbm_strbuf_t *sb, const tbm_accept_sweep_t *s)
+{
+    size_t i;
+
+    if (!s->ran) {
+        tbm_sb_printf(sb, "- All-reduce sweep: none\n");
+        return;
+    }
+    tbm_sb_printf(sb, "- All-reduce sweep, %d ranks, %ld wrong values:\n\n| size (B) | time (us) | busbw (GB/s) |\n"
+                      "|---:|---:|---:|\n", s->ranks, s->wrong_total);
+    for (i = 0; i < s->n; i++)
+        tbm_sb_printf(sb, "| %zu | %.1f | %.3f |\n", s->bytes[i], s->time_us[i], s->busbw[i]);
+}
+
+static void md_refwork(tbm_strbuf_t *sb, const char *what, const tbm_accept_refwork_t *rw)
+{
+    if (rw->ran)
+        tbm_sb_printf(sb, "- %s: `macnode refwork` on %d rank%s, %.3f s, output SHA-256 `%s`\n", what, rw->ranks,
+                      rw->ranks == 1 ? "" : "s", rw->seconds, rw->sha256);
+    else
+        tbm_sb_printf(sb, "- %s: `macnode refwork` did not run\n", what);
+}
+
+static void md_plan(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    const tbm_accept_plan_t *p = &a->plan;
+    const char *label[] = { "Task", "Model", "Data", "Expected output" };
+    const char *val[] = { p->task, p->model, p->data, p->expected };
+    int i;
+
+    md_step_head(sb, a, 1);
+    tbm_sb_printf(sb, "- Plan: %s\n", p->present ? p->file : "none (default checks)");
+    for (i = 0; i < 4; i++) {
+        tbm_sb_printf(sb, "- %s: ", label[i]);
+        md_text(sb, val[i][0] ? val[i] : "-");
+        tbm_sb_printf(sb, "\n");
+    }
+    tbm_sb_printf(sb, "- Backend wanted: %s; tolerance: ", tbm_backend_name(p->backend));
+    if (p->bitwise)
+        tbm_sb_printf(sb, "bitwise");
+    else
+        tbm_sb_printf(sb, "rtol %.3g, atol %.3g", p->rtol, p->atol);
+    tbm_sb_printf(sb, "; each cable at least %.0f%% of its link speed; all-reduce busbw at least %.0f%% of the "
+                      "slowest cable\n", 100 * p->link_share, 100 * p->busbw_share);
+    tbm_sb_printf(sb, "- Reference workload: %d layers, hidden %d, batch %d, seed %llu; sweeps up to %zu B, cables "
+                      "measured with %zu B\n", p->refwork.layers, p->refwork.hidden, p->refwork.batch,
+                  (unsigned long long)p->refwork.seed, p->sweep_max, p->p2p_bytes);
+    md_step_end(sb, a, 1);
+}
+
+static void md_baseline(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    md_step_head(sb, a, 2);
+    tbm_sb_printf(sb, "- Mac: %s\n", a->base_mac[0] ? a->base_mac : "-");
+    md_refwork(sb, "Reference workload", &a->base_rw);
+    md_sweep(sb, &a->base_sweep);
+    md_step_end(sb, a, 2);
+}
+
+static void md_path(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    int b;
+
+    md_step_head(sb, a, 3);
+    tbm_sb_printf(sb, "Group %s: %d Macs, %s, link %s, %s.\n\n| backend | on all %d Macs | why not |\n|---|---|---|\n",
+                  a->group, a->n_macs, tbm_topo_class_name(a->caps.topology), tbm_link_name(a->link),
+                  a->caps.rdma ? "RDMA" : "no RDMA", a->n_macs);
+    for (b = 0; b < TBM_BACKEND_COUNT; b++) {
+        int ok = (a->possible >> b) & 1;
+        tbm_sb_printf(sb, "| %s | %s | ", tbm_backend_name((tbm_backend_t)b), ok ? "yes" : "no");
+        md_text(sb, ok ? "" : a->why_not[b]);
+        tbm_sb_printf(sb, " |\n");
+    }
+    tbm_sb_printf(sb, "\nThe plan asks for %s; steps 5 and 6 ran %s.\n", tbm_backend_name(a->plan.backend),
+                  a->chosen == TBM_BACKEND_AUTO ? "no backend" : tbm_backend_name(a->chosen));
+    md_step_end(sb, a, 3);
+}
+
+static void md_physical(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    md_step_head(sb, a, 4);
+    tbm_sb_printf(sb, "- Macs checked: %d, healthy: %d\n", a->macs_checked, a->macs_healthy);
+    md_step_end(sb, a, 4);
+}
+
+static void md_launch(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    size_t i;
+
+    md_step_head(sb, a, 5);
+    tbm_sb_printf(sb, "- Backend: %s; environment right on %d of %d ranks\n",
+                  a->chosen == TBM_BACKEND_AUTO ? "none" : tbm_backend_name(a->chosen), a->env_ok, a->env_ranks);
+    md_refwork(sb, "Reference workload", &a->mesh_rw);
+    tbm_sb_printf(sb, "- Cables (`macnode bench -o p2p`, each alone):\n\n| cable | link | GB/s one way | GB/s back "
+                      "| share of link | wrong |\n|---|---:|---:|---:|---:|---:|\n");
+    for (i = 0; i < a->n_cables; i++) {
+        const tbm_accept_cable_t *c = &a->cables[i];
+        tbm_sb_printf(sb, "| %s <-> %s | %d Gb/s | ", c->end[0], c->end[1], c->speed_gbps);
+        if (c->measured)
+            tbm_sb_printf(sb, "%.3f | %.3f | ", c->gbs[0], c->gbs[1]);
+        else
+            tbm_sb_printf(sb, "- | - | ");
+        if (c->share >= 0)
+            tbm_sb_printf(sb, "%.0f%% | %ld |\n", 100 * c->share, c->wrong);
+        else
+            tbm_sb_printf(sb, "- | %ld |\n", c->wrong);
+    }
+    tbm_sb_printf(sb, "\n");
+    md_sweep(sb, &a->mesh_sweep);
+    md_step_end(sb, a, 5);
+}
+
+static void md_compare(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    md_step_head(sb, a, 6);
+    if (a->compared)
+        tbm_sb_printf(sb, "- Mesh against single Mac: %s; %zu of the values differ, largest difference %.3g (relative "
+                          "%.3g)\n", a->diff.bitwise ? "bitwise identical" : a->diff.n_beyond ? "DIFFERENT"
+                                                                                                : "within tolerance",
+                      a->diff.n_differ, a->diff.max_abs, a->diff.max_rel);
+    else
+        tbm_sb_printf(sb, "- Mesh against single Mac: not compared\n");
+    if (a->slowest_gbs > 0)
+        tbm_sb_printf(sb, "- Slowest cable: %.3f GB/s the slower way\n", a->slowest_gbs);
+    if (a->busbw_share >= 0)
+        tbm_sb_printf(sb, "- All-reduce busbw at the largest size: %.3f GB/s, %.0f%% of the slowest cable\n",
+                      a->busbw_gbs, 100 * a->busbw_share);
+    md_step_end(sb, a, 6);
+}
+
+static void md_owners(tbm_strbuf_t *sb, const tbm_accept_t *a)
+{
+    int r;
+
+    md_step_head(sb, a, 7);
+    tbm_sb_printf(sb, "| owner | of | named |\n|---|---|---|\n");
+    for (r = 0; r < TBM_OWNER_ROLES; r++) {
+        tbm_sb_printf(sb, "| %s | %s | ", tbm_owner_key((tbm_owner_role_t)r), tbm_owner_duty((tbm_owner_role_t)r));
+        md_text(sb, a->owner[r][0] ? a->owner[r] : "nobody");
+        tbm_sb_printf(sb, " |\n");
+    }
+    md_step_end(sb, a, 7);
+}
+
+char *tbm_accept_markdown(const tbm_accept_t *a)
+{
+    char t0[32], t1[32];
+    tbm_strbuf_t sb;
+    int i, any = 0;
+
+    tbm_sb_init(&sb);
+    iso_time(a->started, t0, sizeof(t0));
+    iso_time(a->ended, t1, sizeof(t1));
+    tbm_sb_printf(&sb, "# Acceptance of %s: %s\n\n", a->group, tbm_accept_level_name(a->level));
+    tbm_sb_printf(&sb, "Group %s (%s, %d Macs) on cluster %s, from %s to %s, by `tbmesh accept`.\n\n", a->group,
+                  a->nodes[0] ? a->nodes : "-", a->n_macs, a->cluster[0] ? a->cluster : "-", t0, t1);
+    md_verdict(&sb, a);
+    md_steps_table(&sb, a);
+    md_plan(&sb, a);
+    md_baseline(&sb, a);
+    md_path(&sb, a);
+    md_physical(&sb, a);
+    md_launch(&sb, a);
+    md_compare(&sb, a);
+    md_owners(&sb, a);
+    tbm_sb_printf(&sb, "## Reproduce\n\n");
+    for (i = 0; i < TBM_ACCEPT_STEPS; i++)
+        if (a->step[i].jobs[0]) {
+            tbm_sb_printf(&sb, "- step %d: `sacct -j %s`, and `tbmesh repro show JOBID` for each\n", i + 1,
+                          a->step[i].jobs);
+            any = 1;
+        }
+    if (!any)
+        tbm_sb_printf(&sb, "- no Slurm job ran\n");
+    if (a->command[0]) {
+        tbm_sb_printf(&sb, "- the whole run again: `");
+        md_text(&sb, a->command);
+        tbm_sb_printf(&sb, "`\n");
+    }
+    return tbm_sb_take(&sb);
+}
+
+/* ---- JSON ---- */
+
+static json_object *j_findings(const tbm_findings_t *fs)
+{
+    json_object *arr = json_object_new_array(), *o;
+    size_t i;
+
+    for (i = 0; i < fs->n; i++) {
+        const tbm_finding_t *f = &fs->items[i];
+        o = json_object_new_object();
+        json_object_object_add(o, "severity", json_object_new_string(tbm_severity_name(f->severity)));
+        json_object_object_add(o, "code", json_object_new_string(f->code));
+        json_object_object_add(o, "where", json_object_new_string(f->where));
+        json_object_object_add(o, "what", json_object_new_string(f->what));
+        json_object_object_add(o, "fix", json_object_new_string(f->fix));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+static json_object *j_jobs(const char *jobs)
+{
+    json_object *arr = json_object_new_array();
+    const char *s = jobs;
+
+    while (*s) {
+        json_object_array_add(arr, json_object_new_int64(strtoll(s, NULL, 10)));
+        s += strcspn(s, ",");
+        s += *s == ',';
+    }
+    return arr;
+}
+
+static json_object *j_sweep(const tbm_accept_sweep_t *s)
+{
+    json_object *o = json_object_new_object(), *rows = json_object_new_array(), *r;
+    size_t i;
+
+    json_object_object_add(o, "ran", json_object_new_boolean(s->ran));
+    json_object_object_add(o, "ranks", json_object_new_int(s->ranks));
+    json_object_object_add(o, "wrong_total", json_object_new_int64(s->wrong_total));
+    for (i = 0; i < s->n; i++) {
+        r = json_object_new_object();
+        json_object_object_add(r, "size_bytes", json_object_new_int64((int64_t)s->bytes[i]));
+        json_object_object_add(r, "time_us", json_object_new_double(s->time_us[i]));
+        json_object_object_add(r, "busbw_gbs", json_object_new_double(s->busbw[i]));
+        json_object_array_add(rows, r);
+    }
+    json_object_object_add(o, "sizes", rows);
+    return o;
+}
+
+static json_object *j_refwork(const tbm_accept_refwork_t *rw)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "ran", json_object_new_boolean(rw->ran));
+    json_object_object_add(o, "ranks", json_object_new_int(rw->ranks));
+    json_object_object_add(o, "seconds", json_object_new_double(rw->seconds));
+    json_object_object_add(o, "sha256", json_object_new_string(rw->sha256));
+    return o;
+}
+
+static json_object *j_plan(const tbm_accept_plan_t *p)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "present", json_object_new_boolean(p->present));
+    json_object_object_add(o, "file", json_object_new_string(p->present ? p->file : ""));
+    json_object_object_add(o, "task", json_object_new_string(p->task));
+    json_object_object_add(o, "model", json_object_new_string(p->model));
+    json_object_object_add(o, "data", json_object_new_string(p->data));
+    json_object_object_add(o, "expected_output", json_object_new_string(p->expected));
+    json_object_object_add(o, "backend", json_object_new_string(tbm_backend_name(p->backend)));
+    json_object_object_add(o, "tolerance", p->bitwise ? json_object_new_string("bitwise") : NULL);
+    if (!p->bitwise) {
+        json_object_object_add(o, "rtol", json_object_new_double(p->rtol));
+        json_object_object_add(o, "atol", json_object_new_double(p->atol));
+    }
+    json_object_object_add(o, "link_share", json_object_new_double(p->link_share));
+    json_object_object_add(o, "busbw_share", json_object_new_double(p->busbw_share));
+    return o;
+}
+
+static json_object *j_path(const tbm_accept_t *a)
+{
+    json_object *o = json_object_new_object(), *why = json_object_new_object();
+    char list[64];
+    int b;
+
+    tbm_backends_format(a->possible, list, sizeof(list));
+    json_object_object_add(o, "topology", json_object_new_string(tbm_topo_class_name(a->caps.topology)));
+    json_object_object_add(o, "link", json_object_new_string(tbm_link_name(a->link)));
+    json_object_object_add(o, "rdma", json_object_new_boolean(a->caps.rdma));
+    json_object_object_add(o, "possible", json_object_new_string(list));
+    json_object_object_add(o, "asked", json_object_new_string(tbm_backend_name(a->plan.backend)));
+    json_object_object_add(o, "run", json_object_new_string(a->chosen == TBM_BACKEND_AUTO
+                                                                 ? "none" : tbm_backend_name(a->chosen)));
+    for (b = 0; b < TBM_BACKEND_COUNT; b++)
+        if (!((a->possible >> b) & 1))
+            json_object_object_add(why, tbm_backend_name((tbm_backend_t)b), json_object_new_string(a->why_not[b]));
+    json_object_object_add(o, "why_not", why);
+    return o;
+}
+
+static json_object *j_cables(const tbm_accept_t *a)
+{
+    json_object *arr = json_object_new_array(), *o;
+    size_t i;
+
+    for (i = 0; i < a->n_cables; i++) {
+        const tbm_accept_cable_t *c = &a->cables[i];
+        o = json_object_new_object();
+        json_object_object_add(o, "end_a", json_object_new_string(c->end[0]));
+        json_object_object_add(o, "end_b", json_object_new_string(c->end[1]));
+        json_object_object_add(o, "speed_gbps", json_object_new_int(c->speed_gbps));
+        json_object_object_add(o, "measured", json_object_new_boolean(c->measured));
+        json_object_object_add(o, "a_to_b_gbs", c->measured ? json_object_new_double(c->gbs[0]) : NULL);
+        json_object_object_add(o, "b_to_a_gbs", c->measured ? json_object_new_double(c->gbs[1]) : NULL);
+        json_object_object_add(o, "share", c->share >= 0 ? json_object_new_double(c->share) : NULL);
+        json_object_object_add(o, "wrong", json_object_new_int64(c->wrong));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+static json_object *j_compare(const tbm_accept_t *a)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "refwork_compared", json_object_new_boolean(a->compared));
+    json_object_object_add(o, "refwork_bitwise", json_object_new_boolean(a->compared && a->diff.bitwise));
+    json_object_object_add(o, "refwork_values_differ", json_object_new_int64((int64_t)a->diff.n_differ));
+    json_object_object_add(o, "refwork_beyond_tolerance", json_object_new_int64((int64_t)a->diff.n_beyond));
+    json_object_object_add(o, "refwork_max_abs", json_object_new_double(a->diff.max_abs));
+    json_object_object_add(o, "slowest_cable_gbs", a->slowest_gbs > 0 ? json_object_new_double(a->slowest_gbs) : NULL);
+    json_object_object_add(o, "busbw_gbs", a->busbw_gbs >= 0 ? json_object_new_double(a->busbw_gbs) : NULL);
+    json_object_object_add(o, "busbw_share", a->busbw_share >= 0 ? json_object_new_double(a->busbw_share) : NULL);
+    return o;
+}
+
+static json_object *j_steps(const tbm_accept_t *a)
+{
+    json_object *arr = json_object_new_array(), *o;
+    int i;
+
+    for (i = 0; i < TBM_ACCEPT_STEPS; i++) {
+        o = json_object_new_object();
+        json_object_object_add(o, "step", json_object_new_int(i + 1));
+        json_object_object_add(o, "title", json_object_new_string(tbm_accept_step_title(i + 1)));
+        json_object_object_add(o, "state", json_object_new_string(tbm_step_state_name(a->step[i].state)));
+        json_object_object_add(o, "ran", json_object_new_boolean(a->step[i].state != TBM_STEP_NOT_RUN));
+        json_object_object_add(o, "jobs", j_jobs(a->step[i].jobs));
+        json_object_object_add(o, "summary", json_object_new_string(a->step[i].summary));
+        json_object_object_add(o, "findings", j_findings(&a->step[i].findings));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+char *tbm_accept_json(const tbm_accept_t *a)
+{
+    json_object *root = json_object_new_object(), *kept = json_object_new_object(), *owners = json_object_new_object();
+    char t[32], *text;
+    int l, r;
+
+    json_object_object_add(root, "tbmesh_accept", json_object_new_int(1));
+    json_object_object_add(root, "group", json_object_new_string(a->group));
+    json_object_object_add(root, "nodes", json_object_new_string(a->nodes));
+    json_object_object_add(root, "macs", json_object_new_int(a->n_macs));
+    json_object_object_add(root, "cluster", json_object_new_string(a->cluster));
+    json_object_object_add(root, "command", json_object_new_string(a->command));
+    iso_time(a->started, t, sizeof(t));
+    json_object_object_add(root, "started", json_object_new_string(t));
+    iso_time(a->ended, t, sizeof(t));
+    json_object_object_add(root, "ended", json_object_new_string(t));
+    json_object_object_add(root, "level", json_object_new_string(tbm_accept_level_key(a->level)));
+    json_object_object_add(root, "verdict", json_object_new_string(tbm_accept_level_name(a->level)));
+    json_object_object_add(root, "exit_status", json_object_new_int(tbm_accept_exit_status(a->level)));
+    for (l = (int)a->level + 1; l < TBM_ACCEPT_LEVELS; l++)
+        json_object_object_add(kept, tbm_accept_level_key((tbm_accept_level_t)l), j_findings(&a->kept[l]));
+    json_object_object_add(root, "kept_from", kept);
+    json_object_object_add(root, "steps", j_steps(a));
+    json_object_object_add(root, "plan", j_plan(&a->plan));
+    json_object_object_add(root, "baseline_mac", json_object_new_string(a->base_mac));
+    json_object_object_add(root, "baseline_refwork", j_refwork(&a->base_rw));
+    json_object_object_add(root, "baseline_sweep", j_sweep(&a->base_sweep));
+    json_object_object_add(root, "path", j_path(a));
+    json_object_object_add(root, "macs_checked", json_object_new_int(a->macs_checked));
+    json_object_object_add(root, "macs_healthy", json_object_new_int(a->macs_healthy));
+    json_object_object_add(root, "env_ranks", json_object_new_int(a->env_ranks));
+    json_object_object_add(root, "env_ok", json_object_new_int(a->env_ok));
+    json_object_object_add(root, "cables", j_cables(a));
+    json_object_object_add(root, "mesh_refwork", j_refwork(&a->mesh_rw));
+    json_object_object_add(root, "mesh_sweep", j_sweep(&a->mesh_sweep));
+    json_object_object_add(root, "compare", j_compare(a));
+    for (r = 0; r < TBM_OWNER_ROLES; r++)
+        json_object_object_add(owners, tbm_owner_key((tbm_owner_role_t)r), json_object_new_string(a->owner[r]));
+    json_object_object_add(root, "owners", owners);
+    text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    return text;
+}
