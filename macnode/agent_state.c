@@ -51,10 +51,12 @@ static int make_dir(const char *path, mode_t mode, tbm_err_t *err)
 
 int agent_state_init(const agent_conf_t *conf, tbm_err_t *err)
 {
-    char seen[PATH_LEN];
+    char seen[PATH_LEN], usage[PATH_LEN];
 
     snprintf(seen, sizeof(seen), "%s/seen", conf->state_dir);
+    snprintf(usage, sizeof(usage), "%s/usage", conf->state_dir);
     return make_dir(conf->state_dir, 0700, err) < 0 || make_dir(seen, 0700, err) < 0 ||
+                   make_dir(usage, 0700, err) < 0 ||
                    make_dir(conf->jobs_dir, 0755, err) < 0
                ? -1
                : 0;
@@ -227,6 +229,25 @@ static int server_alive(const char *record)
     alive = flock(fd, LOCK_EX | LOCK_NB) < 0;
     close(fd);
     return alive;
+}
+
+int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step)
+{
+    char path[PATH_LEN + 300];
+    DIR *d = opendir(conf->state_dir);
+    struct dirent *e;
+    agent_task_rec_t r;
+    int n = 0;
+
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "task-", 5) != 0 || strstr(e->d_name, ".tmp."))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", conf->state_dir, e->d_name);
+        n += read_record(path, &r) == 0 && r.job == job && r.step == step && server_alive(path);
+    }
+    if (d)
+        closedir(d);
+    return n;
 }
 
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans)
