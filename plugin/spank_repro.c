@@ -40,6 +40,8 @@
 #define PROBE_MS 10000
 #define DIGEST_SECONDS 3600
 #define TAIL_LINES 20
+#define USAGE_WAIT_MS 5000   /* how long a step's end waits for the agent to reap tasks still running */
+#define SRC_AGENT "macnoded (the Mac's agent: wait4 of the task, and its wall time)"
 
 /* ---- plug-in arguments ---- */
 
@@ -605,6 +607,15 @@ static json_object *run_as_user(job_ctx_t *c, user_work_t *w)
     return out;
 }
 
+/* The agent of Mac `idx` of tbmesh.conf: ADDR:PORT. */
+static void agent_of(const job_ctx_t *c, int idx, char *out, size_t len)
+{
+    const tbm_conf_node_t *cn = &c->conf.nodes[idx];
+
+    snprintf(out, len, "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
+             cn->agent_port ? cn->agent_port : c->conf.agent_port);
+}
+
 /* Every node's facts: through each Mac's agent, in parallel; Python and Open MPI where the batch step runs
  * on the Mac itself (direct mode). */
 static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object *user)
@@ -620,9 +631,7 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         probes[i].pid = -1;
         probes[i].fd = -1;
         if (idx >= 0) {
-            const tbm_conf_node_t *cn = &c->conf.nodes[idx];
-            snprintf(agent, sizeof(agent), "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
-                     cn->agent_port ? cn->agent_port : c->conf.agent_port);
+            agent_of(c, idx, agent, sizeof(agent));
             repro_probe_start(&probes[i], tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket);
         }
     }
@@ -632,10 +641,8 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         json_object_object_add(node, "name", json_object_new_string(names[i]));
         json_object_object_add(node, "rank", json_object_new_int((int)i));
         if (idx >= 0) {
-            const tbm_conf_node_t *cn = &c->conf.nodes[idx];
-            int bridge = c->conf.groups[cn->group].mode == TBM_MODE_BRIDGE;
-            snprintf(agent, sizeof(agent), "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
-                     cn->agent_port ? cn->agent_port : c->conf.agent_port);
+            int bridge = c->conf.groups[c->conf.nodes[idx].group].mode == TBM_MODE_BRIDGE;
+            agent_of(c, idx, agent, sizeof(agent));
             json_object_object_add(node, "mode", json_object_new_string(bridge ? "bridge" : "direct"));
             if (probes)
                 repro_probe_finish(&probes[i], node, agent, PROBE_MS);
@@ -806,6 +813,38 @@ static int backend_var(const char *name)
     return 0;
 }
 
+/* Bridge mode: what the step's tasks used on the Mac, as its agent measured them (asked as root; the
+ * forwarder, the user's process, carries it too but could be made to say anything). Tasks the agent still
+ * runs (a forwarder killed before its task ended) are waited for a little, then counted as not reported. */
+static void agent_usage(job_ctx_t *c, json_object *part)
+{
+    char agent[TBM_HOSTNAME_MAX + 16];
+    long long end = tbm_now_ms() + USAGE_WAIT_MS;
+    tbm_err_t err = { { 0 } };
+    json_object *tasks = NULL;
+    int idx = tbm_conf_node(&c->conf, c->node), running = 0;
+
+    if (idx < 0)
+        return;
+    agent_of(c, idx, agent, sizeof(agent));
+    for (;;) {
+        tbm_errclear(&err);
+        json_object_put(tasks);
+        tasks = repro_usage(tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket, c->job, c->step, PROBE_MS,
+                            &running, &err);
+        if (!tasks || running == 0 || tbm_now_ms() >= end)
+            break;
+        usleep(200 * 1000);
+    }
+    if (!tasks) {
+        json_object_object_add(part, "agent_usage_why", json_object_new_string(err.msg));
+        return;
+    }
+    json_object_object_add(part, "agent_usage", tasks);
+    if (running)
+        json_object_object_add(part, "agent_running", json_object_new_int(running));
+}
+
 /* A step ends on a node (root): what it learnt, as a part of the job's record. */
 static void step_end(spank_t sp, job_ctx_t *c)
 {
@@ -864,6 +903,8 @@ static void step_end(spank_t sp, job_ctx_t *c)
         json_object_object_add(part, "cpu_system_us", json_object_new_int64((int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec));
         json_object_object_add(part, "max_rss_kb", json_object_new_int64((int64_t)ru.ru_maxrss));
     }
+    if (c->bridge)
+        agent_usage(c, part);
     tbm_redact_tree(part, secrets, ns);
     snprintf(name, sizeof(name), "step-%u-%u", c->step, c->node_id);
     if (tbm_store_part_put(&c->store, c->job, name, json_object_to_json_string_ext(part, JSON_C_TO_STRING_PLAIN), &err) < 0)
@@ -922,6 +963,62 @@ static int cmp_part(const void *a, const void *b)
                     : json_object_get_int(json_object_object_get(x, "node_id")) - json_object_get_int(json_object_object_get(y, "node_id"));
 }
 
+/* A usage entry of node and step, from `source`: the measures of `from` (cpu_user_us, ...) or why not. */
+static json_object *usage_entry(const char *node, const char *step, const char *source, json_object *from,
+                                const char *why)
+{
+    static const char *const measures[] = { "task", "cpu_user_us", "cpu_system_us", "max_rss_kb", "wall_us", NULL };
+    json_object *u = json_object_new_object(), *v;
+    int i;
+
+    add_str(u, "node", node ? node : "?");
+    add_str(u, "step", step);
+    add_str(u, "source", source);
+    for (i = 0; from && measures[i]; i++)
+        if ((v = tbm_json_typed(from, measures[i], json_type_int)))
+            json_object_object_add(u, measures[i], json_object_new_int64(json_object_get_int64(v)));
+    add_str(u, "why", why);
+    return u;
+}
+
+/* The usage entries of one step's part on a node: Slurm's step accounting (direct mode) or, per task, the
+ * Mac's agent (bridge mode), or why the node could not say. */
+static void part_usage(json_object *p, const char *node, const char *step, json_object *usage)
+{
+    json_object *tasks = tbm_json_typed(p, "agent_usage", json_type_array), *v;
+    char why[200];
+    size_t i;
+
+    if (tbm_json_typed(p, "cpu_user_us", json_type_int))
+        json_object_array_add(usage, usage_entry(node, step, "slurmstepd (Slurm's step accounting)", p, NULL));
+    if (!json_object_get_boolean(json_object_object_get(p, "bridge")))
+        return;
+    for (i = 0; tasks && i < json_object_array_length(tasks); i++) {
+        json_object *t = json_object_array_get_idx(tasks, i), *m = json_object_new_object();
+        json_object *ru = tbm_json_typed(t, "rusage", json_type_object);
+        json_object_object_add(m, "task", json_object_get(json_object_object_get(t, "task")));
+        json_object_object_add(m, "cpu_user_us", json_object_get(json_object_object_get(ru, "utime_us")));
+        json_object_object_add(m, "cpu_system_us", json_object_get(json_object_object_get(ru, "stime_us")));
+        json_object_object_add(m, "max_rss_kb", json_object_get(json_object_object_get(ru, "maxrss_kb")));
+        json_object_object_add(m, "wall_us", json_object_get(json_object_object_get(ru, "wall_us")));
+        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, m, NULL));
+        json_object_put(m);
+    }
+    if ((v = tbm_json_typed(p, "agent_running", json_type_int)) && json_object_get_int(v) > 0) {
+        snprintf(why, sizeof(why), "%d task(s) still ran on the Mac when the step ended on the bridge host; the "
+                 "agent had not reaped them", json_object_get_int(v));
+        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL, why));
+    } else if (!tasks) {
+        v = tbm_json_typed(p, "agent_usage_why", json_type_string);
+        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL,
+                                                 v ? json_object_get_string(v)
+                                                   : "the step's end did not ask the Mac's agent"));
+    } else if (json_object_array_length(tasks) == 0) {
+        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL, "the agent ran no task of this "
+                                                 "step (the forwarder failed before the spawn)"));
+    }
+}
+
 /* Merge the steps' parts: steps, per-node backend variables and files, the chosen backend, resource use. */
 static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
 {
@@ -959,24 +1056,16 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
         if (node)
             json_object_object_add(last_of, node, json_object_get(p));
         any_bridge |= json_object_get_boolean(json_object_object_get(p, "bridge"));
-        if (tbm_json_typed(p, "cpu_user_us", json_type_int)) {
-            json_object *u = json_object_new_object();
-            add_str(u, "node", node);
-            add_str(u, "step", key);
-            json_object_object_add(u, "source", json_object_new_string("slurmstepd (Slurm's step accounting)"));
-            json_object_object_add(u, "cpu_user_us", json_object_get(json_object_object_get(p, "cpu_user_us")));
-            json_object_object_add(u, "cpu_system_us", json_object_get(json_object_object_get(p, "cpu_system_us")));
-            json_object_object_add(u, "max_rss_kb", json_object_get(json_object_object_get(p, "max_rss_kb")));
-            json_object_array_add(usage, u);
-        }
+        part_usage(p, node, key, usage);
     }
     json_object_object_add(job, "steps", steps);
-    if (any_bridge || c->bridge)
-        json_object_object_add(rec, "usage", tbm_record_absent("bridge mode: Slurm accounts the forwarder on the "
-                                                               "bridge host, and the Mac's agent does not report "
-                                                               "its tasks' resource use yet"));
-    else
+    if (json_object_array_length(usage))
         json_object_object_add(rec, "usage", json_object_get(usage));
+    else
+        json_object_object_add(rec, "usage", tbm_record_absent(any_bridge || c->bridge
+                                                               ? "no srun step ran on the Macs (a bridge-mode "
+                                                                 "batch script itself runs on the bridge host)"
+                                                               : "no step of the job reported its resource use"));
     for (i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *p, *r = json_object_new_object(), *v;
         const char *name = tbm_json_str(n, "name");
