@@ -162,6 +162,21 @@ static void apply_sacct(json_object *rec, char **f)
     }
 }
 
+/* A record its batch step never completed (a node failed, the step was killed): the resource use its steps'
+ * ends left in the store's parts, or why there is none. */
+static void parts_usage(const tbm_store_t *st, uint32_t id, json_object *rec)
+{
+    json_object *parts = tbm_store_parts(st, id);
+
+    if (parts && json_object_array_length(parts))
+        json_object_object_add(rec, "usage", tbm_record_usage_of_parts(parts, 0));
+    else
+        json_object_object_add(rec, "usage", tbm_record_absent("the job ended before its batch step could complete "
+                                                               "the record, and no step's end left its resource "
+                                                               "use"));
+    json_object_put(parts);
+}
+
 static int sync_one(const tbm_store_t *st, char **f)
 {
     char state[64], sha[TBM_SHA256_HEX];
@@ -205,6 +220,8 @@ static int sync_one(const tbm_store_t *st, char **f)
         json_object_put(summary);
     }
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));
+    if (!fresh && (phase = tbm_json_str(json_object_object_get(rec, "job"), "phase")) && !strcmp(phase, "start"))
+        parts_usage(st, (uint32_t)id, rec);
     apply_sacct(rec, f);
     tbm_redact_tree(rec, NULL, 0);
     if (tbm_store_record(st, rec, (uid_t)uid, sha, &err) < 0) {

@@ -41,7 +41,6 @@
 #define DIGEST_SECONDS 3600
 #define TAIL_LINES 20
 #define USAGE_WAIT_MS 5000   /* how long a step's end waits for the agent to reap tasks still running */
-#define SRC_AGENT "macnoded (the Mac's agent: wait4 of the task, and its wall time)"
 
 /* ---- plug-in arguments ---- */
 
@@ -963,70 +962,14 @@ static int cmp_part(const void *a, const void *b)
                     : json_object_get_int(json_object_object_get(x, "node_id")) - json_object_get_int(json_object_object_get(y, "node_id"));
 }
 
-/* A usage entry of node and step, from `source`: the measures of `from` (cpu_user_us, ...) or why not. */
-static json_object *usage_entry(const char *node, const char *step, const char *source, json_object *from,
-                                const char *why)
-{
-    static const char *const measures[] = { "task", "cpu_user_us", "cpu_system_us", "max_rss_kb", "wall_us", NULL };
-    json_object *u = json_object_new_object(), *v;
-    int i;
-
-    add_str(u, "node", node ? node : "?");
-    add_str(u, "step", step);
-    add_str(u, "source", source);
-    for (i = 0; from && measures[i]; i++)
-        if ((v = tbm_json_typed(from, measures[i], json_type_int)))
-            json_object_object_add(u, measures[i], json_object_new_int64(json_object_get_int64(v)));
-    add_str(u, "why", why);
-    return u;
-}
-
-/* The usage entries of one step's part on a node: Slurm's step accounting (direct mode) or, per task, the
- * Mac's agent (bridge mode), or why the node could not say. */
-static void part_usage(json_object *p, const char *node, const char *step, json_object *usage)
-{
-    json_object *tasks = tbm_json_typed(p, "agent_usage", json_type_array), *v;
-    char why[200];
-    size_t i;
-
-    if (tbm_json_typed(p, "cpu_user_us", json_type_int))
-        json_object_array_add(usage, usage_entry(node, step, "slurmstepd (Slurm's step accounting)", p, NULL));
-    if (!json_object_get_boolean(json_object_object_get(p, "bridge")))
-        return;
-    for (i = 0; tasks && i < json_object_array_length(tasks); i++) {
-        json_object *t = json_object_array_get_idx(tasks, i), *m = json_object_new_object();
-        json_object *ru = tbm_json_typed(t, "rusage", json_type_object);
-        json_object_object_add(m, "task", json_object_get(json_object_object_get(t, "task")));
-        json_object_object_add(m, "cpu_user_us", json_object_get(json_object_object_get(ru, "utime_us")));
-        json_object_object_add(m, "cpu_system_us", json_object_get(json_object_object_get(ru, "stime_us")));
-        json_object_object_add(m, "max_rss_kb", json_object_get(json_object_object_get(ru, "maxrss_kb")));
-        json_object_object_add(m, "wall_us", json_object_get(json_object_object_get(ru, "wall_us")));
-        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, m, NULL));
-        json_object_put(m);
-    }
-    if ((v = tbm_json_typed(p, "agent_running", json_type_int)) && json_object_get_int(v) > 0) {
-        snprintf(why, sizeof(why), "%d task(s) still ran on the Mac when the step ended on the bridge host; the "
-                 "agent had not reaped them", json_object_get_int(v));
-        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL, why));
-    } else if (!tasks) {
-        v = tbm_json_typed(p, "agent_usage_why", json_type_string);
-        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL,
-                                                 v ? json_object_get_string(v)
-                                                   : "the step's end did not ask the Mac's agent"));
-    } else if (json_object_array_length(tasks) == 0) {
-        json_object_array_add(usage, usage_entry(node, step, SRC_AGENT, NULL, "the agent ran no task of this "
-                                                 "step (the forwarder failed before the spawn)"));
-    }
-}
-
 /* Merge the steps' parts: steps, per-node backend variables and files, the chosen backend, resource use. */
 static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
 {
-    json_object *job = json_object_object_get(rec, "job"), *steps = json_object_new_array(), *usage = json_object_new_array();
+    json_object *job = json_object_object_get(rec, "job"), *steps = json_object_new_array();
     json_object *nodes = tbm_json_typed(rec, "nodes", json_type_array), *results = tbm_record_obj(rec, "results");
     json_object *res_nodes = json_object_new_array(), *last_of = json_object_new_object();
     size_t i, k;
-    int any_bridge = 0, failed = 0;
+    int failed = 0;
     char key[64];
 
     json_object_array_sort(parts, cmp_part);
@@ -1055,17 +998,9 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
             json_object_object_add(step, "signal", json_object_new_int(json_object_get_int(v)));
         if (node)
             json_object_object_add(last_of, node, json_object_get(p));
-        any_bridge |= json_object_get_boolean(json_object_object_get(p, "bridge"));
-        part_usage(p, node, key, usage);
     }
     json_object_object_add(job, "steps", steps);
-    if (json_object_array_length(usage))
-        json_object_object_add(rec, "usage", json_object_get(usage));
-    else
-        json_object_object_add(rec, "usage", tbm_record_absent(any_bridge || c->bridge
-                                                               ? "no srun step ran on the Macs (a bridge-mode "
-                                                                 "batch script itself runs on the bridge host)"
-                                                               : "no step of the job reported its resource use"));
+    json_object_object_add(rec, "usage", tbm_record_usage_of_parts(parts, c->bridge));
     for (i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *p, *r = json_object_new_object(), *v;
         const char *name = tbm_json_str(n, "name");
@@ -1088,7 +1023,6 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
     if (!json_object_object_get_ex(job, "backend_chosen", NULL))
         json_object_object_add(job, "backend_chosen", tbm_record_absent("no srun step of the job set up MLX"));
     json_object_object_add(results, "nodes", res_nodes);
-    json_object_put(usage);
     json_object_put(last_of);
 }
 
