@@ -252,7 +252,7 @@ static int sync_one(const tbm_store_t *st, char **f)
         printf("job %lld: %s: record made from its submit half and Slurm's accounting\n", id, state);
     else
         printf("job %lld: %s -> %s: record brought up to date from Slurm's accounting%s\n", id, had ? had : "?",
-               state, merged ? " and its steps' late parts (resource use)" : "");
+               state, merged ? " and its steps' parts (resource use)" : "");
     free((char *)had);
     json_object_put(parts);
     json_object_put(rec);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # 0140-repro.t: every Mac job leaves a reproducibility record: in the record store (sealed by root with
 # MUNGE) and as a TBM1 summary in Slurm's AdminComment. Each job state keeps what was known (completed,
-# failed, cancelled while running and while pending, timed out, requeued); a 1-Mac baseline and a 4-Mac run of
+# failed, cancelled while running and while pending, timed out, requeued, node failure of a bridge-mode and of
+# a direct-mode Mac, with sync's back-fill); bridge mode's resource use comes from the Mac's agent (a CPU
+# burner's record against sacct's TotalCPU); the store outlives a killed Mac; a 1-Mac baseline and a 4-Mac run of
 # macnode refwork are diffed; an edited record fails verify; a secret in the job's environment reaches neither
 # sacct nor the store nor an export; a user cannot read another's record; records outlive a slurmctld restart;
 # bad option values are refused at submit; the RO-Crate export loads in an independent reader (npm ro-crate).
@@ -87,7 +89,7 @@ t_match "rerun: the same sbatch line, the declared inputs as options" \
 
 # ---- bridge mode: the work's CPU time is the Mac's (its agent's wait4), not the forwarder's (sacct) ----
 # perl burns 1 s of user CPU by its own clock, however busy the machine is.
-printf '#!/bin/sh\nsrun perl -e "1 while (times)[0] < 1.0"\n' > "$W/burn.sh"; chmod +x "$W/burn.sh"; chown tbm-alice: "$W/burn.sh"
+printf '#!/bin/sh\nsrun perl -e "for (;;) { for (1 .. 100000) {} last if (times)[0] >= 1.0 }"\n' > "$W/burn.sh"; chmod +x "$W/burn.sh"; chown tbm-alice: "$W/burn.sh"
 out=$(as tbm-alice sbatch --gres=tbmesh:studio-a:1 -o /dev/null "$W/burn.sh" 2>&1); burn=$(jid "$out")
 t_is "CPU burner on a bridge-mode Mac completes" "COMPLETED" "$(wait_job "$burn" 90)"
 wait_record "$burn"
@@ -216,12 +218,21 @@ t_match "timed out: the record says so" "Job $timedout on tbmlab: TIMEOUT" "$(re
 # ---- node failure: a Mac dies mid-job (set down in Slurm, its agent killed); the record keeps what was
 # known, sync back-fills the state from Slurm's accounting, and the store keeps every record ----
 agent_addr() { sed -n "s/^NodeName=$1 AgentAddr=\([0-9.]*\).*/\1/p" "$LAB/etc/tbmesh.conf"; }
-verified() { local f n=0; for f in "$STORE"/*.json; do "$TBMESH" repro verify "$(basename "$f" .json)" > /dev/null 2>&1 && n=$((n + 1)); done; echo "$n"; }
+# store_state: how many records the store holds (a requeued job's earlier runs too), and how many jobs' records
+# verify.
+store_state() {
+    local f n=0
+    for f in "$STORE"/[0-9]*.json; do
+        case "$f" in *.run*) continue ;; esac
+        "$TBMESH" repro verify "$(basename "$f" .json)" > /dev/null 2>&1 && n=$((n + 1))
+    done
+    echo "$(ls "$STORE"/*.json | wc -l) records, $n verify"
+}
 out=$(as tbm-alice sbatch --no-requeue --gres=tbmesh:studio-a:2 "${opts[@]}" -o /dev/null "$W/sleep.sh" 2>&1); nodefail=$(jid "$out")
 wait_running "$nodefail" 60; wait_record "$nodefail" start
 victim=$(squeue -h -j "$nodefail" -o %N | xargs scontrol show hostnames | tail -n1)   # rank 1: not the batch node
-records_before=$(ls "$STORE"/*.json | wc -l); verified_before=$(verified)
-echo "# node failure: job $nodefail on $(squeue -h -j "$nodefail" -o %N); $victim dies; $records_before records, $verified_before verify"
+before=$(store_state)
+echo "# node failure: job $nodefail on $(squeue -h -j "$nodefail" -o %N); $victim dies; $before"
 sup=$(cat "$LAB/run/keepalive-$victim.pid" 2>/dev/null); agent=$(cat "$LAB/run/macnoded-$victim.pid" 2>/dev/null)
 tree() { local c; echo "$1"; for c in $(ps -o pid= --ppid "$1"); do tree "$c"; done; }
 mac_pids=$(tree "$agent" | paste -sd' ')   # the agent, its connections and the job's task on the Mac
@@ -237,14 +248,13 @@ end=$((SECONDS + 60)); until late_part || [ $SECONDS -ge $end ]; do sleep 0.5; d
 out=$("$TBMESH" repro sync -j "$nodefail" 2>&1)
 echo "# sync after the node failure: ${out:-nothing to do}"
 show=$(repro tbm-alice show "$nodefail" 2>&1)
-t_match "node failure: the record says NODE_FAIL (sync back-fills what the node could not write)" \
+t_match "node failure: the record says NODE_FAIL" \
     "Job $nodefail on tbmlab: NODE_FAIL" "$show"
 t_is "node failure: both Macs' facts from the job's start are kept" "2" "$(grep -c 'macOS 26\.' <<<"$show")"
 t_match "node failure: the declared inputs are kept" "seed 7" "$show"
 t_match "node failure: the dead Mac's resource use is absent, saying why" "$victim step 0.*: absent \(" "$show"
 t_ok "node failure: the record is sealed" repro tbm-alice verify "$nodefail"
-t_is "a killed Mac: the store keeps every record, and each still verifies" "$records_before $records_before" \
-    "$(ls "$STORE"/*.json | wc -l) $(verified)"
+t_is "a killed Mac: the store keeps every record, and each still verifies" "$before" "$(store_state)"
 kill -CONT "$sup"                 # the Mac comes back
 end=$((SECONDS + 30))
 until "$T_MACNODE" probe --agent "$(agent_addr "$victim")" > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
@@ -253,6 +263,37 @@ scontrol update NodeName="$victim" State=RESUME
 end=$((SECONDS + 30))
 until [ "$(sinfo -h -n "$victim" -o %T)" = idle ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
 t_is "the Mac is back in service" "idle" "$(sinfo -h -n "$victim" -o %T)"
+
+# ---- node failure of the direct-mode Mac that runs the batch script: all on it dies (its slurmd, the batch
+# step, the task; launchd starts its agent again), so nothing can complete the record there; sync back-fills
+# the state and the other Macs' resource use from what their steps' ends left in the store ----
+out=$(as tbm-alice sbatch --no-requeue --gres=tbmesh:mini-b:4 "${opts[@]}" -o /dev/null "$W/sleep.sh" 2>&1); dfail=$(jid "$out")
+wait_running "$dfail" 60; wait_record "$dfail" start
+end=$((SECONDS + 30)); until squeue -h -s -j "$dfail" -o %i | grep -qx "$dfail\.0" || [ $SECONDS -ge $end ]; do sleep 0.3; done
+bnode=$(squeue -h -j "$dfail" -o %B)
+dsup=$(cat "$LAB/run/keepalive-$bnode.pid" 2>/dev/null)
+echo "# direct-mode node failure: job $dfail on $(squeue -h -j "$dfail" -o %N), batch script on $bnode, which dies"
+kill -KILL $(ip netns pids "tbml-$bnode" | grep -vx "$dsup")
+scontrol update NodeName="$bnode" State=DOWN Reason="lab: the Mac died"
+t_is "direct-mode Mac dies: the job ends NODE_FAIL" "NODE_FAIL" "$(wait_job "$dfail" 90)"
+end=$((SECONDS + 30)); until [ "$(ls "$STORE/.parts/$dfail" 2>/dev/null | wc -l)" -ge 3 ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+t_match "... its record is as the job's start left it" '"phase": "start"' "$(cat "$STORE/$dfail.json")"
+out=$("$TBMESH" repro sync -j "$dfail" 2>&1)
+t_match "sync back-fills the state and what the surviving Macs' steps used" \
+    "job $dfail: RUNNING -> NODE_FAIL: record brought up to date from Slurm's accounting and its steps' parts" "$out"
+show=$(repro tbm-alice show "$dfail" 2>&1)
+t_match "... the record says NODE_FAIL" "Job $dfail on tbmlab: NODE_FAIL" "$show"
+t_is "... with the resource use of the three Macs that lived" "3" "$(grep -cE "^  mac0[5-8] step 0: user .*\(slurmstepd" <<<"$show")"
+t_match "... and the facts the job's start found" "seed 7" "$show"
+t_ok "... and it is sealed" repro tbm-alice verify "$dfail"
+"$LABCMD" exec "$bnode" slurmd -N "$bnode"
+end=$((SECONDS + 30))
+until "$T_MACNODE" probe --agent "$(agent_addr "$bnode")" > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
+scontrol update NodeName="$bnode" State=RESUME
+"$LABCMD" health "$bnode" > /dev/null 2>&1
+end=$((SECONDS + 30))
+until [ "$(sinfo -h -n "$bnode" -o %T)" = idle ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+t_is "the Mac is back in service (slurmd and agent)" "idle" "$(sinfo -h -n "$bnode" -o %T)"
 
 # ---- records outlive a slurmctld restart ----
 kill "$(cat "$LAB/run/slurmctld.pid")"; sleep 2
