@@ -140,6 +140,28 @@ static void show_digests(const char *label, json_object *list)
     }
 }
 
+/* One usage entry: "mac01 step 0 task 0: user 1.00 s, system 0.01 s, max RSS 2048 KiB, wall 1.20 s (source)",
+ * or why the node could not say. */
+static void show_usage(json_object *u)
+{
+    char task[32] = "", wall[48] = "";
+    json_object *v;
+
+    if ((v = tbm_json_typed(u, "task", json_type_int)) && json_object_get_int64(v) >= 0)
+        snprintf(task, sizeof(task), " task %lld", (long long)json_object_get_int64(v));
+    if (tbm_json_str(u, "why")) {
+        printf("  %s step %s%s: absent (%s) (%s)\n", s_or(u, "node", "?"), s_or(u, "step", "?"), task,
+               tbm_json_str(u, "why"), s_or(u, "source", "?"));
+        return;
+    }
+    if ((v = tbm_json_typed(u, "wall_us", json_type_int)))
+        snprintf(wall, sizeof(wall), ", wall %.2f s", json_object_get_int64(v) / 1e6);
+    printf("  %s step %s%s: user %.2f s, system %.2f s, max RSS %lld KiB%s (%s)\n", s_or(u, "node", "?"),
+           s_or(u, "step", "?"), task, json_object_get_int64(json_object_object_get(u, "cpu_user_us")) / 1e6,
+           json_object_get_int64(json_object_object_get(u, "cpu_system_us")) / 1e6,
+           (long long)json_object_get_int64(json_object_object_get(u, "max_rss_kb")), wall, s_or(u, "source", "?"));
+}
+
 static void show_node(json_object *n)
 {
     json_object *py = tbm_json_typed(n, "python", json_type_object), *macos = tbm_json_typed(n, "macos", json_type_object);
@@ -258,13 +280,8 @@ static void show_page(json_object *rec, const char *sha, int sealed_ok, const ch
     v = tbm_json_typed(rec, "usage", json_type_array);
     if (!v)
         printf("  absent (%s)\n", absent_why(rec, "usage") ? absent_why(rec, "usage") : "none recorded");
-    for (i = 0; v && i < json_object_array_length(v); i++) {
-        json_object *u = json_object_array_get_idx(v, i);
-        printf("  %s step %s: user %.2f s, system %.2f s, max RSS %lld KiB (%s)\n", s_or(u, "node", "?"),
-               s_or(u, "step", "?"), json_object_get_int64(json_object_object_get(u, "cpu_user_us")) / 1e6,
-               json_object_get_int64(json_object_object_get(u, "cpu_system_us")) / 1e6,
-               (long long)json_object_get_int64(json_object_object_get(u, "max_rss_kb")), s_or(u, "source", "?"));
-    }
+    for (i = 0; v && i < json_object_array_length(v); i++)
+        show_usage(json_object_array_get_idx(v, i));
 }
 
 /* The seal's verdict: 0 sealed by root and matching, else -1 with err. */

@@ -21,6 +21,7 @@
 #include "facts_json.h"
 #include "fileio.h"
 #include "json_read.h"
+#include "proto.h"
 #include "record.h"
 #include "strbuf.h"
 
@@ -349,7 +350,8 @@ json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), 
     return out;
 }
 
-int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket)
+/* Start `macnode ARGS...` with its stdout on a pipe (stderr to /dev/null). */
+static int macnode_start(repro_probe_t *p, const char *macnode, char *const argv[])
 {
     int fd[2], devnull;
 
@@ -358,8 +360,6 @@ int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, 
     if (pipe2(fd, O_CLOEXEC) < 0)
         return -1;
     if ((p->pid = fork()) == 0) {
-        char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--compact",
-                         munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
         dup2(fd[1], STDOUT_FILENO);
         if ((devnull = open("/dev/null", O_WRONLY)) >= 0)
             dup2(devnull, STDERR_FILENO);
@@ -377,21 +377,90 @@ int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, 
     return 0;
 }
 
-void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms)
+/* Its output within timeout_ms (killed after), and its wait status in *status. malloc'd text or NULL. */
+static char *macnode_finish(repro_probe_t *p, int timeout_ms, int *status)
 {
-    char why[600];
-    tbm_host_facts_t *f = NULL;
-    tbm_err_t err = { { 0 } };
     char *text = p->fd >= 0 ? read_until(p->fd, tbm_now_ms() + timeout_ms, 4u << 20) : NULL;
-    int status = -1;
 
+    *status = -1;
     if (p->fd >= 0)
         close(p->fd);
     if (p->pid > 0) {
         if (!text)
             kill(p->pid, SIGKILL);
-        waitpid(p->pid, &status, 0);
+        waitpid(p->pid, status, 0);
     }
+    p->fd = p->pid = -1;
+    return text;
+}
+
+int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket)
+{
+    char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--compact",
+                     munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
+
+    return macnode_start(p, macnode, argv);
+}
+
+json_object *repro_usage(const char *macnode, const char *agent, const char *munge_socket, uint32_t job,
+                         uint32_t step, int timeout_ms, int *running, tbm_err_t *err)
+{
+    char jobarg[16], steparg[16], what[48], *text;
+    char *argv[] = { "macnode", "usage", "--agent", (char *)agent, "--job", jobarg, "--step", steparg,
+                     munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
+    repro_probe_t p;
+    json_object *o, *tasks, *out = NULL;
+    tbm_task_usage_t u;
+    int64_t r = 0;
+    size_t i;
+    int status;
+
+    snprintf(jobarg, sizeof(jobarg), "%u", job);
+    snprintf(steparg, sizeof(steparg), "%u", step);
+    if (macnode_start(&p, macnode, argv) < 0)
+        return tbm_errprintf(err, "cannot run %s usage: %s", macnode, strerror(errno)), NULL;
+    text = macnode_finish(&p, timeout_ms, &status);
+    if (!text || !*text || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        tbm_errprintf(err, "macnode usage --agent %s gave no answer (%s)", agent,
+                      !text ? "none in time" : WIFEXITED(status) ? "the agent could not be asked" : "it died");
+        free(text);
+        return NULL;
+    }
+    o = tbm_proto_json(text, strlen(text), "macnode usage", err);
+    free(text);
+    if (!o)
+        return NULL;
+    tasks = tbm_json_typed(o, "tasks", json_type_array);
+    if (!tasks || tbm_json_get_int(o, "macnode usage", "running", 1, 0, INT32_MAX, &r, err) < 0) {
+        if (!tbm_erris(err))
+            tbm_errprintf(err, "macnode usage: no 'tasks' in its answer");
+        json_object_put(o);
+        return NULL;
+    }
+    for (i = 0; i < json_object_array_length(tasks); i++) {
+        snprintf(what, sizeof(what), "macnode usage: tasks[%zu]", i);
+        if (tbm_task_usage_read(json_object_array_get_idx(tasks, i), what, &u, err) < 0 || u.job != job ||
+            u.step != step) {
+            if (!tbm_erris(err))
+                tbm_errprintf(err, "%s is not of job %u step %u", what, job, step);
+            json_object_put(o);
+            return NULL;
+        }
+    }
+    *running = (int)r;
+    out = json_object_get(tasks);
+    json_object_put(o);
+    return out;
+}
+
+void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms)
+{
+    char why[600];
+    tbm_host_facts_t *f = NULL;
+    tbm_err_t err = { { 0 } };
+    int status;
+    char *text = macnode_finish(p, timeout_ms, &status);
+
     if (text && *text && (f = malloc(sizeof(*f))) && tbm_facts_from_json(text, strlen(text), f, &err) == 0) {
         tbm_record_node_facts(node, f);
     } else {

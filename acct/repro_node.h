@@ -1,9 +1,11 @@
 /* repro_node.h: what a record learns on a node: the Python environment (dist-info METADATA, never pip), Open
- * MPI's version, the Mac's facts through `macnode probe --agent`, data digests and the end of a file, each
+ * MPI's version, the Mac's facts through `macnode probe --agent`, what a step used there through `macnode
+ * usage --agent`, data digests and the end of a file, each
  * read with the job user's rights (a child process that has dropped root). */
 #ifndef TBM_REPRO_NODE_H
 #define TBM_REPRO_NODE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
 
@@ -36,5 +38,11 @@ typedef struct repro_probe {
 } repro_probe_t;
 int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket);
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms);
+
+/* What step `step` of job `job` used on a Mac, from `macnode usage --agent AGENT` (root: the agent's own
+ * measurement of each task, never the user's): the array of task usages (proto.h's tbm_task_usage_json,
+ * each checked), with *running set to the step's tasks the agent still runs; NULL with err. */
+json_object *repro_usage(const char *macnode, const char *agent, const char *munge_socket, uint32_t job,
+                         uint32_t step, int timeout_ms, int *running, tbm_err_t *err);
 
 #endif

@@ -162,14 +162,41 @@ static void apply_sacct(json_object *rec, char **f)
     }
 }
 
+/* The resource use of the parts in the store: all of them for a record its batch step never completed (a node
+ * failed, the step was killed); for a completed one, those of steps that ended after the batch step had merged
+ * the others (a node that failed answered late). 1 when the record changed. */
+static int parts_usage(json_object *rec, json_object *parts, int completed)
+{
+    json_object *late, *usage = tbm_json_typed(rec, "usage", json_type_array);
+    size_t i;
+
+    if (!json_object_array_length(parts)) {
+        if (completed)
+            return 0;
+        json_object_object_add(rec, "usage", tbm_record_absent("the job ended before its batch step could complete "
+                                                               "the record, and no step's end left its resource "
+                                                               "use"));
+        return 1;
+    }
+    late = tbm_record_usage_of_parts(parts, 0);
+    if (!completed || !usage || !json_object_is_type(late, json_type_array)) {
+        json_object_object_add(rec, "usage", late);
+        return 1;
+    }
+    for (i = 0; i < json_object_array_length(late); i++)
+        json_object_array_add(usage, json_object_get(json_object_array_get_idx(late, i)));
+    json_object_put(late);
+    return 1;
+}
+
 static int sync_one(const tbm_store_t *st, char **f)
 {
     char state[64], sha[TBM_SHA256_HEX];
     tbm_err_t err = { { 0 } };
-    json_object *summary, *rec;
+    json_object *summary, *rec, *parts = NULL;
     long long id, uid;
     const char *phase, *had;
-    int fresh;
+    int fresh, merged = 0;
 
     snprintf(state, sizeof(state), "%s", f[F_STATE]);
     strtok(state, " ");
@@ -190,9 +217,14 @@ static int sync_one(const tbm_store_t *st, char **f)
     fresh = rec == NULL;
     if (rec) {
         json_object *j = json_object_object_get(rec, "job");
+        int completed;
         phase = tbm_json_str(j, "phase");
         had = tbm_json_str(j, "state");
-        if (phase && had && (!strcmp(phase, "end") || !strcmp(phase, "sync")) && !strcmp(had, state)) {
+        completed = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+        parts = tbm_store_parts(st, (uint32_t)id);
+        merged = parts_usage(rec, parts, completed);
+        if (completed && had && !strcmp(had, state) && !merged) {
+            json_object_put(parts);
             json_object_put(rec);
             return 0;   /* up to date */
         }
@@ -207,17 +239,22 @@ static int sync_one(const tbm_store_t *st, char **f)
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));
     apply_sacct(rec, f);
     tbm_redact_tree(rec, NULL, 0);
-    if (tbm_store_record(st, rec, (uid_t)uid, sha, &err) < 0) {
+    if (tbm_record_validate(rec, &err) < 0 || tbm_store_record(st, rec, (uid_t)uid, sha, &err) < 0) {
         fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
         free((char *)had);
+        json_object_put(parts);
         json_object_put(rec);
         return -1;
     }
+    if (parts && json_object_array_length(parts))
+        tbm_store_parts_remove(st, (uint32_t)id);   /* merged into the record now */
     if (fresh)
         printf("job %lld: %s: record made from its submit half and Slurm's accounting\n", id, state);
     else
-        printf("job %lld: %s -> %s: record brought up to date from Slurm's accounting\n", id, had ? had : "?", state);
+        printf("job %lld: %s -> %s: record brought up to date from Slurm's accounting%s\n", id, had ? had : "?",
+               state, merged ? " and its steps' parts (resource use)" : "");
     free((char *)had);
+    json_object_put(parts);
     json_object_put(rec);
     return 0;
 }

@@ -18,6 +18,7 @@ void tbm_conf_init(tbm_conf_t *c)
     memset(c, 0, sizeof(*c));
     c->agent_port = TBM_CONF_AGENT_PORT;
     c->exclusive_macs = 1;
+    c->records = -1;
     c->coordinator_port = TBM_CONF_COORDINATOR_PORT;
     c->ring_base_port = TBM_CONF_RING_BASE_PORT;
     c->slurmd_base_port = TBM_CONF_SLURMD_BASE_PORT;
@@ -136,7 +137,9 @@ int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b)
         strcmp(a->mlx_version, b->mlx_version) != 0 || strcmp(a->mac_partition, b->mac_partition) != 0 ||
         strcmp(a->shared_partitions, b->shared_partitions) != 0 ||
         strcmp(a->default_partition, b->default_partition) != 0 || a->exclusive_macs != b->exclusive_macs ||
-        !same_owners(a->owner, b->owner) || a->n_groups != b->n_groups ||
+        !same_owners(a->owner, b->owner) ||
+        strcmp(a->record_dir, b->record_dir) != 0 || strcmp(a->record_readers, b->record_readers) != 0 ||
+        a->records != b->records || a->n_groups != b->n_groups ||
         a->n_nodes != b->n_nodes || a->n_cables != b->n_cables)
         return 0;
     for (i = 0; i < a->n_groups; i++)

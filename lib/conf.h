@@ -20,6 +20,8 @@
 #define TBM_MLX_VERSION_MAX 16
 #define TBM_PARTITION_MAX   64            /* one Slurm partition name, with its NUL */
 #define TBM_PARTITIONS_MAX  512           /* a comma-separated list of them */
+#define TBM_CONF_RECORD_DIR_MAX 1024      /* RecordDir's path, with its NUL (record.h's TBM_RECORD_PATH_MAX) */
+#define TBM_CONF_GROUP_NAME_MAX 64        /* RecordReaders' Unix group, with its NUL */
 
 /* Defaults of the global settings. */
 #define TBM_CONF_AGENT_PORT       6830
@@ -95,6 +97,11 @@ typedef struct tbm_conf {
     char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
     int exclusive_macs;                       /* ExclusiveMacs: a Mac job owns its Macs whole (default 1) */
     char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* every group's owners unless a Group line names its own */
+    /* The record store's settings, kept as given so that a rewritten file keeps them (the store reads them
+     * with tbm_record_settings_parse): "" and -1 when not given. */
+    char record_dir[TBM_CONF_RECORD_DIR_MAX];      /* RecordDir */
+    char record_readers[TBM_CONF_GROUP_NAME_MAX];  /* RecordReaders */
+    int records;                                   /* Records: 1 yes, 0 no, -1 not given */
     tbm_conf_group_t *groups;
     size_t n_groups;
     tbm_conf_node_t *nodes;

@@ -183,6 +183,9 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
         memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
         out->exclusive_macs = hint->exclusive_macs;
         memcpy(out->owner, hint->owner, sizeof(out->owner));
+        memcpy(out->record_dir, hint->record_dir, sizeof(out->record_dir));
+        memcpy(out->record_readers, hint->record_readers, sizeof(out->record_readers));
+        out->records = hint->records;
     }
     out->groups = calloc(t->n_groups ? t->n_groups : 1, sizeof(*out->groups));
     out->nodes = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*out->nodes));

@@ -100,7 +100,7 @@ static int set_partitions(conf_parser_t *p, const char *key, const char *val, ch
 }
 
 /* The record store's settings belong to lib/record_settings.c (tbm_record_settings_parse reads them for the
- * store); here they are only checked, so that a bad value is reported with the rest of the file. */
+ * store); here they are checked, so that a bad value is reported with the rest of the file, and kept. */
 static int set_record_setting(conf_parser_t *p, const char *key, const char *val)
 {
     char line[TBM_CONF_LINE_MAX + 64];
@@ -112,6 +112,13 @@ static int set_record_setting(conf_parser_t *p, const char *key, const char *val
     if (tbm_record_settings_parse(line, strlen(line), "tbmesh.conf", &s, &err) < 0)
         return BAD(p, "see tbmesh.conf(5), RECORD STORE", "%s",
                    strchr(err.msg, ' ') ? strchr(err.msg, ' ') + 1 : err.msg);
+    /* kept as given, so that tbm_conf_write keeps them */
+    if (!strcasecmp(key, "RecordDir"))
+        snprintf(p->c->record_dir, sizeof(p->c->record_dir), "%s", s.dir);
+    else if (!strcasecmp(key, "RecordReaders"))
+        snprintf(p->c->record_readers, sizeof(p->c->record_readers), "%s", s.readers);
+    else
+        p->c->records = s.records;
     return 0;
 }
 

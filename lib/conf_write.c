@@ -1,4 +1,5 @@
-/* conf_write.c: the text of a tbmesh.conf model, which tbm_conf_parse reads back equal (see conf.h). */
+/* conf_write.c: the text of a tbmesh.conf model, which tbm_conf_parse reads back equal (see conf.h); the
+ * record store's settings are written as they were given. */
 #include "conf.h"
 
 #include <stdio.h>
@@ -99,6 +100,12 @@ char *tbm_conf_write(const tbm_conf_t *c)
     if (!c->exclusive_macs)
         tbm_sb_printf(&sb, "ExclusiveMacs=no\n");
     write_owners(&sb, c->owner, 0);
+    if (c->record_dir[0])
+        tbm_sb_printf(&sb, "RecordDir=%s\n", c->record_dir);
+    if (c->record_readers[0])
+        tbm_sb_printf(&sb, "RecordReaders=%s\n", c->record_readers);
+    if (c->records >= 0)
+        tbm_sb_printf(&sb, "Records=%s\n", c->records ? "yes" : "no");
     for (g = 0; g < c->n_groups; g++) {
         tbm_sb_printf(&sb, "\n");
         write_group(&sb, c, &c->groups[g]);

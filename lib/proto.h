@@ -18,9 +18,16 @@
  *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
  *             "rows":0,"cols":0,"time_limit":0,"files":{NAME:TEXT,..}}    -> started {"pid"}, then stdout
  *             and stderr data frames, then exit {"status","signal","core","rusage":{"utime_us",
- *             "stime_us","maxrss_kb"}} when the task has ended and its output is drained. While it runs the
- *             client may send stdin data frames, signal {"signal":"TERM"} and resize {"rows","cols"}.
+ *             "stime_us","maxrss_kb","wall_us"}} when the task has ended and its output is drained: its
+ *             wait4 rusage (user and system CPU, peak resident memory of the task) and its wall time from
+ *             fork to reaping. While it runs the client may send stdin data frames, signal
+ *             {"signal":"TERM"} and resize {"rows","cols"}.
  *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
+ *   usage    {"type":"usage","job":J,"step":S}  (root only)  -> used {"job","step","running":R,"tasks":[T..]}
+ *             what the agent measured of the step's ended tasks (at most TBM_USAGE_TASKS_MAX), each T a task
+ *             usage {"job","step","task","pid","status","signal","core","rusage":{...as in exit}} ("task" is
+ *             the task's SLURM_PROCID, -1 when its spawn did not say), and R the step's tasks still running.
+ *             The agent keeps these until the job's cleanup.
  *   watch    {"type":"watch"}  (root only)  -> watching {"ifaces":["en2",..]} (the Thunderbolt interfaces
  *             followed, at most TBM_WATCH_IFACES_MAX), then link {"iface":"en2","up":false,"seq":N} for every
  *             change of one's link (at most one per interface per 200 ms), until the client goes;
@@ -47,7 +54,7 @@
 
 #include "errbuf.h"
 
-#define TBM_PROTO_VERSION 1
+#define TBM_PROTO_VERSION 2   /* 2: wall_us in exit rusage; usage/used */
 #define TBM_FRAME_MAX     (1u << 20)             /* largest frame body */
 #define TBM_DATA_MAX      (TBM_FRAME_MAX - 1u)   /* largest data chunk in one data frame */
 #define TBM_HELLO_MAX     4096u                  /* largest first frame of a connection */
@@ -64,6 +71,7 @@
 #define TBM_WINSIZE_MAX   10000                  /* rows or columns of a pty */
 #define TBM_IFACE_MAX     15                     /* characters of an interface's name in a link message */
 #define TBM_WATCH_IFACES_MAX 32                  /* interfaces in a watching message */
+#define TBM_USAGE_TASKS_MAX 1024                 /* task usages in a used message */
 
 /* What a frame is: the first body byte. */
 typedef enum tbm_frame_kind {
@@ -143,6 +151,8 @@ typedef enum tbm_msg_type {
     TBM_MSG_WATCHING,
     TBM_MSG_LINK,
     TBM_MSG_MISSED,
+    TBM_MSG_USAGE,
+    TBM_MSG_USED,
 } tbm_msg_type_t;
 
 /* One job file of a spawn: a plain name (no folders) and its text, written into the job's folder. */
@@ -152,11 +162,24 @@ typedef struct tbm_jobfile {
     size_t len;
 } tbm_jobfile_t;
 
+/* What a task used, as the agent measured it: wait4's rusage of the task and its wall time. */
 typedef struct tbm_rusage {
     int64_t utime_us;
     int64_t stime_us;
     int64_t maxrss_kb;
+    int64_t wall_us;             /* from the fork to the reaping of the task */
 } tbm_rusage_t;
+
+/* One ended task's usage as the agent keeps it (its state folder) and reports it (used). */
+typedef struct tbm_task_usage {
+    uint32_t job, step;
+    int64_t task;                /* SLURM_PROCID of the task; -1 when not known */
+    long pid;
+    int status;                  /* exit code 0..255 when signal is empty */
+    char signal[16];             /* the fatal signal's portable name, or "" */
+    int core;
+    tbm_rusage_t rusage;
+} tbm_task_usage_t;
 
 /* A message. Which members count depends on type (see the table at the top). A parsed message's strings
  * live in `doc` (and argv/env arrays are malloc'd): release it with tbm_msg_free(). To send one, fill the
@@ -193,6 +216,10 @@ typedef struct tbm_msg {
     int64_t count;               /* missed: changes not sent (>= 1) */
     const char **ifaces;         /* watching: n_ifaces interface names */
     size_t n_ifaces;
+    uint32_t step;               /* usage, used */
+    int running;                 /* used: the step's tasks not ended yet */
+    tbm_task_usage_t *tasks;     /* used: n_tasks ended tasks (parsed: malloc'd) */
+    size_t n_tasks;
 } tbm_msg_t;
 
 /* The wire name of a type ("spawn"), or "?" for a value out of range. */
@@ -216,6 +243,16 @@ json_object *tbm_proto_json(const void *text, size_t len, const char *what, tbm_
 
 /* A frame around JSON text: malloc'd, its size in *out_len; NULL with err when too large. */
 unsigned char *tbm_frame_wrap(const char *json, size_t len, size_t *out_len, tbm_err_t *err);
+
+/* Task usage ----------------------------------------------------------------------------------------- */
+
+/* A task usage as a JSON object (the members named for used above), or NULL when out of memory. */
+json_object *tbm_task_usage_json(const tbm_task_usage_t *u);
+
+/* Read a task usage object strictly: every member present, the right type, within bounds (a signal the
+ * other side named must be one this side knows, and a task killed by a signal has status 0). `what` starts
+ * the error ("used tasks[3]", "usage file x"). 0, or -1 with err. */
+int tbm_task_usage_read(json_object *o, const char *what, tbm_task_usage_t *u, tbm_err_t *err);
 
 /* Job files ------------------------------------------------------------------------------------------- */
 

@@ -3,6 +3,7 @@
 #include "proto.h"
 #include "json_read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,23 +202,96 @@ static int parse_resize(json_object *o, tbm_msg_t *m, tbm_err_t *err)
                : 0;
 }
 
-static int parse_exit(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+/* "rusage" of an exit or a task usage: the four measures, each 0 or more. */
+static int read_rusage(json_object *o, const char *what, tbm_rusage_t *ru, tbm_err_t *err)
 {
-    json_object *ru;
+    json_object *v;
+    char in[96];
 
-    if (pj_int32(o, "exit", "status", 1, 0, 255, &m->status, err) < 0 || signal_member(o, "exit", 0, m, err) < 0 ||
-        tbm_json_get_bool(o, "exit", "core", &m->core, err) < 0)
-        return -1;
-    if (m->signal && m->status != 0)
-        return tbm_errprintf(err, "exit: a task killed by signal %s cannot also have exit status %d", m->signal,
-                             m->status);
-    if (!json_object_object_get_ex(o, "rusage", &ru) || !json_object_is_type(ru, json_type_object))
-        return tbm_errprintf(err, "exit: member 'rusage' must be an object");
-    return tbm_json_get_int(ru, "exit rusage", "utime_us", 1, 0, INT64_MAX, &m->rusage.utime_us, err) < 0 ||
-                   tbm_json_get_int(ru, "exit rusage", "stime_us", 1, 0, INT64_MAX, &m->rusage.stime_us, err) < 0 ||
-                   tbm_json_get_int(ru, "exit rusage", "maxrss_kb", 1, 0, INT64_MAX, &m->rusage.maxrss_kb, err) < 0
+    if (!json_object_object_get_ex(o, "rusage", &v) || !json_object_is_type(v, json_type_object))
+        return tbm_errprintf(err, "%s: member 'rusage' must be an object", what);
+    snprintf(in, sizeof(in), "%s rusage", what);
+    return tbm_json_get_int(v, in, "utime_us", 1, 0, INT64_MAX, &ru->utime_us, err) < 0 ||
+                   tbm_json_get_int(v, in, "stime_us", 1, 0, INT64_MAX, &ru->stime_us, err) < 0 ||
+                   tbm_json_get_int(v, in, "maxrss_kb", 1, 0, INT64_MAX, &ru->maxrss_kb, err) < 0 ||
+                   tbm_json_get_int(v, in, "wall_us", 1, 0, INT64_MAX, &ru->wall_us, err) < 0
                ? -1
                : 0;
+}
+
+/* How a task ended: status, signal (a known name, or none) and core, consistent with each other. */
+static int read_end(json_object *o, const char *what, int *status, const char **signal, int *core, tbm_err_t *err)
+{
+    int64_t st = 0;
+
+    if (tbm_json_get_int(o, what, "status", 1, 0, 255, &st, err) < 0 ||
+        tbm_json_get_str(o, what, "signal", 0, 16, signal, err) < 0 ||
+        tbm_json_get_bool(o, what, "core", core, err) < 0)
+        return -1;
+    *status = (int)st;
+    if (*signal && !tbm_signal_by_name(*signal))
+        return tbm_errprintf(err, "%s: unknown signal '%s'; use a name like TERM, INT, HUP, USR1 (no SIG)", what,
+                             *signal);
+    if (*signal && *status != 0)
+        return tbm_errprintf(err, "%s: a task killed by signal %s cannot also have exit status %d", what, *signal,
+                             *status);
+    return 0;
+}
+
+static int parse_exit(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    return read_end(o, "exit", &m->status, &m->signal, &m->core, err) < 0 ||
+                   read_rusage(o, "exit", &m->rusage, err) < 0
+               ? -1
+               : 0;
+}
+
+static void add_rusage(json_object *o, const tbm_rusage_t *r)
+{
+    json_object *ru = json_object_new_object();
+
+    json_object_object_add(ru, "utime_us", json_object_new_int64(r->utime_us));
+    json_object_object_add(ru, "stime_us", json_object_new_int64(r->stime_us));
+    json_object_object_add(ru, "maxrss_kb", json_object_new_int64(r->maxrss_kb));
+    json_object_object_add(ru, "wall_us", json_object_new_int64(r->wall_us));
+    json_object_object_add(o, "rusage", ru);
+}
+
+json_object *tbm_task_usage_json(const tbm_task_usage_t *u)
+{
+    json_object *o = json_object_new_object();
+
+    if (!o)
+        return NULL;
+    json_object_object_add(o, "job", json_object_new_int64(u->job));
+    json_object_object_add(o, "step", json_object_new_int64(u->step));
+    json_object_object_add(o, "task", json_object_new_int64(u->task));
+    json_object_object_add(o, "pid", json_object_new_int64(u->pid));
+    json_object_object_add(o, "status", json_object_new_int(u->status));
+    if (u->signal[0])
+        json_object_object_add(o, "signal", json_object_new_string(u->signal));
+    json_object_object_add(o, "core", json_object_new_boolean(u->core));
+    add_rusage(o, &u->rusage);
+    return o;
+}
+
+int tbm_task_usage_read(json_object *o, const char *what, tbm_task_usage_t *u, tbm_err_t *err)
+{
+    int64_t job = 0, step = 0, pid = 0;
+    const char *sig = NULL;
+
+    memset(u, 0, sizeof(*u));
+    if (!json_object_is_type(o, json_type_object))
+        return tbm_errprintf(err, "%s: a task usage must be a JSON object", what);
+    if (tbm_json_get_int(o, what, "job", 1, 0, UINT32_MAX, &job, err) < 0 ||
+        tbm_json_get_int(o, what, "step", 1, 0, UINT32_MAX, &step, err) < 0 ||
+        tbm_json_get_int(o, what, "task", 1, -1, INT32_MAX, &u->task, err) < 0 ||
+        tbm_json_get_int(o, what, "pid", 1, 1, INT32_MAX, &pid, err) < 0 ||
+        read_end(o, what, &u->status, &sig, &u->core, err) < 0 || read_rusage(o, what, &u->rusage, err) < 0)
+        return -1;
+    u->job = (uint32_t)job, u->step = (uint32_t)step, u->pid = (long)pid;
+    snprintf(u->signal, sizeof(u->signal), "%s", sig ? sig : "");
+    return 0;
 }
 
 static int parse_job(json_object *o, const char *what, tbm_msg_t *m, tbm_err_t *err)
@@ -241,6 +315,46 @@ static int parse_cleaned(json_object *o, tbm_msg_t *m, tbm_err_t *err)
                    pj_int32(o, "cleaned", "killed", 1, 0, INT32_MAX, &m->killed, err) < 0
                ? -1
                : 0;
+}
+
+static int parse_usage(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    int64_t step = 0;
+
+    if (parse_job(o, "usage", m, err) < 0 || tbm_json_get_int(o, "usage", "step", 1, 0, UINT32_MAX, &step, err) < 0)
+        return -1;
+    m->step = (uint32_t)step;
+    return 0;
+}
+
+static int parse_used(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    json_object *a;
+    char what[64];
+    size_t i, n;
+    int64_t step = 0;
+
+    if (parse_job(o, "used", m, err) < 0 || tbm_json_get_int(o, "used", "step", 1, 0, UINT32_MAX, &step, err) < 0 ||
+        pj_int32(o, "used", "running", 1, 0, INT32_MAX, &m->running, err) < 0)
+        return -1;
+    m->step = (uint32_t)step;
+    if (!json_object_object_get_ex(o, "tasks", &a) || !json_object_is_type(a, json_type_array))
+        return tbm_errprintf(err, "used: member 'tasks' must be an array of task usages");
+    n = json_object_array_length(a);
+    if (n > TBM_USAGE_TASKS_MAX)
+        return tbm_errprintf(err, "used: 'tasks' has %zu entries; at most %d are allowed", n, TBM_USAGE_TASKS_MAX);
+    if (n && !(m->tasks = calloc(n, sizeof(*m->tasks))))
+        return tbm_errprintf(err, "used: out of memory");
+    for (i = 0; i < n; i++) {
+        snprintf(what, sizeof(what), "used: tasks[%zu]", i);
+        if (tbm_task_usage_read(json_object_array_get_idx(a, i), what, &m->tasks[i], err) < 0)
+            return -1;
+        if (m->tasks[i].job != m->job || m->tasks[i].step != m->step)
+            return tbm_errprintf(err, "%s is of job %u step %u, not of job %u step %u as asked", what,
+                                 m->tasks[i].job, m->tasks[i].step, m->job, m->step);
+        m->n_tasks = i + 1;
+    }
+    return 0;
 }
 
 static int parse_error(json_object *o, tbm_msg_t *m, tbm_err_t *err)
@@ -380,15 +494,10 @@ static void build_resize(json_object *o, const tbm_msg_t *m)
 
 static void build_exit(json_object *o, const tbm_msg_t *m)
 {
-    json_object *ru = json_object_new_object();
-
     add_int(o, "status", m->status);
     add_str(o, "signal", m->signal);
     json_object_object_add(o, "core", json_object_new_boolean(m->core));
-    add_int(ru, "utime_us", m->rusage.utime_us);
-    add_int(ru, "stime_us", m->rusage.stime_us);
-    add_int(ru, "maxrss_kb", m->rusage.maxrss_kb);
-    json_object_object_add(o, "rusage", ru);
+    add_rusage(o, &m->rusage);
 }
 
 static void build_cleanup(json_object *o, const tbm_msg_t *m)
@@ -400,6 +509,24 @@ static void build_cleaned(json_object *o, const tbm_msg_t *m)
 {
     add_int(o, "job", m->job);
     add_int(o, "killed", m->killed);
+}
+
+static void build_usage(json_object *o, const tbm_msg_t *m)
+{
+    add_int(o, "job", m->job);
+    add_int(o, "step", m->step);
+}
+
+static void build_used(json_object *o, const tbm_msg_t *m)
+{
+    json_object *a = json_object_new_array();
+    size_t i;
+
+    build_usage(o, m);
+    add_int(o, "running", m->running);
+    for (i = 0; i < m->n_tasks; i++)
+        json_object_array_add(a, tbm_task_usage_json(&m->tasks[i]));
+    json_object_object_add(o, "tasks", a);
 }
 
 static void build_error(json_object *o, const tbm_msg_t *m)
@@ -447,6 +574,8 @@ static const struct msg_kind {
     [TBM_MSG_WATCHING] = {"watching", parse_watching, build_watching},
     [TBM_MSG_LINK] = {"link", parse_link, build_link},
     [TBM_MSG_MISSED] = {"missed", parse_missed, build_missed},
+    [TBM_MSG_USAGE] = {"usage", parse_usage, build_usage},
+    [TBM_MSG_USED] = {"used", parse_used, build_used},
 };
 #define N_KINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 
@@ -493,6 +622,7 @@ void tbm_msg_free(tbm_msg_t *m)
         free((void *)m->argv);
         free((void *)m->env);
         free((void *)m->ifaces);
+        free(m->tasks);
     }
     memset(m, 0, sizeof(*m));
 }

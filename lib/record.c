@@ -83,7 +83,7 @@ static const field_t results_f[] = {
 static const field_t usage_f[] = {
     { "node", K_STR, REQ, NULL }, { "step", K_STR, 0, NULL }, { "task", K_INT, 0, NULL },
     { "source", K_STR, REQ, NULL }, { "cpu_user_us", K_INT, 0, NULL }, { "cpu_system_us", K_INT, 0, NULL },
-    { "max_rss_kb", K_INT, 0, NULL }, END
+    { "max_rss_kb", K_INT, 0, NULL }, { "wall_us", K_INT, 0, NULL }, { "why", K_STR, 0, NULL }, END
 };
 static const field_t top_f[] = {
     { "schema", K_STR, REQ, NULL }, { "version", K_INT, REQ, NULL }, { "job", K_OBJ, REQ, job_f },

@@ -168,6 +168,15 @@ void tbm_pydist_normalize(char *name);
  * text, or NULL with err. */
 char *tbm_record_crate(json_object *rec, const char *record_name, tbm_err_t *err);
 
+/* ---- resource use (record_usage.c) ---- */
+
+/* The record's "usage" from the parts each step's end left on its node (JSON objects: node, step, bridge; in
+ * direct mode cpu_user_us, cpu_system_us, max_rss_kb from Slurm's step accounting; in bridge mode
+ * agent_usage, the task usages the Mac's agent reported (proto.h), agent_running, or agent_usage_why): one
+ * entry per step and node (per task in bridge mode), or an entry with why. No entry at all gives
+ * {"absent": why}; `bridge` says the job ran on bridge-mode Macs (for that why). */
+json_object *tbm_record_usage_of_parts(json_object *parts, int bridge);
+
 /* ---- a node's facts (record_node.c) ---- */
 
 struct tbm_host_facts;

@@ -1,6 +1,6 @@
 /* agent.h: the inside of macnoded, the agent on each Mac: its settings, the per-connection server
  * (agent_conn.c), the task runner (agent_task.c), the state folder (agent_state.c) and the jobs' folders
- * (agent_jobdir.c). The log is agent_log.h, giving up root agent_privdrop.h; main is macnoded.c. */
+ * (agent_jobdir.c), what tasks used (agent_usage.c). The log is agent_log.h, giving up root agent_privdrop.h; main is macnoded.c. */
 #ifndef MACNODE_AGENT_H
 #define MACNODE_AGENT_H
 
@@ -72,12 +72,28 @@ void agent_task_forget(const agent_conf_t *conf, pid_t server);
  * tasks were signalled. */
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans);
 
+/* How many recorded tasks of job `job` step `step` still have a live server (are running). */
+int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step);
+
 /* Drop expired seen-credential entries. */
 void agent_seen_sweep(const agent_conf_t *conf);
 
 /* SIGTERM the process group, wait up to grace_s for it to go (reaping `leader` if it is our child),
  * then SIGKILL it. */
 void agent_kill_group(pid_t pgid, pid_t leader, int grace_s);
+
+/* Task usage (agent_usage.c) -------------------------------------------------------------------------- */
+
+/* Keep an ended task's usage in the state folder (usage/, 0600) until its job's cleanup; server is the pid
+ * of the connection process that ran it. 0, or -1 with err. */
+int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t server, tbm_err_t *err);
+
+/* Forget what job's tasks used (its cleanup). */
+void agent_usage_forget(const agent_conf_t *conf, uint32_t job);
+
+/* Serve a usage request: root only; the step's ended tasks and how many still run. -1 ends the connection
+ * (after a refusal), else 0. */
+int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req);
 
 /* Jobs folders ---------------------------------------------------------------------------------------- */
 

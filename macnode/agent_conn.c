@@ -125,6 +125,7 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
         return refuse(c, "uid", "cleanup of job %u refused: only root on the bridge host may clean up a job",
                       req->job);
     m.killed = agent_kill_tasks(c->conf, req->job, 0, 0);
+    agent_usage_forget(c->conf, req->job);
     if (agent_job_remove(c->conf, req->job, &err) < 0)
         return refuse(c, "cleanup", "job %u: %s", req->job, err.msg);
     agent_log("%s: job %u cleaned up (%d tasks killed)", c->peer, req->job, m.killed);
@@ -147,6 +148,7 @@ static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
     case TBM_MSG_SPAWN: return do_spawn(c, m);
     case TBM_MSG_CLEANUP: return do_cleanup(c, m);
     case TBM_MSG_WATCH: return do_watch(c);
+    case TBM_MSG_USAGE: return agent_usage_serve(c, m);
     default:
         return refuse(c, "request", "%s is not a request an agent serves", tbm_msg_type_name(m->type));
     }

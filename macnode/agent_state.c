@@ -51,10 +51,12 @@ static int make_dir(const char *path, mode_t mode, tbm_err_t *err)
 
 int agent_state_init(const agent_conf_t *conf, tbm_err_t *err)
 {
-    char seen[PATH_LEN];
+    char seen[PATH_LEN], usage[PATH_LEN];
 
     snprintf(seen, sizeof(seen), "%s/seen", conf->state_dir);
+    snprintf(usage, sizeof(usage), "%s/usage", conf->state_dir);
     return make_dir(conf->state_dir, 0700, err) < 0 || make_dir(seen, 0700, err) < 0 ||
+                   make_dir(usage, 0700, err) < 0 ||
                    make_dir(conf->jobs_dir, 0755, err) < 0
                ? -1
                : 0;
@@ -229,7 +231,10 @@ static int server_alive(const char *record)
     return alive;
 }
 
-int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans)
+/* Call fn on every task record of the state folder (a file that is not one is removed); the sum of what fn
+ * returned. */
+static int each_record(const agent_conf_t *conf, int (*fn)(const agent_conf_t *conf, const char *path,
+                                                         const agent_task_rec_t *r, void *arg), void *arg)
 {
     char path[PATH_LEN + 300];
     DIR *d = opendir(conf->state_dir);
@@ -246,15 +251,49 @@ int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphan
             unlink(path);
             continue;
         }
-        if ((!all && r.job != job) || (orphans && server_alive(path)))
-            continue;
-        agent_log("killing task group %ld of job %u step %u (uid %u)%s", (long)r.pgid, r.job, r.step, r.uid,
-                  orphans ? ": its server is gone" : "");
-        agent_kill_group(r.pgid, 0, conf->grace_s);
-        unlink(path);
-        n++;
+        n += fn(conf, path, &r, arg);
     }
     if (d)
         closedir(d);
     return n;
+}
+
+typedef struct which {
+    uint32_t job, step;
+    int all, orphans;
+} which_t;
+
+static int count_running(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
+{
+    const which_t *w = arg;
+
+    (void)conf;
+    return r->job == w->job && r->step == w->step && server_alive(path);
+}
+
+int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step)
+{
+    which_t w = { job, step, 0, 0 };
+
+    return each_record(conf, count_running, &w);
+}
+
+static int kill_one(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
+{
+    const which_t *w = arg;
+
+    if ((!w->all && r->job != w->job) || (w->orphans && server_alive(path)))
+        return 0;
+    agent_log("killing task group %ld of job %u step %u (uid %u)%s", (long)r->pgid, r->job, r->step, r->uid,
+              w->orphans ? ": its server is gone" : "");
+    agent_kill_group(r->pgid, 0, conf->grace_s);
+    unlink(path);
+    return 1;
+}
+
+int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans)
+{
+    which_t w = { job, 0, all, orphans };
+
+    return each_record(conf, kill_one, &w);
 }

@@ -1,11 +1,13 @@
 /* agent_task.c: run one granted task as its user and relay it: stdout/stderr (or a pty) to data frames,
  * stdin frames to the task, signals to its process group, SIGTERM then SIGKILL when the client goes, the
- * time limit passes or the agent stops; finally the exit status and resource use (see agent.h). */
+ * time limit passes or the agent stops; finally the exit status and resource use (wait4 rusage and wall
+ * time), kept in the state folder for the job's record (agent_usage.c) and sent in the exit (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"
 #include "agent_privdrop.h"
 #include "clock.h"
+#include "scalar.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -34,6 +36,7 @@ typedef struct task {
     int setup;                /* the child's setup-error pipe */
     int exited, status;
     struct rusage ru;
+    long long start_us, end_us; /* fork and reaping, for the wall time */
     long long kill_at;        /* SIGKILL time once SIGTERM was sent; 0: not killing */
     long long limit_at;       /* time limit; 0: none */
     long long drain_until;
@@ -238,6 +241,7 @@ static int task_start(task_t *t, const tbm_msg_t *s, const tbm_grant_t *g, tbm_e
     if (rc < 0 || pipe(setup) < 0)
         return rc < 0 ? -1 : tbm_errprintf(err, "pipe: %s", strerror(errno));
     set_flags(setup[1], 0, FD_CLOEXEC);
+    t->start_us = tbm_now_us();
     fds[0] = s->pty ? -1 : p[0][0], fds[1] = s->pty ? -1 : p[1][1], fds[2] = s->pty ? -1 : p[2][1];
     t->pid = fork();
     if (t->pid == 0)
@@ -423,6 +427,7 @@ static void reap(agent_conn_t *c, task_t *t)
         start_kill(c, t, "the agent is stopping");
     if (t->exited || wait4(t->pid, &t->status, WNOHANG, &t->ru) != t->pid)
         return;
+    t->end_us = tbm_now_us();
     t->exited = 1;
     t->drain_until = tbm_now_ms() + DRAIN_MS;
     kill(-t->pid, SIGKILL);   /* what the task left behind in its group ends with it, as in a Slurm step */
@@ -489,28 +494,53 @@ static void relay(agent_conn_t *c, task_t *t, char *buf)
     }
     while (!t->exited && wait4(t->pid, &t->status, 0, &t->ru) < 0 && errno == EINTR)
         ;
+    if (!t->exited)
+        t->end_us = tbm_now_us();
 }
 
-static void send_exit(agent_conn_t *c, const task_t *t)
+/* How the task ended and what it used: wait4's rusage (its own and that of the children it waited for;
+ * ru_maxrss is in bytes on macOS, KiB on Linux) and the wall time from fork to reaping. */
+static void task_usage(const task_t *t, const tbm_msg_t *spawn, const tbm_grant_t *g, tbm_task_usage_t *u)
 {
-    tbm_msg_t m = { .type = TBM_MSG_EXIT };
-    tbm_err_t err = { { 0 } };
     int sig = WIFSIGNALED(t->status) ? WTERMSIG(t->status) : 0;
+    const char *name = sig ? tbm_signal_name(sig) : NULL, *procid = env_get(spawn, "SLURM_PROCID");
+    long long task = -1;
 
-    m.signal = sig ? tbm_signal_name(sig) : NULL;
-    m.status = WIFEXITED(t->status) ? WEXITSTATUS(t->status) : m.signal ? 0 : 128 + sig;
+    memset(u, 0, sizeof(*u));
+    u->job = g->job, u->step = g->step, u->pid = (long)t->pid;
+    if (!procid || tbm_parse_ll(procid, 10, 0, INT32_MAX, &task) < 0)
+        task = -1;
+    u->task = task;
+    snprintf(u->signal, sizeof(u->signal), "%s", name ? name : "");
+    u->status = WIFEXITED(t->status) ? WEXITSTATUS(t->status) : name ? 0 : 128 + sig;
 #ifdef WCOREDUMP
-    m.core = sig && WCOREDUMP(t->status);
+    u->core = sig && WCOREDUMP(t->status);
 #endif
-    m.rusage.utime_us = (int64_t)t->ru.ru_utime.tv_sec * 1000000 + t->ru.ru_utime.tv_usec;
-    m.rusage.stime_us = (int64_t)t->ru.ru_stime.tv_sec * 1000000 + t->ru.ru_stime.tv_usec;
+    u->rusage.utime_us = (int64_t)t->ru.ru_utime.tv_sec * 1000000 + t->ru.ru_utime.tv_usec;
+    u->rusage.stime_us = (int64_t)t->ru.ru_stime.tv_sec * 1000000 + t->ru.ru_stime.tv_usec;
 #ifdef __APPLE__
-    m.rusage.maxrss_kb = t->ru.ru_maxrss / 1024;
+    u->rusage.maxrss_kb = t->ru.ru_maxrss / 1024;
 #else
-    m.rusage.maxrss_kb = t->ru.ru_maxrss;
+    u->rusage.maxrss_kb = t->ru.ru_maxrss;
 #endif
-    agent_log("%s: task %ld ended: %s %d", c->peer, (long)t->pid, m.signal ? "signal" : "exit",
-              m.signal ? sig : m.status);
+    u->rusage.wall_us = t->end_us > t->start_us ? t->end_us - t->start_us : 0;
+}
+
+static void send_exit(agent_conn_t *c, const task_t *t, const tbm_task_usage_t *u)
+{
+    tbm_msg_t m = { .type = TBM_MSG_EXIT, .status = u->status, .core = u->core, .rusage = u->rusage };
+    tbm_err_t err = { { 0 } };
+    char how[32];
+
+    m.signal = u->signal[0] ? u->signal : NULL;
+    if (m.signal)
+        snprintf(how, sizeof(how), "signal %s", m.signal);
+    else
+        snprintf(how, sizeof(how), "exit %d", m.status);
+    agent_log("%s: task %ld ended: %s; cpu %lld+%lld ms, max rss %lld KiB, wall %lld ms", c->peer, (long)t->pid,
+              how, (long long)u->rusage.utime_us / 1000,
+              (long long)u->rusage.stime_us / 1000, (long long)u->rusage.maxrss_kb,
+              (long long)u->rusage.wall_us / 1000);
     if (t->sock_open && wire_send(c->fd, &m, &err) < 0)
         agent_log("%s: %s", c->peer, err.msg);
 }
@@ -537,6 +567,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1 };
     agent_task_rec_t rec = { g->job, g->step, g->uid, 0, getpid() };
     tbm_msg_t started = { .type = TBM_MSG_STARTED };
+    tbm_task_usage_t usage;
     tbm_err_t err = { { 0 } };
     char *buf = malloc(OUT_CHUNK);
 
@@ -559,8 +590,12 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     t.limit_at = spawn->time_limit ? tbm_now_ms() + (long long)spawn->time_limit * 1000 : 0;
     client_frames(c, &t);   /* stdin that came with the spawn */
     relay(c, &t, buf);
-    send_exit(c, &t);
-    agent_task_forget(c->conf, getpid());
+    task_usage(&t, spawn, g, &usage);
+    if (agent_usage_keep(c->conf, &usage, getpid(), &err) < 0)
+        agent_log("%s: job %u step %u: what task %ld used is not kept (its record will say so): %s", c->peer,
+                  g->job, g->step, (long)t.pid, err.msg);
+    agent_task_forget(c->conf, getpid());   /* before the exit: a usage request after it finds the task ended */
+    send_exit(c, &t, &usage);
     close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
     free(t.inbuf);
     free(buf);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "probe_host.h"
 #include "cleanup.h"
+#include "usage.h"
 #include "watch.h"
 #include "exec.h"
 #include "grant.h"
@@ -49,6 +50,8 @@ static void usage(FILE *out)
             "usage: macnode grant --job J --step S --node NAME --uid UID [--ttl SECONDS]\n"
             "  Print a job grant for a Mac's agent (root only); see macnode grant --help.\n"
             "usage: macnode cleanup --job J ...: end a job on a Mac and remove its files; see macnode cleanup --help.\n"
+            "usage: macnode usage --job J --step S ...: what a step's tasks used on a Mac (root only); see macnode\n"
+            "  usage --help.\n"
             "usage: macnode bench [options]\n"
             "  Collective and per-cable benchmarks over exactly what MLX reads (in a tbmesh job, under srun),\n"
             "  or with -l N ranks on this host; see macnode bench --help.\n"
@@ -345,7 +348,7 @@ static const struct {
     { "probe", cmd_probe },      { "netplan", cmd_netplan },       { "exec", macnode_exec },
     { "grant", macnode_grant },  { "cleanup", macnode_cleanup },
     { "bench", cmd_bench },      { "refwork", cmd_refwork },       { "check", macnode_check },
-    { "watch", macnode_watch },
+    { "watch", macnode_watch },  { "usage", macnode_usage },
 };
 
 int main(int argc, char **argv)
@@ -360,7 +363,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "macnode: unknown command '%s'; commands: probe, check, netplan, exec, grant, cleanup, "
-            "watch, bench, refwork (see "
+            "usage, watch, bench, refwork (see "
             "macnode --help)\n", argv[1]);
     return EXIT_USAGE;
 }

@@ -40,6 +40,7 @@
 #define PROBE_MS 10000
 #define DIGEST_SECONDS 3600
 #define TAIL_LINES 20
+#define USAGE_WAIT_MS 5000   /* how long a step's end waits for the agent to reap tasks still running */
 
 /* ---- plug-in arguments ---- */
 
@@ -605,6 +606,15 @@ static json_object *run_as_user(job_ctx_t *c, user_work_t *w)
     return out;
 }
 
+/* The agent of Mac `idx` of tbmesh.conf: ADDR:PORT. */
+static void agent_of(const job_ctx_t *c, int idx, char *out, size_t len)
+{
+    const tbm_conf_node_t *cn = &c->conf.nodes[idx];
+
+    snprintf(out, len, "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
+             cn->agent_port ? cn->agent_port : c->conf.agent_port);
+}
+
 /* Every node's facts: through each Mac's agent, in parallel; Python and Open MPI where the batch step runs
  * on the Mac itself (direct mode). */
 static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object *user)
@@ -620,9 +630,7 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         probes[i].pid = -1;
         probes[i].fd = -1;
         if (idx >= 0) {
-            const tbm_conf_node_t *cn = &c->conf.nodes[idx];
-            snprintf(agent, sizeof(agent), "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
-                     cn->agent_port ? cn->agent_port : c->conf.agent_port);
+            agent_of(c, idx, agent, sizeof(agent));
             repro_probe_start(&probes[i], tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket);
         }
     }
@@ -632,10 +640,8 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         json_object_object_add(node, "name", json_object_new_string(names[i]));
         json_object_object_add(node, "rank", json_object_new_int((int)i));
         if (idx >= 0) {
-            const tbm_conf_node_t *cn = &c->conf.nodes[idx];
-            int bridge = c->conf.groups[cn->group].mode == TBM_MODE_BRIDGE;
-            snprintf(agent, sizeof(agent), "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
-                     cn->agent_port ? cn->agent_port : c->conf.agent_port);
+            int bridge = c->conf.groups[c->conf.nodes[idx].group].mode == TBM_MODE_BRIDGE;
+            agent_of(c, idx, agent, sizeof(agent));
             json_object_object_add(node, "mode", json_object_new_string(bridge ? "bridge" : "direct"));
             if (probes)
                 repro_probe_finish(&probes[i], node, agent, PROBE_MS);
@@ -806,6 +812,38 @@ static int backend_var(const char *name)
     return 0;
 }
 
+/* Bridge mode: what the step's tasks used on the Mac, as its agent measured them (asked as root; the
+ * forwarder, the user's process, carries it too but could be made to say anything). Tasks the agent still
+ * runs (a forwarder killed before its task ended) are waited for a little, then counted as not reported. */
+static void agent_usage(job_ctx_t *c, json_object *part)
+{
+    char agent[TBM_HOSTNAME_MAX + 16];
+    long long end = tbm_now_ms() + USAGE_WAIT_MS;
+    tbm_err_t err = { { 0 } };
+    json_object *tasks = NULL;
+    int idx = tbm_conf_node(&c->conf, c->node), running = 0;
+
+    if (idx < 0)
+        return;
+    agent_of(c, idx, agent, sizeof(agent));
+    for (;;) {
+        tbm_errclear(&err);
+        json_object_put(tasks);
+        tasks = repro_usage(tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket, c->job, c->step, PROBE_MS,
+                            &running, &err);
+        if (!tasks || running == 0 || tbm_now_ms() >= end)
+            break;
+        usleep(200 * 1000);
+    }
+    if (!tasks) {
+        json_object_object_add(part, "agent_usage_why", json_object_new_string(err.msg));
+        return;
+    }
+    json_object_object_add(part, "agent_usage", tasks);
+    if (running)
+        json_object_object_add(part, "agent_running", json_object_new_int(running));
+}
+
 /* A step ends on a node (root): what it learnt, as a part of the job's record. */
 static void step_end(spank_t sp, job_ctx_t *c)
 {
@@ -864,6 +902,8 @@ static void step_end(spank_t sp, job_ctx_t *c)
         json_object_object_add(part, "cpu_system_us", json_object_new_int64((int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec));
         json_object_object_add(part, "max_rss_kb", json_object_new_int64((int64_t)ru.ru_maxrss));
     }
+    if (c->bridge)
+        agent_usage(c, part);
     tbm_redact_tree(part, secrets, ns);
     snprintf(name, sizeof(name), "step-%u-%u", c->step, c->node_id);
     if (tbm_store_part_put(&c->store, c->job, name, json_object_to_json_string_ext(part, JSON_C_TO_STRING_PLAIN), &err) < 0)
@@ -925,11 +965,11 @@ static int cmp_part(const void *a, const void *b)
 /* Merge the steps' parts: steps, per-node backend variables and files, the chosen backend, resource use. */
 static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
 {
-    json_object *job = json_object_object_get(rec, "job"), *steps = json_object_new_array(), *usage = json_object_new_array();
+    json_object *job = json_object_object_get(rec, "job"), *steps = json_object_new_array();
     json_object *nodes = tbm_json_typed(rec, "nodes", json_type_array), *results = tbm_record_obj(rec, "results");
     json_object *res_nodes = json_object_new_array(), *last_of = json_object_new_object();
     size_t i, k;
-    int any_bridge = 0, failed = 0;
+    int failed = 0;
     char key[64];
 
     json_object_array_sort(parts, cmp_part);
@@ -958,25 +998,9 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
             json_object_object_add(step, "signal", json_object_new_int(json_object_get_int(v)));
         if (node)
             json_object_object_add(last_of, node, json_object_get(p));
-        any_bridge |= json_object_get_boolean(json_object_object_get(p, "bridge"));
-        if (tbm_json_typed(p, "cpu_user_us", json_type_int)) {
-            json_object *u = json_object_new_object();
-            add_str(u, "node", node);
-            add_str(u, "step", key);
-            json_object_object_add(u, "source", json_object_new_string("slurmstepd (Slurm's step accounting)"));
-            json_object_object_add(u, "cpu_user_us", json_object_get(json_object_object_get(p, "cpu_user_us")));
-            json_object_object_add(u, "cpu_system_us", json_object_get(json_object_object_get(p, "cpu_system_us")));
-            json_object_object_add(u, "max_rss_kb", json_object_get(json_object_object_get(p, "max_rss_kb")));
-            json_object_array_add(usage, u);
-        }
     }
     json_object_object_add(job, "steps", steps);
-    if (any_bridge || c->bridge)
-        json_object_object_add(rec, "usage", tbm_record_absent("bridge mode: Slurm accounts the forwarder on the "
-                                                               "bridge host, and the Mac's agent does not report "
-                                                               "its tasks' resource use yet"));
-    else
-        json_object_object_add(rec, "usage", json_object_get(usage));
+    json_object_object_add(rec, "usage", tbm_record_usage_of_parts(parts, c->bridge));
     for (i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *p, *r = json_object_new_object(), *v;
         const char *name = tbm_json_str(n, "name");
@@ -999,7 +1023,6 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
     if (!json_object_object_get_ex(job, "backend_chosen", NULL))
         json_object_object_add(job, "backend_chosen", tbm_record_absent("no srun step of the job set up MLX"));
     json_object_object_add(results, "nodes", res_nodes);
-    json_object_put(usage);
     json_object_put(last_of);
 }
 

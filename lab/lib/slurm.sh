@@ -19,8 +19,11 @@ write_hosts() {
 inventory() {
     local n inv=$LAB/inventory hint=(--hint "$ETC/tbmesh-hint.conf")
     [ -z "${1:-}" ] || hint=(--last "$1")
-    # The example's groups and settings, and where each Mac's agent listens (its management address).
-    { cat "$HINT"; plan_rows node | while IFS= read -r row; do
+    # The example's groups and settings, where each Mac's agent listens (its management address), and the
+    # record store in the lab's state (the default, under the installation's prefix, lies in the build tree,
+    # which users cannot read when the clone is under /root).
+    { cat "$HINT"; grep -qi '^RecordDir=' "$HINT" || echo "RecordDir=$LAB/records"
+      plan_rows node | while IFS= read -r row; do
         printf 'NodeName=%s AgentAddr=%s\n' "$(cut -f2 <<<"$row")" "$(field "$row" mgmt)"; done; } > "$ETC/tbmesh-hint.conf"
     [ -x "$MACNODE" ] && [ -x "$TBMESH" ] || die "macnode or tbmesh is not built ($MACNODE, $TBMESH): run scripts/build.sh"
     rm -rf "$inv"; mkdir -p "$inv/facts"

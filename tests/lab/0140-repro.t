@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # 0140-repro.t: every Mac job leaves a reproducibility record: in the record store (sealed by root with
 # MUNGE) and as a TBM1 summary in Slurm's AdminComment. Each job state keeps what was known (completed,
-# failed, cancelled while running and while pending, timed out, requeued); a 1-Mac baseline and a 4-Mac run of
+# failed, cancelled while running and while pending, timed out, requeued, node failure of a bridge-mode and of
+# a direct-mode Mac, with sync's back-fill); bridge mode's resource use comes from the Mac's agent (a CPU
+# burner's record against sacct's TotalCPU); the store outlives a killed Mac; a 1-Mac baseline and a 4-Mac run of
 # macnode refwork are diffed; an edited record fails verify; a secret in the job's environment reaches neither
 # sacct nor the store nor an export; a user cannot read another's record; records outlive a slurmctld restart;
 # bad option values are refused at submit; the RO-Crate export loads in an independent reader (npm ro-crate).
@@ -10,7 +12,8 @@ no_jobs
 
 TBMESH=$T_SRC/build/inst/bin/tbmesh
 MACNODE=$T_SRC/build/inst/bin/macnode
-STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab
+# The lab's tbmesh.conf puts the store in the lab's state, readable by its users wherever the source tree is.
+STORE=$LAB/records/tbmlab
 # The lab numbers jobs from 1 again after a purge: records of an earlier lab's jobs with the same ids go.
 rm -rf "$STORE"
 W=$LAB/work/tbm-alice/repro
@@ -56,6 +59,8 @@ t_match "--repro-model with a space refused, with the form" "give the model as I
 out=$(as tbm-alice env TBMESH_REPRO_SEED=-1 sbatch --gres=tbmesh:studio-a:1 --wrap true 2>&1)
 t_match "TBMESH_REPRO_SEED=-1 refused too" "TBMESH_REPRO_SEED=-1 is refused" "$out"
 t_is "nothing was queued" "" "$(squeue -h -u tbm-alice)"
+t_is "the lab's tbmesh.conf puts the record store in the lab's state" "RecordDir=$LAB/records" \
+    "$(grep '^RecordDir=' "$LAB/etc/tbmesh.conf")"
 
 # ---- completed: the 1-Mac baseline (bridge mode), a secret in its environment ----
 out=$(as tbm-alice env HF_TOKEN=$SECRET sbatch --gres=tbmesh:studio-a:1 "${opts[@]}" --repro-output="$W/single.bin" \
@@ -73,13 +78,31 @@ show=$(repro tbm-alice show "$one" 2>&1)
 t_match "show: state, 1 node, sealed" "Job $one on tbmlab: COMPLETED, exit 0 \(record: end phase, sealed by root\)" "$show"
 t_match "show: the Mac's facts from its agent (bridge mode)" "macOS 26\.[0-9.]+ \([0-9A-Z]+\); chip Apple" "$show"
 t_match "show: Python absent with why (bridge mode)" "Python absent \(bridge mode: the batch step runs on the bridge host" "$show"
-t_match "show: resource use absent with why (bridge mode)" "absent \(bridge mode: Slurm accounts the forwarder" "$show"
+t_match "show: the Mac's own resource use, per task, from its agent (bridge mode)" \
+    "mac0[1-4] step 0 task 0: user [0-9.]+ s, system [0-9.]+ s, max RSS [0-9]+ KiB, wall [0-9.]+ s \(macnoded" "$show"
 t_match "show: the data's digests" "data $W/corpus: folder sha256 [0-9a-f]{64}, [0-9]+ bytes, 3 files" "$show"
 t_match "show: the output digested at the end" "output $W/single.bin: file sha256 [0-9a-f]{64}" "$show"
 t_ok "verify: sealed by root on the node" repro tbm-alice verify "$one"
 t_match "rerun: the same sbatch line, the declared inputs as options" \
     "^cd .* && sbatch --repro-model=mlx-community/Llama-3.2-1B@7c6e1a2 --repro-data=.*train.jsonl,.*corpus --repro-seed=7 .* --gres=tbmesh:studio-a:1 .*refwork.sh .*single.bin$" \
     "$(repro tbm-alice rerun "$one" | tail -n1)"
+
+# ---- bridge mode: the work's CPU time is the Mac's (its agent's wait4), not the forwarder's (sacct) ----
+# perl burns 1 s of user CPU by its own clock, however busy the machine is.
+printf '#!/bin/sh\nsrun perl -e "for (;;) { for (1 .. 100000) {} last if (times)[0] >= 1.0 }"\n' > "$W/burn.sh"; chmod +x "$W/burn.sh"; chown tbm-alice: "$W/burn.sh"
+out=$(as tbm-alice sbatch --gres=tbmesh:studio-a:1 -o /dev/null "$W/burn.sh" 2>&1); burn=$(jid "$out")
+t_is "CPU burner on a bridge-mode Mac completes" "COMPLETED" "$(wait_job "$burn" 90)"
+wait_record "$burn"
+mac_cpu=$(python3 -c 'import json,sys
+u=[e for e in json.load(open(sys.argv[1]))["usage"] if e["step"] == "0" and "cpu_user_us" in e]
+print("%.2f %s" % (sum(e["cpu_user_us"] + e["cpu_system_us"] for e in u) / 1e6, u[0]["source"].split()[0] if u else "none"))' \
+    "$STORE/$burn.json" 2>&1)
+fwd_cpu=$(sacct -n -P -j "$burn.0" -o TotalCPU | head -n1 | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }')
+echo "# CPU of the burner's step: the Mac (agent) $mac_cpu s; sacct TotalCPU (the forwarder) $fwd_cpu s"
+t_match "the record: about 1 s of CPU on the Mac, from its agent" "^(0\.9[0-9]|1\.[0-4][0-9]) macnoded$" "$mac_cpu"
+t_is "sacct's TotalCPU (the forwarder on the bridge host) is near 0" "1" "$(awk -v c="$fwd_cpu" 'BEGIN { print (c != "" && c < 0.3) }')"
+t_match "show: the burner's task with its wall time" "step 0 task 0: user (0\.9|1\.)[0-9]* s, .*wall [0-9.]+ s \(macnoded" \
+    "$(repro tbm-alice show "$burn" 2>&1)"
 
 # ---- the 4-Mac run, then the diff ----
 out=$(as tbm-alice env HF_TOKEN=$SECRET sbatch --gres=tbmesh:studio-a:4 "${opts[@]}" --repro-output="$W/mesh.bin" \
@@ -191,6 +214,86 @@ t_match "requeued: the last run's record counts the restart" '"restarts": 1' "$(
 t_is "timed out" "TIMEOUT" "$(wait_job "$timedout" 150)"
 wait_record "$timedout"
 t_match "timed out: the record says so" "Job $timedout on tbmlab: TIMEOUT" "$(repro tbm-alice show "$timedout" 2>&1)"
+
+# ---- node failure: a Mac dies mid-job (set down in Slurm, its agent killed); the record keeps what was
+# known, sync back-fills the state from Slurm's accounting, and the store keeps every record ----
+agent_addr() { sed -n "s/^NodeName=$1 AgentAddr=\([0-9.]*\).*/\1/p" "$LAB/etc/tbmesh.conf"; }
+# store_state: how many records the store holds (a requeued job's earlier runs too), and how many jobs' records
+# verify.
+store_state() {
+    local f n=0
+    for f in "$STORE"/[0-9]*.json; do
+        case "$f" in *.run*) continue ;; esac
+        "$TBMESH" repro verify "$(basename "$f" .json)" > /dev/null 2>&1 && n=$((n + 1))
+    done
+    echo "$(ls "$STORE"/*.json | wc -l) records, $n verify"
+}
+out=$(as tbm-alice sbatch --no-requeue --gres=tbmesh:studio-a:2 "${opts[@]}" -o /dev/null "$W/sleep.sh" 2>&1); nodefail=$(jid "$out")
+wait_running "$nodefail" 60; wait_record "$nodefail" start
+victim=$(squeue -h -j "$nodefail" -o %N | xargs scontrol show hostnames | tail -n1)   # rank 1: not the batch node
+before=$(store_state)
+echo "# node failure: job $nodefail on $(squeue -h -j "$nodefail" -o %N); $victim dies; $before"
+sup=$(cat "$LAB/run/keepalive-$victim.pid" 2>/dev/null); agent=$(cat "$LAB/run/macnoded-$victim.pid" 2>/dev/null)
+tree() { local c; echo "$1"; for c in $(ps -o pid= --ppid "$1"); do tree "$c"; done; }
+mac_pids=$(tree "$agent" | paste -sd' ')   # the agent, its connections and the job's task on the Mac
+# The Mac hangs (nothing on it answers, nobody restarts its agent), Slurm is told it is down, then it dies.
+kill -STOP "$sup"; kill -STOP $mac_pids
+scontrol update NodeName="$victim" State=DOWN Reason="lab: the Mac died"
+t_is "node failure: the job ends NODE_FAIL" "NODE_FAIL" "$(wait_job "$nodefail" 90)"
+kill -KILL $mac_pids
+wait_record "$nodefail"
+# The dead Mac's step ends on the bridge host after the batch step completed the record: its part comes late.
+late_part() { ls "$STORE/.parts/$nodefail/"*.json > /dev/null 2>&1 || grep -q "\"node\": \"$victim\"" "$STORE/$nodefail.json"; }
+end=$((SECONDS + 60)); until late_part || [ $SECONDS -ge $end ]; do sleep 0.5; done
+out=$("$TBMESH" repro sync -j "$nodefail" 2>&1)
+echo "# sync after the node failure: ${out:-nothing to do}"
+show=$(repro tbm-alice show "$nodefail" 2>&1)
+t_match "node failure: the record says NODE_FAIL" \
+    "Job $nodefail on tbmlab: NODE_FAIL" "$show"
+t_is "node failure: both Macs' facts from the job's start are kept" "2" "$(grep -c 'macOS 26\.' <<<"$show")"
+t_match "node failure: the declared inputs are kept" "seed 7" "$show"
+t_match "node failure: the dead Mac's resource use is absent, saying why" "$victim step 0.*: absent \(" "$show"
+t_ok "node failure: the record is sealed" repro tbm-alice verify "$nodefail"
+t_is "a killed Mac: the store keeps every record, and each still verifies" "$before" "$(store_state)"
+kill -CONT "$sup"                 # the Mac comes back
+end=$((SECONDS + 30))
+until "$T_MACNODE" probe --agent "$(agent_addr "$victim")" > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
+scontrol update NodeName="$victim" State=RESUME
+"$LABCMD" health "$victim" > /dev/null 2>&1
+end=$((SECONDS + 30))
+until [ "$(sinfo -h -n "$victim" -o %T)" = idle ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+t_is "the Mac is back in service" "idle" "$(sinfo -h -n "$victim" -o %T)"
+
+# ---- node failure of the direct-mode Mac that runs the batch script: all on it dies (its slurmd, the batch
+# step, the task; launchd starts its agent again), so nothing can complete the record there; sync back-fills
+# the state and the other Macs' resource use from what their steps' ends left in the store ----
+out=$(as tbm-alice sbatch --no-requeue --gres=tbmesh:mini-b:4 "${opts[@]}" -o /dev/null "$W/sleep.sh" 2>&1); dfail=$(jid "$out")
+wait_running "$dfail" 60; wait_record "$dfail" start
+end=$((SECONDS + 30)); until squeue -h -s -j "$dfail" -o %i | grep -qx "$dfail\.0" || [ $SECONDS -ge $end ]; do sleep 0.3; done
+bnode=$(squeue -h -j "$dfail" -o %B)
+dsup=$(cat "$LAB/run/keepalive-$bnode.pid" 2>/dev/null)
+echo "# direct-mode node failure: job $dfail on $(squeue -h -j "$dfail" -o %N), batch script on $bnode, which dies"
+kill -KILL $(ip netns pids "tbml-$bnode" | grep -vx "$dsup")
+scontrol update NodeName="$bnode" State=DOWN Reason="lab: the Mac died"
+t_is "direct-mode Mac dies: the job ends NODE_FAIL" "NODE_FAIL" "$(wait_job "$dfail" 90)"
+end=$((SECONDS + 30)); until [ "$(ls "$STORE/.parts/$dfail" 2>/dev/null | wc -l)" -ge 3 ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+t_match "... its record is as the job's start left it" '"phase": "start"' "$(cat "$STORE/$dfail.json")"
+out=$("$TBMESH" repro sync -j "$dfail" 2>&1)
+t_match "sync back-fills the state and what the surviving Macs' steps used" \
+    "job $dfail: RUNNING -> NODE_FAIL: record brought up to date from Slurm's accounting and its steps' parts" "$out"
+show=$(repro tbm-alice show "$dfail" 2>&1)
+t_match "... the record says NODE_FAIL" "Job $dfail on tbmlab: NODE_FAIL" "$show"
+t_is "... with the resource use of the three Macs that lived" "3" "$(grep -cE "^  mac0[5-8] step 0: user .*\(slurmstepd" <<<"$show")"
+t_match "... and the facts the job's start found" "seed 7" "$show"
+t_ok "... and it is sealed" repro tbm-alice verify "$dfail"
+"$LABCMD" exec "$bnode" slurmd -N "$bnode"
+end=$((SECONDS + 30))
+until "$T_MACNODE" probe --agent "$(agent_addr "$bnode")" > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
+scontrol update NodeName="$bnode" State=RESUME
+"$LABCMD" health "$bnode" > /dev/null 2>&1
+end=$((SECONDS + 30))
+until [ "$(sinfo -h -n "$bnode" -o %T)" = idle ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
+t_is "the Mac is back in service (slurmd and agent)" "idle" "$(sinfo -h -n "$bnode" -o %T)"
 
 # ---- records outlive a slurmctld restart ----
 kill "$(cat "$LAB/run/slurmctld.pid")"; sleep 2

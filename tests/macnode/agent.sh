@@ -2,7 +2,8 @@
 # agent.sh: macnoded and macnode exec end to end on loopback, with a private munged: exit codes, signals,
 # stdin, the SIGTERM->SIGKILL grace, every refusal (forged, replayed, other uid, no grant, bad frames) and
 # that the agent keeps serving, the job's files in the spawn (and hostile ones: bad names, too big, too many,
-# a squatted or linked job folder), cleanup, the time limit, a pty, and a restarted agent's sweep.
+# a squatted or linked job folder), what each task used (macnode usage), cleanup, the time limit, a pty, and a
+# restarted agent's sweep.
 # Needs root (tasks run as other users; grants are made by uid 0): skipped otherwise.
 set -u
 
@@ -197,6 +198,28 @@ expect_eq "a symlinked job folder fails the forwarder (255)" "$rc" 255
 expect_in "... saying so" "$out" "$T/jobs/9: is a symbolic link, not a folder this agent made"
 [ -e "$T/elsewhere/a" ] && bad "a file was written through the link" || ok "nothing was written through the link"
 rm -f "$W/ran"
+
+# --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
+JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
+JOB=11 fwd sh -c 'exit 4'
+used=$("$MACNODE" usage --agent "$AGENT" --job 11 --step 0)
+expect_in "macnode usage: the step's tasks, none running" "$used" '{"job":11,"step":0,"running":0,"tasks":[{"job":11'
+expect_in "... a task's rank from its SLURM_PROCID, -1 when it had none" "$used" '"task":-1,'
+expect_in "... and its exit status" "$used" '"status":4,'
+cpu=$(sed -n 's/.*"task":3,[^}]*"utime_us":\([0-9]*\).*/\1/p' <<<"$used")
+wall=$(sed -n 's/.*"task":3,[^}]*"wall_us":\([0-9]*\)}.*/\1/p' <<<"$used")
+if [ "${cpu:-0}" -ge 300000 ] && [ "${wall:-0}" -ge "${cpu:-0}" ]; then ok "the CPU burner's user time (${cpu} us) and wall time (${wall} us)"
+else bad "the CPU burner: user ${cpu:-?} us, wall ${wall:-?} us: $used"; fi
+expect_log "what the task used" "ended: exit 4; cpu [0-9]*+[0-9]* ms, max rss [0-9]* KiB, wall [0-9]* ms"
+expect_in "another step has its own" "$("$MACNODE" usage --agent "$AGENT" --job 11 --step 1)" '"running":0,"tasks":[]}'
+out=$(cd "$W" && as_user "$MACNODE" usage --agent "$AGENT" --job 11 --step 0 2>&1); rc=$?
+expect_eq "a user may not read what tasks used (exit 1)" "$rc" 1
+expect_in "... and is told who may" "$out" "only root on the bridge host may read what a job's tasks used"
+"$MACNODE" cleanup --agent "$AGENT" --job 11 > /dev/null
+expect_in "the job's cleanup forgets what its tasks used" "$("$MACNODE" usage --agent "$AGENT" --job 11 --step 0)" \
+    '"tasks":[]}'
+out=$("$MACNODE" usage --agent "$AGENT" --job 11 2>&1); rc=$?
+expect_eq "macnode usage without --step is a usage error" "$rc" 2
 
 out=$(cd "$W" && as_user "$POKE" "$AGENT" --hello --json '{"type":"cleanup","job":7}')
 expect_in "a user may not clean up a job" "$out" "only root on the bridge host may clean up"

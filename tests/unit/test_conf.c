@@ -541,6 +541,58 @@ START_TEST(owners)
 }
 END_TEST
 
+/* A rewritten tbmesh.conf (tbmesh inventory, from the last one or a hint) keeps the record store's settings
+ * as they were given, and leaves out those that were not. */
+START_TEST(record_store_settings_are_kept_when_written)
+{
+    static const char *const text = "RecordDir=/var/lib/tbmesh-lab/records/\nrecordreaders=lab-admins\nRecords=no\n" BASE;
+    tbm_conf_t c, back, hint, made;
+    tbm_err_t err = {{0}};
+    char *w, *example;
+    size_t len;
+
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err), 0);
+    ck_assert_str_eq(c.record_dir, "/var/lib/tbmesh-lab/records");
+    ck_assert_str_eq(c.record_readers, "lab-admins");
+    ck_assert_int_eq(c.records, 0);
+    w = tbm_conf_write(&c);
+    ck_assert_ptr_nonnull(strstr(w, "\nRecordDir=/var/lib/tbmesh-lab/records\nRecordReaders=lab-admins\nRecords=no\n"));
+    ck_assert_int_eq(tbm_conf_parse(w, strlen(w), "w", &back, NULL, &err), 0);
+    ck_assert_int_eq(tbm_conf_equal(&c, &back), 1);
+    back.records = 1;
+    ck_assert_int_eq(tbm_conf_equal(&c, &back), 0);
+    back.records = 0;
+    back.record_dir[1] = 'x';
+    ck_assert_int_eq(tbm_conf_equal(&c, &back), 0);
+    free(w);
+    tbm_conf_free(&back);
+    tbm_conf_free(&c);
+
+    /* not given: not written */
+    ck_assert_int_eq(tbm_conf_parse(BASE, strlen(BASE), "t.conf", &c, NULL, &err), 0);
+    ck_assert_int_eq(c.records, -1);
+    w = tbm_conf_write(&c);
+    ck_assert_ptr_null(strstr(w, "Record"));
+    free(w);
+    tbm_conf_free(&c);
+
+    /* from a hint: the store's settings go with the other global settings */
+    example = read_example(&len);
+    ck_assert_int_eq(tbm_conf_parse(example, len, "example", &hint, NULL, &err), 0);
+    snprintf(hint.record_dir, sizeof(hint.record_dir), "/srv/records");
+    hint.records = 1;
+    lab_embedded(lab);
+    conf_of_lab(8, &hint, &made);
+    w = tbm_conf_write(&made);
+    ck_assert_ptr_nonnull(strstr(w, "\nRecordDir=/srv/records\nRecords=yes\n"));
+    round_trip(&made);
+    free(w);
+    free(example);
+    tbm_conf_free(&made);
+    tbm_conf_free(&hint);
+}
+END_TEST
+
 START_TEST(equal_sees_differences)
 {
     tbm_conf_t a, b;
@@ -614,6 +666,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, round_trip_unfit_labs);
     tcase_add_test(tc, equal_sees_differences);
     tcase_add_test(tc, record_store_settings_are_checked);
+    tcase_add_test(tc, record_store_settings_are_kept_when_written);
     tcase_add_test(tc, default_path_is_beside_slurm_conf);
     suite_add_tcase(s, tc);
     return s;

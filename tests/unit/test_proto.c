@@ -295,7 +295,7 @@ END_TEST
 
 START_TEST(exit_and_facts_round_trip)
 {
-    tbm_msg_t m = { .type = TBM_MSG_EXIT, .signal = "KILL", .core = 1, .rusage = { 1500, 20, 4096 } }, b;
+    tbm_msg_t m = { .type = TBM_MSG_EXIT, .signal = "KILL", .core = 1, .rusage = { 1500, 20, 4096, 987654 } }, b;
 
     round_trip(&m, &b);
     ck_assert_str_eq(b.signal, "KILL");
@@ -304,6 +304,7 @@ START_TEST(exit_and_facts_round_trip)
     ck_assert_int_eq(b.rusage.utime_us, 1500);
     ck_assert_int_eq(b.rusage.stime_us, 20);
     ck_assert_int_eq(b.rusage.maxrss_kb, 4096);
+    ck_assert_int_eq(b.rusage.wall_us, 987654);
     tbm_msg_free(&b);
     m = (tbm_msg_t){ .type = TBM_MSG_EXIT, .status = 3 };
     round_trip(&m, &b);
@@ -335,11 +336,11 @@ START_TEST(message_refusals)
     ck_assert_str_eq(parse_error("{}"), "message: member 'type' is missing");
     ck_assert_str_eq(parse_error("{\"type\":5}"), "message: 'type' must be a string of 1 to 32 bytes without NUL");
     ck_assert_str_eq(parse_error("{\"type\":\"fork\"}"), "message: unknown type 'fork'; this side speaks protocol "
-                                                         "version 1");
+                                                         "version 2");
     ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}"),
                      "message: invalid JSON at line 1 column 36: nesting too deep");
-    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":2,\"cred\":\"c\"}"),
-                     "hello: protocol version 2 is not spoken here (this side speaks 1); install the same "
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":3,\"cred\":\"c\"}"),
+                     "hello: protocol version 3 is not spoken here (this side speaks 2); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1}"), "hello: member 'cred' is missing");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":\"1\",\"cred\":\"c\"}"),
@@ -352,7 +353,7 @@ START_TEST(message_refusals)
                      "welcome: 'uid' is -1, outside 0..4294967295");
     ck_assert_str_eq(parse_error("{\"type\":\"facts\",\"facts\":[]}"), "facts: member 'facts' must be a JSON object");
     ck_assert_str_eq(parse_error("{\"type\":\"prepare\"}"), "message: unknown type 'prepare'; this side speaks "
-                                                            "protocol version 1");
+                                                            "protocol version 2");
     ck_assert_str_eq(parse_error("{\"type\":\"started\",\"pid\":0}"), "started: 'pid' is 0, outside 1..2147483647");
     ck_assert_str_eq(parse_error("{\"type\":\"signal\",\"signal\":\"SIGTERM\"}"),
                      "signal: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
@@ -422,7 +423,8 @@ START_TEST(spawn_argv_count_is_bounded)
 END_TEST
 
 #define EXIT_OF(status, rest) \
-    "{\"type\":\"exit\",\"status\":" status ",\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0}" rest "}"
+    "{\"type\":\"exit\",\"status\":" status ",\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0,\"wall_us\":0}" \
+    rest "}"
 #define EXIT(rest) EXIT_OF("0", rest)
 
 START_TEST(exit_refusals)
@@ -438,6 +440,131 @@ START_TEST(exit_refusals)
                      "exit rusage: 'stime_us' is -5, outside 0..9223372036854775807");
     ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0}}"),
                      "exit rusage: member 'maxrss_kb' is missing");
+    /* protocol 2: the wall time is part of every exit, a whole number of microseconds, never negative */
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,"
+                                 "\"maxrss_kb\":0}}"),
+                     "exit rusage: member 'wall_us' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,"
+                                 "\"maxrss_kb\":0,\"wall_us\":-1}}"),
+                     "exit rusage: 'wall_us' is -1, outside 0..9223372036854775807");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,"
+                                 "\"maxrss_kb\":0,\"wall_us\":1.5}}"),
+                     "exit rusage: 'wall_us' must be an integer");
+    ck_assert_str_eq(parse_error("{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,"
+                                 "\"maxrss_kb\":0,\"wall_us\":\"5\"}}"),
+                     "exit rusage: 'wall_us' must be an integer");
+}
+END_TEST
+
+static tbm_task_usage_t usage_of(uint32_t job, uint32_t step, int64_t task, const char *sig)
+{
+    tbm_task_usage_t u = { .job = job, .step = step, .task = task, .pid = 4242, .status = sig ? 0 : 3,
+                           .core = 0, .rusage = { 1000000, 25000, 8192, 1300000 } };
+
+    snprintf(u.signal, sizeof(u.signal), "%s", sig ? sig : "");
+    return u;
+}
+
+START_TEST(usage_messages_round_trip)
+{
+    tbm_task_usage_t tasks[2] = { usage_of(7, 0, 0, NULL), usage_of(7, 0, -1, "KILL") };
+    tbm_msg_t m = { .type = TBM_MSG_USAGE, .job = 7, .step = 4294967290u }, b;
+
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.job, 7);
+    ck_assert_uint_eq(b.step, 4294967290u);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_USED, .job = 7, .step = 0, .running = 1, .tasks = tasks, .n_tasks = 2 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.running, 1);
+    ck_assert_uint_eq(b.n_tasks, 2);
+    ck_assert_int_eq(b.tasks[0].task, 0);
+    ck_assert_int_eq(b.tasks[0].status, 3);
+    ck_assert_str_eq(b.tasks[0].signal, "");
+    ck_assert_int_eq(b.tasks[0].rusage.utime_us, 1000000);
+    ck_assert_int_eq(b.tasks[0].rusage.wall_us, 1300000);
+    ck_assert_int_eq(b.tasks[1].task, -1);
+    ck_assert_str_eq(b.tasks[1].signal, "KILL");
+    ck_assert_int_eq(b.tasks[1].pid, 4242);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_USED, .job = 7, .step = 1 };
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.n_tasks, 0);
+    ck_assert_ptr_null(b.tasks);
+    tbm_msg_free(&b);
+}
+END_TEST
+
+#define TASK_OF(job, rest) \
+    "{\"job\":" job ",\"step\":0,\"task\":0,\"pid\":9,\"status\":0,\"core\":false,\"rusage\":{\"utime_us\":1," \
+    "\"stime_us\":2,\"maxrss_kb\":3,\"wall_us\":4}" rest "}"
+#define USED(tasks) "{\"type\":\"used\",\"job\":7,\"step\":0,\"running\":0,\"tasks\":[" tasks "]}"
+
+START_TEST(usage_message_refusals)
+{
+    tbm_msg_t m;
+    size_t len;
+    tbm_err_t err = { { 0 } };
+    unsigned char *frame;
+
+    ck_assert_str_eq(parse_error(USED(TASK_OF("7", ""))), "");
+    ck_assert_str_eq(parse_error("{\"type\":\"usage\",\"job\":7}"), "usage: member 'step' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"usage\",\"job\":-7,\"step\":0}"),
+                     "usage: 'job' is -7, outside 0..4294967295");
+    ck_assert_str_eq(parse_error("{\"type\":\"used\",\"job\":7,\"step\":0,\"tasks\":[]}"),
+                     "used: member 'running' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"used\",\"job\":7,\"step\":0,\"running\":0,\"tasks\":{}}"),
+                     "used: member 'tasks' must be an array of task usages");
+    ck_assert_str_eq(parse_error(USED("[]")), "used: tasks[0]: a task usage must be a JSON object");
+    ck_assert_str_eq(parse_error(USED(TASK_OF("8", ""))),
+                     "used: tasks[0] is of job 8 step 0, not of job 7 step 0 as asked");
+    ck_assert_str_eq(parse_error(USED(TASK_OF("7", "") "," TASK_OF("7", ",\"signal\":\"TERM\""))), "");
+    ck_assert_str_eq(parse_error(USED(TASK_OF("7", "") "," TASK_OF("7", ",\"signal\":\"SIGTERM\""))),
+                     "used: tasks[1]: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
+    ck_assert_str_eq(parse_error(USED("{\"job\":7,\"step\":0,\"task\":-2,\"pid\":9}")),
+                     "used: tasks[0]: 'task' is -2, outside -1..2147483647");
+    ck_assert_str_eq(parse_error(USED("{\"job\":7,\"step\":0,\"task\":0,\"pid\":0}")),
+                     "used: tasks[0]: 'pid' is 0, outside 1..2147483647");
+    ck_assert_str_eq(parse_error(USED("{\"job\":7,\"step\":0,\"task\":0,\"pid\":9,\"status\":0,\"rusage\":"
+                                      "{\"utime_us\":1,\"stime_us\":2,\"maxrss_kb\":3}}")),
+                     "used: tasks[0] rusage: member 'wall_us' is missing");
+    /* the encoder refuses what the parser would refuse */
+    {
+        tbm_task_usage_t t = usage_of(7, 0, 0, NULL);
+        t.rusage.wall_us = -3;
+        m = (tbm_msg_t){ .type = TBM_MSG_USED, .job = 7, .step = 0, .tasks = &t, .n_tasks = 1 };
+        frame = tbm_msg_encode(&m, &len, &err);
+        ck_assert_ptr_null(frame);
+        ck_assert_str_eq(err.msg, "used: tasks[0] rusage: 'wall_us' is -3, outside 0..9223372036854775807");
+    }
+}
+END_TEST
+
+START_TEST(used_task_count_is_bounded)
+{
+    tbm_task_usage_t *t = calloc(TBM_USAGE_TASKS_MAX + 1, sizeof(*t));
+    tbm_msg_t m = { .type = TBM_MSG_USED, .job = 7, .step = 0, .tasks = t, .n_tasks = TBM_USAGE_TASKS_MAX + 1 }, b;
+    tbm_err_t err = { { 0 } };
+    size_t i, len;
+
+    for (i = 0; i <= TBM_USAGE_TASKS_MAX; i++)
+        t[i] = usage_of(7, 0, (int64_t)i, NULL);
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "used: 'tasks' has 1025 entries; at most 1024 are allowed");
+    m.n_tasks = TBM_USAGE_TASKS_MAX;
+    round_trip(&m, &b);
+    ck_assert_uint_eq(b.n_tasks, TBM_USAGE_TASKS_MAX);
+    ck_assert_int_eq(b.tasks[TBM_USAGE_TASKS_MAX - 1].task, TBM_USAGE_TASKS_MAX - 1);
+    tbm_msg_free(&b);
+    free(t);
+}
+END_TEST
+
+START_TEST(hello_of_protocol_1_is_refused)
+{
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1,\"cred\":\"MUNGE:x\"}"),
+                     "hello: protocol version 1 is not spoken here (this side speaks 2); install the same "
+                     "slurm-tbmesh release on the bridge and the Macs");
 }
 END_TEST
 
@@ -688,6 +815,10 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, spawn_refusals);
     tcase_add_test(tc, spawn_argv_count_is_bounded);
     tcase_add_test(tc, exit_refusals);
+    tcase_add_test(tc, usage_messages_round_trip);
+    tcase_add_test(tc, usage_message_refusals);
+    tcase_add_test(tc, used_task_count_is_bounded);
+    tcase_add_test(tc, hello_of_protocol_1_is_refused);
     tcase_add_test(tc, spawn_file_refusals);
     tcase_add_test(tc, encode_refusals);
     tcase_add_test(tc, grant_round_trip_and_checks);

@@ -81,6 +81,31 @@ START_TEST(a_fact_may_be_absent_but_a_plain_member_may_not)
 }
 END_TEST
 
+/* Bridge mode: the Mac's agent reports each task's usage with its wall time; a node that could not report
+ * keeps an entry that says why. */
+START_TEST(usage_per_task_with_wall_time_or_why)
+{
+    static const char *const from = "\"source\": \"slurmstepd\", \"cpu_user_us\": 1200000";
+    json_object *rec = edited(from, "\"task\": 0, \"source\": \"macnoded\", \"wall_us\": 1300000, "
+                                    "\"cpu_user_us\": 1200000"), *u;
+
+    ck_assert_ptr_nonnull(rec);
+    u = json_object_array_get_idx(json_object_object_get(rec, "usage"), 0);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(u, "wall_us")), 1300000);
+    ck_assert_int_eq(json_object_get_int(json_object_object_get(u, "task")), 0);
+    json_object_put(rec);
+    rec = edited("\"usage\": [ { \"node\": \"mac05\", \"step\": \"0\", \"source\": \"slurmstepd\", \"cpu_user_us\": "
+                 "1200000, \"cpu_system_us\": 30000, \"max_rss_kb\": 51200 } ]",
+                 "\"usage\": [ { \"node\": \"mac05\", \"step\": \"0\", \"source\": \"macnoded\", \"why\": \"no answer\" } ]");
+    ck_assert_ptr_nonnull(rec);
+    json_object_put(rec);
+    refused(from, "\"source\": \"macnoded\", \"wall_us\": \"1.3 s\", \"cpu_user_us\": 1200000",
+            "record: usage[0].wall_us is a string, not a whole number");
+    refused(from, "\"source\": \"macnoded\", \"why\": 5, \"cpu_user_us\": 1200000",
+            "record: usage[0].why is an integer, not a string");
+}
+END_TEST
+
 START_TEST(malformed_records_are_refused_with_the_place)
 {
     tbm_err_t err = { { 0 } };
@@ -133,6 +158,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, absent_facts_are_kept_with_why);
     tcase_add_test(tc, a_fact_may_be_absent_but_a_plain_member_may_not);
     tcase_add_test(tc, malformed_records_are_refused_with_the_place);
+    tcase_add_test(tc, usage_per_task_with_wall_time_or_why);
     tcase_add_test(tc, a_new_record_is_valid_and_grows_by_path);
     suite_add_tcase(s, tc);
     return s;
