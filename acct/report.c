@@ -142,18 +142,17 @@ static int parse_dims(const char *by, tbm_rdim_t *dims, size_t *n)
     return 0;
 }
 
-static int load_conf(const char *path_opt, tbm_conf_t *conf)
+static int load_conf(const char *path_opt, tbm_conf_t *conf, char *path, size_t path_len)
 {
-    char path[PATH_MAX];
     tbm_err_t err = { { 0 } };
     size_t len;
     char *buf;
 
     tbm_conf_init(conf);
     if (path_opt)
-        snprintf(path, sizeof(path), "%s", path_opt);
+        snprintf(path, path_len, "%s", path_opt);
     else
-        tbm_conf_default_path(getenv("SLURM_CONF"), path, sizeof(path));
+        tbm_conf_default_path(getenv("SLURM_CONF"), path, path_len);
     if (!(buf = tbm_read_file(path, TBM_CONF_MAX_BYTES, &len, &err))) {
         fprintf(stderr, "tbmesh report: cannot read tbmesh.conf (%s): %s; give its place with --conf, or set "
                         "SLURM_CONF to the slurm.conf it sits beside\n", path, err.msg);
@@ -206,6 +205,27 @@ static int check_known(void *db, const char *csv, int users)
         slurm_list_destroy(users ? cond.user_list : cond.acct_list);
     }
     free(dup);
+    return rc;
+}
+
+/* --cluster NAME must be a cluster slurmdbd keeps: else a clear message (and not an empty report). */
+static int check_cluster(void *db, const char *name)
+{
+    slurmdb_cluster_cond_t cond;
+    List got;
+    int rc = 0;
+
+    slurmdb_init_cluster_cond(&cond, 0);
+    cond.cluster_list = str_list(name);
+    got = slurmdb_clusters_get(db, &cond);
+    if (!got || slurm_list_count(got) == 0) {
+        fprintf(stderr, "tbmesh report: cluster '%s' is not known to Slurm's accounting: see `sacctmgr show "
+                        "cluster` for the names\n", name);
+        rc = 2;
+    }
+    if (got)
+        slurm_list_destroy(got);
+    slurm_list_destroy(cond.cluster_list);
     return rc;
 }
 
@@ -268,12 +288,26 @@ static const char *backend_of(const char *submit_line, char *buf, size_t len)
 typedef struct run {
     void *db;
     tbm_report_t *r;
-    const report_records_t *rr;
     int tbmesh_id;
     tbm_period_t period;
     size_t peak_window_jobs;
-    unsigned long long jobs, queries;
+    unsigned long long jobs, queries, rows, redone;
+    double t_get, t_add;
 } run_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long env_l(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : dflt;
+}
 
 /* When a job is counted: in the window holding its start (or when it became eligible), never before the
  * period; every job overlapping the period is returned in that window and counted there once. */
@@ -310,7 +344,7 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
     if (x->tbmesh_id > 0)
         tbm_tres_count(j->alloc_nodes ? j->tres_alloc_str : j->tres_req_str, x->tbmesh_id, &rj.tbmesh_units);
     rj.cpu_used_s = (double)j->tot_cpu_sec + (double)j->tot_cpu_usec / 1e6;
-    rj.coverage = report_records_coverage(x->rr, j->jobid, &rj.rec_cpu_used_s);
+    rj.rec_cpu_used_s = -1;           /* the record store's word comes through the report's coverage hook */
     if (tbm_report_add_job(x->r, &rj, &err) < 0) {
         fprintf(stderr, "tbmesh report: %s\n", err.msg);
         return -1;
@@ -322,6 +356,8 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
 static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
 {
     time_t t = x->period.since, w = WINDOW_FIRST_S;
+    size_t low = (size_t)env_l("TBMESH_REPORT_EXP_LOW", WINDOW_LOW), high = (size_t)env_l("TBMESH_REPORT_EXP_HIGH", WINDOW_HIGH);
+    int verbose = getenv("TBMESH_REPORT_EXP_VERBOSE") != NULL;
 
     while (t < x->period.until) {
         time_t end = t + w < x->period.until ? t + w : x->period.until;
@@ -333,6 +369,7 @@ static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
         cond->usage_start = t;
         cond->usage_end = end;
         x->queries++;
+        double t0 = now_s(), t1;
         if (!(l = slurmdb_jobs_get(x->db, cond))) {
             fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that "
                             "you may read the cluster's jobs (sacct should work)\n",
@@ -340,7 +377,13 @@ static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
             return -1;
         }
         n = (size_t)slurm_list_count(l);
-        if (n > WINDOW_HIGH && w > WINDOW_MIN_S) {       /* too many at once: halve and ask again */
+        t1 = now_s();
+        x->t_get += t1 - t0;
+        x->rows += n;
+        if (verbose)
+            fprintf(stderr, "window %ld+%ld: %zu jobs in %.2f s\n", (long)t, (long)w, n, t1 - t0);
+        if (n > high && w > WINDOW_MIN_S) {       /* too many at once: halve and ask again */
+            x->redone++;
             slurm_list_destroy(l);
             w /= 2;
             continue;
@@ -358,8 +401,9 @@ static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
         }
         slurm_list_iterator_destroy(it);
         slurm_list_destroy(l);
+        x->t_add += now_s() - t1;
         t = end;
-        if (n < WINDOW_LOW && w < 366 * 86400)
+        if (n < low && w < 366 * 86400)
             w *= 2;
     }
     return 0;
@@ -445,7 +489,8 @@ int report_main(int argc, char **argv)
     tbm_conf_t conf;
     tbm_err_t err = { { 0 } };
     tbm_report_opts_t ro;
-    report_records_t rr;
+    static report_records_t rr;
+    char conf_path[PATH_MAX];
     slurmdb_job_cond_t cond;
     run_t x;
     int rc;
@@ -459,7 +504,7 @@ int report_main(int argc, char **argv)
         fprintf(stderr, "tbmesh report: %s\n", err.msg);
         return 2;
     }
-    if ((rc = load_conf(o.conf, &conf)))
+    if ((rc = load_conf(o.conf, &conf, conf_path, sizeof(conf_path))))
         return rc;
     if (o.group && !tbm_conf_group(&conf, o.group)) {
         fprintf(stderr, "tbmesh report: --group %s: no such Mac group in tbmesh.conf; the groups are:", o.group);
@@ -469,15 +514,19 @@ int report_main(int argc, char **argv)
         tbm_conf_free(&conf);
         return 2;
     }
-    report_records_open(&rr, &conf);
+    report_records_open(&rr, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
+                        o.cluster);
     ro.conf = &conf;
     ro.records_in_use = rr.in_use;
+    if (rr.in_use) {
+        ro.coverage = report_records_coverage;
+        ro.coverage_ctx = &rr;
+    }
     ro.top = o.top;
     ro.only_group = o.group;
 
     slurm_init(NULL);
     memset(&x, 0, sizeof(x));
-    x.rr = &rr;
     x.period = ro.period;
     if (!(x.db = slurmdb_connection_get(&persist_flags))) {
         fprintf(stderr, "tbmesh report: cannot reach slurmdbd (%s): check AccountingStorageHost in slurm.conf "
@@ -485,7 +534,8 @@ int report_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if ((o.account && (rc = check_known(x.db, o.account, 0))) || (o.user && (rc = check_known(x.db, o.user, 1))))
+    if ((o.cluster && (rc = check_cluster(x.db, o.cluster))) || (o.account && (rc = check_known(x.db, o.account, 0))) ||
+        (o.user && (rc = check_known(x.db, o.user, 1))))
         goto out;
     x.tbmesh_id = tbmesh_tres_id(x.db);
     if (!(x.r = tbm_report_new(&ro, &err))) {
@@ -500,6 +550,8 @@ int report_main(int argc, char **argv)
                              "slurm.conf): its hours are shown as 0", NULL);
     memset(&cond, 0, sizeof(cond));
     cond.flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
+    if (getenv("TBMESH_REPORT_EXP_NOSTEP"))
+        cond.flags |= JOBCOND_FLAG_NO_STEP;
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
     cond.cluster_list = cluster_list(o.cluster);
     if (o.account)
@@ -527,11 +579,14 @@ int report_main(int argc, char **argv)
         slurm_list_destroy(cond.partition_list);
     if (cond.userid_list)
         slurm_list_destroy(cond.userid_list);
-    if (!rc)
+    if (!rc) {
+        report_records_notes(&rr, x.r);
         rc = write_out(x.r, &o, dims, n_dims);
+    }
     if (getenv("TBMESH_REPORT_STATS"))
-        fprintf(stderr, "tbmesh report: %llu jobs in %llu queries, at most %zu jobs held at once\n", x.jobs,
-                x.queries, x.peak_window_jobs);
+        fprintf(stderr, "tbmesh report: %llu jobs in %llu queries, at most %zu jobs held at once; %llu rows "
+                "fetched, %llu windows read again; %.1f s in slurmdb_jobs_get, %.1f s adding\n", x.jobs,
+                x.queries, x.peak_window_jobs, x.rows, x.redone, x.t_get, x.t_add);
 out:
     tbm_report_free(x.r);
     if (x.db)

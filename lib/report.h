@@ -149,6 +149,10 @@ typedef struct tbm_rfailure {
 
 typedef struct tbm_report tbm_report_t;
 
+/* The record store's word on one Mac job: its coverage, and in *rec_cpu_used_s the record's per-task CPU use
+ * summed (< 0 when the record does not hold it). */
+typedef tbm_coverage_t (*tbm_coverage_fn)(void *ctx, uint32_t job, double *rec_cpu_used_s);
+
 typedef struct tbm_report_opts {
     tbm_period_t period;
     time_t now;                   /* what "still running" is clipped to */
@@ -156,6 +160,9 @@ typedef struct tbm_report_opts {
     int records_in_use;           /* the coverage column is shown */
     int top;                      /* top users and accounts to list (default 10) */
     const char *only_group;       /* count only the jobs of this Mac group (NULL: all jobs) */
+    tbm_coverage_fn coverage;     /* when set, asked for each Mac job counted (and only for those), in place
+                                   * of the job's own coverage and rec_cpu_used_s */
+    void *coverage_ctx;
 } tbm_report_opts_t;
 
 /* A new, empty report. NULL with err set when out of memory. */

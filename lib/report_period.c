@@ -138,7 +138,8 @@ int tbm_period_from_options(const char *since, const char *until, const char *mo
         if (!since && until)
             out->since = out->until - DEFAULT_LAST_S;
     }
-    if (out->since >= now)
+    /* both ends given the wrong way round is said as such, even in the future */
+    if (out->since >= now && !(since && until && out->until <= out->since))
         return tbm_errprintf(err, "the period starts in the future (%s): nothing has run yet; give an "
                              "earlier start", since ? since : month ? month : "");
     if (out->until <= out->since) {
