@@ -20,15 +20,16 @@
 #include <time.h>
 
 #define TRES_CPU 1                /* Slurm's fixed TRES ids */
-#define WINDOW_FIRST_S 86400      /* first window; then adapted to hold WINDOW_LOW..WINDOW_HIGH jobs */
+#define WINDOW_FIRST_S 86400      /* first window; then adapted to hold about WINDOW_TARGET jobs */
 #define WINDOW_MIN_S 60
-#define WINDOW_LOW 10000
-#define WINDOW_HIGH 50000
+#define WINDOW_MAX_S (366 * 86400)
+#define WINDOW_TARGET 20000
+#define WINDOW_CAP 60000          /* a window returning more is read again, shorter: the memory bound */
 
 typedef struct options {
     const char *since, *until, *month, *last, *by, *account, *user, *partition, *group, *html, *conf, *cluster;
     tbm_rformat_t format;
-    int top;
+    int top, efficiency;
 } options_t;
 
 static void usage(FILE *out)
@@ -49,6 +50,8 @@ static void usage(FILE *out)
             "Output (default: an aligned table):\n"
             "  --csv, --json, --html FILE   FILE is one self-contained page with inline SVG charts\n"
             "Other:\n"
+            "  --efficiency      also read each job's steps for Slurm's CPU use (TotalCPU): the efficiency\n"
+            "                    tables' used and eff columns; as slow as sacct with steps\n"
             "  --top N           top users and accounts listed (default 10)\n"
             "  --conf FILE       tbmesh.conf (default: beside slurm.conf, from SLURM_CONF)\n"
             "  --cluster NAME    the cluster in slurmdbd (default: the one slurmctld names)\n"
@@ -79,6 +82,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         { "json", no_argument, NULL, 'j' },        { "html", required_argument, NULL, 'H' },
         { "conf", required_argument, NULL, 'C' },  { "cluster", required_argument, NULL, 'K' },
         { "top", required_argument, NULL, 't' },   { "help", no_argument, NULL, 'h' },
+        { "efficiency", no_argument, NULL, 'e' },
         { NULL, 0, NULL, 0 } };
     int c, formats = 0;
     long long n;
@@ -102,6 +106,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         case 'H': o->format = TBM_RFMT_HTML; o->html = optarg; formats++; break;
         case 'C': o->conf = optarg; break;
         case 'K': o->cluster = optarg; break;
+        case 'e': o->efficiency = 1; break;
         case 't':
             if (tbm_parse_ll(optarg, 10, 1, 1000, &n) < 0)
                 return bad("--top %s: give a number from 1 to 1000", optarg);
@@ -303,18 +308,22 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long env_l(const char *name, long dflt)
+/* Slurm's TotalCPU of a job (user + system): slurmdbd keeps it per step, so it is the sum over the job's
+ * ended steps, as sacct sums it. */
+static double total_cpu_s(const slurmdb_job_rec_t *j)
 {
-    const char *v = getenv(name);
-    return v && *v ? strtol(v, NULL, 10) : dflt;
-}
+    slurmdb_step_rec_t *st;
+    ListIterator it;
+    double s = 0;
 
-/* When a job is counted: in the window holding its start (or when it became eligible), never before the
- * period; every job overlapping the period is returned in that window and counted there once. */
-static time_t job_key(const slurmdb_job_rec_t *j, time_t since)
-{
-    time_t t = j->start ? j->start : j->eligible ? j->eligible : j->submit;
-    return t > since ? t : since;
+    if (!j->steps || slurm_list_count(j->steps) == 0)
+        return (double)j->tot_cpu_sec + (double)j->tot_cpu_usec / 1e6;
+    it = slurm_list_iterator_create(j->steps);
+    while ((st = slurm_list_next(it)))
+        if ((st->state & JOB_STATE_BASE) >= JOB_COMPLETE)
+            s += (double)st->tot_cpu_sec + (double)st->tot_cpu_usec / 1e6;
+    slurm_list_iterator_destroy(it);
+    return s;
 }
 
 static int add_job(run_t *x, const slurmdb_job_rec_t *j)
@@ -343,7 +352,7 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
         rj.alloc_cpus = j->alloc_nodes ? j->req_cpus : 0;
     if (x->tbmesh_id > 0)
         tbm_tres_count(j->alloc_nodes ? j->tres_alloc_str : j->tres_req_str, x->tbmesh_id, &rj.tbmesh_units);
-    rj.cpu_used_s = (double)j->tot_cpu_sec + (double)j->tot_cpu_usec / 1e6;
+    rj.cpu_used_s = total_cpu_s(j);
     rj.rec_cpu_used_s = -1;           /* the record store's word comes through the report's coverage hook */
     if (tbm_report_add_job(x->r, &rj, &err) < 0) {
         fprintf(stderr, "tbmesh report: %s\n", err.msg);
@@ -353,59 +362,116 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
     return 0;
 }
 
+/* The next window's length: the last one's scaled to hold about WINDOW_TARGET jobs at the density just seen,
+ * changed at most eightfold at a time, within [WINDOW_MIN_S, WINDOW_MAX_S]. */
+static time_t next_window(time_t w, size_t n)
+{
+    double f = n ? (double)WINDOW_TARGET / (double)n : 8.0;
+
+    f = f < 0.125 ? 0.125 : f > 8.0 ? 8.0 : f;
+    w = (time_t)((double)w * f);
+    return w < WINDOW_MIN_S ? WINDOW_MIN_S : w > WINDOW_MAX_S ? WINDOW_MAX_S : w;
+}
+
+/* One query; its jobs that `keep` accepts are added. *n gets how many slurmdbd returned. */
+typedef int (*keep_fn)(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to);
+
+static int fetch(run_t *x, slurmdb_job_cond_t *cond, keep_fn keep, time_t from, time_t to, size_t *n, int *redo)
+{
+    ListIterator it;
+    slurmdb_job_rec_t *j;
+    double t0 = now_s(), t1;
+    List l;
+    int rc = 0;
+
+    x->queries++;
+    if (!(l = slurmdb_jobs_get(x->db, cond))) {
+        fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that you may "
+                        "read the cluster's jobs (sacct should work)\n", slurm_strerror(slurm_get_errno()));
+        return -1;
+    }
+    *n = (size_t)slurm_list_count(l);
+    t1 = now_s();
+    x->t_get += t1 - t0;
+    x->rows += *n;
+    if (redo && *n > WINDOW_CAP) {           /* more than memory allows: the caller asks again, shorter */
+        *redo = 1;
+        x->redone++;
+        slurm_list_destroy(l);
+        return 0;
+    }
+    if (*n > x->peak_window_jobs)
+        x->peak_window_jobs = *n;
+    it = slurm_list_iterator_create(l);
+    while (!rc && (j = slurm_list_next(it)))
+        if (keep(x, j, from, to))
+            rc = add_job(x, j);
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(l);
+    x->t_add += now_s() - t1;
+    return rc;
+}
+
+/* The period's jobs are those sacct -S -E selects: eligible before its end, and ended in it or later or not
+ * yet. They are read in two kinds of queries, each job once:
+ *   - jobs that ended inside the period, window by window, by their end time and final state: slurmdbd then
+ *     asks MariaDB for a range of the job table's time_end index, so a window costs what it holds;
+ *   - one query for the jobs still pending or running at the period's end, or ending after it (slurmdbd's
+ *     plain time condition, which MariaDB answers by reading the whole job table: once, not per window).
+ * Windows adapt to hold about WINDOW_TARGET jobs; one returning more than WINDOW_CAP is read again, shorter:
+ * memory is bounded by the window, not by the period. */
+static const uint32_t ended_states[] = { JOB_COMPLETE, JOB_CANCELLED, JOB_FAILED, JOB_TIMEOUT, JOB_NODE_FAIL,
+                                         JOB_PREEMPTED, JOB_BOOT_FAIL, JOB_DEADLINE, JOB_OOM };
+
+static int keep_ended(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to)
+{
+    return j->eligible && j->eligible < x->period.until && j->end >= from && j->end < to;
+}
+
+static int keep_open(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to)
+{
+    (void)from;
+    (void)to;
+    /* an earlier run of a requeued (or resized) job is left out, as sacct leaves it out */
+    if (j->end && (j->state & (JOB_REQUEUE | JOB_RESIZING)))
+        return 0;
+    return j->eligible && j->eligible < x->period.until && (!j->end || j->end >= x->period.until);
+}
+
 static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
 {
     time_t t = x->period.since, w = WINDOW_FIRST_S;
-    size_t low = (size_t)env_l("TBMESH_REPORT_EXP_LOW", WINDOW_LOW), high = (size_t)env_l("TBMESH_REPORT_EXP_HIGH", WINDOW_HIGH);
-    int verbose = getenv("TBMESH_REPORT_EXP_VERBOSE") != NULL;
+    char num[16];
+    size_t i, n;
 
+    /* still open at the period's end: eligible before it, not ended before it */
+    cond->usage_start = x->period.until;
+    cond->usage_end = x->period.until + 1;
+    if (fetch(x, cond, keep_open, 0, 0, &n, NULL) < 0)
+        return -1;
+    /* ended inside the period */
+    cond->state_list = slurm_list_create(free);
+    for (i = 0; i < sizeof(ended_states) / sizeof(ended_states[0]); i++) {
+        snprintf(num, sizeof(num), "%u", ended_states[i]);
+        slurm_list_append(cond->state_list, strdup(num));
+    }
     while (t < x->period.until) {
         time_t end = t + w < x->period.until ? t + w : x->period.until;
-        ListIterator it;
-        slurmdb_job_rec_t *j;
-        List l;
-        size_t n;
+        int redo = 0;
 
         cond->usage_start = t;
-        cond->usage_end = end;
-        x->queries++;
-        double t0 = now_s(), t1;
-        if (!(l = slurmdb_jobs_get(x->db, cond))) {
-            fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that "
-                            "you may read the cluster's jobs (sacct should work)\n",
-                    slurm_strerror(slurm_get_errno()));
+        cond->usage_end = end - 1;            /* slurmdbd's "time_end between" includes both ends */
+        if (fetch(x, cond, keep_ended, t, end, &n, w > WINDOW_MIN_S ? &redo : NULL) < 0) {
+            slurm_list_destroy(cond->state_list);
+            cond->state_list = NULL;
             return -1;
         }
-        n = (size_t)slurm_list_count(l);
-        t1 = now_s();
-        x->t_get += t1 - t0;
-        x->rows += n;
-        if (verbose)
-            fprintf(stderr, "window %ld+%ld: %zu jobs in %.2f s\n", (long)t, (long)w, n, t1 - t0);
-        if (n > high && w > WINDOW_MIN_S) {       /* too many at once: halve and ask again */
-            x->redone++;
-            slurm_list_destroy(l);
-            w /= 2;
-            continue;
-        }
-        if (n > x->peak_window_jobs)
-            x->peak_window_jobs = n;
-        it = slurm_list_iterator_create(l);
-        while ((j = slurm_list_next(it))) {
-            time_t k = job_key(j, x->period.since);
-            if (k >= t && k < end && add_job(x, j) < 0) {
-                slurm_list_iterator_destroy(it);
-                slurm_list_destroy(l);
-                return -1;
-            }
-        }
-        slurm_list_iterator_destroy(it);
-        slurm_list_destroy(l);
-        x->t_add += now_s() - t1;
-        t = end;
-        if (n < low && w < 366 * 86400)
-            w *= 2;
+        if (!redo)
+            t = end;
+        w = next_window(w, n);
     }
+    slurm_list_destroy(cond->state_list);
+    cond->state_list = NULL;
     return 0;
 }
 
@@ -523,6 +589,7 @@ int report_main(int argc, char **argv)
         ro.coverage_ctx = &rr;
     }
     ro.top = o.top;
+    ro.slurm_cpu_unknown = !o.efficiency;
     ro.only_group = o.group;
 
     slurm_init(NULL);
@@ -545,13 +612,17 @@ int report_main(int argc, char **argv)
     }
     if (!rr.in_use)
         tbm_report_note(x.r, rr.why_not, NULL);
+    if (!o.efficiency)
+        tbm_report_note(x.r, "Slurm's CPU use (TotalCPU) was not read: the efficiency tables' used and eff columns "
+                             "for Linux jobs and Slurm's figure for Mac jobs are empty; add --efficiency to read "
+                             "it (each job's steps: as slow as sacct)", NULL);
     if (x.tbmesh_id <= 0)
         tbm_report_note(x.r, "gres/tbmesh is not an accounted TRES (AccountingStorageTRES=gres/tbmesh in "
                              "slurm.conf): its hours are shown as 0", NULL);
     memset(&cond, 0, sizeof(cond));
     cond.flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
-    if (getenv("TBMESH_REPORT_EXP_NOSTEP"))
-        cond.flags |= JOBCOND_FLAG_NO_STEP;
+    if (!o.efficiency)
+        cond.flags |= JOBCOND_FLAG_NO_STEP;     /* steps are one more query each in slurmdbd: only for CPU use */
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
     cond.cluster_list = cluster_list(o.cluster);
     if (o.account)

@@ -160,6 +160,8 @@ typedef struct tbm_report_opts {
     int records_in_use;           /* the coverage column is shown */
     int top;                      /* top users and accounts to list (default 10) */
     const char *only_group;       /* count only the jobs of this Mac group (NULL: all jobs) */
+    int slurm_cpu_unknown;        /* Slurm's CPU use of the jobs was not read (cpu_used_s means nothing): the
+                                   * efficiency tables leave its columns empty */
     tbm_coverage_fn coverage;     /* when set, asked for each Mac job counted (and only for those), in place
                                    * of the job's own coverage and rec_cpu_used_s */
     void *coverage_ctx;

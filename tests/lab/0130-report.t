@@ -18,7 +18,7 @@ S=$(date +%s)
 sleep 1
 
 # ---- the workload ----
-j1=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 2')
+j1=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'timeout 2 sh -c "while :; do :; done"; exit 0')
 j2=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 1; exit 3')
 j3=$(as tbm-alice sbatch --parsable --gres=tbmesh:studio-a:4 --mlx-backend=jaccl -o /dev/null --wrap 'srun true; sleep 2')
 j4=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 --repro=off -o /dev/null --wrap 'sleep 3')
@@ -183,6 +183,21 @@ t_is "JSON utilisation equals the CSV" "$(section utilisation | norm)" "$(jrows 
 t_is "JSON failures equal the CSV" "$(section failures | norm)" "$(jrows '.failures[]' | norm)"
 t_is "JSON: records in use" "true" "$(jq -r '.records_in_use' <<<"$JSON")"
 t_is "JSON coverage equals the CSV" "$(section coverage-user | norm)" "$(jrows '.coverage[]' | norm)"
+# Efficiency: Slurm's CPU use only with --efficiency (each job's steps); tbm-bob's CPU loop burnt up to 2 s.
+EFF=$("$TBMESH" report "${PERIOD[@]}" --efficiency --csv 2>&1)
+# cpu_s JOBID: sacct's TotalCPU of the job ([D-][HH:]MM:SS[.mmm]) in seconds.
+cpu_s() {
+    sacct -n -P -j "$1" -o jobid,totalcpu | awk -F'|' '$1 !~ /\./ { t = $2; d = 0
+        if (t ~ /-/) { split(t, a, "-"); d = a[1]; t = a[2] }
+        n = split(t, p, ":"); print p[n] + (n > 1 ? p[n - 1] * 60 : 0) + (n > 2 ? p[n - 2] * 3600 : 0) + d * 86400 }'
+}
+BOB_CPU=$(for j in $j1 $j2 $j5; do cpu_s "$j"; done | awk '{ s += $1 } END { printf "%.4f", s / 3600 }')
+BOB_EFF=$(grep '^efficiency-user,tbm-bob,' <<<"$EFF" | cut -d, -f4)
+t_ok "--efficiency: tbm-bob's Linux CPU use ($BOB_EFF h) is sacct's TotalCPU ($BOB_CPU h)" \
+    awk -v a="$BOB_EFF" -v b="$BOB_CPU" 'BEGIN { exit !(a != "" && a - b <= 0.0002 && b - a <= 0.0002) }'
+t_ok "the CPU loop used CPU time ($BOB_CPU h)" awk -v b="$BOB_CPU" 'BEGIN { exit !(b >= 0.0001) }'
+t_is "without --efficiency, Slurm's CPU columns are empty" "," "$(section efficiency-user | grep '^tbm-bob,' | cut -d, -f3,4)"
+t_match "without --efficiency, a note says how to have them" "add --efficiency to read it" "$(jq -r '.notes[]' <<<"$JSON")"
 # Records off in tbmesh.conf: the coverage is left out, with the note saying why.
 { echo "Records=no"; cat "$LAB/etc/tbmesh.conf"; } > "$OUT/tbmesh-records-off.conf"
 JOFF=$("$TBMESH" report "${PERIOD[@]}" --conf "$OUT/tbmesh-records-off.conf" --json 2>&1)
@@ -224,6 +239,8 @@ t_match "a bad month is refused" "'2026-13' is not a month: write YYYY-MM.*rc=2"
 t_match "an unknown Mac group is refused, with the groups" "--group nosuch: no such Mac group in tbmesh.conf; the groups are: studio-a mini-b.*rc=2" "$(msg --group nosuch | paste -sd' ')"
 t_match "an unknown account is refused" "account 'lab-nosuch' is not known to Slurm's accounting: see .sacctmgr show account.*rc=2" "$(msg --account lab-nosuch | paste -sd' ')"
 t_match "an unknown user is refused" "user 'nobody-here' is not known to Slurm's accounting.*rc=2" "$(msg --user nobody-here | paste -sd' ')"
+t_match "an unknown cluster is refused" "cluster 'nosuch' is not known to Slurm's accounting: see .sacctmgr show cluster.*rc=2" "$(msg --cluster nosuch | paste -sd' ')"
+t_match "a reversed period in the future is called reversed" "period is reversed or empty .*rc=2" "$(msg --since 2099-03-01 --until 2099-02-01 | paste -sd' ')"
 t_match "an unknown grouping is refused" "--by: 'colour' is not a grouping: use kind, group,.*rc=2" "$(msg --by colour | paste -sd' ')"
 t_is "--group keeps only that group's jobs" "mac,1" \
     "$("$TBMESH" report "${PERIOD[@]}" --group mini-b --csv 2>&1 | grep '^usage-kind,' | tail -n +2 | cut -d, -f2,3 | paste -sd' ')"

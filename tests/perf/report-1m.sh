@@ -3,7 +3,8 @@
 # jobs, in one run. Loads a synthetic history of N jobs (default 1,000,000: mostly Linux jobs, a tenth Mac
 # jobs on studio-a and mini-b, six accounts, several partitions and states) straight into the lab cluster's
 # job table in MariaDB, then prints wall time and peak memory (/usr/bin/time -v) of both over the whole year
-# and over a tenth of it (N/10 jobs), to show the report's memory does not grow with the number of jobs.
+# and over a tenth of it (N/10 jobs), to show the report's memory does not grow with the number of jobs; over
+# the tenth also `tbmesh report --efficiency`, which reads each job's steps as sacct does.
 # The synthetic jobs are deleted at the end (also when interrupted): the database is left as it was; with
 # REPORT_1M_KEEP=1 they stay for the next run, which then loads nothing when it finds the same N jobs there.
 # REPORT_1M_SPANS lists the periods measured, in days back from the history's end (default "365 36").
@@ -96,4 +97,7 @@ for span in ${REPORT_1M_SPANS-365 36}; do
     echo "report-1m: $span days, $jobs synthetic jobs in the period"
     measure "tbmesh report --csv" env TBMESH_REPORT_STATS=1 "$TBMESH" report --since "$(iso "$S")" --until "$(iso "$E")" --csv
     measure "sacct -a --parsable2" sacct -a --parsable2 -S "$(iso "$S")" -E "$(iso "$E")"
+    [ "$span" -gt 36 ] ||
+        measure "tbmesh report --csv --efficiency" env TBMESH_REPORT_STATS=1 "$TBMESH" report --since "$(iso "$S")" \
+            --until "$(iso "$E")" --csv --efficiency
 done

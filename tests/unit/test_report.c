@@ -551,6 +551,35 @@ START_TEST(coverage_from_the_store_hook)
 }
 END_TEST
 
+/* Slurm's CPU use not read (no steps asked of slurmdbd): its columns are empty, never a made-up zero. */
+START_TEST(efficiency_without_slurm_cpu)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_KIND };
+    tbm_err_t err = { { 0 } };
+    tbm_report_opts_t o;
+    char *csv, *row;
+
+    utc();
+    tbm_conf_init(&conf);
+    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
+    memset(&o, 0, sizeof(o));
+    o.period.since = T0;
+    o.period.until = T0 + 30 * DAY;
+    o.now = T0 + 19 * DAY;
+    o.conf = &conf;
+    o.slurm_cpu_unknown = 1;
+    rep = tbm_report_new(&o, &err);
+    ck_assert_msg(rep != NULL, "%s", err.msg);
+    workload();
+    csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
+    row = csv_row(csv, "efficiency-user", "tbm-bob");
+    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,,,3.0000,,,0.0000,0.0000,");
+    free(row);
+    free(csv);
+    done();
+}
+END_TEST
+
 START_TEST(names_are_escaped)
 {
     static const tbm_rdim_t dims[] = { TBM_RDIM_ACCOUNT };
@@ -598,6 +627,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, writers_show_the_same_numbers);
     tcase_add_test(tc, coverage_when_records_are_in_use);
     tcase_add_test(tc, coverage_from_the_store_hook);
+    tcase_add_test(tc, efficiency_without_slurm_cpu);
     tcase_add_test(tc, names_are_escaped);
     tcase_add_test(tc, dimensions_by_name);
     suite_add_tcase(s, tc);
