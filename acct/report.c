@@ -362,17 +362,6 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
     return 0;
 }
 
-/* The next window's length: the last one's scaled to hold about WINDOW_TARGET jobs at the density just seen,
- * changed at most eightfold at a time, within [WINDOW_MIN_S, WINDOW_MAX_S]. */
-static time_t next_window(time_t w, size_t n)
-{
-    double f = n ? (double)WINDOW_TARGET / (double)n : 8.0;
-
-    f = f < 0.125 ? 0.125 : f > 8.0 ? 8.0 : f;
-    w = (time_t)((double)w * f);
-    return w < WINDOW_MIN_S ? WINDOW_MIN_S : w > WINDOW_MAX_S ? WINDOW_MAX_S : w;
-}
-
 /* One query; its jobs that `keep` accepts are added. *n gets how many slurmdbd returned. */
 typedef int (*keep_fn)(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to);
 
@@ -468,7 +457,7 @@ static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
         }
         if (!redo)
             t = end;
-        w = next_window(w, n);
+        w = tbm_report_next_window(w, n, WINDOW_TARGET, WINDOW_MIN_S, WINDOW_MAX_S);
     }
     slurm_list_destroy(cond->state_list);
     cond->state_list = NULL;
@@ -555,7 +544,7 @@ int report_main(int argc, char **argv)
     tbm_conf_t conf;
     tbm_err_t err = { { 0 } };
     tbm_report_opts_t ro;
-    static report_records_t rr;
+    report_records_t rr;
     char conf_path[PATH_MAX];
     slurmdb_job_cond_t cond;
     run_t x;

@@ -33,6 +33,11 @@ int tbm_period_last(const char *s, time_t now, tbm_period_t *out, tbm_err_t *err
 int tbm_period_from_options(const char *since, const char *until, const char *month, const char *last,
                             time_t now, tbm_period_t *out, tbm_err_t *err);
 
+/* The length of the next window of jobs read from slurmdbd: the last one's (w seconds, which held n jobs)
+ * scaled to hold about `target` jobs at that density, changed at most eightfold at a time (an empty window
+ * grows eightfold), within [min_s, max_s]. */
+time_t tbm_report_next_window(time_t w, size_t n, size_t target, time_t min_s, time_t max_s);
+
 /* ---- what streams in ---- */
 
 /* Reproducibility coverage of one Mac job, as the record store says. */

@@ -130,6 +130,18 @@ START_TEST(period_options)
 }
 END_TEST
 
+START_TEST(window_sizes_follow_the_density)
+{
+    ck_assert_int_eq(tbm_report_next_window(DAY, 10000, 20000, 60, 366 * DAY), 2 * DAY);
+    ck_assert_int_eq(tbm_report_next_window(DAY, 40000, 20000, 60, 366 * DAY), DAY / 2);
+    ck_assert_int_eq(tbm_report_next_window(DAY, 0, 20000, 60, 366 * DAY), 8 * DAY);           /* empty */
+    ck_assert_int_eq(tbm_report_next_window(DAY, 1, 20000, 60, 366 * DAY), 8 * DAY);           /* at most 8x */
+    ck_assert_int_eq(tbm_report_next_window(8 * DAY, 1000000, 20000, 60, 366 * DAY), DAY);     /* at most /8 */
+    ck_assert_int_eq(tbm_report_next_window(100, 1000000, 20000, 60, 366 * DAY), 60);          /* the floor */
+    ck_assert_int_eq(tbm_report_next_window(300 * DAY, 0, 20000, 60, 366 * DAY), 366 * DAY);   /* the ceiling */
+}
+END_TEST
+
 /* ---- TRES and the histogram ---- */
 
 START_TEST(tres_counts)
@@ -618,6 +630,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, period_month_and_last);
     tcase_add_test(tc, period_bad_values_say_what_to_write);
     tcase_add_test(tc, period_options);
+    tcase_add_test(tc, window_sizes_follow_the_density);
     tcase_add_test(tc, tres_counts);
     tcase_add_test(tc, histogram_exact_then_bounded);
     tcase_add_test(tc, totals_by_kind_group_and_state);
