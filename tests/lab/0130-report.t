@@ -2,8 +2,9 @@
 # 0130-report.t: `tbmesh report` against the lab's slurmdbd. A scripted workload of known jobs (two users, two
 # accounts, Mac and Linux jobs, a failure, a cancelled job, a drained Mac, one Mac job with a reproducibility
 # record and one with records off) runs in a period of its own; the test works out the totals itself from what
-# it submitted, from sacct/sacctmgr and from the record store, and the report's CSV and JSON must equal them. The HTML page is opened in headless Chromium: it renders, every chart is there, and
-# the numbers in its tables are the CSV's. The page and its screenshot stay in $LAB/report/.
+# it submitted, from sacct/sacctmgr and from the record store, and the report's CSV and JSON must equal them.
+# The HTML page is opened in headless Chromium: it renders, every chart is there, and the numbers in its tables
+# are the CSV's. The page and its screenshot stay in $LAB/report/.
 . "$(dirname "$0")/lib.sh"
 TBMESH=$T_SRC/build/inst/bin/tbmesh
 STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab     # the lab's record store (as in 0140)
