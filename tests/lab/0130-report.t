@@ -138,12 +138,12 @@ expect_cov() {
     while IFS='|' read -r id user _ _ _ nl n _; do
         mac=0
         if [ "${n:-0}" -gt 0 ]; then
-            for h in $(scontrol show hostnames "$nl"); do grep -q "^$h " <<<"$MACS" && mac=1; done
+            for h in $(scontrol show hostnames "$nl" < /dev/null); do grep -q "^$h " <<<"$MACS" && mac=1; done
         fi
         [ "$mac" = 1 ] || continue
         jobs[$user]=$(( ${jobs[$user]:-0} + 1 ))
         if [ -e "$STORE/$id.json" ]; then recs[$user]=$(( ${recs[$user]:-0} + 1 )); fi
-        if grep -Eq '"phase": "(end|sync)"' "$STORE/$id.json" 2>/dev/null && "$TBMESH" repro verify "$id" > /dev/null 2>&1; then
+        if grep -Eq '"phase": "(end|sync)"' "$STORE/$id.json" 2>/dev/null && "$TBMESH" repro verify "$id" < /dev/null > /dev/null 2>&1; then
             vers[$user]=$(( ${vers[$user]:-0} + 1 ))
         fi
     done <<<"$SA"
