@@ -20,15 +20,16 @@
 #include <time.h>
 
 #define TRES_CPU 1                /* Slurm's fixed TRES ids */
-#define WINDOW_FIRST_S 86400      /* first window; then adapted to hold WINDOW_LOW..WINDOW_HIGH jobs */
+#define WINDOW_FIRST_S 86400      /* first window; then adapted to hold about WINDOW_TARGET jobs */
 #define WINDOW_MIN_S 60
-#define WINDOW_LOW 10000
-#define WINDOW_HIGH 50000
+#define WINDOW_MAX_S (366 * 86400)
+#define WINDOW_TARGET 20000
+#define WINDOW_CAP 60000          /* a window returning more is read again, shorter: the memory bound */
 
 typedef struct options {
     const char *since, *until, *month, *last, *by, *account, *user, *partition, *group, *html, *conf, *cluster;
     tbm_rformat_t format;
-    int top;
+    int top, efficiency;
 } options_t;
 
 static void usage(FILE *out)
@@ -49,6 +50,8 @@ static void usage(FILE *out)
             "Output (default: an aligned table):\n"
             "  --csv, --json, --html FILE   FILE is one self-contained page with inline SVG charts\n"
             "Other:\n"
+            "  --efficiency      also read each job's steps for Slurm's CPU use (TotalCPU): the efficiency\n"
+            "                    tables' used and eff columns; as slow as sacct with steps\n"
             "  --top N           top users and accounts listed (default 10)\n"
             "  --conf FILE       tbmesh.conf (default: beside slurm.conf, from SLURM_CONF)\n"
             "  --cluster NAME    the cluster in slurmdbd (default: the one slurmctld names)\n"
@@ -79,6 +82,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         { "json", no_argument, NULL, 'j' },        { "html", required_argument, NULL, 'H' },
         { "conf", required_argument, NULL, 'C' },  { "cluster", required_argument, NULL, 'K' },
         { "top", required_argument, NULL, 't' },   { "help", no_argument, NULL, 'h' },
+        { "efficiency", no_argument, NULL, 'e' },
         { NULL, 0, NULL, 0 } };
     int c, formats = 0;
     long long n;
@@ -102,6 +106,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         case 'H': o->format = TBM_RFMT_HTML; o->html = optarg; formats++; break;
         case 'C': o->conf = optarg; break;
         case 'K': o->cluster = optarg; break;
+        case 'e': o->efficiency = 1; break;
         case 't':
             if (tbm_parse_ll(optarg, 10, 1, 1000, &n) < 0)
                 return bad("--top %s: give a number from 1 to 1000", optarg);
@@ -142,18 +147,17 @@ static int parse_dims(const char *by, tbm_rdim_t *dims, size_t *n)
     return 0;
 }
 
-static int load_conf(const char *path_opt, tbm_conf_t *conf)
+static int load_conf(const char *path_opt, tbm_conf_t *conf, char *path, size_t path_len)
 {
-    char path[PATH_MAX];
     tbm_err_t err = { { 0 } };
     size_t len;
     char *buf;
 
     tbm_conf_init(conf);
     if (path_opt)
-        snprintf(path, sizeof(path), "%s", path_opt);
+        snprintf(path, path_len, "%s", path_opt);
     else
-        tbm_conf_default_path(getenv("SLURM_CONF"), path, sizeof(path));
+        tbm_conf_default_path(getenv("SLURM_CONF"), path, path_len);
     if (!(buf = tbm_read_file(path, TBM_CONF_MAX_BYTES, &len, &err))) {
         fprintf(stderr, "tbmesh report: cannot read tbmesh.conf (%s): %s; give its place with --conf, or set "
                         "SLURM_CONF to the slurm.conf it sits beside\n", path, err.msg);
@@ -206,6 +210,27 @@ static int check_known(void *db, const char *csv, int users)
         slurm_list_destroy(users ? cond.user_list : cond.acct_list);
     }
     free(dup);
+    return rc;
+}
+
+/* --cluster NAME must be a cluster slurmdbd keeps: else a clear message (and not an empty report). */
+static int check_cluster(void *db, const char *name)
+{
+    slurmdb_cluster_cond_t cond;
+    List got;
+    int rc = 0;
+
+    slurmdb_init_cluster_cond(&cond, 0);
+    cond.cluster_list = str_list(name);
+    got = slurmdb_clusters_get(db, &cond);
+    if (!got || slurm_list_count(got) == 0) {
+        fprintf(stderr, "tbmesh report: cluster '%s' is not known to Slurm's accounting: see `sacctmgr show "
+                        "cluster` for the names\n", name);
+        rc = 2;
+    }
+    if (got)
+        slurm_list_destroy(got);
+    slurm_list_destroy(cond.cluster_list);
     return rc;
 }
 
@@ -268,19 +293,37 @@ static const char *backend_of(const char *submit_line, char *buf, size_t len)
 typedef struct run {
     void *db;
     tbm_report_t *r;
-    const report_records_t *rr;
     int tbmesh_id;
     tbm_period_t period;
     size_t peak_window_jobs;
-    unsigned long long jobs, queries;
+    unsigned long long jobs, queries, rows, redone;
+    double t_get, t_add;
 } run_t;
 
-/* When a job is counted: in the window holding its start (or when it became eligible), never before the
- * period; every job overlapping the period is returned in that window and counted there once. */
-static time_t job_key(const slurmdb_job_rec_t *j, time_t since)
+static double now_s(void)
 {
-    time_t t = j->start ? j->start : j->eligible ? j->eligible : j->submit;
-    return t > since ? t : since;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Slurm's TotalCPU of a job (user + system): slurmdbd keeps it per step, so it is the sum over the job's
+ * ended steps, as sacct sums it. */
+static double total_cpu_s(const slurmdb_job_rec_t *j)
+{
+    slurmdb_step_rec_t *st;
+    ListIterator it;
+    double s = 0;
+
+    if (!j->steps || slurm_list_count(j->steps) == 0)
+        return (double)j->tot_cpu_sec + (double)j->tot_cpu_usec / 1e6;
+    it = slurm_list_iterator_create(j->steps);
+    while ((st = slurm_list_next(it)))
+        if ((st->state & JOB_STATE_BASE) >= JOB_COMPLETE)
+            s += (double)st->tot_cpu_sec + (double)st->tot_cpu_usec / 1e6;
+    slurm_list_iterator_destroy(it);
+    return s;
 }
 
 static int add_job(run_t *x, const slurmdb_job_rec_t *j)
@@ -309,8 +352,8 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
         rj.alloc_cpus = j->alloc_nodes ? j->req_cpus : 0;
     if (x->tbmesh_id > 0)
         tbm_tres_count(j->alloc_nodes ? j->tres_alloc_str : j->tres_req_str, x->tbmesh_id, &rj.tbmesh_units);
-    rj.cpu_used_s = (double)j->tot_cpu_sec + (double)j->tot_cpu_usec / 1e6;
-    rj.coverage = report_records_coverage(x->rr, j->jobid, &rj.rec_cpu_used_s);
+    rj.cpu_used_s = total_cpu_s(j);
+    rj.rec_cpu_used_s = -1;           /* the record store's word comes through the report's coverage hook */
     if (tbm_report_add_job(x->r, &rj, &err) < 0) {
         fprintf(stderr, "tbmesh report: %s\n", err.msg);
         return -1;
@@ -319,49 +362,105 @@ static int add_job(run_t *x, const slurmdb_job_rec_t *j)
     return 0;
 }
 
+/* One query; its jobs that `keep` accepts are added. *n gets how many slurmdbd returned. */
+typedef int (*keep_fn)(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to);
+
+static int fetch(run_t *x, slurmdb_job_cond_t *cond, keep_fn keep, time_t from, time_t to, size_t *n, int *redo)
+{
+    ListIterator it;
+    slurmdb_job_rec_t *j;
+    double t0 = now_s(), t1;
+    List l;
+    int rc = 0;
+
+    x->queries++;
+    if (!(l = slurmdb_jobs_get(x->db, cond))) {
+        fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that you may "
+                        "read the cluster's jobs (sacct should work)\n", slurm_strerror(slurm_get_errno()));
+        return -1;
+    }
+    *n = (size_t)slurm_list_count(l);
+    t1 = now_s();
+    x->t_get += t1 - t0;
+    x->rows += *n;
+    if (redo && *n > WINDOW_CAP) {           /* more than memory allows: the caller asks again, shorter */
+        *redo = 1;
+        x->redone++;
+        slurm_list_destroy(l);
+        return 0;
+    }
+    if (*n > x->peak_window_jobs)
+        x->peak_window_jobs = *n;
+    it = slurm_list_iterator_create(l);
+    while (!rc && (j = slurm_list_next(it)))
+        if (keep(x, j, from, to))
+            rc = add_job(x, j);
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(l);
+    x->t_add += now_s() - t1;
+    return rc;
+}
+
+/* The period's jobs are those sacct -S -E selects: eligible before its end, and ended in it or later or not
+ * yet. They are read in two kinds of queries, each job once:
+ *   - jobs that ended inside the period, window by window, by their end time and final state: slurmdbd then
+ *     asks MariaDB for a range of the job table's time_end index, so a window costs what it holds;
+ *   - one query for the jobs still pending or running at the period's end, or ending after it (slurmdbd's
+ *     plain time condition, which MariaDB answers by reading the whole job table: once, not per window).
+ * Windows adapt to hold about WINDOW_TARGET jobs; one returning more than WINDOW_CAP is read again, shorter:
+ * memory is bounded by the window, not by the period. */
+static const uint32_t ended_states[] = { JOB_COMPLETE, JOB_CANCELLED, JOB_FAILED, JOB_TIMEOUT, JOB_NODE_FAIL,
+                                         JOB_PREEMPTED, JOB_BOOT_FAIL, JOB_DEADLINE, JOB_OOM };
+
+static int keep_ended(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to)
+{
+    return j->eligible && j->eligible < x->period.until && j->end >= from && j->end < to;
+}
+
+static int keep_open(const run_t *x, const slurmdb_job_rec_t *j, time_t from, time_t to)
+{
+    (void)from;
+    (void)to;
+    /* an earlier run of a requeued (or resized) job is left out, as sacct leaves it out */
+    if (j->end && (j->state & (JOB_REQUEUE | JOB_RESIZING)))
+        return 0;
+    return j->eligible && j->eligible < x->period.until && (!j->end || j->end >= x->period.until);
+}
+
 static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
 {
     time_t t = x->period.since, w = WINDOW_FIRST_S;
+    char num[16];
+    size_t i, n;
 
+    /* still open at the period's end: eligible before it, not ended before it */
+    cond->usage_start = x->period.until;
+    cond->usage_end = x->period.until + 1;
+    if (fetch(x, cond, keep_open, 0, 0, &n, NULL) < 0)
+        return -1;
+    /* ended inside the period */
+    cond->state_list = slurm_list_create(free);
+    for (i = 0; i < sizeof(ended_states) / sizeof(ended_states[0]); i++) {
+        snprintf(num, sizeof(num), "%u", ended_states[i]);
+        slurm_list_append(cond->state_list, strdup(num));
+    }
     while (t < x->period.until) {
         time_t end = t + w < x->period.until ? t + w : x->period.until;
-        ListIterator it;
-        slurmdb_job_rec_t *j;
-        List l;
-        size_t n;
+        int redo = 0;
 
         cond->usage_start = t;
-        cond->usage_end = end;
-        x->queries++;
-        if (!(l = slurmdb_jobs_get(x->db, cond))) {
-            fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that "
-                            "you may read the cluster's jobs (sacct should work)\n",
-                    slurm_strerror(slurm_get_errno()));
+        cond->usage_end = end - 1;            /* slurmdbd's "time_end between" includes both ends */
+        if (fetch(x, cond, keep_ended, t, end, &n, w > WINDOW_MIN_S ? &redo : NULL) < 0) {
+            slurm_list_destroy(cond->state_list);
+            cond->state_list = NULL;
             return -1;
         }
-        n = (size_t)slurm_list_count(l);
-        if (n > WINDOW_HIGH && w > WINDOW_MIN_S) {       /* too many at once: halve and ask again */
-            slurm_list_destroy(l);
-            w /= 2;
-            continue;
-        }
-        if (n > x->peak_window_jobs)
-            x->peak_window_jobs = n;
-        it = slurm_list_iterator_create(l);
-        while ((j = slurm_list_next(it))) {
-            time_t k = job_key(j, x->period.since);
-            if (k >= t && k < end && add_job(x, j) < 0) {
-                slurm_list_iterator_destroy(it);
-                slurm_list_destroy(l);
-                return -1;
-            }
-        }
-        slurm_list_iterator_destroy(it);
-        slurm_list_destroy(l);
-        t = end;
-        if (n < WINDOW_LOW && w < 366 * 86400)
-            w *= 2;
+        if (!redo)
+            t = end;
+        w = tbm_report_next_window(w, n, WINDOW_TARGET, WINDOW_MIN_S, WINDOW_MAX_S);
     }
+    slurm_list_destroy(cond->state_list);
+    cond->state_list = NULL;
     return 0;
 }
 
@@ -446,6 +545,7 @@ int report_main(int argc, char **argv)
     tbm_err_t err = { { 0 } };
     tbm_report_opts_t ro;
     report_records_t rr;
+    char conf_path[PATH_MAX];
     slurmdb_job_cond_t cond;
     run_t x;
     int rc;
@@ -459,7 +559,7 @@ int report_main(int argc, char **argv)
         fprintf(stderr, "tbmesh report: %s\n", err.msg);
         return 2;
     }
-    if ((rc = load_conf(o.conf, &conf)))
+    if ((rc = load_conf(o.conf, &conf, conf_path, sizeof(conf_path))))
         return rc;
     if (o.group && !tbm_conf_group(&conf, o.group)) {
         fprintf(stderr, "tbmesh report: --group %s: no such Mac group in tbmesh.conf; the groups are:", o.group);
@@ -469,15 +569,20 @@ int report_main(int argc, char **argv)
         tbm_conf_free(&conf);
         return 2;
     }
-    report_records_open(&rr, &conf);
+    report_records_open(&rr, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
+                        o.cluster);
     ro.conf = &conf;
     ro.records_in_use = rr.in_use;
+    if (rr.in_use) {
+        ro.coverage = report_records_coverage;
+        ro.coverage_ctx = &rr;
+    }
     ro.top = o.top;
+    ro.slurm_cpu_unknown = !o.efficiency;
     ro.only_group = o.group;
 
     slurm_init(NULL);
     memset(&x, 0, sizeof(x));
-    x.rr = &rr;
     x.period = ro.period;
     if (!(x.db = slurmdb_connection_get(&persist_flags))) {
         fprintf(stderr, "tbmesh report: cannot reach slurmdbd (%s): check AccountingStorageHost in slurm.conf "
@@ -485,7 +590,8 @@ int report_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if ((o.account && (rc = check_known(x.db, o.account, 0))) || (o.user && (rc = check_known(x.db, o.user, 1))))
+    if ((o.cluster && (rc = check_cluster(x.db, o.cluster))) || (o.account && (rc = check_known(x.db, o.account, 0))) ||
+        (o.user && (rc = check_known(x.db, o.user, 1))))
         goto out;
     x.tbmesh_id = tbmesh_tres_id(x.db);
     if (!(x.r = tbm_report_new(&ro, &err))) {
@@ -495,11 +601,17 @@ int report_main(int argc, char **argv)
     }
     if (!rr.in_use)
         tbm_report_note(x.r, rr.why_not, NULL);
+    if (!o.efficiency)
+        tbm_report_note(x.r, "Slurm's CPU use (TotalCPU) was not read: the efficiency tables' used and eff columns "
+                             "for Linux jobs and Slurm's figure for Mac jobs are empty; add --efficiency to read "
+                             "it (each job's steps: as slow as sacct)", NULL);
     if (x.tbmesh_id <= 0)
         tbm_report_note(x.r, "gres/tbmesh is not an accounted TRES (AccountingStorageTRES=gres/tbmesh in "
                              "slurm.conf): its hours are shown as 0", NULL);
     memset(&cond, 0, sizeof(cond));
     cond.flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
+    if (!o.efficiency)
+        cond.flags |= JOBCOND_FLAG_NO_STEP;     /* steps are one more query each in slurmdbd: only for CPU use */
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
     cond.cluster_list = cluster_list(o.cluster);
     if (o.account)
@@ -527,11 +639,14 @@ int report_main(int argc, char **argv)
         slurm_list_destroy(cond.partition_list);
     if (cond.userid_list)
         slurm_list_destroy(cond.userid_list);
-    if (!rc)
+    if (!rc) {
+        report_records_notes(&rr, x.r);
         rc = write_out(x.r, &o, dims, n_dims);
+    }
     if (getenv("TBMESH_REPORT_STATS"))
-        fprintf(stderr, "tbmesh report: %llu jobs in %llu queries, at most %zu jobs held at once\n", x.jobs,
-                x.queries, x.peak_window_jobs);
+        fprintf(stderr, "tbmesh report: %llu jobs in %llu queries, at most %zu jobs held at once; %llu rows "
+                "fetched, %llu windows read again; %.1f s in slurmdb_jobs_get, %.1f s adding\n", x.jobs,
+                x.queries, x.peak_window_jobs, x.rows, x.redone, x.t_get, x.t_add);
 out:
     tbm_report_free(x.r);
     if (x.db)

@@ -447,6 +447,7 @@ int tbm_report_add_job(tbm_report_t *r, const tbm_rjob_t *j, tbm_err_t *err)
     uint64_t run = 0;
     double whole = 0;
     const char *key[TBM_RDIM_N];
+    tbm_rjob_t mj;
     int first, mac, d;
     size_t g;
 
@@ -460,6 +461,11 @@ int tbm_report_add_job(tbm_report_t *r, const tbm_rjob_t *j, tbm_err_t *err)
         e = end < r->horizon ? end : r->horizon;
         run = e > s ? (uint64_t)(e - s) : 0;
         whole = end > j->start ? (double)(end - j->start) : 0;
+    }
+    if (mac && r->o.coverage) {
+        mj = *j;
+        mj.coverage = r->o.coverage(r->o.coverage_ctx, j->id, &mj.rec_cpu_used_s);
+        j = &mj;
     }
     key[TBM_RDIM_KIND] = mac ? "mac" : "linux";
     key[TBM_RDIM_GROUP] = first >= 0 ? c->groups[first].caps.name : mac ? "(none)" : "linux";

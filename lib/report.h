@@ -33,6 +33,11 @@ int tbm_period_last(const char *s, time_t now, tbm_period_t *out, tbm_err_t *err
 int tbm_period_from_options(const char *since, const char *until, const char *month, const char *last,
                             time_t now, tbm_period_t *out, tbm_err_t *err);
 
+/* The length of the next window of jobs read from slurmdbd: the last one's (w seconds, which held n jobs)
+ * scaled to hold about `target` jobs at that density, changed at most eightfold at a time (an empty window
+ * grows eightfold), within [min_s, max_s]. */
+time_t tbm_report_next_window(time_t w, size_t n, size_t target, time_t min_s, time_t max_s);
+
 /* ---- what streams in ---- */
 
 /* Reproducibility coverage of one Mac job, as the record store says. */
@@ -149,6 +154,10 @@ typedef struct tbm_rfailure {
 
 typedef struct tbm_report tbm_report_t;
 
+/* The record store's word on one Mac job: its coverage, and in *rec_cpu_used_s the record's per-task CPU use
+ * summed (< 0 when the record does not hold it). */
+typedef tbm_coverage_t (*tbm_coverage_fn)(void *ctx, uint32_t job, double *rec_cpu_used_s);
+
 typedef struct tbm_report_opts {
     tbm_period_t period;
     time_t now;                   /* what "still running" is clipped to */
@@ -156,6 +165,11 @@ typedef struct tbm_report_opts {
     int records_in_use;           /* the coverage column is shown */
     int top;                      /* top users and accounts to list (default 10) */
     const char *only_group;       /* count only the jobs of this Mac group (NULL: all jobs) */
+    int slurm_cpu_unknown;        /* Slurm's CPU use of the jobs was not read (cpu_used_s means nothing): the
+                                   * efficiency tables leave its columns empty */
+    tbm_coverage_fn coverage;     /* when set, asked for each Mac job counted (and only for those), in place
+                                   * of the job's own coverage and rec_cpu_used_s */
+    void *coverage_ctx;
 } tbm_report_opts_t;
 
 /* A new, empty report. NULL with err set when out of memory. */

@@ -1,4 +1,5 @@
-/* report_period.c: the usage report's period from --since/--until, --month or --last, in local time. */
+/* report_period.c: the usage report's period from --since/--until, --month or --last, in local time, and the
+ * length of the windows it is read from slurmdbd in. */
 #include "config.h"
 #include "report.h"
 #include "scalar.h"
@@ -138,7 +139,8 @@ int tbm_period_from_options(const char *since, const char *until, const char *mo
         if (!since && until)
             out->since = out->until - DEFAULT_LAST_S;
     }
-    if (out->since >= now)
+    /* both ends given the wrong way round is said as such, even in the future */
+    if (out->since >= now && !(since && until && out->until <= out->since))
         return tbm_errprintf(err, "the period starts in the future (%s): nothing has run yet; give an "
                              "earlier start", since ? since : month ? month : "");
     if (out->until <= out->since) {
@@ -148,4 +150,13 @@ int tbm_period_from_options(const char *since, const char *until, const char *mo
                              "before --until", a, b);
     }
     return 0;
+}
+
+time_t tbm_report_next_window(time_t w, size_t n, size_t target, time_t min_s, time_t max_s)
+{
+    double f = n ? (double)target / (double)n : 8.0;
+
+    f = f < 0.125 ? 0.125 : f > 8.0 ? 8.0 : f;
+    w = (time_t)((double)w * f);
+    return w < min_s ? min_s : w > max_s ? max_s : w;
 }

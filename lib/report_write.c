@@ -221,11 +221,18 @@ static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
         char **row = sec_row(ss, s);
         cell(ss, row, 0, "%s", a[i].name);
         cell_hours(ss, row, 1, a[i].eff_alloc_s[0]);
-        cell_hours(ss, row, 2, a[i].eff_used_s[0]);
-        cell_pct(ss, row, 3, a[i].eff_used_s[0], a[i].eff_alloc_s[0]);
         cell_hours(ss, row, 4, a[i].eff_alloc_s[1]);
-        cell_hours(ss, row, 5, a[i].eff_used_s[1]);
-        cell_pct(ss, row, 6, a[i].eff_used_s[1], a[i].eff_alloc_s[1]);
+        if (!tbm_report_opts(r)->slurm_cpu_unknown) {   /* else Slurm's CPU use was not read: no value */
+            cell_hours(ss, row, 2, a[i].eff_used_s[0]);
+            cell_pct(ss, row, 3, a[i].eff_used_s[0], a[i].eff_alloc_s[0]);
+            cell_hours(ss, row, 5, a[i].eff_used_s[1]);
+            cell_pct(ss, row, 6, a[i].eff_used_s[1], a[i].eff_alloc_s[1]);
+        } else {
+            cell(ss, row, 2, "%s", "");
+            cell(ss, row, 3, "%s", "");
+            cell(ss, row, 5, "%s", "");
+            cell(ss, row, 6, "%s", "");
+        }
         cell_hours(ss, row, 7, a[i].rec_alloc_s);
         cell_hours(ss, row, 8, a[i].rec_used_s);
         cell_pct(ss, row, 9, a[i].rec_used_s, a[i].rec_alloc_s);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # 0130-report.t: `tbmesh report` against the lab's slurmdbd. A scripted workload of known jobs (two users, two
-# accounts, Mac and Linux jobs, a failure, a cancelled job, a drained Mac) runs in a period of its own; the
-# test works out the totals itself from what it submitted and from sacct/sacctmgr, and the report's CSV and
-# JSON must equal them. The HTML page is opened in headless Chromium: it renders, every chart is there, and
-# the numbers in its tables are the CSV's. The page and its screenshot stay in $LAB/report/.
+# accounts, Mac and Linux jobs, a failure, a cancelled job, a drained Mac, one Mac job with a reproducibility
+# record and one with records off) runs in a period of its own; the test works out the totals itself from what
+# it submitted, from sacct/sacctmgr and from the record store, and the report's CSV and JSON must equal them.
+# The HTML page is opened in headless Chromium: it renders, every chart is there, and the numbers in its tables
+# are the CSV's. The page and its screenshot stay in $LAB/report/.
 . "$(dirname "$0")/lib.sh"
 TBMESH=$T_SRC/build/inst/bin/tbmesh
+STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab     # the lab's record store (as in 0140)
 OUT=$LAB/report
 mkdir -p "$OUT"
 rm -f "$OUT"/*
@@ -17,10 +19,12 @@ S=$(date +%s)
 sleep 1
 
 # ---- the workload ----
-j1=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 2')
+j1=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'timeout 2 sh -c "while :; do :; done"; exit 0')
 j2=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 1; exit 3')
 j3=$(as tbm-alice sbatch --parsable --gres=tbmesh:studio-a:4 --mlx-backend=jaccl -o /dev/null --wrap 'srun true; sleep 2')
-j4=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 -o /dev/null --wrap 'sleep 3')
+j4=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 --repro=off -o /dev/null --wrap 'sleep 3')
+# A purged lab numbers its jobs from 1 again: a record left under j4's id by an earlier lab is not j4's.
+rm -f "$STORE/$j4.json" "$STORE/$j4.seal"
 j5=$(as tbm-bob sbatch --parsable -p linux -N1 -o /dev/null --wrap 'sleep 120')
 t_match "the workload was submitted" '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' "$j1 $j2 $j3 $j4 $j5"
 for _ in $(seq 60); do [ "$(squeue -h -j "$j5" -o %T)" = RUNNING ] && break; sleep 0.5; done
@@ -36,6 +40,9 @@ t_is "studio-a job completed" COMPLETED "$(wait_job "$j3")"
 t_is "mini-b job completed" COMPLETED "$(wait_job "$j4")"
 t_match "running Linux job cancelled" '^CANCELLED' "$(wait_job "$j5")"
 for j in $j1 $j2 $j3 $j4 $j5; do acct "$j" state > /dev/null; done   # slurmdbd has every record
+for _ in $(seq 60); do grep -Eq '"phase": "(end|sync)"' "$STORE/$j3.json" 2>/dev/null && break; sleep 0.5; done
+t_match "the studio-a job left a complete record" '"phase": "(end|sync)"' "$(cat "$STORE/$j3.json" 2>&1)"
+t_is "the mini-b job (--repro=off) left none" "absent" "$([ -e "$STORE/$j4.json" ] && echo present || echo absent)"
 sleep 2
 E=$(date +%s)
 
@@ -123,6 +130,29 @@ expect_fail() {
         END { for (r in n) printf "node,%s,%d,%.4f\n", r, n[r], h[r] / 3600 }' <<<"$EV"; } | sort
 }
 
+# The coverage rows: per user, the Mac jobs, those with a record in the store, those whose record is complete
+# (phase end or sync) and verifies (tbmesh repro verify: root's MUNGE seal over its digest), and that share.
+expect_cov() {
+    local id user nl n h mac
+    declare -A jobs=() recs=() vers=()
+    while IFS='|' read -r id user _ _ _ nl n _; do
+        mac=0
+        if [ "${n:-0}" -gt 0 ]; then
+            for h in $(scontrol show hostnames "$nl" < /dev/null); do grep -q "^$h " <<<"$MACS" && mac=1; done
+        fi
+        [ "$mac" = 1 ] || continue
+        jobs[$user]=$(( ${jobs[$user]:-0} + 1 ))
+        if [ -e "$STORE/$id.json" ]; then recs[$user]=$(( ${recs[$user]:-0} + 1 )); fi
+        if grep -Eq '"phase": "(end|sync)"' "$STORE/$id.json" 2>/dev/null && "$TBMESH" repro verify "$id" < /dev/null > /dev/null 2>&1; then
+            vers[$user]=$(( ${vers[$user]:-0} + 1 ))
+        fi
+    done <<<"$SA"
+    for user in "${!jobs[@]}"; do
+        printf '%s,%d,%d,%d,%s\n' "$user" "${jobs[$user]}" "${recs[$user]:-0}" "${vers[$user]:-0}" \
+            "$(awk -v v="${vers[$user]:-0}" -v n="${jobs[$user]}" 'BEGIN { printf "%.1f", 100 * v / n }')"
+    done | sort
+}
+
 # ---- the report ----
 PERIOD=(--since "$(iso "$S")" --until "$(iso "$E")")
 CSV=$("$TBMESH" report "${PERIOD[@]}" --by kind,group,account,user,partition,backend,state --csv 2>&1)
@@ -138,6 +168,9 @@ t_match "the studio-a job asked for jaccl" '^jaccl,1,' "$(section usage-backend)
 t_match "the studio-a job took the whole group" '^studio-a,4,.*,1$' "$(section utilisation)"
 t_match "mac08's drain is a tbmesh drain" '^node,drain: tbmesh cable-missing,1,' "$(section failures)"
 t_is "what was submitted: 2 jobs of tbm-alice, 3 of tbm-bob" "tbm-alice,2 tbm-bob,3" "$(section usage-user | cut -d, -f1,2 | paste -sd' ')"
+t_is "CSV coverage of Mac jobs per user equals the record store's" "$(expect_cov)" "$(section coverage-user)"
+t_is "coverage: tbm-alice's 2 Mac jobs, 1 with a verified record (the --repro=off one has none): 50.0%" \
+    "tbm-alice,2,1,1,50.0" "$(section coverage-user)"
 
 # JSON: the same numbers, field by field (numbers compared as numbers).
 JSON=$("$TBMESH" report "${PERIOD[@]}" --json 2>&1)
@@ -149,12 +182,32 @@ for dim in kind group account user partition backend state; do
 done
 t_is "JSON utilisation equals the CSV" "$(section utilisation | norm)" "$(jrows '.utilisation[]' | norm)"
 t_is "JSON failures equal the CSV" "$(section failures | norm)" "$(jrows '.failures[]' | norm)"
-t_is "JSON: coverage left out, with the note" "null records are not in use" \
-    "$(jq -r '.coverage' <<<"$JSON") $(jq -r '.notes[0]' <<<"$JSON" | cut -d: -f1)"
+t_is "JSON: records in use" "true" "$(jq -r '.records_in_use' <<<"$JSON")"
+t_is "JSON coverage equals the CSV" "$(section coverage-user | norm)" "$(jrows '.coverage[]' | norm)"
+# Efficiency: Slurm's CPU use only with --efficiency (each job's steps); tbm-bob's CPU loop burnt up to 2 s.
+EFF=$("$TBMESH" report "${PERIOD[@]}" --efficiency --csv 2>&1)
+# cpu_s JOBID: sacct's TotalCPU of the job ([D-][HH:]MM:SS[.mmm]) in seconds.
+cpu_s() {
+    sacct -n -P -j "$1" -o jobid,totalcpu | awk -F'|' '$1 !~ /\./ { t = $2; d = 0
+        if (t ~ /-/) { split(t, a, "-"); d = a[1]; t = a[2] }
+        n = split(t, p, ":"); print p[n] + (n > 1 ? p[n - 1] * 60 : 0) + (n > 2 ? p[n - 2] * 3600 : 0) + d * 86400 }'
+}
+BOB_CPU=$(for j in $j1 $j2 $j5; do cpu_s "$j"; done | awk '{ s += $1 } END { printf "%.4f", s / 3600 }')
+BOB_EFF=$(grep '^efficiency-user,tbm-bob,' <<<"$EFF" | cut -d, -f4)
+t_ok "--efficiency: tbm-bob's Linux CPU use ($BOB_EFF h) is sacct's TotalCPU ($BOB_CPU h)" \
+    awk -v a="$BOB_EFF" -v b="$BOB_CPU" 'BEGIN { exit !(a != "" && a - b <= 0.0002 && b - a <= 0.0002) }'
+t_ok "the CPU loop used CPU time ($BOB_CPU h)" awk -v b="$BOB_CPU" 'BEGIN { exit !(b >= 0.0001) }'
+t_is "without --efficiency, Slurm's CPU columns are empty" "," "$(section efficiency-user | grep '^tbm-bob,' | cut -d, -f3,4)"
+t_match "without --efficiency, a note says how to have them" "add --efficiency to read it" "$(jq -r '.notes[]' <<<"$JSON")"
+# Records off in tbmesh.conf: the coverage is left out, with the note saying why.
+{ echo "Records=no"; cat "$LAB/etc/tbmesh.conf"; } > "$OUT/tbmesh-records-off.conf"
+JOFF=$("$TBMESH" report "${PERIOD[@]}" --conf "$OUT/tbmesh-records-off.conf" --json 2>&1)
+t_is "Records=no: coverage left out, with the note" "null records are not in use (Records=no in tbmesh.conf)" \
+    "$(jq -r '.coverage' <<<"$JOFF") $(jq -r '.notes[0]' <<<"$JOFF" | cut -d: -f1)"
 
 # The table for the terminal.
 TABLE=$("$TBMESH" report "${PERIOD[@]}" 2>&1)
-t_match "table: sections and the note" 'note: records are not in use' "$TABLE"
+t_match "table: the coverage section" 'Reproducibility coverage of Mac jobs' "$TABLE"
 t_match "table: usage by Mac group" 'Usage by group' "$TABLE"
 
 # ---- the page in headless Chromium ----
@@ -165,16 +218,15 @@ CHROME=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-
 DOM=$(HOME=$OUT "${CHROME[@]}" --dump-dom "file://$OUT/report.html" 2> "$OUT/chromium.log")
 t_match "Chromium rendered the page" '</html>' "$DOM"
 t_is "Chromium logged no page error" "" "$(grep -Ei 'Uncaught|CONSOLE\(|ERR_FILE|Failed to load' "$OUT/chromium.log")"
-for c in chart-timeline chart-utilisation chart-wait chart-failures; do
+for c in chart-timeline chart-utilisation chart-wait chart-failures chart-coverage; do
     t_match "the page has its chart $c" "<svg id=\"$c\"" "$DOM"
 done
-t_match "the coverage section says records are not in use" 'id="coverage-note">records are not in use' "$DOM"
 # Each table of the rendered page, back to CSV rows.
 dom_table() {
     awk -v id="$1" 'index($0, "<table id=\"" id "\"") { on = 1 } on && /<tr><td/ { print } on && /<\/table>/ { exit }' <<<"$DOM" |
         sed -e 's/<\/td><td[^>]*>/,/g' -e 's/<[^>]*>//g' -e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' | sort
 }
-for sec in usage-kind usage-group usage-account usage-user usage-backend usage-state utilisation failures efficiency-user top-users timeline; do
+for sec in usage-kind usage-group usage-account usage-user usage-backend usage-state utilisation failures efficiency-user coverage-user top-users timeline; do
     t_is "the page's $sec numbers equal the CSV's" "$(section "$sec")" "$(dom_table "$sec")"
 done
 HOME=$OUT "${CHROME[@]}" --hide-scrollbars --window-size=1200,3400 --screenshot="$OUT/report.png" "file://$OUT/report.html" >> "$OUT/chromium.log" 2>&1
@@ -188,6 +240,8 @@ t_match "a bad month is refused" "'2026-13' is not a month: write YYYY-MM.*rc=2"
 t_match "an unknown Mac group is refused, with the groups" "--group nosuch: no such Mac group in tbmesh.conf; the groups are: studio-a mini-b.*rc=2" "$(msg --group nosuch | paste -sd' ')"
 t_match "an unknown account is refused" "account 'lab-nosuch' is not known to Slurm's accounting: see .sacctmgr show account.*rc=2" "$(msg --account lab-nosuch | paste -sd' ')"
 t_match "an unknown user is refused" "user 'nobody-here' is not known to Slurm's accounting.*rc=2" "$(msg --user nobody-here | paste -sd' ')"
+t_match "an unknown cluster is refused" "cluster 'nosuch' is not known to Slurm's accounting: see .sacctmgr show cluster.*rc=2" "$(msg --cluster nosuch | paste -sd' ')"
+t_match "a reversed period in the future is called reversed" "period is reversed or empty .*rc=2" "$(msg --since 2099-03-01 --until 2099-02-01 | paste -sd' ')"
 t_match "an unknown grouping is refused" "--by: 'colour' is not a grouping: use kind, group,.*rc=2" "$(msg --by colour | paste -sd' ')"
 t_is "--group keeps only that group's jobs" "mac,1" \
     "$("$TBMESH" report "${PERIOD[@]}" --group mini-b --csv 2>&1 | grep '^usage-kind,' | tail -n +2 | cut -d, -f2,3 | paste -sd' ')"

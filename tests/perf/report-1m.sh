@@ -3,8 +3,11 @@
 # jobs, in one run. Loads a synthetic history of N jobs (default 1,000,000: mostly Linux jobs, a tenth Mac
 # jobs on studio-a and mini-b, six accounts, several partitions and states) straight into the lab cluster's
 # job table in MariaDB, then prints wall time and peak memory (/usr/bin/time -v) of both over the whole year
-# and over a tenth of it (N/10 jobs), to show the report's memory does not grow with the number of jobs.
-# The synthetic jobs are deleted at the end (also when interrupted): the database is left as it was.
+# and over a tenth of it (N/10 jobs), to show the report's memory does not grow with the number of jobs; over
+# the tenth also `tbmesh report --efficiency`, which reads each job's steps as sacct does.
+# The synthetic jobs are deleted at the end (also when interrupted): the database is left as it was; with
+# REPORT_1M_KEEP=1 they stay for the next run, which then loads nothing when it finds the same N jobs there.
+# REPORT_1M_SPANS lists the periods measured, in days back from the history's end (default "365 36").
 # Usage: tests/perf/report-1m.sh [N]   (as root, with the lab up:
 #   flock /work/lab.lock bash -c 'lab/tbmesh-lab up && tests/perf/report-1m.sh; lab/tbmesh-lab down')
 set -euo pipefail
@@ -20,8 +23,8 @@ sacctmgr -n show cluster > /dev/null || { echo "report-1m: the lab is not up (la
 [ -x "$TBMESH" ] || { echo "report-1m: $TBMESH is missing: scripts/build.sh first" >&2; exit 1; }
 
 cleanup() { db -e "DELETE FROM tbmlab_job_table WHERE job_name = '$TAG' AND id_job >= $FIRST_ID"; }
-trap cleanup EXIT
-cleanup
+loaded() { db -e "SELECT COUNT(*), COALESCE(MIN(time_submit), 0), COALESCE(MAX(time_submit), 0) FROM tbmlab_job_table WHERE job_name = '$TAG' AND id_job >= $FIRST_ID"; }
+[ "${REPORT_1M_KEEP:-0}" = 1 ] || trap cleanup EXIT
 
 TRES_TBM=$(db -e "SELECT id FROM tres_table WHERE type = 'gres' AND name = 'tbmesh'")
 ALICE=$(id -u tbm-alice); BOB=$(id -u tbm-bob)
@@ -31,6 +34,12 @@ END=$(( NOW / 86400 * 86400 - 86400 ))          # the history ends at midnight U
 BEGIN=$(( END - 365 * 86400 ))                   # ... and spans a year
 STEP=$(( 365 * 86400 / N ))                      # seconds between submits
 [ "$STEP" -ge 1 ] || STEP=1
+read -r HAVE FIRST _ <<<"$(loaded)"
+if [ "${REPORT_1M_KEEP:-0}" = 1 ] && [ "$HAVE" = "$N" ]; then
+    BEGIN=$FIRST END=$(( FIRST + 365 * 86400 ))          # the history loaded by an earlier run
+    echo "report-1m: reusing the $N synthetic jobs already loaded ($(date -u -d "@$BEGIN" +%F) to $(date -u -d "@$END" +%F))"
+else
+cleanup
 
 # One INSERT from MariaDB's sequence engine: job i is submitted at BEGIN + i*STEP; every tenth job is a Mac job
 # (studio-a: 4 or 2 Macs; mini-b: 4 or 1), the rest Linux jobs of 1 to 8 nodes; states mostly COMPLETED (3),
@@ -66,6 +75,7 @@ FROM (
 ) b;
 EOF
 awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "report-1m: loaded in %.1f s\n", b - a }'
+fi
 
 # measure LABEL CMD...: wall time and peak RSS of CMD (stdout counted in lines, then thrown away).
 measure() {
@@ -81,10 +91,13 @@ measure() {
 }
 
 iso() { date -d "@$1" +%Y-%m-%dT%H:%M:%S; }
-for span in 365 36; do
+for span in ${REPORT_1M_SPANS-365 36}; do
     S=$(( END - span * 86400 )); E=$END
     jobs=$(db -e "SELECT COUNT(*) FROM tbmlab_job_table WHERE job_name = '$TAG' AND time_eligible < $E AND time_end >= $S")
     echo "report-1m: $span days, $jobs synthetic jobs in the period"
     measure "tbmesh report --csv" env TBMESH_REPORT_STATS=1 "$TBMESH" report --since "$(iso "$S")" --until "$(iso "$E")" --csv
     measure "sacct -a --parsable2" sacct -a --parsable2 -S "$(iso "$S")" -E "$(iso "$E")"
+    [ "$span" -gt 36 ] ||
+        measure "tbmesh report --csv --efficiency" env TBMESH_REPORT_STATS=1 "$TBMESH" report --since "$(iso "$S")" \
+            --until "$(iso "$E")" --csv --efficiency
 done

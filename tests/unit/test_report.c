@@ -113,8 +113,32 @@ START_TEST(period_options)
     ck_assert_int_eq(tbm_period_from_options(NULL, NULL, "2026-11", "7d", now, &p, &err), -1);
     ck_assert_int_eq(tbm_period_from_options(NULL, NULL, "2027-01", NULL, now, &p, &err), -1);
     ck_assert_str_eq(err.msg, "the period starts in the future (2027-01): nothing has run yet; give an earlier start");
+    /* both ends in the future, the wrong way round: said as reversed, not as "in the future" */
+    ck_assert_int_eq(tbm_period_from_options("2027-03-01", "2027-02-01", NULL, NULL, now, &p, &err), -1);
+    ck_assert_str_eq(err.msg, "the period is reversed or empty (since 2027-03-01T00:00:00, until "
+                              "2027-02-01T00:00:00): --since must come before --until");
+    ck_assert_int_eq(tbm_period_from_options("2027-02-01", "2027-03-01", NULL, NULL, now, &p, &err), -1);
+    ck_assert_str_eq(err.msg, "the period starts in the future (2027-02-01): nothing has run yet; give an "
+                              "earlier start");
+    /* the same instant twice is empty */
+    ck_assert_int_eq(tbm_period_from_options("2026-11-02", "2026-11-02", NULL, NULL, now, &p, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "the period is reversed or empty"));
+    ck_assert_int_eq(tbm_period_from_options(NULL, "bad", NULL, NULL, now, &p, &err), -1);
+    ck_assert_str_eq(err.msg, "--until: 'bad' is not a time: write YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or now");
     ck_assert_int_eq(tbm_period_from_options("bad", NULL, NULL, NULL, now, &p, &err), -1);
     ck_assert_str_eq(err.msg, "--since: 'bad' is not a time: write YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or now");
+}
+END_TEST
+
+START_TEST(window_sizes_follow_the_density)
+{
+    ck_assert_int_eq(tbm_report_next_window(DAY, 10000, 20000, 60, 366 * DAY), 2 * DAY);
+    ck_assert_int_eq(tbm_report_next_window(DAY, 40000, 20000, 60, 366 * DAY), DAY / 2);
+    ck_assert_int_eq(tbm_report_next_window(DAY, 0, 20000, 60, 366 * DAY), 8 * DAY);           /* empty */
+    ck_assert_int_eq(tbm_report_next_window(DAY, 1, 20000, 60, 366 * DAY), 8 * DAY);           /* at most 8x */
+    ck_assert_int_eq(tbm_report_next_window(8 * DAY, 1000000, 20000, 60, 366 * DAY), DAY);     /* at most /8 */
+    ck_assert_int_eq(tbm_report_next_window(100, 1000000, 20000, 60, 366 * DAY), 60);          /* the floor */
+    ck_assert_int_eq(tbm_report_next_window(300 * DAY, 0, 20000, 60, 366 * DAY), 366 * DAY);   /* the ceiling */
 }
 END_TEST
 
@@ -485,6 +509,89 @@ START_TEST(coverage_when_records_are_in_use)
 }
 END_TEST
 
+/* The record store's hook: asked once for each Mac job counted and for nothing else; its answer replaces the
+ * job's own coverage and record CPU use. */
+static uint32_t asked[16];
+static size_t n_asked;
+
+static tbm_coverage_t store_says(void *ctx, uint32_t job, double *cpu_used_s)
+{
+    ck_assert_ptr_eq(ctx, &n_asked);
+    ck_assert_uint_lt(n_asked, 16);
+    asked[n_asked++] = job;
+    *cpu_used_s = job == 2 ? 6 * H : -1;          /* job 2's record holds its tasks' CPU use */
+    return job == 2 ? TBM_COV_VERIFIED : job == 4 ? TBM_COV_PRESENT : TBM_COV_ABSENT;
+}
+
+START_TEST(coverage_from_the_store_hook)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_report_opts_t o;
+    const tbm_ragg_t *a;
+
+    utc();
+    tbm_conf_init(&conf);
+    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
+    memset(&o, 0, sizeof(o));
+    o.period.since = T0;
+    o.period.until = T0 + 30 * DAY;
+    o.now = T0 + 19 * DAY;
+    o.conf = &conf;
+    o.records_in_use = 1;
+    o.coverage = store_says;
+    o.coverage_ctx = &n_asked;
+    n_asked = 0;
+    rep = tbm_report_new(&o, &err);
+    ck_assert_msg(rep != NULL, "%s", err.msg);
+    workload();                     /* the jobs' own coverage values are overridden by the hook */
+    ck_assert_uint_eq(n_asked, 4);  /* Mac jobs 2, 3, 4 and 5 (never ran, asked gres/tbmesh); not Linux 1, 6 */
+    ck_assert_uint_eq(asked[0], 2);
+    ck_assert_uint_eq(asked[1], 3);
+    ck_assert_uint_eq(asked[2], 4);
+    ck_assert_uint_eq(asked[3], 5);
+    a = tbm_report_group(rep, TBM_RDIM_KIND, "mac");
+    ck_assert_uint_eq(a->mac_jobs, 4);
+    ck_assert_uint_eq(a->rec_present, 2);          /* jobs 2 and 4 */
+    ck_assert_uint_eq(a->rec_verified, 1);         /* job 2 */
+    ck_assert_double_eq(a->rec_used_s, 6 * H);
+    ck_assert_double_eq(a->rec_alloc_s, 16 * H);   /* job 2: 16 CPUs for 1 h */
+    a = tbm_report_group(rep, TBM_RDIM_USER, "tbm-bob");
+    ck_assert_uint_eq(a->mac_jobs, 2);
+    ck_assert_uint_eq(a->rec_present, 1);          /* job 4 */
+    ck_assert_uint_eq(a->rec_verified, 0);
+    done();
+}
+END_TEST
+
+/* Slurm's CPU use not read (no steps asked of slurmdbd): its columns are empty, never a made-up zero. */
+START_TEST(efficiency_without_slurm_cpu)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_KIND };
+    tbm_err_t err = { { 0 } };
+    tbm_report_opts_t o;
+    char *csv, *row;
+
+    utc();
+    tbm_conf_init(&conf);
+    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
+    memset(&o, 0, sizeof(o));
+    o.period.since = T0;
+    o.period.until = T0 + 30 * DAY;
+    o.now = T0 + 19 * DAY;
+    o.conf = &conf;
+    o.slurm_cpu_unknown = 1;
+    rep = tbm_report_new(&o, &err);
+    ck_assert_msg(rep != NULL, "%s", err.msg);
+    workload();
+    csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
+    row = csv_row(csv, "efficiency-user", "tbm-bob");
+    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,,,3.0000,,,0.0000,0.0000,");
+    free(row);
+    free(csv);
+    done();
+}
+END_TEST
+
 START_TEST(names_are_escaped)
 {
     static const tbm_rdim_t dims[] = { TBM_RDIM_ACCOUNT };
@@ -523,6 +630,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, period_month_and_last);
     tcase_add_test(tc, period_bad_values_say_what_to_write);
     tcase_add_test(tc, period_options);
+    tcase_add_test(tc, window_sizes_follow_the_density);
     tcase_add_test(tc, tres_counts);
     tcase_add_test(tc, histogram_exact_then_bounded);
     tcase_add_test(tc, totals_by_kind_group_and_state);
@@ -531,6 +639,8 @@ static Suite *report_suite(void)
     tcase_add_test(tc, bad_node_list_is_an_error);
     tcase_add_test(tc, writers_show_the_same_numbers);
     tcase_add_test(tc, coverage_when_records_are_in_use);
+    tcase_add_test(tc, coverage_from_the_store_hook);
+    tcase_add_test(tc, efficiency_without_slurm_cpu);
     tcase_add_test(tc, names_are_escaped);
     tcase_add_test(tc, dimensions_by_name);
     suite_add_tcase(s, tc);
