@@ -116,12 +116,14 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
         tbm_msg_free(&m);
         return;
     }
+    c->checking = tbm_now_us();
     if (agent_cred_once(g->conf, "hello", m.cred, &cred, &code, &err) < 0) {
         tbm_msg_free(&m);
         turn_away(g, i, AGENT_NOISE_REFUSED, code, "%s", err.msg);
         return;
     }
     tbm_msg_free(&m);
+    c->admitted = tbm_now_us();
     c->uid = cred.uid;
     auth_cred_free(&cred);
     snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " uid %u", (unsigned)c->uid);
@@ -161,7 +163,7 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     socklen_t len = sizeof(sa);
     tbm_err_t err = { { 0 } };
     int fd = accept(g->lfd, (struct sockaddr *)&sa, &len), victim;
-    agent_conn_t c = { .conf = g->conf, .fd = fd };
+    agent_conn_t c = { .conf = g->conf, .fd = fd, .accepted = tbm_now_us() };
     agent_waiting_t w = { .since = tbm_now_ms() };
     const char *colon;
 
