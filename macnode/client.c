@@ -63,9 +63,36 @@ static int unreachable(client_t *c, tbm_err_t *err)
                          "right", client_who(c, who, sizeof(who)), strerror(errno), name);
 }
 
-int client_open(client_t *c, tbm_err_t *err)
+/* The hello, and req (when not NULL) right behind it, in one write. */
+static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_err_t *err)
 {
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION, .cred = cred };
+    unsigned char *one, *two = NULL, *both;
+    size_t n1, n2 = 0;
+    int rc;
+
+    if (!(one = tbm_msg_encode(&hello, &n1, err)) || (req && !(two = tbm_msg_encode(req, &n2, err)))) {
+        free(one);
+        return -1;
+    }
+    both = two ? realloc(one, n1 + n2) : one;
+    if (!both) {
+        free(one), free(two);
+        return tbm_errprintf(err, "out of memory");
+    }
+    if (two)
+        memcpy(both + n1, two, n2);
+    rc = tbm_write_all(c->fd, both, n1 + n2);
+    free(both), free(two);
+    if (rc < 0)
+        return tbm_errprintf(err, "cannot send %s: %s", req ? tbm_msg_type_name(req->type) : "hello",
+                             strerror(errno));
+    return 0;
+}
+
+int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
+{
+    tbm_msg_t m;
     char *cred;
     int rc;
 
@@ -86,8 +113,7 @@ int client_open(client_t *c, tbm_err_t *err)
         free(cred);
         return unreachable(c, err);
     }
-    hello.cred = cred;
-    rc = wire_send(c->fd, &hello, err);
+    rc = send_hello(c, cred, req, err);
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
@@ -95,6 +121,11 @@ int client_open(client_t *c, tbm_err_t *err)
     snprintf(c->node, sizeof(c->node), "%s", m.node);
     tbm_msg_free(&m);
     return 0;
+}
+
+int client_open(client_t *c, tbm_err_t *err)
+{
+    return client_open_with(c, NULL, err);
 }
 
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err)

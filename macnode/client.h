@@ -33,6 +33,11 @@ const char *client_who(const client_t *c, char *buf, size_t len);
  * Call client_close() either way. */
 int client_open(client_t *c, tbm_err_t *err);
 
+/* client_open with req (when not NULL) sent right behind the hello, in the same write, without waiting for
+ * the welcome: the agent reads it once the hello has checked out (the gate reads no further before), which
+ * saves a round trip. The welcome is read here; req's reply is the caller's to read. */
+int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err);
+
 /* Send req and wait for a reply of type `want` (*reply: tbm_msg_free it). An error reply, another type,
  * or the connection ending give -1 with err. */
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
@@ -69,7 +74,7 @@ int client_launch_stamps(const char *text, client_launch_t *l);
  * authenticate=1.93 spawn=3.02 first_output=0.44 total=8.96": grant (the job grant's MUNGE credential, in
  * slurmstepd), exec (the plug-in's exec of the forwarder to its main), credential (the hello's MUNGE
  * credential), connect (resolve and TCP connect), authenticate (hello sent to welcome read: the agent checks
- * the credential and forks the connection's server), spawn (the spawn request to the agent's started: grant
+ * the credential and forks the connection's server), spawn (the welcome to the agent's started: grant
  * checked, job files written, task forked), first_output (started to the first output frame), total (the
  * first stamp to the last). A part whose stamps are missing is "-". */
 void client_launch_line(const client_launch_t *l, char *buf, size_t len);

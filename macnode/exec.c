@@ -186,7 +186,8 @@ static void get_winsize(int *rows, int *cols)
         *rows = ws.ws_row, *cols = ws.ws_col;
 }
 
-static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
+/* Connect and authenticate with the spawn right behind the hello (client_open_with): one round trip. */
+static int open_and_spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
 {
     tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit,
                     .n_files = f->n_files };
@@ -203,7 +204,7 @@ static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
     s.cwd = cwd;
     if (f->pty)
         get_winsize(&s.rows, &s.cols);
-    rc = s.env ? wire_send(f->cl.fd, &s, err) : tbm_errprintf(err, "out of memory");
+    rc = s.env ? client_open_with(&f->cl, &s, err) : tbm_errprintf(err, "out of memory");
     free((void *)s.env);
     return rc;
 }
@@ -413,8 +414,7 @@ int macnode_exec(int argc, char **argv)
     }
     f.grant = grant;
     catch_signals();
-    if (job_files(&f, &err) == 0 && client_open(&f.cl, &err) == 0 &&
-        spawn(&f, argv + optind, argc - optind, &err) == 0) {
+    if (job_files(&f, &err) == 0 && open_and_spawn(&f, argv + optind, argc - optind, &err) == 0) {
         raw_terminal(&f);
         relay(&f, &err);
     }
