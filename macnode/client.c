@@ -239,6 +239,7 @@ void client_launch_line(const client_launch_t *l, char *buf, size_t len)
             last = &order[i];
         }
     n += part(buf + n, len - n, "grant", l->grant_start, l->grant_end);
+    n += part(buf + n, len - n, "stepd", l->grant_end, l->exec);
     n += part(buf + n, len - n, "exec", l->exec, l->main);
     n += part(buf + n, len - n, "credential", l->main, l->open.cred);
     n += part(buf + n, len - n, "connect", l->open.cred, l->open.connect);

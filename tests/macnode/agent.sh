@@ -31,13 +31,13 @@ expect_eq "the plug-in's launch stamps do not travel" \
     "$(TBMESH_LAUNCH_STAMPS='1000 1800 2500' fwd sh -c 'echo ${TBMESH_LAUNCH_STAMPS:-none}' 2>/dev/null)" "none"
 out=$(cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" --verbose -- echo hi 2>&1 >/dev/null)
 expect_in "--verbose says the launch's parts (no plug-in stamps: no grant, no exec)" "$out" \
-    "macnode exec: launch: grant=- exec=- credential="
+    "macnode exec: launch: grant=- stepd=- exec=- credential="
 expect_in "... up to the first output" "$out" " first_output="
-expect_eq "... on one line, each part measured but the plug-in's" "$(grep -o '=-' <<<"$out" | wc -l)" 2
+expect_eq "... on one line, each part measured but the plug-in's" "$(grep -o '=-' <<<"$out" | wc -l)" 3
 out=$(cd "$W" && TBMESH_LAUNCH_TIMES=1 TBMESH_LAUNCH_STAMPS="1 2 3" TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
     --agent "$AGENT" -- true 2>&1 >/dev/null)
 expect_in "TBMESH_LAUNCH_TIMES=1 does the same, with the plug-in's stamps (a task without output: no first output)" \
-    "$out" "grant=0.00 exec="
+    "$out" "grant=0.00 stepd=0.00 exec="
 expect_in "... first_output=-" "$out" "first_output=- total="
 expect_eq "without either, nothing is said" "$(fwd true 2>&1)" ""
 expect_log "the agent's parts of a launch" "launch on the agent (ms): gate="

@@ -37,7 +37,7 @@ START_TEST(the_line_names_every_part_in_ms)
     char line[512];
 
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=0.84 exec=2.10 credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
+    ck_assert_str_eq(line, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
                            "first_output=0.44 total=9.12");
 }
 END_TEST
@@ -50,11 +50,12 @@ START_TEST(missing_stamps_give_dashes)
     char line[512], small[20];
 
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=- exec=- credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
+    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
                            "first_output=- total=5.58");
     memset(&l, 0, sizeof(l));
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=- exec=- credential=- connect=- authenticate=- spawn=- first_output=- total=-");
+    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=- connect=- authenticate=- spawn=- first_output=- "
+                           "total=-");
     client_launch_line(&l, small, sizeof(small));   /* cut, still a string */
     ck_assert_uint_lt(strlen(small), sizeof(small));
 }

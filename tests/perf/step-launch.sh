@@ -6,7 +6,7 @@
 # the stdout throughput of a MiB stream from one task through the forwarder against a direct step.
 # Targets: at most 20 ms more per launch (median); at least half the throughput.
 # The launch's inner parts: RUNS more launches of `srun -N4 echo x` in bridge mode with TBMESH_LAUNCH_TIMES=1,
-# where each task's forwarder prints its launch's parts (macnode exec --verbose: grant, exec, credential,
+# where each task's forwarder prints its launch's parts (macnode exec --verbose: grant, stepd, exec, credential,
 # connect, authenticate, spawn, first output) and each agent logs its own (at the gate, the hello's
 # credential, the welcome, the grant's check, the job's files): the median of each part over all the tasks.
 # Usage: tests/perf/step-launch.sh [RUNS] [MiB]   (as root, with the lab up; default 30 runs, 1024 MiB)
