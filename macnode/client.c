@@ -246,7 +246,8 @@ void client_launch_line(const client_launch_t *l, char *buf, size_t len)
     n += part(buf + n, len - n, "authenticate", l->open.connect, l->open.welcome);
     n += part(buf + n, len - n, "spawn", l->open.welcome, l->started);
     n += part(buf + n, len - n, "first_output", l->started, l->first_output);
-    part(buf + n, len - n, "total", first ? *first : 0, last ? *last : 0);
+    n += part(buf + n, len - n, "total", first ? *first : 0, last ? *last : 0);
+    part(buf + n, len - n, "end", l->first_output ? l->first_output : l->started, l->exit);
     if (buf[0] == ' ')
         memmove(buf, buf + 1, strlen(buf));
 }

@@ -64,6 +64,7 @@ typedef struct client_launch {
     client_times_t open;                      /* client_open's steps */
     long long started;                        /* the agent's started message read */
     long long first_output;                   /* the first stdout or stderr frame read */
+    long long exit;                           /* the task's exit message read */
 } client_launch_t;
 
 /* The plug-in's three stamps from "GRANT_START GRANT_END EXEC" (decimal microseconds); 0, or -1 (the stamps
@@ -71,14 +72,15 @@ typedef struct client_launch {
 int client_launch_stamps(const char *text, client_launch_t *l);
 
 /* One line of the launch's parts in milliseconds, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51
- * connect=0.12 authenticate=1.93 spawn=3.02 first_output=0.44 total=9.12": grant (the job grant's MUNGE
+ * connect=0.12 authenticate=1.93 spawn=3.02 first_output=0.44 total=9.12 end=0.80": grant (the job grant's MUNGE
  * credential, made as root in slurmstepd), stepd (slurmstepd's set-up of the task from there to the
  * plug-in's exec: as the user, the task's environment), exec (that exec to the forwarder's main), credential
  * (the hello's MUNGE credential), connect (resolve and TCP connect), authenticate (the hello, with the spawn
  * behind it, sent to the welcome read: the agent checks the credential and forks the connection's server),
  * spawn (the welcome to the agent's started: grant checked, job files written, task forked), first_output
  * (started to the first output frame: the task's set-up as its user, its exec, its output relayed), total
- * (the first stamp to the last). A part whose stamps are missing is "-". */
+ * (the first stamp to the first output, else to the last before the exit), and apart from the launch, end
+ * (the first output, else started, to the task's exit message). A part whose stamps are missing is "-". */
 void client_launch_line(const client_launch_t *l, char *buf, size_t len);
 
 #endif

@@ -288,6 +288,7 @@ static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
     if (m.type == TBM_MSG_STARTED && !f->launch.started)
         f->launch.started = tbm_now_us();
     if (m.type == TBM_MSG_EXIT) {
+        f->launch.exit = tbm_now_us();
         f->exit = m;
         f->done = 1;
         return 0;

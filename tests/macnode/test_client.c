@@ -33,12 +33,12 @@ START_TEST(the_line_names_every_part_in_ms)
 {
     client_launch_t l = { .grant_start = 1000, .grant_end = 1840, .exec = 2000, .main = 4100,
                           .open = { .cred = 4610, .connect = 4730, .welcome = 6660 }, .started = 9680,
-                          .first_output = 10120 };
+                          .first_output = 10120, .exit = 10920 };
     char line[512];
 
     client_launch_line(&l, line, sizeof(line));
     ck_assert_str_eq(line, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
-                           "first_output=0.44 total=9.12");
+                           "first_output=0.44 total=9.12 end=0.80");
 }
 END_TEST
 
@@ -46,16 +46,16 @@ START_TEST(missing_stamps_give_dashes)
 {
     /* run by hand: no plug-in stamps; a task without output */
     client_launch_t l = { .main = 4100, .open = { .cred = 4610, .connect = 4730, .welcome = 6660 },
-                          .started = 9680 };
+                          .started = 9680, .exit = 9900 };
     char line[512], small[20];
 
     client_launch_line(&l, line, sizeof(line));
     ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
-                           "first_output=- total=5.58");
+                           "first_output=- total=5.58 end=0.22");
     memset(&l, 0, sizeof(l));
     client_launch_line(&l, line, sizeof(line));
     ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=- connect=- authenticate=- spawn=- first_output=- "
-                           "total=-");
+                           "total=- end=-");
     client_launch_line(&l, small, sizeof(small));   /* cut, still a string */
     ck_assert_uint_lt(strlen(small), sizeof(small));
 }
