@@ -158,6 +158,11 @@ expect_eq "the jobs folder is root's, writable by root only" "$(stat -c '%u %a' 
 out=$(cd "$W" && TBMESH_JOB_FILES='{"hostfile.json":"second"}' TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
     --agent "$AGENT" -- cat "$T/jobs/7/hostfile.json")
 expect_eq "a later task of the job reuses the folder the agent made and rewrites its file" "$out" "second"
+big=$(head -c 100000 /dev/zero | tr '\0' b)
+out=$(cd "$W" && TBMESH_JOB_FILES="{\"big.txt\":\"$big\"}" TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- wc -c "$T/jobs/7/big.txt")
+expect_eq "a spawn far larger than a hello, sent right behind it (a 100,000-byte job file), arrives whole" "$out" \
+    "100000 $T/jobs/7/big.txt"
 
 # hostile job files: the forwarder refuses them before it connects, and the agent refuses them itself
 files_fail() {   # files_fail DESCRIPTION FILES-JSON EXPECTED-MESSAGE
