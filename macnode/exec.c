@@ -65,9 +65,9 @@ static void exec_usage(FILE *out)
             "  --munge-socket  munged's socket (default $TBMESH_MUNGE_SOCKET, else libmunge's default)\n"
             "  --verbose print the launch's parts on stderr once the task has ended, in milliseconds (also when\n"
             "            $TBMESH_LAUNCH_TIMES is set and not 0): \"macnode exec: launch: grant=.. stepd=..\n"
-            "            exec=.. credential=.. connect=.. authenticate=.. spawn=.. first_output=.. total=..\"\n"
-            "            (grant, stepd and exec from the SPANK plug-in's $TBMESH_LAUNCH_STAMPS; '-' for a part\n"
-            "            not measured)\n"
+            "            exec=.. credential=.. connect=.. authenticate=.. spawn=.. first_output=.. total=..\n"
+            "            end=..\" (grant, stepd and exec from the SPANK plug-in's $TBMESH_LAUNCH_STAMPS; '-'\n"
+            "            for a part not measured)\n"
             "  $TBMESH_JOB_FILES, when set, is a JSON object mapping file names to their text: the agent writes\n"
             "  them as the user (0600) into the job's folder on the Mac before it starts CMD. Neither it nor\n"
             "  $TBMESH_GRANT is passed on to CMD's environment.\n", TBM_CONF_AGENT_PORT);
