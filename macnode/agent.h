@@ -30,6 +30,8 @@ typedef struct agent_conn {
     char peer[96];             /* "10.0.0.1:5123", then "... uid 501" */
     uid_t uid;                 /* the caller, as MUNGE says */
     tbm_fdec_t dec;            /* holds what came after the hello */
+    long long accepted, checking, admitted;   /* tbm_now_us at the gate: accepted, its hello's credential
+                                                 checked from, let in; for the spawn's launch line */
 } agent_conn_t;
 
 /* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */

@@ -6,6 +6,7 @@
 #include "agent.h"
 #include "agent_log.h"
 #include "auth.h"
+#include "clock.h"
 #include "facts_json.h"
 #include "probe_host.h"
 #include "wire.h"
@@ -96,22 +97,33 @@ static int do_probe(agent_conn_t *c)
     return rc;
 }
 
+static double ms(long long from, long long to)
+{
+    return from > 0 && to >= from ? (double)(to - from) / 1000.0 : 0.0;
+}
+
 /* A granted spawn: the job's files first (refused before anything runs when they cannot be written), then
- * the task. */
-static int do_spawn(agent_conn_t *c, const tbm_msg_t *req)
+ * the task. The agent's parts of the launch are logged in milliseconds: at the gate (of it the hello's
+ * credential), the server's fork and welcome, the wait for the request, the grant's check, the files. */
+static int do_spawn(agent_conn_t *c, const tbm_msg_t *req, long long welcomed, long long requested)
 {
     tbm_grant_t g;
     tbm_err_t err = { { 0 } };
     char dir[4096];
+    long long granted, written;
 
     if (check_grant(c, req->grant, req->uid, &g) < 0)
         return -1;
-    if (req->n_files > 0) {
-        if (agent_job_files(c->conf, &g, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
-            return refuse(c, "files", "job %u: cannot write the job's files on %s: %s", g.job, c->conf->node,
-                          err.msg);
+    granted = tbm_now_us();
+    if (req->n_files > 0 && agent_job_files(c->conf, &g, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
+        return refuse(c, "files", "job %u: cannot write the job's files on %s: %s", g.job, c->conf->node, err.msg);
+    written = tbm_now_us();
+    if (req->n_files > 0)
         agent_log("%s: job %u: %d files written in %s", c->peer, g.job, req->n_files, dir);
-    }
+    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f hello_credential=%.2f welcome=%.2f "
+              "request=%.2f grant=%.2f files=%.2f", c->peer, g.job, g.step, ms(c->accepted, c->admitted),
+              ms(c->checking, c->admitted), ms(c->admitted, welcomed), ms(welcomed, requested),
+              ms(requested, granted), ms(granted, written));
     agent_task_run(c, req, &g);
     return -1;
 }
@@ -140,12 +152,12 @@ static int do_watch(agent_conn_t *c)
     return agent_watch(c);
 }
 
-/* One request; -1 ends the connection. */
-static int serve_one(agent_conn_t *c, const tbm_msg_t *m)
+/* One request (read at `requested`, the welcome sent at `welcomed`: tbm_now_us); -1 ends the connection. */
+static int serve_one(agent_conn_t *c, const tbm_msg_t *m, long long welcomed, long long requested)
 {
     switch (m->type) {
     case TBM_MSG_PROBE: return do_probe(c);
-    case TBM_MSG_SPAWN: return do_spawn(c, m);
+    case TBM_MSG_SPAWN: return do_spawn(c, m, welcomed, requested);
     case TBM_MSG_CLEANUP: return do_cleanup(c, m);
     case TBM_MSG_WATCH: return do_watch(c);
     case TBM_MSG_USAGE: return agent_usage_serve(c, m);
@@ -159,10 +171,12 @@ void agent_serve(agent_conn_t *c)
     tbm_err_t err = { { 0 } };
     tbm_msg_t m;
     int rc, timeout = c->conf->request_timeout_ms;
+    long long welcomed;
 
     if (welcome(c) == 0) {
+        welcomed = tbm_now_us();
         while ((rc = wire_next_msg(c->fd, &c->dec, &m, timeout, &err)) > 0) {
-            rc = serve_one(c, &m);
+            rc = serve_one(c, &m, welcomed, tbm_now_us());
             tbm_msg_free(&m);
             if (rc < 0)
                 break;

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -116,12 +118,14 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
         tbm_msg_free(&m);
         return;
     }
+    c->checking = tbm_now_us();
     if (agent_cred_once(g->conf, "hello", m.cred, &cred, &code, &err) < 0) {
         tbm_msg_free(&m);
         turn_away(g, i, AGENT_NOISE_REFUSED, code, "%s", err.msg);
         return;
     }
     tbm_msg_free(&m);
+    c->admitted = tbm_now_us();
     c->uid = cred.uid;
     auth_cred_free(&cred);
     snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " uid %u", (unsigned)c->uid);
@@ -160,8 +164,8 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     struct sockaddr_storage sa;
     socklen_t len = sizeof(sa);
     tbm_err_t err = { { 0 } };
-    int fd = accept(g->lfd, (struct sockaddr *)&sa, &len), victim;
-    agent_conn_t c = { .conf = g->conf, .fd = fd };
+    int fd = accept(g->lfd, (struct sockaddr *)&sa, &len), victim, one = 1;
+    agent_conn_t c = { .conf = g->conf, .fd = fd, .accepted = tbm_now_us() };
     agent_waiting_t w = { .since = tbm_now_ms() };
     const char *colon;
 
@@ -172,6 +176,8 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     }
     set_nonblock(fd);
     fcntl(fd, F_SETFD, FD_CLOEXEC);
+    /* the replies are small frames (welcome, started, a line of output, the exit): none waits for an ACK */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     wire_peer_name((struct sockaddr *)&sa, len, c.peer, sizeof(c.peer));
     colon = strrchr(c.peer, ':');
     snprintf(w.addr, sizeof(w.addr), "%.*s", colon ? (int)(colon - c.peer) : (int)strlen(c.peer), c.peer);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "client.h"
 #include "auth.h"
+#include "clock.h"
 #include "conf.h"
 #include "facts_json.h"
 #include "fileio.h"
@@ -62,13 +63,41 @@ static int unreachable(client_t *c, tbm_err_t *err)
                          "right", client_who(c, who, sizeof(who)), strerror(errno), name);
 }
 
-int client_open(client_t *c, tbm_err_t *err)
+/* The hello, and req (when not NULL) right behind it, in one write. */
+static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_err_t *err)
 {
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION, .cred = cred };
+    unsigned char *one, *two = NULL, *both;
+    size_t n1, n2 = 0;
+    int rc;
+
+    if (!(one = tbm_msg_encode(&hello, &n1, err)) || (req && !(two = tbm_msg_encode(req, &n2, err)))) {
+        free(one);
+        return -1;
+    }
+    both = two ? realloc(one, n1 + n2) : one;
+    if (!both) {
+        free(one), free(two);
+        return tbm_errprintf(err, "out of memory");
+    }
+    if (two)
+        memcpy(both + n1, two, n2);
+    rc = tbm_write_all(c->fd, both, n1 + n2);
+    free(both), free(two);
+    if (rc < 0)
+        return tbm_errprintf(err, "cannot send %s: %s", req ? tbm_msg_type_name(req->type) : "hello",
+                             strerror(errno));
+    return 0;
+}
+
+int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
+{
+    tbm_msg_t m;
     char *cred;
     int rc;
 
     c->fd = -1;
+    memset(&c->times, 0, sizeof(c->times));
     c->node[0] = '\0';
     if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
         return -1;
@@ -76,20 +105,27 @@ int client_open(client_t *c, tbm_err_t *err)
     cred = auth_encode(c->socket, NULL, 0, 0, err);
     if (!cred)
         return -1;
+    c->times.cred = tbm_now_us();
     errno = 0;
     c->fd = wire_connect(c->agent, TBM_CONF_AGENT_PORT, err);
+    c->times.connect = tbm_now_us();
     if (c->fd < 0) {
         free(cred);
         return unreachable(c, err);
     }
-    hello.cred = cred;
-    rc = wire_send(c->fd, &hello, err);
+    rc = send_hello(c, cred, req, err);
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
+    c->times.welcome = tbm_now_us();
     snprintf(c->node, sizeof(c->node), "%s", m.node);
     tbm_msg_free(&m);
     return 0;
+}
+
+int client_open(client_t *c, tbm_err_t *err)
+{
+    return client_open_with(c, NULL, err);
 }
 
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err)
@@ -164,4 +200,54 @@ int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm
     if (rc < 0)
         tbm_errprefix(err, "agent %s: ", agent);
     return rc;
+}
+
+int client_launch_stamps(const char *text, client_launch_t *l)
+{
+    long long v[3];
+    int n = -1;
+
+    if (!text || sscanf(text, "%lld %lld %lld%n", &v[0], &v[1], &v[2], &n) != 3 || n < 0 || text[n] != '\0' ||
+        v[0] <= 0 || v[1] < v[0] || v[2] < v[1])
+        return -1;
+    l->grant_start = v[0], l->grant_end = v[1], l->exec = v[2];
+    return 0;
+}
+
+/* " name=1.23", or " name=-" when either stamp is missing. */
+static size_t part(char *buf, size_t len, const char *name, long long from, long long to)
+{
+    int n = from > 0 && to >= from ? snprintf(buf, len, " %s=%.2f", name, (double)(to - from) / 1000.0)
+                                   : snprintf(buf, len, " %s=-", name);
+
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
+void client_launch_line(const client_launch_t *l, char *buf, size_t len)
+{
+    const long long *first = NULL, *last = NULL;
+    const long long order[] = { l->grant_start, l->grant_end, l->exec, l->main, l->open.cred, l->open.connect,
+                                l->open.welcome, l->started, l->first_output };
+    size_t n = 0, i;
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (order[i] > 0) {
+            first = first ? first : &order[i];
+            last = &order[i];
+        }
+    n += part(buf + n, len - n, "grant", l->grant_start, l->grant_end);
+    n += part(buf + n, len - n, "stepd", l->grant_end, l->exec);
+    n += part(buf + n, len - n, "exec", l->exec, l->main);
+    n += part(buf + n, len - n, "credential", l->main, l->open.cred);
+    n += part(buf + n, len - n, "connect", l->open.cred, l->open.connect);
+    n += part(buf + n, len - n, "authenticate", l->open.connect, l->open.welcome);
+    n += part(buf + n, len - n, "spawn", l->open.welcome, l->started);
+    n += part(buf + n, len - n, "first_output", l->started, l->first_output);
+    n += part(buf + n, len - n, "total", first ? *first : 0, last ? *last : 0);
+    part(buf + n, len - n, "end", l->first_output ? l->first_output : l->started, l->exit);
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
 }

@@ -7,6 +7,13 @@
 #include "facts.h"
 #include "proto.h"
 
+/* When client_open's steps ended (tbm_now_us; 0: not reached), for macnode exec's launch times. */
+typedef struct client_times {
+    long long cred;       /* the hello's MUNGE credential made */
+    long long connect;    /* the agent's address resolved and the TCP connection made */
+    long long welcome;    /* the hello sent and the agent's welcome read */
+} client_times_t;
+
 typedef struct client {
     const char *agent;    /* ADDR[:PORT] */
     const char *socket;   /* munged's socket, NULL for libmunge's default */
@@ -14,6 +21,7 @@ typedef struct client {
     int fd;
     tbm_fdec_t dec;
     char node[TBM_NODE_MAX];   /* the node name the agent gave in its welcome */
+    client_times_t times;
 } client_t;
 
 /* Who the client talks to, for messages: "the agent of mac01 at 10.0.0.1:6830" (the name from the welcome,
@@ -24,6 +32,11 @@ const char *client_who(const client_t *c, char *buf, size_t len);
  * with err naming the Mac and the agent's address (connection refused, MUNGE failed, the agent refused).
  * Call client_close() either way. */
 int client_open(client_t *c, tbm_err_t *err);
+
+/* client_open with req (when not NULL) sent right behind the hello, in the same write, without waiting for
+ * the welcome: the agent reads it once the hello has checked out (the gate reads no further before), which
+ * saves a round trip. The welcome is read here; req's reply is the caller's to read. */
+int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err);
 
 /* Send req and wait for a reply of type `want` (*reply: tbm_msg_free it). An error reply, another type,
  * or the connection ending give -1 with err. */
@@ -42,5 +55,32 @@ int client_defaults(client_t *c, const char *cmd);
 /* The grant text: from FILE, one line of stdin ('-', read byte by byte so that the rest stays unread), or
  * $TBMESH_GRANT when arg is NULL. NULL when there is none (err empty) or it cannot be read (err set). */
 char *client_load_grant(const char *arg, tbm_err_t *err);
+
+/* A forwarded task's launch, as monotonic stamps (tbm_now_us; 0: not reached): the SPANK plug-in's (in
+ * slurmstepd: the grant made, the forwarder exec'd) from $TBMESH_LAUNCH_STAMPS, then the forwarder's own. */
+typedef struct client_launch {
+    long long grant_start, grant_end, exec;   /* the plug-in's */
+    long long main;                           /* the forwarder's main */
+    client_times_t open;                      /* client_open's steps */
+    long long started;                        /* the agent's started message read */
+    long long first_output;                   /* the first stdout or stderr frame read */
+    long long exit;                           /* the task's exit message read */
+} client_launch_t;
+
+/* The plug-in's three stamps from "GRANT_START GRANT_END EXEC" (decimal microseconds); 0, or -1 (the stamps
+ * left at 0) when text is not three such numbers in order. */
+int client_launch_stamps(const char *text, client_launch_t *l);
+
+/* One line of the launch's parts in milliseconds, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51
+ * connect=0.12 authenticate=1.93 spawn=3.02 first_output=0.44 total=9.12 end=0.80": grant (the job grant's MUNGE
+ * credential, made as root in slurmstepd), stepd (slurmstepd's set-up of the task from there to the
+ * plug-in's exec: as the user, the task's environment), exec (that exec to the forwarder's main), credential
+ * (the hello's MUNGE credential), connect (resolve and TCP connect), authenticate (the hello, with the spawn
+ * behind it, sent to the welcome read: the agent checks the credential and forks the connection's server),
+ * spawn (the welcome to the agent's started: grant checked, job files written, task forked), first_output
+ * (started to the first output frame: the task's set-up as its user, its exec, its output relayed), total
+ * (the first stamp to the first output, else to the last before the exit), and apart from the launch, end
+ * (the first output, else started, to the task's exit message). A part whose stamps are missing is "-". */
+void client_launch_line(const client_launch_t *l, char *buf, size_t len);
 
 #endif

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "exec.h"
 #include "client.h"
+#include "clock.h"
 #include "conf.h"
 #include "fileio.h"
 #include "scalar.h"
@@ -40,6 +41,8 @@ typedef struct fwd {
     tbm_msg_t exit;
     struct termios saved;
     int raw;
+    int verbose;                     /* --verbose or $TBMESH_LAUNCH_TIMES: say the launch's parts */
+    client_launch_t launch;
 } fwd_t;
 
 static int sig_pipe[2] = { -1, -1 };
@@ -50,7 +53,7 @@ static void exec_usage(FILE *out)
 {
     fprintf(out,
             "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] [--time-limit SECONDS]\n"
-            "                    [--munge-socket PATH] [--uid UID] -- CMD [ARGS...]\n"
+            "                    [--munge-socket PATH] [--uid UID] [--verbose] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent (macnoded) as if here: same user, working directory and\n"
             "  environment; stdin, stdout, stderr and signals relayed; exits with CMD's exit code, or dies of\n"
             "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr,\n"
@@ -60,6 +63,11 @@ static void exec_usage(FILE *out)
             "            credential itself, as the SPANK plug-in sets it); see macnode grant\n"
             "  --pty     run CMD on a pty (srun --pty); a terminal on stdin is put in raw mode meanwhile\n"
             "  --munge-socket  munged's socket (default $TBMESH_MUNGE_SOCKET, else libmunge's default)\n"
+            "  --verbose print the launch's parts on stderr once the task has ended, in milliseconds (also when\n"
+            "            $TBMESH_LAUNCH_TIMES is set and not 0): \"macnode exec: launch: grant=.. stepd=..\n"
+            "            exec=.. credential=.. connect=.. authenticate=.. spawn=.. first_output=.. total=..\n"
+            "            end=..\" (grant, stepd and exec from the SPANK plug-in's $TBMESH_LAUNCH_STAMPS; '-'\n"
+            "            for a part not measured)\n"
             "  $TBMESH_JOB_FILES, when set, is a JSON object mapping file names to their text: the agent writes\n"
             "  them as the user (0600) into the job's folder on the Mac before it starts CMD. Neither it nor\n"
             "  $TBMESH_GRANT is passed on to CMD's environment.\n", TBM_CONF_AGENT_PORT);
@@ -108,12 +116,13 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
         { "agent", required_argument, NULL, 'a' },  { "grant", required_argument, NULL, 'g' },
         { "pty", no_argument, NULL, 'p' },          { "time-limit", required_argument, NULL, 't' },
         { "munge-socket", required_argument, NULL, 'm' }, { "uid", required_argument, NULL, 'u' },
-        { "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+        { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     long long v;
     int o;
 
-    while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:vh", opts, NULL)) != -1) {
         switch (o) {
         case 'a': f->cl.agent = optarg; break;
         case 'g': *grant_arg = optarg; break;
@@ -122,6 +131,7 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
                   f->time_limit = (int)v; break;
         case 'm': f->cl.socket = optarg; break;
         case 'u': if (number("--uid", optarg, 0, UINT32_MAX, &f->uid) < 0) return -1; break;
+        case 'v': f->verbose = 1; break;
         case 'h': exec_usage(stdout); exit(0);
         default: exec_usage(stderr); return -1;
         }
@@ -136,7 +146,8 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
 /* Variables for the forwarder alone, never passed on to the task. */
 static int forwarder_only(const char *var)
 {
-    return strncmp(var, "TBMESH_GRANT=", 13) == 0 || strncmp(var, "TBMESH_JOB_FILES=", 17) == 0;
+    return strncmp(var, "TBMESH_GRANT=", 13) == 0 || strncmp(var, "TBMESH_JOB_FILES=", 17) == 0 ||
+           strncmp(var, "TBMESH_LAUNCH_STAMPS=", 21) == 0;
 }
 
 /* The environment sent with the spawn: ours, without the grant and the job's files. */
@@ -176,7 +187,8 @@ static void get_winsize(int *rows, int *cols)
         *rows = ws.ws_row, *cols = ws.ws_col;
 }
 
-static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
+/* Connect and authenticate with the spawn right behind the hello (client_open_with): one round trip. */
+static int open_and_spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
 {
     tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit,
                     .n_files = f->n_files };
@@ -193,7 +205,7 @@ static int spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
     s.cwd = cwd;
     if (f->pty)
         get_winsize(&s.rows, &s.cols);
-    rc = s.env ? wire_send(f->cl.fd, &s, err) : tbm_errprintf(err, "out of memory");
+    rc = s.env ? client_open_with(&f->cl, &s, err) : tbm_errprintf(err, "out of memory");
     free((void *)s.env);
     return rc;
 }
@@ -273,7 +285,10 @@ static int task_message(fwd_t *f, const tbm_frame_t *fr, tbm_err_t *err)
     client_who(&f->cl, who, sizeof(who));
     if (tbm_msg_parse(fr, &m, err) < 0)
         return tbm_errprefix(err, "%s sent a bad message: ", who);
+    if (m.type == TBM_MSG_STARTED && !f->launch.started)
+        f->launch.started = tbm_now_us();
     if (m.type == TBM_MSG_EXIT) {
+        f->launch.exit = tbm_now_us();
         f->exit = m;
         f->done = 1;
         return 0;
@@ -297,6 +312,8 @@ static int agent_frames(fwd_t *f, tbm_err_t *err)
     while (!f->done && (rc = tbm_fdec_next(&f->cl.dec, &fr, err)) != 0) {
         if (rc < 0)
             return tbm_errprefix(err, "from %s: ", client_who(&f->cl, who, sizeof(who)));
+        if ((fr.kind == TBM_FRAME_STDOUT || fr.kind == TBM_FRAME_STDERR) && !f->launch.first_output)
+            f->launch.first_output = tbm_now_us();
         if (fr.kind == TBM_FRAME_STDOUT)
             write_out(f, STDOUT_FILENO, &fr);
         else if (fr.kind == TBM_FRAME_STDERR)
@@ -366,6 +383,19 @@ static int finish(fwd_t *f)
     return status;
 }
 
+/* --verbose: the launch's parts, once the task has ended. */
+static void say_launch(fwd_t *f)
+{
+    const char *want = getenv("TBMESH_LAUNCH_TIMES");
+    char line[512];
+
+    if (!f->verbose && (!want || !*want || strcmp(want, "0") == 0))
+        return;
+    f->launch.open = f->cl.times;
+    client_launch_line(&f->launch, line, sizeof(line));
+    fprintf(stderr, "macnode exec: launch: %s\n", line);
+}
+
 int macnode_exec(int argc, char **argv)
 {
     fwd_t f = { .cl.fd = -1, .uid = -1, .stdin_open = 1, .stdout_ok = 1 };
@@ -374,6 +404,9 @@ int macnode_exec(int argc, char **argv)
     tbm_err_t err = { { 0 } };
     int rc;
 
+    f.launch.main = tbm_now_us();
+    if (getenv("TBMESH_LAUNCH_STAMPS"))
+        client_launch_stamps(getenv("TBMESH_LAUNCH_STAMPS"), &f.launch);
     if (exec_options(argc, argv, &f, &grant_arg) < 0)
         return EXIT_USAGE;
     grant = client_load_grant(grant_arg, &err);
@@ -383,8 +416,7 @@ int macnode_exec(int argc, char **argv)
     }
     f.grant = grant;
     catch_signals();
-    if (job_files(&f, &err) == 0 && client_open(&f.cl, &err) == 0 &&
-        spawn(&f, argv + optind, argc - optind, &err) == 0) {
+    if (job_files(&f, &err) == 0 && open_and_spawn(&f, argv + optind, argc - optind, &err) == 0) {
         raw_terminal(&f);
         relay(&f, &err);
     }
@@ -393,6 +425,7 @@ int macnode_exec(int argc, char **argv)
         json_object_put(f.files_doc);
     free(grant);
     client_close(&f.cl);
+    say_launch(&f);
     if (!f.done) {
         fprintf(stderr, "macnode exec: %s\n", err.msg);
         return EXIT_FWD;

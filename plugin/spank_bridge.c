@@ -27,6 +27,7 @@
 #define AGENT_PROBE_MS 3000    /* how long root waits for the agent's port at a failed task's end */
 
 static char *grant;     /* made as root for this task */
+static long long grant_start, grant_end;   /* when (tbm_now_us), for the forwarder's launch times */
 
 static int make_grant(spank_t sp, char **out, tbm_err_t *err)
 {
@@ -86,11 +87,13 @@ int tbm_spank_bridge_task_privileged(spank_t sp)
     if (!s->active || !s->bridge || s->refusal[0])
         return 0;
     warn_pmi(sp);
+    grant_start = tbm_now_us();
     if (make_grant(sp, &grant, &err) < 0) {
         /* the task then fails in tbm_spank_remote_task_init, saying why */
         tbm_spank_say(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), "cannot forward this task to %s: %s",
                  s->node, err.msg);
     }
+    grant_end = tbm_now_us();
     return 0;
 }
 
@@ -118,6 +121,19 @@ static int set(spank_t sp, const char *name, const char *value)
     return spank_setenv(sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* When the task asks for its launch times ($TBMESH_LAUNCH_TIMES, see macnode exec --verbose): the grant's
+ * and the exec's stamps, for the forwarder alone (TBMESH_LAUNCH_STAMPS). */
+static int launch_stamps(spank_t sp)
+{
+    char want[8] = "", text[80];
+
+    if (spank_getenv(sp, "TBMESH_LAUNCH_TIMES", want, sizeof(want)) != ESPANK_SUCCESS || !want[0] ||
+        strcmp(want, "0") == 0)
+        return 0;
+    snprintf(text, sizeof(text), "%lld %lld %lld", grant_start, grant_end, tbm_now_us());
+    return set(sp, "TBMESH_LAUNCH_STAMPS", text);
+}
+
 /* As the user, just before the task would exec: exec the forwarder instead. */
 int tbm_spank_bridge_task_init(spank_t sp)
 {
@@ -131,7 +147,7 @@ int tbm_spank_bridge_task_init(spank_t sp)
         rc = -1;
     if (rc < 0 || set(sp, "TBMESH_GRANT", grant) < 0 || set(sp, "TBMESH_AGENT", s->agent) < 0 ||
         (tbm_spank_args.munge_socket[0] && set(sp, "TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket) < 0) ||
-        (files && set(sp, "TBMESH_JOB_FILES", files) < 0) ||
+        (files && set(sp, "TBMESH_JOB_FILES", files) < 0) || launch_stamps(sp) < 0 ||
         spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !(fwd = calloc((size_t)argc + 5, sizeof(*fwd)))) {
         free(files);

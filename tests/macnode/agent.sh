@@ -28,6 +28,20 @@ expect_eq "... saying so" "$(cat "$T/cwd.err")" \
     "macnoded: error: cannot change to /root: Permission denied; going to /tmp instead"
 expect_eq "the environment travels" "$(TBM_TEST_VAR=x42 fwd sh -c 'echo $TBM_TEST_VAR')" "x42"
 expect_eq "the grant does not travel" "$(fwd sh -c 'echo ${TBMESH_GRANT:-none}')" "none"
+expect_eq "the plug-in's launch stamps do not travel" \
+    "$(TBMESH_LAUNCH_STAMPS='1000 1800 2500' fwd sh -c 'echo ${TBMESH_LAUNCH_STAMPS:-none}' 2>/dev/null)" "none"
+out=$(cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" --verbose -- echo hi 2>&1 >/dev/null)
+expect_in "--verbose says the launch's parts (no plug-in stamps: no grant, no exec)" "$out" \
+    "macnode exec: launch: grant=- stepd=- exec=- credential="
+expect_in "... up to the first output" "$out" " first_output="
+expect_eq "... on one line, each part measured but the plug-in's" "$(grep -o '=-' <<<"$out" | wc -l)" 3
+out=$(cd "$W" && TBMESH_LAUNCH_TIMES=1 TBMESH_LAUNCH_STAMPS="1 2 3" TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- true 2>&1 >/dev/null)
+expect_in "TBMESH_LAUNCH_TIMES=1 does the same, with the plug-in's stamps (a task without output: no first output)" \
+    "$out" "grant=0.00 stepd=0.00 exec="
+expect_in "... first_output=-" "$out" "first_output=- total="
+expect_eq "without either, nothing is said" "$(fwd true 2>&1)" ""
+expect_log "the agent's parts of a launch" "launch on the agent (ms): gate="
 out=$(fwd no-such-command 2>&1); rc=$?
 expect_eq "a missing command exits 127" "$rc" 127
 expect_in "a missing command is explained" "$out" "cannot run 'no-such-command': No such file or directory"
@@ -145,6 +159,11 @@ expect_eq "the jobs folder is root's, writable by root only" "$(stat -c '%u %a' 
 out=$(cd "$W" && TBMESH_JOB_FILES='{"hostfile.json":"second"}' TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
     --agent "$AGENT" -- cat "$T/jobs/7/hostfile.json")
 expect_eq "a later task of the job reuses the folder the agent made and rewrites its file" "$out" "second"
+big=$(head -c 100000 /dev/zero | tr '\0' b)
+out=$(cd "$W" && TBMESH_JOB_FILES="{\"big.txt\":\"$big\"}" TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- wc -c "$T/jobs/7/big.txt")
+expect_eq "a spawn far larger than a hello, sent right behind it (a 100,000-byte job file), arrives whole" "$out" \
+    "100000 $T/jobs/7/big.txt"
 
 # hostile job files: the forwarder refuses them before it connects, and the agent refuses them itself
 files_fail() {   # files_fail DESCRIPTION FILES-JSON EXPECTED-MESSAGE
