@@ -4,7 +4,8 @@
 # build, whose `make install` must lay out a Mac's package), the unit tests under valgrind, the release
 # tarball (make distcheck), the Debian packages built from it (lintian, installed in a throw-away root), and
 # the lab integration tests on a real Slurm cluster.
-# Ends with one line "N passed, N failed" over every check.
+# Ends with one line "N passed, N failed" over every check. TBMESH_TEST_LAB=no leaves the lab part out (for a
+# machine where another lab is running; CI always runs it).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -144,13 +145,17 @@ step "Debian packages (dpkg-buildpackage, lintian, a throw-away root)"
 packages
 
 step "lab integration tests (real slurmctld, slurmd, slurmdbd, MariaDB, munged)"
-lab_out=$(mktemp)
-tests/lab/run 2>&1 | tee "$lab_out"
-lp=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$lab_out")
-lf=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$lab_out")
-[ -n "$lp" ] || { lp=0; lf=1; }
-count "$lp" "$lf"
-rm -f "$lab_out"
+if [ "${TBMESH_TEST_LAB:-yes}" = no ]; then
+    echo "left out: TBMESH_TEST_LAB=no (the suite is whole only with the lab)"
+else
+    lab_out=$(mktemp)
+    tests/lab/run 2>&1 | tee "$lab_out"
+    lp=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$lab_out")
+    lf=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$lab_out")
+    [ -n "$lp" ] || { lp=0; lf=1; }
+    count "$lp" "$lf"
+    rm -f "$lab_out"
+fi
 
 echo
 echo "test.sh: wall time $((SECONDS - t_start)) s"
