@@ -159,7 +159,7 @@ int client_probe(const char *agent, const char *socket, int reply_ms, tbm_host_f
         tbm_msg_free(&reply);
     }
     client_close(&cl);
-    if (rc < 0)
+    if (rc < 0 && !strstr(err->msg, agent))   /* name the agent once (a drain reason keeps 128 bytes) */
         tbm_errprefix(err, "agent %s: ", agent);
     return rc;
 }
