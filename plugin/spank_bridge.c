@@ -212,27 +212,13 @@ static int agent_reachable(const char *agent, char *why, size_t len)
     return rc;
 }
 
-static int set_node_state(const char *node, uint32_t state, char *reason)
-{
-    update_node_msg_t msg;
-
-    slurm_init_update_node_msg(&msg);
-    msg.node_names = (char *)node;
-    msg.node_state = state;
-    msg.reason = reason;
-    msg.reason_uid = 0;
-    return slurm_update_node(&msg);
-}
-
 /* As root, when a forwarded task ends: a forwarder that failed (255) may mean the Mac's agent is gone. Root
- * looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer, the
- * Mac is gone as far as its jobs go: drained with the reason (so that it stays out of service until `macnode
- * check` finds the agent back and resumes it), then marked DOWN, which ends its jobs as a node failure (a
- * batch job that may be requeued is queued again), as Slurm does when a direct-mode node's slurmd goes
- * silent. In bridge mode the bridge host's slurmd for the Mac lives on, so Slurm would not notice alone. */
+ * looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer,
+ * drains the Mac at once with the reason; `macnode check` resumes it once the agent is back. */
 int tbm_spank_bridge_task_exit(spank_t sp)
 {
     const tbm_spank_step_t *s = &tbm_spank_step;
+    update_node_msg_t msg;
     char why[256], reason[512];
     int status = 0;
 
@@ -241,12 +227,14 @@ int tbm_spank_bridge_task_exit(spank_t sp)
         return 0;
     tbm_spank_say(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "agent-unreachable at %s (%s): a task of job %u could not be forwarded",
              s->agent, why, s->job);
-    if (set_node_state(s->node, NODE_STATE_DRAIN, reason) != SLURM_SUCCESS)
+    slurm_init_update_node_msg(&msg);
+    msg.node_names = (char *)s->node;
+    msg.node_state = NODE_STATE_DRAIN;
+    msg.reason = reason;
+    msg.reason_uid = 0;
+    if (slurm_update_node(&msg) != SLURM_SUCCESS)
         slurm_error("tbmesh: cannot drain %s (%s): %s", s->node, reason, slurm_strerror(slurm_get_errno()));
-    else if (set_node_state(s->node, NODE_STATE_DOWN, reason) != SLURM_SUCCESS)
-        slurm_error("tbmesh: drained %s but cannot mark it down to end its jobs (%s): %s", s->node, reason,
-                    slurm_strerror(slurm_get_errno()));
     else
-        slurm_error("tbmesh: drained %s and marked it down (its jobs end as a node failure): %s", s->node, reason);
+        slurm_error("tbmesh: drained %s: %s", s->node, reason);
     return 0;
 }
