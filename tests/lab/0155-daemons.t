@@ -45,9 +45,11 @@ rm -f "$W/stop-604"
 # ran across a slurmctld restart ends ("Requested nodes are busy"), and wakes it only at its next retry or
 # step event, a minute or more later; that is Slurm's, not what is tested here.
 for d in slurmctld slurmdbd; do
+    # (c before b: Slurm's main scheduler starts no job of a partition behind one that waits there; only its
+    # backfill pass, every 30 s, would.)
     a=$(submit "$d-a" tbmesh:studio-a:4 'srun sh -c "sleep 12; hostname"')
-    b=$(submit "$d-b" tbmesh:studio-a:2 'srun hostname')
     c=$(submit "$d-c" tbmesh:mini-b:4 'srun sh -c "sleep 12; hostname"')
+    b=$(submit "$d-b" tbmesh:studio-a:2 'srun hostname')
     t_ok "$d: two jobs run" wait_until 60 "$d: a and c run" eval "job_running $a && job_running $c"
     t_is "$d: the third waits" "PENDING" "$(job_state "$b")"
     pa=$(placed "$a") pb=$(placed "$b") pc=$(placed "$c")
