@@ -96,32 +96,31 @@ t_is "off: ... COMPLETED" "COMPLETED|0:0" "$(acct_final "$j" state,exitcode)"
 t_is "off: ... on the 4 Macs of mini-b" "mac05 mac06 mac07 mac08" "$(sort -u "$W/fault-off.out" | grep '^mac' | paste -sd' ')"
 t_ok "off: sacct has the job and its steps" wait_until 20 "off: steps in sacct" acct_steps "$j"
 
-# Bridge mode (mac02): the bridge host's slurmd for it lives on, so Slurm would not notice; the forwarder
-# loses the agent, and slurm-tbmesh finds it unreachable: the Mac is drained with the reason and the job
-# ends as a node failure (requeued when it may be).
+# Bridge mode (mac02): the bridge host's slurmd for it lives on, so Slurm sees no node failure (no requeue:
+# that would take marking the Mac DOWN from the step, which ends the step before srun has its tasks'
+# statuses and makes a failed srun exit 0; left open). The forwarder loses the agent and fails its task;
+# slurm-tbmesh finds the agent unreachable and drains the Mac with the reason; the job's all-reduce fails
+# at once on the other ranks (its peer closed), so the job ends FAILED, naming the Mac and its agent.
 rm -f "$W/fault-off2.out"
-j=$(as tbm-alice sbatch --parsable -o fault-off2.out -t 5 --requeue --gres=tbmesh:studio-a:4 \
-    --wrap 'if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then srun hostname; else srun sleep 602; fi')
-t_ok "off-bridge: the job's tasks run on the 4 Macs of studio-a" \
-    wait_until 60 "off-bridge: sleep on studio-a" on_macs 4 "(^|/)sleep 602 " mac01 mac02 mac03 mac04
+iters=$((100000 + RANDOM))
+j=$(as tbm-alice sbatch --parsable -o fault-off2.out -t 3 --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    --wrap "srun $T_MACNODE bench -b 1M -e 1M -n $iters -w 1 -t $BENCH_TMO")
+t_ok "off-bridge: the job's all-reduce runs (mac01 to mac02 over their cable)" \
+    wait_until 60 "off-bridge: all-reduce of job $j" established mac01 169.254.1.2
 t_ok "off-bridge: mac02 goes off" "$LABCMD" kill-mac mac02
-t_ok "off-bridge: the job is ended as a node failure and queued again" \
-    wait_until 60 "off-bridge: job $j requeued" requeued "$j"
-t_match "off-bridge: sacct records its first run as a node failure" "NODE_FAIL|REQUEUED" \
-    "$(sacct -n -X -P -D -j "$j" -o state | head -n1)"
+t_ok "off-bridge: the job ends" wait_until 60 "off-bridge: job $j ends" job_gone "$j"
+t_match "off-bridge: FAILED (a rank failed, or the forwarder of mac02's: 255)" "^FAILED\|(3|255):0$" "$(acct_final "$j" state,exitcode)"
 t_match "off-bridge: mac02 is drained with the agent as the reason" "^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:" "$(node_reason mac02)"
 out=$(cat "$W/fault-off2.out")
 t_match "off-bridge: the job's output names the Mac and its agent gone" \
     "macnode exec: the agent of mac02 at 10\.77\.0\.12:[0-9]+ closed the connection" "$out"
-t_match "off-bridge: ... and the node failure" "srun: error: Node failure on mac02" "$out"
-t_ok "off-bridge: nothing of the job is left on the other Macs" wait_until 30 "off-bridge: no sleep" none_on_macs "sleep 602"
+t_match "off-bridge: ... and the other ranks' peer gone" "macnode bench: rank [023]: all-reduce: .*rank 1 \(169\.254\.[0-9.]+:[0-9]+\).* closed" "$out"
+t_ok "off-bridge: nothing of the job is left on any Mac" wait_until 30 "off-bridge: no bench" none_on_macs "bench .*-n $iters"
+t_ok "off-bridge: sacct has the job and its steps" wait_until 20 "off-bridge: steps in sacct" acct_steps "$j"
 t_ok "off-bridge: mac02 is powered on again" "$LABCMD" revive mac02
 "$LABCMD" health mac02 > /dev/null 2>&1
 t_ok "off-bridge: the health check resumes it" wait_until 20 "off-bridge: mac02 usable" node_usable mac02
-release "$j"
-t_ok "off-bridge: the requeued job runs again and ends" wait_until 200 "off-bridge: job $j ends" job_gone "$j"
-t_is "off-bridge: ... COMPLETED" "COMPLETED|0:0" "$(acct_final "$j" state,exitcode)"
-t_ok "off-bridge: sacct has the job and its steps" wait_until 20 "off-bridge: steps in sacct" acct_steps "$j"
+group_runs studio-a 4 off-bridge
 
 # A health check that hangs: mac03's agent stops answering (SIGSTOP: its port still takes connections).
 # Slurm kills a HealthCheckProgram after 60 s, which would leave the Mac as it is; macnode check gives the
