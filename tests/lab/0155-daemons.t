@@ -25,7 +25,7 @@ finished() {
     t_is "$1: ... its $4 lines of output from its group" "$4" "$(grep -Ec "^($3)$" "$W/fault-$1.out")"
     t_ok "$1: sacct has the job and its steps" wait_until 20 "$1: steps in sacct" acct_steps "$2"
 }
-STUDIO="mac01 mac02 mac03 mac04" MINI="mac05 mac06 mac07 mac08"
+STUDIO="mac01 mac02 mac03 mac04"
 
 # slurmd: the one of mac01 on the bridge host, then all four, while a studio-a step runs.
 rm -f "$W/stop-604"
