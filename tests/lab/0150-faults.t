@@ -49,7 +49,7 @@ cable_case() {
     out=$(cat "$W/fault-$name.out")
     t_match "$name: the job's output names the Mac of the failed task" "srun: error: ($a|$b): task [0-9]+: Exited with exit code 3" "$out"
     t_match "$name: ... and where a rank waited in vain: the Mac and its link ('over MAC's IF'), the link down" \
-        "macnode bench: rank [0-9]+: all-reduce: no progress with rank [0-9]+ \(169\.254\.[0-9.]+:[0-9]+\) for $BENCH_TMO ms over ($stalled): it hangs, or the link is down" "$out"
+        "macnode bench: rank [0-9]+: all-reduce: no progress with rank [0-9]+ \(169\.254\.[0-9.]+:[0-9]+\) over ($stalled) for $BENCH_TMO ms: it hangs, or the link is down" "$out"
     wait_until 20 "$name: $a and $b drained" eval "node_drained $a && node_drained $b"
     t_match "$name: $a is drained with the cable as the reason" "^Reason=tbmesh: cable-missing at $cut <-> $endb" "$(node_reason "$a")"
     t_match "$name: ... and $b" "^Reason=tbmesh: cable-missing at $endb <-> $cut" "$(node_reason "$b")"
