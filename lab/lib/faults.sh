@@ -69,13 +69,21 @@ cmd_restart() {
 mac_pids() { ip netns pids "$(netns "$1")" 2>/dev/null || true; }
 
 # cmd_kill_mac NODE: the Mac goes off at once: every process in it (its agent and that agent's supervisor,
-# the tasks, in direct mode its slurmd and slurmstepds) is killed with SIGKILL, nothing is told. Its
-# namespaces and cables stay (as a powered-off Mac's ports stay cabled); `revive` powers it on.
+# the tasks, in direct mode its slurmd and slurmstepds) is stopped (SIGSTOP, until no new one appears: a
+# stopped process forks nothing, so no agent child keeps its port open a moment longer), then killed
+# (SIGKILL); nothing is told. Its namespaces and cables stay (as a powered-off Mac's ports stay cabled);
+# `revive` powers it on.
 cmd_kill_mac() {
     need_root
     [ $# = 1 ] && [ -n "$(plan_rows node | awk -F'\t' -v n="$1" '$2 == n')" ] ||
         die "usage: tbmesh-lab kill-mac MAC (one of $(plan_rows node | cut -f2 | paste -sd' '))"
-    local pids end=$((SECONDS + 10))
+    local pids seen="" end=$((SECONDS + 10))
+    while pids=$(mac_pids "$1" | sort -n | paste -sd' ') && [ "$pids" != "$seen" ]; do
+        # shellcheck disable=SC2086
+        [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
+        seen=$pids
+        [ "$SECONDS" -lt "$end" ] || die "the processes of $1 did not stop within 10 s: $pids"
+    done
     while pids=$(mac_pids "$1") && [ -n "$pids" ]; do
         # shellcheck disable=SC2086
         kill -KILL $pids 2>/dev/null || true
