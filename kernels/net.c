@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -278,4 +279,27 @@ int tbmcoll_peer_closed(int fd)
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         return errno;
     return 0;
+}
+
+void tbmcoll_local_end(int fd, char *out, size_t outsz)
+{
+    struct sockaddr_in me;
+    socklen_t len = sizeof(me);
+    struct ifaddrs *ifs = NULL, *i;
+    char host[64] = "";
+
+    out[0] = '\0';
+    if (getsockname(fd, (struct sockaddr *)&me, &len) < 0 || me.sin_family != AF_INET || getifaddrs(&ifs) < 0)
+        return;
+    for (i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+            ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr != me.sin_addr.s_addr)
+            continue;
+        if (gethostname(host, sizeof(host) - 1) < 0)
+            host[0] = '\0';
+        host[strcspn(host, ".")] = '\0';
+        snprintf(out, outsz, "%s%s%s", host, host[0] ? "'s " : "", i->ifa_name);
+        break;
+    }
+    freeifaddrs(ifs);
 }

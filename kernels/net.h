@@ -41,6 +41,10 @@ int tbmcoll_tune(int fd, const tbmcoll_opts_t *o, tbm_err_t *err);
  * connection, else -errno. */
 long tbmcoll_sock_io(int fd, int is_send, unsigned char *buf, size_t len);
 
+/* Where a connected socket leaves this host, for messages: "mac07's en2" (this host's name and the interface
+ * holding the socket's local address), or "" when it cannot be told. */
+void tbmcoll_local_end(int fd, char *out, size_t outsz);
+
 /* Whether the peer of a connected socket has closed it, without consuming data: 0 (no), or an error code
  * (EPIPE when it closed, else the errno). */
 int tbmcoll_peer_closed(int fd);

@@ -127,11 +127,13 @@ int tbmcoll_fail_xfers(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, const int *
 
 int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, const char *what)
 {
-    char peers[512];
+    char peers[512], end[128] = "";
 
     name_peers(xs, n, peers, sizeof(peers));
-    return tbmcoll_fail(c, "%s: no progress with %s for %d ms: it hangs, or the link is down", what, peers,
-                        c->opts.io_timeout_ms);
+    if (n > 0)
+        tbmcoll_local_end(tbmcoll_xfer_fd(xs[0]), end, sizeof(end));
+    return tbmcoll_fail(c, "%s: no progress with %s%s%s for %d ms: it hangs, or the link is down", what, peers,
+                        end[0] ? " over " : "", end, c->opts.io_timeout_ms);
 }
 
 /* One send or receive on a transfer's socket, counted. */

@@ -14,6 +14,11 @@
 /* Drain reasons that slurm-tbmesh set start with this; only those are lifted when the Mac is well again. */
 #define TBM_HEALTH_REASON_PREFIX "tbmesh: "
 
+/* How long the health check waits for each reply of a bridge-mode Mac's agent (ms). Slurm kills a
+ * HealthCheckProgram after 60 s, which would leave a Mac whose agent hangs as it is: the check gives up well
+ * before, with time left to drain the Mac (scontrol) saying why. */
+#define TBM_HEALTH_AGENT_MS 20000
+
 /* Append what is wrong with `node` (a node of conf) to fs. Returns how many errors were found; a node that
  * is not in conf is one error. Warnings (a slower link than the cable's Speed=) do not count. */
 size_t tbm_health_check(const tbm_conf_t *conf, const char *node, const tbm_host_facts_t *facts,

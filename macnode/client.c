@@ -15,8 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define REPLY_MS 60000
-
 const char *client_who(const client_t *c, char *buf, size_t len)
 {
     const char *name = c->node[0] ? c->node : c->mac;
@@ -32,7 +30,7 @@ const char *client_who(const client_t *c, char *buf, size_t len)
 static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err)
 {
     char who[160];
-    int rc = wire_next_msg(c->fd, &c->dec, m, REPLY_MS, err);
+    int rc = wire_next_msg(c->fd, &c->dec, m, c->reply_ms > 0 ? c->reply_ms : CLIENT_REPLY_MS, err);
 
     client_who(c, who, sizeof(who));
     if (rc == 0)
@@ -180,9 +178,9 @@ char *client_load_grant(const char *arg, tbm_err_t *err)
     return text;
 }
 
-int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm_err_t *err)
+int client_probe(const char *agent, const char *socket, int reply_ms, tbm_host_facts_t *f, tbm_err_t *err)
 {
-    client_t cl = { .agent = agent, .socket = socket, .fd = -1 };
+    client_t cl = { .agent = agent, .socket = socket, .reply_ms = reply_ms, .fd = -1 };
     tbm_msg_t req = { .type = TBM_MSG_PROBE }, reply;
     const char *text;
     int rc = -1;
@@ -197,7 +195,7 @@ int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm
         tbm_msg_free(&reply);
     }
     client_close(&cl);
-    if (rc < 0)
+    if (rc < 0 && !strstr(err->msg, agent))   /* name the agent once (a drain reason keeps 128 bytes) */
         tbm_errprefix(err, "agent %s: ", agent);
     return rc;
 }

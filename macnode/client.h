@@ -18,6 +18,7 @@ typedef struct client {
     const char *agent;    /* ADDR[:PORT] */
     const char *socket;   /* munged's socket, NULL for libmunge's default */
     const char *mac;      /* the Mac's name for messages ($SLURMD_NODENAME by default); NULL: not known */
+    int reply_ms;         /* the longest wait for each message of the agent; 0: CLIENT_REPLY_MS */
     int fd;
     tbm_fdec_t dec;
     char node[TBM_NODE_MAX];   /* the node name the agent gave in its welcome */
@@ -44,9 +45,12 @@ int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_
 
 void client_close(client_t *c);
 
+#define CLIENT_REPLY_MS 60000
+
 /* A Mac's facts from its agent (the probe request): connect to agent (ADDR[:PORT]) with munged's socket
- * (NULL: libmunge's default), ask, parse. 0, or -1 with err naming the agent. */
-int client_probe(const char *agent, const char *socket, tbm_host_facts_t *f, tbm_err_t *err);
+ * (NULL: libmunge's default), ask, parse, waiting at most reply_ms for each reply (0: CLIENT_REPLY_MS). 0,
+ * or -1 with err naming the agent. */
+int client_probe(const char *agent, const char *socket, int reply_ms, tbm_host_facts_t *f, tbm_err_t *err);
 
 /* The agent from --agent or $TBMESH_AGENT, the socket from --munge-socket or $TBMESH_MUNGE_SOCKET, the Mac's
  * name from $SLURMD_NODENAME; -1 with a message on stderr when no agent is known. */

@@ -217,7 +217,7 @@ int macnode_check(int argc, char **argv)
         agent_of(&conf, n, agent_buf, sizeof(agent_buf));
         agent = agent_buf;
     }
-    if (agent ? client_probe(agent, socket, f, &err)
+    if (agent ? client_probe(agent, socket, TBM_HEALTH_AGENT_MS, f, &err)
               : probe_host(backend ? backend : probe_default_backend(), dir, 20000, f, &pfs, &err)) {
         fprintf(stderr, "macnode check: %s: no facts: %s\n", node, err.msg);
         snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);

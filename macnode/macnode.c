@@ -272,7 +272,7 @@ static int cmd_probe(int argc, char **argv)
         return EXIT_PROBE;
     }
     tbm_findings_init(&fs);
-    rc = agent ? client_probe(agent, socket, f, &err) : probe_host(backend, dir, timeout_ms, f, &fs, &err);
+    rc = agent ? client_probe(agent, socket, timeout_ms, f, &err) : probe_host(backend, dir, timeout_ms, f, &fs, &err);
     if (rc < 0) {
         fprintf(stderr, "macnode probe: %s\n", err.msg);
         tbm_findings_free(&fs);

@@ -16,24 +16,33 @@ agent_listening() {
     [ -n "$(in_node "$1" ss -Hltn "src $2:$3" 2>/dev/null)" ]
 }
 
-start_agents() {
-    local row n addr port
-    [ -x "$MACNODED" ] || die "macnoded is not built ($MACNODED): run scripts/build.sh"
+# start_agent NODE: the Mac's agent under its supervisor, in the background.
+start_agent() {
+    local n=$1 row addr port
+    row=$(node_row "$n")
+    addr=$(field "$row" mgmt)
     port=$(agent_port)
-    while IFS= read -r row; do
-        n=$(cut -f2 <<<"$row")
-        addr=$(field "$row" mgmt)
-        in_node "$n" setsid "$KEEPALIVE" "$RUN/keepalive-$n.pid" "$LOG/keepalive-$n.log" "$KEEPALIVE_THROTTLE" \
-            "$MACNODED" --listen "$addr:$port" --node "$n" \
-            --munge-socket "$MUNGE_SOCKET" --replay "$NODES/$n/replay" \
-            --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 \
-            --log "$LOG/macnoded-$n.log" --pid-file "$RUN/macnoded-$n.pid" < /dev/null > /dev/null 2>&1 &
-    done < <(plan_rows node)
-    while IFS= read -r row; do
-        n=$(cut -f2 <<<"$row")
-        wait_for "macnoded on $n (listening on $(field "$row" mgmt):$port)" 15 \
-            agent_listening "$n" "$(field "$row" mgmt)" "$port"
-    done < <(plan_rows node)
+    (close_fds; in_node "$n" setsid "$KEEPALIVE" "$RUN/keepalive-$n.pid" "$LOG/keepalive-$n.log" "$KEEPALIVE_THROTTLE" \
+        "$MACNODED" --listen "$addr:$port" --node "$n" \
+        --munge-socket "$MUNGE_SOCKET" --replay "$NODES/$n/replay" \
+        --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 \
+        --log "$LOG/macnoded-$n.log" --pid-file "$RUN/macnoded-$n.pid") < /dev/null > /dev/null 2>&1 &
+}
+
+# wait_agent NODE: until the Mac's agent listens (at most 15 s).
+wait_agent() {
+    local row port
+    row=$(node_row "$1")
+    port=$(agent_port)
+    wait_for "macnoded on $1 (listening on $(field "$row" mgmt):$port)" 15 \
+        agent_listening "$1" "$(field "$row" mgmt)" "$port"
+}
+
+start_agents() {
+    local n
+    [ -x "$MACNODED" ] || die "macnoded is not built ($MACNODED): run scripts/build.sh"
+    for n in $(plan_rows node | cut -f2); do start_agent "$n"; done
+    for n in $(plan_rows node | cut -f2); do wait_agent "$n"; done
 }
 
 # stop_agents: each supervisor stops its agent (SIGTERM, the agent's grace for its tasks) and ends.

@@ -17,6 +17,18 @@ wait_for() {
     done
 }
 
+# close_fds: close every file descriptor above 2 of this (sub)shell, so that a daemon started from it keeps
+# no pipe of the caller open (a test's $(tbmesh-lab revive ...) would wait for the agent to end) nor the
+# caller's lock. Redirect the subshell's own stdio, not a command's inside it: bash keeps a copy of the
+# caller's stdout while a command with redirections runs.
+close_fds() {
+    local fd
+    for fd in /proc/"$BASHPID"/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+}
+
 # timed STEP: run one step of 'up' and note its wall time in the log.
 timed() {
     local t=$SECONDS

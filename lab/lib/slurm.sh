@@ -192,11 +192,15 @@ wait_macs_submittable() {
     done
 }
 
+# start_slurmd NODE: the node's slurmd, on the bridge host (bridge mode) or inside the node.
+start_slurmd() {
+    mkdir -p "$LAB/spool/slurmd-$1"
+    if bridge_nodes | grep -qx "$1"; then in_bridge "$1" slurmd -N "$1"; else in_node "$1" slurmd -N "$1"; fi
+}
+
 start_slurmds() {
     local n
-    for n in $(all_nodes); do mkdir -p "$LAB/spool/slurmd-$n"; done
-    for n in $(bridge_nodes); do in_bridge "$n" slurmd -N "$n"; done
-    for n in $(direct_nodes); do in_node "$n" slurmd -N "$n"; done
+    for n in $(all_nodes); do start_slurmd "$n"; done
 }
 
 nodes_ready() {

@@ -87,6 +87,18 @@ acct() {
     cut -d'|' -f2- <<<"$out"
 }
 
+# acct_final JOBID FIELDS: as acct, once sacct has the job's end (a final state; slurmdbd may hear of it a
+# little after the job has left the queue, the more so just after a restart); at most 30 s.
+acct_final() {
+    local end=$((SECONDS + 30)) st
+    while [ "$SECONDS" -lt "$end" ]; do
+        st=$(sacct -n -X -P -j "$1" -o state 2>/dev/null | tail -n1)
+        case "$st" in COMPLETED*|FAILED*|CANCELLED*|TIMEOUT*|NODE_FAIL*|OUT_OF_ME*|PREEMPTED*|DEADLINE*) break ;; esac
+        sleep 0.3
+    done
+    acct "$1" "$2"
+}
+
 # no_jobs: cancel what the lab's users have queued or running (a test starts from an empty queue), and wait.
 no_jobs() {
     local end=$((SECONDS + 30))
@@ -98,3 +110,57 @@ no_jobs() {
 }
 
 plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$LAB/etc/plan.tsv"; }
+
+# wait_until SECONDS WHAT CMD...: poll CMD until it succeeds; after SECONDS, say WHAT was not reached and
+# return 1.
+wait_until() {
+    local secs=$1 what=$2 end=$((SECONDS + $1)); shift 2
+    until "$@" > /dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$end" ]; then echo "# wait_until: $what: not within $secs s"; return 1; fi
+        sleep 0.3
+    done
+}
+
+# job_state JOBID: the job's state now (squeue's while it is queued, sacct's once it has left).
+job_state() {
+    local st
+    st=$(squeue -h -j "$1" -o %T 2>/dev/null)
+    [ -n "$st" ] || st=$(sacct -n -X -P -j "$1" -o state 2>/dev/null | tail -n1)
+    echo "$st"
+}
+job_running() { [ "$(job_state "$1")" = RUNNING ]; }
+job_gone() { [ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ]; }
+
+# mac_procs PATTERN MAC...: the processes inside those Macs (network namespaces) whose command line matches
+# PATTERN (grep -E), as MAC:PID.
+mac_procs() {
+    local pat=$1 n p; shift
+    for n in "$@"; do
+        for p in $(ip netns pids "tbml-$n" 2>/dev/null); do
+            { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null | grep -Eq -- "$pat" && echo "$n:$p"
+        done
+    done
+    true
+}
+# on_macs N PATTERN MAC...: a process matching PATTERN runs in exactly N of those Macs.
+on_macs() {
+    local n=$1; shift
+    [ "$(mac_procs "$@" | cut -d: -f1 | sort -u | wc -l)" = "$n" ]
+}
+ALL_MACS="mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08"
+# none_on_macs PATTERN: no process matching PATTERN in any Mac.
+none_on_macs() {
+    # shellcheck disable=SC2086
+    [ -z "$(mac_procs "$1" $ALL_MACS)" ]
+}
+
+node_reason() { scontrol show node "$1" | grep -o 'Reason=.*' | sed 's/ \[.*//'; }
+node_drained() { scontrol show node "$1" | grep -q 'State=[A-Z+_]*DRAIN'; }
+node_usable() { sinfo -h -N -n "$1" -o %T | grep -Eqx '(idle|mixed|allocated)'; }
+
+# acct_steps JOBID: sacct has the job, its batch step and its first srun step (of any of its runs).
+acct_steps() {
+    local ids
+    ids=" $(sacct -n -P -D -j "$1" -o jobid 2>/dev/null | sort -u | paste -sd' ') "
+    [[ "$ids" == *" $1 "* && "$ids" == *" $1.batch "* && "$ids" == *" $1.0 "* ]]
+}
