@@ -58,14 +58,26 @@ t_match "the Macs' routes come from macnode netplan (mac01 reaches mac02's other
 # (The lab's 4 Macs share 2 cores: Open MPI must yield while it waits, or its spinning ranks can starve
 # each other for minutes. A time limit bounds each job all the same.)
 # (A rank that dies ends the step at once, --kill-on-bad-exit, rather than leaving the others waiting in
-# MPI until the time limit. Under load, rank 0 of the direct launch sometimes died after MPI_Init, in the
-# all-reduce its peers were connecting to it for, jumping to address 0 inside Open MPI. The suspected race is
-# Open MPI's lazy set-up of peer endpoints (on first contact, from both sides at once): the ranks set up
-# every endpoint in MPI_Init instead, mpi_add_procs_cutoff above the job's size.)
+# MPI until the time limit.)
+# Open MPI 4.1.4 (Debian 12's) has a crash of its own here: in about 1 launch in 30 on this lab, one rank
+# dies in MPI_Init with a jump to address 0. A core of it (Open MPI's signal handler off, opal_signal=)
+# shows the call from mca_btl_tcp.so's event callback, inside libevent's loop, inside opal_progress in
+# ompi_mpi_init: no frame of ours below MPI_Init_thread, and the peers print btl/tcp's "connect() ...
+# failed: Operation now in progress (115)", the wrongly reported error of its connection set-up between
+# ranks with several interfaces each (each Mac has one per cable). Setting every endpoint up in MPI_Init
+# (mpi_add_procs_cutoff) does not prevent it (6 crashes in 150 launches with it, 10 in 250 without). So a
+# launch that dies of that (a rank killed by a segmentation fault, no wrong value) is tried
+# once more, and said; any other failure fails the test.
 yield=OMPI_MCA_mpi_yield_when_idle=1
-eager=OMPI_MCA_mpi_add_procs_cutoff=1024
-out=$(as tbm-alice env $yield $eager timeout 300 salloc -Q -t 4 --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
-    srun --mpi=pmix --kill-on-bad-exit=1 "$BENCH" -T mpi -b 8 -e 512 -f 64 -n 2 -w 1 2>&1)
+mpi_direct() {
+    as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:mini-b:4 --mlx-backend=mpi \
+        srun --mpi=pmix --kill-on-bad-exit=1 "$BENCH" -T mpi -b 8 -e 512 -f 64 -n 2 -w 1 2>&1
+}
+out=$(mpi_direct)
+if ! grep -q "Wrong values *: 0 OK" <<<"$out" && grep -Eq "Failing at address: \(nil\)|task [0-9]+: Segmentation fault" <<<"$out"; then
+    echo "# Open MPI's own crash in MPI_Init (btl/tcp, address 0): launched once more"
+    out=$(mpi_direct)
+fi
 t_match "mini-b (direct): srun --mpi=pmix runs Open MPI's all-reduce on the 4 Macs" "4 ranks, transport mpi" "$out"
 t_match "... with no wrong value" "Wrong values *: 0 OK" "$out"
 out=$(as tbm-alice env $yield timeout 300 salloc -Q -t 4 --gres=tbmesh:studio-a:4 --mlx-backend=mpi \
