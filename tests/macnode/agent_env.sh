@@ -20,6 +20,9 @@ done
 
 T=$(mktemp -d /tmp/tbm-agent.XXXXXX)
 chmod 755 "$T"
+# The forwarder runs as the test user, who may not reach the build folder (a clone under /root, 0700): it
+# runs from a copy in $T.
+cp "$MACNODE" "$T/macnode" && MACNODE=$T/macnode
 W=$T/work   # the user's working directory
 mkdir "$W" && chown $USER_UID:$USER_UID "$W"
 export TBMESH_MUNGE_SOCKET=$T/munge.sock
