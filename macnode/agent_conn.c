@@ -13,11 +13,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* Log a refusal, tell the client, and say the connection is over (returns -1). */
@@ -166,6 +168,26 @@ static int serve_one(agent_conn_t *c, const tbm_msg_t *m, long long welcomed, lo
     }
 }
 
+/* The replies are all sent: say so (FIN), then read and drop what the client still sends until it closes,
+ * LINGER_MS at most. Closing with input unread would reset the connection, and a reset can make the client
+ * lose the end of what it was sent (the task's last output, its exit). */
+#define LINGER_MS 2000
+static void linger_close(int fd)
+{
+    char buf[4096];
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    long long end = tbm_now_ms() + LINGER_MS, left;
+    ssize_t n;
+
+    if (shutdown(fd, SHUT_WR) < 0)
+        return;
+    while ((left = end - tbm_now_ms()) > 0 && poll(&p, 1, (int)left) > 0) {
+        n = read(fd, buf, sizeof(buf));
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+            break;
+    }
+}
+
 void agent_serve(agent_conn_t *c)
 {
     tbm_err_t err = { { 0 } };
@@ -186,4 +208,5 @@ void agent_serve(agent_conn_t *c)
             refuse(c, "frame", "malformed request: %s", err.msg);
     }
     tbm_fdec_free(&c->dec);
+    linger_close(c->fd);
 }
