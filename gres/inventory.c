@@ -146,9 +146,9 @@ static void print_report(const inventory_t *inv)
 static void print_json(const inventory_t *inv)
 {
     json_object *root = json_object_new_object(), *groups = json_object_new_array();
-    json_object *findings = json_object_new_array(), *o;
+    json_object *findings = tbm_findings_json(&inv->val.findings), *o;
     char backends[128];
-    size_t g, i;
+    size_t g;
 
     for (g = 0; g < inv->topo.n_groups; g++) {
         const tbm_conf_group_t *cg = &inv->conf.groups[g];
@@ -166,16 +166,6 @@ static void print_json(const inventory_t *inv)
         json_object_object_add(o, "backends", json_object_new_string(backends));
         json_object_array_add(groups, o);
         free(hosts);
-    }
-    for (i = 0; i < inv->val.findings.n; i++) {
-        const tbm_finding_t *f = &inv->val.findings.items[i];
-        o = json_object_new_object();
-        json_object_object_add(o, "severity", json_object_new_string(tbm_severity_name(f->severity)));
-        json_object_object_add(o, "code", json_object_new_string(f->code));
-        json_object_object_add(o, "where", json_object_new_string(f->where));
-        json_object_object_add(o, "what", json_object_new_string(f->what));
-        json_object_object_add(o, "fix", json_object_new_string(f->fix));
-        json_object_array_add(findings, o);
     }
     json_object_object_add(root, "macs", json_object_new_int((int)inv->topo.n_hosts));
     json_object_object_add(root, "cables", json_object_new_int((int)inv->topo.n_cables));

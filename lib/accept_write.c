@@ -307,24 +307,6 @@ char *tbm_accept_markdown(const tbm_accept_t *a)
 
 /* ---- JSON ---- */
 
-static json_object *j_findings(const tbm_findings_t *fs)
-{
-    json_object *arr = json_object_new_array(), *o;
-    size_t i;
-
-    for (i = 0; i < fs->n; i++) {
-        const tbm_finding_t *f = &fs->items[i];
-        o = json_object_new_object();
-        json_object_object_add(o, "severity", json_object_new_string(tbm_severity_name(f->severity)));
-        json_object_object_add(o, "code", json_object_new_string(f->code));
-        json_object_object_add(o, "where", json_object_new_string(f->where));
-        json_object_object_add(o, "what", json_object_new_string(f->what));
-        json_object_object_add(o, "fix", json_object_new_string(f->fix));
-        json_object_array_add(arr, o);
-    }
-    return arr;
-}
-
 static json_object *j_jobs(const char *jobs)
 {
     json_object *arr = json_object_new_array();
@@ -459,7 +441,7 @@ static json_object *j_steps(const tbm_accept_t *a)
         json_object_object_add(o, "ran", json_object_new_boolean(a->step[i].state != TBM_STEP_NOT_RUN));
         json_object_object_add(o, "jobs", j_jobs(a->step[i].jobs));
         json_object_object_add(o, "summary", json_object_new_string(a->step[i].summary));
-        json_object_object_add(o, "findings", j_findings(&a->step[i].findings));
+        json_object_object_add(o, "findings", tbm_findings_json(&a->step[i].findings));
         json_object_array_add(arr, o);
     }
     return arr;
@@ -485,7 +467,7 @@ char *tbm_accept_json(const tbm_accept_t *a)
     json_object_object_add(root, "verdict", json_object_new_string(tbm_accept_level_name(a->level)));
     json_object_object_add(root, "exit_status", json_object_new_int(tbm_accept_exit_status(a->level)));
     for (l = (int)a->level + 1; l < TBM_ACCEPT_LEVELS; l++)
-        json_object_object_add(kept, tbm_accept_level_key((tbm_accept_level_t)l), j_findings(&a->kept[l]));
+        json_object_object_add(kept, tbm_accept_level_key((tbm_accept_level_t)l), tbm_findings_json(&a->kept[l]));
     json_object_object_add(root, "kept_from", kept);
     json_object_object_add(root, "steps", j_steps(a));
     json_object_object_add(root, "plan", j_plan(&a->plan));

@@ -1,6 +1,7 @@
 /* finding.c: the bounded list of findings shared by parsers and validators (see finding.h). */
 #include "finding.h"
 
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,4 +85,22 @@ const char *tbm_severity_name(tbm_severity_t sev)
     case TBM_SEV_ERROR:   return "error";
     }
     return "unknown";
+}
+
+json_object *tbm_findings_json(const tbm_findings_t *fs)
+{
+    json_object *arr = json_object_new_array(), *o;
+    size_t i;
+
+    for (i = 0; i < fs->n; i++) {
+        const tbm_finding_t *f = &fs->items[i];
+        o = json_object_new_object();
+        json_object_object_add(o, "severity", json_object_new_string(tbm_severity_name(f->severity)));
+        json_object_object_add(o, "code", json_object_new_string(f->code));
+        json_object_object_add(o, "where", json_object_new_string(f->where));
+        json_object_object_add(o, "what", json_object_new_string(f->what));
+        json_object_object_add(o, "fix", json_object_new_string(f->fix));
+        json_object_array_add(arr, o);
+    }
+    return arr;
 }

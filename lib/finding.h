@@ -33,8 +33,13 @@ typedef struct tbm_findings {
     size_t dropped;
 } tbm_findings_t;
 
+struct json_object;
+
 void tbm_findings_init(tbm_findings_t *fs);
 void tbm_findings_free(tbm_findings_t *fs);
+
+/* The findings as a JSON array of {severity, code, where, what, fix} (json-c; the caller owns it). */
+struct json_object *tbm_findings_json(const tbm_findings_t *fs);
 
 /* Add one finding; `what` is printf-style. Returns 0, or -1 when it had to be dropped (full or no memory). */
 int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, const char *where,

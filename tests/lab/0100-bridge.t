@@ -10,17 +10,6 @@ CHECK=$T_MLXCHECK
 MACNODE=$T_MACNODE
 W=$LAB/work/tbm-alice
 
-# on_macs PATTERN NODES...: processes in those Macs whose command line matches.
-on_macs() {
-    local pat=$1 n p; shift
-    for n in "$@"; do
-        for p in $(ip netns pids "tbml-$n" 2>/dev/null); do
-            { tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null | grep -q -- "$pat" && echo "$n:$p"
-        done
-    done
-    true
-}
-
 # A job with a one-minute limit whose task would sleep far longer: checked at the end.
 tl=$(as tbm-alice sbatch --parsable -o /dev/null -t 1 --gres=tbmesh:studio-a:2 --wrap 'srun sleep 777')
 
@@ -61,15 +50,15 @@ t_match "... on a Mac of studio-a" "mac0[1-4]" "$pty"
 
 # scancel: the forwarders, the agents' tasks and their children are gone from every Mac.
 j=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun sh -c "sleep 888 & sleep 889"')
-for _ in $(seq 40); do [ -n "$(on_macs 'sleep 889' mac01 mac02 mac03 mac04)" ] && break; sleep 0.5; done
-t_is "the job's tasks run on the four Macs" "4" "$(on_macs 'sleep 889' mac01 mac02 mac03 mac04 | cut -d: -f1 | sort -u | wc -l)"
+for _ in $(seq 40); do [ -n "$(mac_procs 'sleep 889' mac01 mac02 mac03 mac04)" ] && break; sleep 0.5; done
+t_is "the job's tasks run on the four Macs" "4" "$(mac_procs 'sleep 889' mac01 mac02 mac03 mac04 | cut -d: -f1 | sort -u | wc -l)"
 scancel "$j"
 sleep 8
-t_is "after scancel no task or child is left on a Mac" "" "$(on_macs 'sleep 88[89]' mac01 mac02 mac03 mac04)"
+t_is "after scancel no task or child is left on a Mac" "" "$(mac_procs 'sleep 88[89]' mac01 mac02 mac03 mac04)"
 
 # The time limit (set at the start): one minute, then nothing left.
 for _ in $(seq 90); do [ "$(wait_job "$tl" 1)" != "TIMEOUT-WAITING(RUNNING)" ] && break; done
 t_match "the job hit its time limit" "TIMEOUT|CANCELLED" "$(wait_job "$tl" 30)"
 sleep 6
-t_is "after the time limit no task is left on a Mac" "" "$(on_macs 'sleep 777' mac01 mac02 mac03 mac04)"
+t_is "after the time limit no task is left on a Mac" "" "$(mac_procs 'sleep 777' mac01 mac02 mac03 mac04)"
 t_done
