@@ -7,7 +7,10 @@
 # are the CSV's. The page and its screenshot stay in $LAB/report/.
 . "$(dirname "$0")/lib.sh"
 TBMESH=$T_SRC/build/inst/bin/tbmesh
-STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab     # the lab's record store (as in 0140)
+# The lab's record store: its tbmesh.conf puts it in the lab's state (as 0140 checks). The lab numbers jobs
+# from 1 again after a purge: records of an earlier lab's jobs with the same ids go.
+STORE=$LAB/records/tbmlab
+rm -rf "$STORE"
 OUT=$LAB/report
 mkdir -p "$OUT"
 rm -f "$OUT"/*
