@@ -12,7 +12,7 @@ no_jobs
 TBMESH=$T_INST/bin/tbmesh
 OUT=$LAB/accept-test
 rm -rf "$OUT"; mkdir -p "$OUT"
-STORE=$T_SRC/build/inst/var/lib/slurm-tbmesh/records/tbmlab/accept
+STORE=$LAB/records/tbmlab/accept   # beside the reproducibility records: RecordDir, in the lab's state
 CUT=mac01:en2
 
 # The plan. The lab's cables are veth pairs sharing this host's two cores with eight Macs, far from
