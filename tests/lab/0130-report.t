@@ -6,7 +6,7 @@
 # The HTML page is opened in headless Chromium: it renders, every chart is there, and the numbers in its tables
 # are the CSV's. The page and its screenshot stay in $LAB/report/.
 . "$(dirname "$0")/lib.sh"
-TBMESH=$T_SRC/build/inst/bin/tbmesh
+TBMESH=$T_INST/bin/tbmesh   # as the lab installed it: the lab's users reach it wherever the tree is
 # The lab's record store: its tbmesh.conf puts it in the lab's state (as 0140 checks). The lab numbers jobs
 # from 1 again after a purge: records of an earlier lab's jobs with the same ids go.
 STORE=$LAB/records/tbmlab

@@ -10,8 +10,8 @@
 . "$(dirname "$0")/lib.sh"
 no_jobs
 
-TBMESH=$T_SRC/build/inst/bin/tbmesh
-MACNODE=$T_SRC/build/inst/bin/macnode
+TBMESH=$T_INST/bin/tbmesh   # as the lab installed it: the lab's users reach it wherever the tree is
+MACNODE=$T_MACNODE
 # The lab's tbmesh.conf puts the store in the lab's state, readable by its users wherever the source tree is.
 STORE=$LAB/records/tbmlab
 # The lab numbers jobs from 1 again after a purge: records of an earlier lab's jobs with the same ids go.
