@@ -362,18 +362,23 @@ static void part_failures(acc_t *c, int step, const accept_job_t *j)
     }
 }
 
-/* A job that did not start: why, and which Macs Slurm would not give. */
+/* A job that did not start: which Macs Slurm would not give and why, then salloc's own words (last: a finding's
+ * text has a bound, and salloc's message can be long). A job refused at submit has no id. */
 static void not_started(acc_t *c, int step, const accept_job_t *j, int macs)
 {
-    char why[240];
+    char why[240], who[64];
 
     accept_job_error(j, why, sizeof(why));
+    if (j->id)
+        snprintf(who, sizeof(who), "job %u did not get", j->id);
+    else
+        snprintf(who, sizeof(who), "the job was refused at submit: it got none of the");
     tbm_accept_step_add(&c->a, step, TBM_SEV_ERROR, "job-not-started", c->a.group,
                         "repair what step 4 names (Slurm gives a drained Mac to no job), then run tbmesh accept again",
-                        "job %u did not get %d Mac%s of %s within %d s%s%s%s%s%s%s%s%s", j->id, macs,
-                        macs == 1 ? "" : "s", c->a.group, c->wait_s, why[0] ? " (salloc: " : "", why, why[0] ? ")" : "",
-                        c->unavailable[0] ? "; Slurm will not give " : "", c->unavailable,
-                        c->unavailable[0] ? " (the first: " : "", c->unavailable_why, c->unavailable[0] ? ")" : "");
+                        "%s %d Mac%s of %s within %d s%s%s%s%s%s%s%s", who, macs, macs == 1 ? "" : "s",
+                        c->a.group, c->wait_s, c->unavailable[0] ? "; Slurm will not give " : "", c->unavailable,
+                        c->unavailable[0] ? " (the first: " : "", c->unavailable_why, c->unavailable[0] ? ")" : "",
+                        why[0] ? "; salloc: " : "", why);
 }
 
 static void step_baseline(acc_t *c)
