@@ -215,20 +215,27 @@ END_TEST
 static tbm_conf_t conf;
 static tbm_report_t *rep;
 
-/* November 2026; "now" is 2026-11-20, so the period is clipped there. */
+/* The lab's tbmesh.conf and November 2026 as the period; "now" is 2026-11-20, so the period is clipped there. */
+static void november(tbm_report_opts_t *o)
+{
+    tbm_err_t err = { { 0 } };
+
+    utc();
+    tbm_conf_init(&conf);
+    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
+    memset(o, 0, sizeof(*o));
+    o->period.since = T0;
+    o->period.until = T0 + 30 * DAY;
+    o->now = T0 + 19 * DAY;
+    o->conf = &conf;
+}
+
 static void make_report(int records, const char *only_group)
 {
     tbm_err_t err = { { 0 } };
     tbm_report_opts_t o;
 
-    utc();
-    tbm_conf_init(&conf);
-    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
-    memset(&o, 0, sizeof(o));
-    o.period.since = T0;
-    o.period.until = T0 + 30 * DAY;
-    o.now = T0 + 19 * DAY;
-    o.conf = &conf;
+    november(&o);
     o.records_in_use = records;
     o.only_group = only_group;
     rep = tbm_report_new(&o, &err);
@@ -529,14 +536,7 @@ START_TEST(coverage_from_the_store_hook)
     tbm_report_opts_t o;
     const tbm_ragg_t *a;
 
-    utc();
-    tbm_conf_init(&conf);
-    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
-    memset(&o, 0, sizeof(o));
-    o.period.since = T0;
-    o.period.until = T0 + 30 * DAY;
-    o.now = T0 + 19 * DAY;
-    o.conf = &conf;
+    november(&o);
     o.records_in_use = 1;
     o.coverage = store_says;
     o.coverage_ctx = &n_asked;
@@ -571,14 +571,7 @@ START_TEST(efficiency_without_slurm_cpu)
     tbm_report_opts_t o;
     char *csv, *row;
 
-    utc();
-    tbm_conf_init(&conf);
-    ck_assert_msg(tbm_conf_parse(lab_conf, strlen(lab_conf), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
-    memset(&o, 0, sizeof(o));
-    o.period.since = T0;
-    o.period.until = T0 + 30 * DAY;
-    o.now = T0 + 19 * DAY;
-    o.conf = &conf;
+    november(&o);
     o.slurm_cpu_unknown = 1;
     rep = tbm_report_new(&o, &err);
     ck_assert_msg(rep != NULL, "%s", err.msg);
