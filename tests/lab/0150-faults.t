@@ -82,6 +82,9 @@ release() {
 requeued() { [ "$(scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*')" != "Restarts=0" ]; }
 t_ok "off: the job is ended by a node failure and queued again (within SlurmdTimeout and a ping)" \
     wait_until 90 "off: job $j requeued" requeued "$j"
+# slurmctld tells slurmdbd of the requeue on its own time: sacct has it within seconds, not at once.
+first_run_failed() { sacct -n -X -P -D -j "$1" -o state | head -n1 | grep -Eq 'NODE_FAIL|REQUEUED'; }
+wait_until 30 "off: job $j's first run in sacct" first_run_failed "$j" || true
 t_match "off: sacct records its first run as a node failure" "NODE_FAIL|REQUEUED" "$(sacct -n -X -P -D -j "$j" -o state | head -n1)"
 t_match "off: the job's output names the Mac and the node failure" \
     "srun: error: Node failure on mac07|JOB $j ON mac05 CANCELLED AT .* DUE TO NODE FAILURE" "$(cat "$W/fault-off.out")"
