@@ -157,7 +157,10 @@ static void loop(agent_conn_t *c, watch_t *w, int mon)
                 return;
         }
         if (p[1].revents & POLLIN) {
+            tbm_errclear(&err);
             rc = linkmon_read(mon, on_change, w, &err);
+            if (rc == 1 && tbm_erris(&err))
+                agent_log("%s: watch: %s", c->peer, err.msg);
             if (rc < 0) {
                 agent_log("%s: watch ends: %s", c->peer, err.msg);
                 return;

@@ -15,8 +15,9 @@ typedef void (*linkmon_fn)(void *ctx, const char *name, int up);
 /* The monitor's socket (non-blocking, close-on-exec), or -1 with err. */
 int linkmon_open(tbm_err_t *err);
 
-/* Read what the socket has, calling fn for every link message. 0 when all was read; 1 when the OS dropped
- * messages (its buffer overflowed: take the states again with linkmon_states); -1 with err on a read error. */
+/* Read what the socket has, calling fn for every link message. 0 when all was read; 1 when news was lost
+ * (the OS dropped messages as its buffer overflowed, or, with err saying which, a message could not be read):
+ * take the states again with linkmon_states; -1 with err on a read error. */
 int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err);
 
 /* One read of the monitor's socket into buf (what names the socket in messages): the bytes read; 0 when

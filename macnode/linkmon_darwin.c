@@ -1,13 +1,15 @@
 /* linkmon_darwin.c: link news on macOS: a PF_ROUTE socket; each RTM_IFINFO message carries the interface's
- * index and flags (linkmon.h). Built on macOS only; the embedded lab runs linkmon_linux.c. */
+ * index and flags (linkmon.h), read by lib/rtmsg.c. Built on macOS only; the embedded lab runs linkmon_linux.c. */
 #include "config.h"
 #include "linkmon.h"
+#include "rtmsg.h"
 
 #ifdef __APPLE__
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <net/route.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,26 +29,39 @@ int linkmon_open(tbm_err_t *err)
     return fd;
 }
 
+/* The system's layout is the one lib/rtmsg.c reads: checked here, where the system's headers are. */
+_Static_assert(RTM_VERSION == TBM_RTM_VERSION && RTM_IFINFO == TBM_RTM_IFINFO, "routing message version and type");
+_Static_assert(IFF_UP == TBM_RTM_IFF_UP && IFF_RUNNING == TBM_RTM_IFF_RUNNING, "interface flags");
+_Static_assert(offsetof(struct if_msghdr, ifm_flags) == TBM_IFM_FLAGS_OFF &&
+               offsetof(struct if_msghdr, ifm_index) == TBM_IFM_INDEX_OFF &&
+               sizeof(struct if_msghdr) == TBM_IFM_SIZE, "struct if_msghdr");
+
+typedef struct {
+    linkmon_fn fn;
+    void *ctx;
+} by_index_t;
+
+static void by_index(void *ctx, unsigned index, int up)
+{
+    by_index_t *b = ctx;
+    char name[IF_NAMESIZE];
+
+    if (if_indextoname(index, name))   /* an interface gone since: nothing to say of it */
+        b->fn(b->ctx, name, up);
+}
+
 int linkmon_read(int fd, linkmon_fn fn, void *ctx, tbm_err_t *err)
 {
     char buf[8192] __attribute__((aligned(8)));
-    char name[IF_NAMESIZE];
-    const struct if_msghdr *m;
-    long n, off;
+    by_index_t b = { fn, ctx };
+    long n;
 
     for (;;) {
         n = linkmon_recv(fd, buf, sizeof(buf), "routing socket", err);
         if (n <= 0)
             return n == -2 ? 1 : (int)n;
-        /* every routing message starts with its length (u_short), version and type (u_char each) */
-        for (off = 0; off + 4 <= n;) {
-            m = (const struct if_msghdr *)(buf + off);
-            if (m->ifm_msglen < 4 || off + m->ifm_msglen > n)
-                break;
-            if (m->ifm_type == RTM_IFINFO && (size_t)m->ifm_msglen >= sizeof(*m) && if_indextoname(m->ifm_index, name))
-                fn(ctx, name, (m->ifm_flags & IFF_UP) && (m->ifm_flags & IFF_RUNNING));
-            off += m->ifm_msglen;
-        }
+        if (tbm_rtmsg_links(buf, (size_t)n, by_index, &b, err) < 0)
+            return 1;   /* err says which message; the caller takes the states afresh */
     }
 }
 #endif
