@@ -138,6 +138,10 @@ static inline int tbmcoll_xfer_fd(const tbmcoll_xfer_t *x)
  * ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
 
+/* The same for a batch whose transfers name their streams (tbmcoll_xfer_t.stream) and are not striped; at
+ * most one send and one receive per stream of a link. */
+int tbmcoll_xfer_run_streams(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
+
 /* One non-blocking step of a transfer (when poll says its socket is ready). Returns 0 (progress, or nothing
  * to do yet) or an error code: EPIPE when the peer closed the connection, else the errno. */
 int tbmcoll_xfer_step(tbmcoll_comm_t *c, tbmcoll_xfer_t *x);

@@ -1,5 +1,6 @@
 /* coll_mesh.c: collectives on a full mesh: every rank talks to every other one at once, using all n-1 links
- * (direct reduce-scatter to each chunk's owner, then direct all-gather). */
+ * (direct reduce-scatter to each chunk's owner, then direct all-gather; for all-reduce both fused and
+ * pipelined piece by piece). */
 #include "coll.h"
 
 #include <string.h>
@@ -15,12 +16,19 @@ static void chunk_of(const tbmcoll_comm_t *c, const layout_t *ly, int i, size_t 
     tbmcoll_chunk_bytes(c, ly->count, ly->esize, i, off, len);
 }
 
-static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len)
+static void add_xfer_on(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len,
+                        int stream)
 {
     if (len == 0)
         return;
-    xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len };
+    xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len,
+                               .stream = stream };
     (*n)++;
+}
+
+static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len)
+{
+    add_xfer_on(xs, n, l, is_send, buf, len, 0);
 }
 
 /* This rank's own part of a fold: read where it is, unless it is dst itself (in place) at a place the fold
@@ -113,18 +121,90 @@ static int mesh_ag(tbmcoll_comm_t *c, unsigned char *buf, const layout_t *ly, in
     return tbmcoll_xfer_run(c, xs, n, what);
 }
 
+/* Piece k (of `piece` bytes) of a part of plen bytes: its offset in the part and its length (0 past the end). */
+static void piece_of(size_t plen, size_t piece, size_t k, size_t *at, size_t *len)
+{
+    *at = k * piece;
+    *len = *at >= plen ? 0 : plen - *at < piece ? plen - *at : piece;
+}
+
+/* All-reduce above the small size: reduce-scatter and all-gather fused and pipelined. Every rank's part is cut
+ * into pieces of `piece` bytes (opts.segment_bytes); in round k each rank sends piece k of every other rank's
+ * part to its owner and receives piece k of its own part from every rank, folds it at once in rank order
+ * (as mesh_rs) while it is in cache, and in round k+1 sends the folded piece to every rank while piece k+1
+ * comes in: the results go on stream 1, the contributions on stream 0, so one batch carries both (with a
+ * single stream, the results follow in a batch of their own). The working set is a few pieces, not the
+ * whole buffer (the figures are in kernels/README.md). */
+static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
+                     tbm_dtype_t dt, tbm_redop_t op, size_t piece)
+{
+    tbmcoll_xfer_t xs[4 * TBM_MLX_RING_MAX];
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t off[TBM_MLX_RING_MAX], len[TBM_MLX_RING_MAX], at, pl, rounds, k;
+    size_t me = (size_t)c->rank;
+    unsigned char *slots;
+    int j, n, split = c->size > 1 && c->links[c->rank == 0 ? 1 : 0].nfd >= 2;
+
+    for (j = 0; j < c->size; j++)
+        chunk_of(c, ly, j, &off[j], &len[j]);
+    rounds = (len[0] + piece - 1) / piece;   /* chunk 0 is the largest */
+    if (!(slots = tbmcoll_scratch(c, piece * (size_t)c->size)))
+        return -1;
+    for (j = 0; j < c->size; j++)
+        part[j] = slots + (size_t)j * piece;
+    for (k = 0; k <= rounds; k++) {
+        n = 0;
+        for (j = 0; j < c->size; j++) {
+            if (j == c->rank)
+                continue;
+            if (k < rounds) {
+                piece_of(len[j], piece, k, &at, &pl);
+                add_xfer_on(xs, &n, &c->links[j], 1, src + off[j] + at, pl, 0);
+                piece_of(len[me], piece, k, &at, &pl);
+                add_xfer_on(xs, &n, &c->links[j], 0, part[j], pl, 0);
+            }
+            if (k > 0 && split) {
+                piece_of(len[me], piece, k - 1, &at, &pl);
+                add_xfer_on(xs, &n, &c->links[j], 1, dst + off[me] + at, pl, 1);
+                piece_of(len[j], piece, k - 1, &at, &pl);
+                add_xfer_on(xs, &n, &c->links[j], 0, dst + off[j] + at, pl, 1);
+            }
+        }
+        if (tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)
+            return -1;
+        if (k > 0 && !split) {
+            n = 0;
+            for (j = 0; j < c->size; j++) {
+                if (j == c->rank)
+                    continue;
+                piece_of(len[me], piece, k - 1, &at, &pl);
+                add_xfer(xs, &n, &c->links[j], 1, dst + off[me] + at, pl);
+                piece_of(len[j], piece, k - 1, &at, &pl);
+                add_xfer(xs, &n, &c->links[j], 0, dst + off[j] + at, pl);
+            }
+            if (tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)
+                return -1;
+        }
+        if (k < rounds) {
+            piece_of(len[me], piece, k, &at, &pl);
+            own_part(c, part, src + off[me] + at, dst + off[me] + at, pl);
+            tbmcoll_fold(c, dst + off[me] + at, part, c->size, pl / ly->esize, dt, op);
+            part[c->rank] = slots + me * piece;
+        }
+    }
+    return 0;
+}
+
 static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                           tbm_redop_t op)
 {
     layout_t ly = { count, tbm_dtype_size(dt) };
-    size_t mine, mylen;
+    size_t piece;
 
     if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
         return mesh_oneshot(c, send, recv, count, dt, op);
-    chunk_of(c, &ly, c->rank, &mine, &mylen);
-    if (mesh_rs(c, send, (unsigned char *)recv + mine, &ly, dt, op, "all-reduce") < 0)
-        return -1;
-    return mesh_ag(c, recv, &ly, -1, "all-reduce");
+    piece = c->opts.segment_bytes / ly.esize * ly.esize;
+    return mesh_pipe(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
 }
 
 static int mesh_allgather(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt)

@@ -30,7 +30,10 @@
  *
  * Algorithms (chunks are nearly equal: tbm_chunk() of lib/reduce.h):
  *   mesh: all-reduce = direct reduce-scatter (each rank sends chunk j straight to rank j, on all n-1 links
- *         at once; rank j folds its chunk in rank order 0, 1, ..., n-1) then direct all-gather.
+ *         at once; rank j folds its chunk in rank order 0, 1, ..., n-1) then direct all-gather, both fused
+ *         and pipelined: each chunk is cut into segments (opts.segment_bytes), and a segment is folded as
+ *         soon as it has come from every rank and sent back to every rank in the next round, while the
+ *         next segments come in.
  *   ring: all-reduce = pipelined ring reduce-scatter then ring all-gather (2(n-1) steps); data flows to
  *         rank+1 and each step forwards a segment as soon as the previous step has produced it. Chunk c is
  *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
@@ -72,7 +75,7 @@ typedef struct tbmcoll_opts {
     tbmcoll_algo_t algo;       /* AUTO, MESH or RING */
     int connect_timeout_ms;    /* how long rendezvous may take (peers starting late); 0: 30000 */
     int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
-    size_t segment_bytes;      /* ring pipeline granularity; 0: 256 KiB */
+    size_t segment_bytes;      /* pipeline granularity (ring segments, mesh all-reduce segments); 0: 256 KiB */
     int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; negative: none (the kernel's
                                   own, tuned as the connection goes); the kernel may cap it */
     int spin_us;               /* nothing to move: keep trying (yielding the core between tries, so ranks

@@ -294,6 +294,13 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
     }
 }
 
+int tbmcoll_xfer_run_streams(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    if (n > BATCH_MAX)
+        return tbmcoll_fail(c, "%s: %d transfers at once, at most %d", what, n, BATCH_MAX);
+    return run_batch(c, xs, n, what);
+}
+
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
 {
     tbmcoll_xfer_t sub[BATCH_MAX];

@@ -2,6 +2,7 @@
 #include "tbm_check.h"
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "reduce.h"
 
@@ -143,6 +144,52 @@ START_TEST(reduce_unaligned)
 }
 END_TEST
 
+/* Long buffers (whole blocks, combined where they lie) give the bits of the element-by-element path, for every
+ * way dst may alias, aligned or not. */
+START_TEST(reduce_long_same_bits)
+{
+    enum { N = 3 * 256 + 37 };
+    static float fa[N], fb[N], want[N], got[N + 1];
+    tbm_dtype_t types[2] = { TBM_DT_F32, TBM_DT_I32 };
+    tbm_redop_t ops[2] = { TBM_OP_SUM, TBM_OP_MAX };
+    unsigned char *ua = malloc(4 * N + 1), *ub = malloc(4 * N + 1), *ud = malloc(4 * N + 1);
+    int t, o, k;
+
+    ck_assert(ua && ub && ud);
+    for (t = 0; t < 2; t++)
+        for (o = 0; o < 2; o++) {
+            for (k = 0; k < N; k++) {
+                if (types[t] == TBM_DT_F32) {
+                    fa[k] = (float)k * 0.37f - 100.0f;
+                    fb[k] = k % 97 == 5 ? NAN : 1.0f / (float)(k + 1) - 0.5f;
+                    if (k % 89 == 3)   /* max(+0, -0) and max(NaN, x) depend on the operands' order */
+                        fa[k] = k % 2 ? NAN : 0.0f, fb[k] = -0.0f;
+                } else {
+                    int32_t x = (int32_t)(k * 2654435761u), y = (int32_t)(k * 40503u) - 1000000;
+                    memcpy(&fa[k], &x, 4);
+                    memcpy(&fb[k], &y, 4);
+                }
+                ck_assert_int_eq(tbm_reduce(&want[k], &fa[k], &fb[k], 1, types[t], ops[o]), 0);
+            }
+            ck_assert_int_eq(tbm_reduce(got, fa, fb, N, types[t], ops[o]), 0);         /* distinct */
+            ck_assert(memcmp(got, want, sizeof(want)) == 0);
+            memcpy(got, fa, sizeof(fa));
+            ck_assert_int_eq(tbm_reduce(got, got, fb, N, types[t], ops[o]), 0);        /* dst == a */
+            ck_assert(memcmp(got, want, sizeof(want)) == 0);
+            memcpy(got, fb, sizeof(fb));
+            ck_assert_int_eq(tbm_reduce(got, fa, got, N, types[t], ops[o]), 0);        /* dst == b */
+            ck_assert(memcmp(got, want, sizeof(want)) == 0);
+            memcpy(ua + 1, fa, sizeof(fa));                                           /* unaligned */
+            memcpy(ub + 1, fb, sizeof(fb));
+            ck_assert_int_eq(tbm_reduce(ud + 1, ua + 1, ub + 1, N, types[t], ops[o]), 0);
+            ck_assert(memcmp(ud + 1, want, sizeof(want)) == 0);
+        }
+    free(ua);
+    free(ub);
+    free(ud);
+}
+END_TEST
+
 static void expect_chunk(size_t count, int n, int i, size_t want_off, size_t want_len)
 {
     size_t off = 99, len = 99;
@@ -255,6 +302,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, bf16_midpoints);
     tcase_add_test(tc, reduce_each_type);
     tcase_add_test(tc, reduce_unaligned);
+    tcase_add_test(tc, reduce_long_same_bits);
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
