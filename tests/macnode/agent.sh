@@ -83,6 +83,23 @@ expect_log "the time limit" "the time limit passed"
 # A pty.
 expect_eq "--pty gives the task a terminal" "$(fwd_pty() { (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --pty --agent "$AGENT" -- "$@" </dev/null); }; fwd_pty sh -c 'test -t 1 && echo tty' | tr -d '\r')" "tty"
 
+# --- a connection opened and greeted beforehand (as the SPANK plug-in hands it over: TBMESH_AGENT_FD) ----
+be32() { printf "\\$(printf %03o $(($1 >> 24 & 255)))\\$(printf %03o $(($1 >> 16 & 255)))\\$(printf %03o $(($1 >> 8 & 255)))\\$(printf %03o $(($1 & 255)))"; }
+# greeted CRED CMD...: the forwarder on a connection on which the hello with CRED was said already
+greeted() {
+    local json
+    json=$(printf '{"type":"hello","version":2,"cred":"%s"}' "$1"); shift
+    (exec 9<>"/dev/tcp/127.0.0.1/$PORT" && { be32 ${#json}; printf '%s' "$json"; } >&9 &&
+        cd "$W" && TBMESH_AGENT_FD=9 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- "$@")
+}
+out=$(greeted "$(as_user munge -n -S "$TBMESH_MUNGE_SOCKET")" sh -c 'echo hi; echo ${TBMESH_AGENT_FD:-none}' 2>&1)
+expect_eq "the forwarder sends the spawn alone on a greeted connection, which does not travel to the task" \
+    "$out" "hi
+none"
+out=$(greeted "MUNGE:forged" echo ran 2>&1); rc=$?
+expect_eq "... and a greeted connection's refused hello is the forwarder's refusal (exit 255)" "$rc" 255
+expect_in "... saying why" "$out" "refused"
+
 # --- refusals ------------------------------------------------------------------------------------------
 cred=$(munge -S "$TBMESH_MUNGE_SOCKET" -n)
 mid=$(( ${#cred} / 2 ))
