@@ -19,6 +19,11 @@ expect_in() { case "$2" in *"$3"*) ok "$1" ;; *) bad "$1: '$3' not in: $2" ;; es
 # --- what a task sees and returns ----------------------------------------------------------------------
 expect_eq "echo hi returns hi" "$(fwd echo hi)" "hi"
 fwd sh -c 'exit 3'; expect_eq "exit 3 gives 3" "$?" 3
+expect_eq "a task's output right up to its exit arrives whole (3 MB, then a last line)" \
+    "$(fwd sh -c 'head -c 3000000 /dev/zero; echo last' | wc -c)" "3000005"
+out=$(fwd sh -c 'echo out; echo err >&2; exit 5' 2>&1); rc=$?
+expect_eq "... stdout and stderr written just before exit 5 both arrive, and the 5" "$(sort <<<"$out" | paste -sd' ') $rc" \
+    "err out 5"
 fwd sh -c 'kill -SEGV $$' 2>/dev/null; expect_eq "a SIGSEGV death is re-raised (128+11)" "$?" 139
 expect_eq "the task runs as the grant's user in our cwd" "$(fwd sh -c 'echo $(id -u) $PWD')" "$USER_UID $W"
 expect_eq "stdin is relayed" "$(printf 'abc\ndef' | fwd tr a-z A-Z)" "$(printf 'ABC\nDEF')"
