@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent_privdrop.h"
 #include "auth.h"
 #include "errbuf.h"
 #include "proto.h"
@@ -49,8 +50,9 @@ void agent_serve(agent_conn_t *c);
 int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred, auth_cred_t *out,
                     const char **code, tbm_err_t *err);
 
-/* Run the task of a granted spawn, relaying stdio and signals until it has ended and its exit was sent. */
-void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g);
+/* Run the task of a granted spawn as the grant's user (u: looked up), relaying stdio and signals until it
+ * has ended and its exit was sent. */
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u);
 
 /* Serve a watch request (root's; the caller checked): link messages until the client goes. Returns -1 (the
  * connection ends with it). */
@@ -101,9 +103,9 @@ int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req);
 
 /* Make the job's folder <jobs_dir>/<job> (as root; then the grant's user's, 0700), or reuse the one this
  * agent made before for the same user; refuse a link or a folder it did not make. Then write the n files as
- * the user (0600). The folder's path in dir. 0, or -1 with err. */
-int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n,
-                    char *dir, size_t dirlen, tbm_err_t *err);
+ * the user (u: the grant's, looked up; 0600). The folder's path in dir. 0, or -1 with err. */
+int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const agent_user_t *u,
+                    const tbm_jobfile_t *files, int n, char *dir, size_t dirlen, tbm_err_t *err);
 
 /* Remove the job's folder (its contents as the owner, the folder as root). 0, or -1 with err. */
 int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err);

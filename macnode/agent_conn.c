@@ -105,19 +105,23 @@ static double ms(long long from, long long to)
 }
 
 /* A granted spawn: the job's files first (refused before anything runs when they cannot be written), then
- * the task. The agent's parts of the launch are logged in milliseconds: at the gate (of it the hello's
- * credential), the server's fork and welcome, the wait for the request, the grant's check, the files. */
+ * the task. The user's account and groups are looked up once, here, for both (a failed lookup is said by
+ * whichever of them becomes the user first, as before). The agent's parts of the launch are logged in
+ * milliseconds: at the gate (of it the hello's credential), the server's fork and welcome, the wait for the
+ * request, the grant's check, the files. */
 static int do_spawn(agent_conn_t *c, const tbm_msg_t *req, long long welcomed, long long requested)
 {
     tbm_grant_t g;
     tbm_err_t err = { { 0 } };
+    agent_user_t u;
     char dir[4096];
     long long granted, written;
 
     if (check_grant(c, req->grant, req->uid, &g) < 0)
         return -1;
+    agent_user_lookup(g.uid, g.gid, &u, NULL);
     granted = tbm_now_us();
-    if (req->n_files > 0 && agent_job_files(c->conf, &g, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
+    if (req->n_files > 0 && agent_job_files(c->conf, &g, &u, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
         return refuse(c, "files", "job %u: cannot write the job's files on %s: %s", g.job, c->conf->node, err.msg);
     written = tbm_now_us();
     if (req->n_files > 0)
@@ -126,7 +130,7 @@ static int do_spawn(agent_conn_t *c, const tbm_msg_t *req, long long welcomed, l
               "request=%.2f grant=%.2f files=%.2f", c->peer, g.job, g.step, ms(c->accepted, c->admitted),
               ms(c->checking, c->admitted), ms(c->admitted, welcomed), ms(welcomed, requested),
               ms(requested, granted), ms(granted, written));
-    agent_task_run(c, req, &g);
+    agent_task_run(c, req, &g, &u);
     return -1;
 }
 

@@ -108,8 +108,8 @@ static int write_files(void *arg, tbm_err_t *err)
     return 0;
 }
 
-int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n,
-                    char *dir, size_t dirlen, tbm_err_t *err)
+int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const agent_user_t *u,
+                    const tbm_jobfile_t *files, int n, char *dir, size_t dirlen, tbm_err_t *err)
 {
     struct write_job w = { dir, files, n };
     char lock_path[PATH_LEN];
@@ -133,7 +133,7 @@ int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jo
     close(lock);
     if (rc < 0)
         return -1;
-    return agent_as_user(g->uid, g->gid, write_files, &w, err);
+    return agent_as(u, write_files, &w, err);
 }
 
 /* As the folder's owner: its contents go (lib/jobdir.c's walk: links removed, never followed). */

@@ -5,28 +5,73 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-int agent_become_user(uid_t uid, gid_t gid, tbm_err_t *err)
+int agent_user_lookup(uid_t uid, gid_t gid, agent_user_t *u, tbm_err_t *err)
 {
-    struct passwd *pw = getpwuid(uid);
+    struct passwd *pw;
+    long max = sysconf(_SC_NGROUPS_MAX);
+    int n = AGENT_GROUPS_MAX;
+#ifdef __APPLE__
+    int list[AGENT_GROUPS_MAX], i;   /* macOS's getgrouplist speaks int */
+#endif
 
-    if (!pw)
-        return tbm_errprintf(err, "uid %u has no account on this node; create the user on the Mac with the "
-                             "same uid as on the bridge", (unsigned)uid);
-    if (initgroups(pw->pw_name, (int)gid) < 0 && geteuid() == 0)
-        return tbm_errprintf(err, "initgroups(%s): %s", pw->pw_name, strerror(errno));
-    if (setgid(gid) < 0 || setuid(uid) < 0)
-        return tbm_errprintf(err, "cannot become uid %u gid %u: %s", (unsigned)uid, (unsigned)gid,
-                             strerror(errno));
-    if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-        return tbm_errprintf(err, "could regain root after becoming uid %u; refusing", (unsigned)uid);
+    memset(u, 0, sizeof(*u));
+    u->uid = uid;
+    u->gid = gid;
+    if (!(pw = getpwuid(uid))) {
+        snprintf(u->why, sizeof(u->why), "uid %u has no account on this node; create the user on the Mac with the "
+                 "same uid as on the bridge", (unsigned)uid);
+        return tbm_errprintf(err, "%s", u->why);
+    }
+    snprintf(u->name, sizeof(u->name), "%s", pw->pw_name);
+#ifdef __APPLE__
+    if (getgrouplist(u->name, (int)gid, list, &n) < 0)
+        n = -1;
+    for (i = 0; i < n; i++)
+        u->groups[i] = (gid_t)list[i];
+#else
+    if (getgrouplist(u->name, gid, u->groups, &n) < 0)
+        n = -1;
+#endif
+    if (n > max && max > 0)
+        n = -1;   /* more than setgroups takes: initgroups chooses, as it always did */
+    u->ngroups = n;
     return 0;
 }
 
-int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err)
+int agent_become(const agent_user_t *u, tbm_err_t *err)
+{
+    int rc;
+
+    if (u->why[0])
+        return tbm_errprintf(err, "%s", u->why);
+    rc = u->ngroups >= 0 ? setgroups(u->ngroups, u->groups) : initgroups(u->name, (int)u->gid);
+    if (rc < 0 && geteuid() == 0)
+        return tbm_errprintf(err, "cannot give %s its groups: %s", u->name, strerror(errno));
+    if (setgid(u->gid) < 0 || setuid(u->uid) < 0)
+        return tbm_errprintf(err, "cannot become uid %u gid %u: %s", (unsigned)u->uid, (unsigned)u->gid,
+                             strerror(errno));
+    if (u->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+        return tbm_errprintf(err, "could regain root after becoming uid %u; refusing", (unsigned)u->uid);
+    return 0;
+}
+
+int agent_become_user(uid_t uid, gid_t gid, tbm_err_t *err)
+{
+    agent_user_t u;
+
+    if (agent_user_lookup(uid, gid, &u, err) < 0)
+        return -1;
+    return agent_become(&u, err);
+}
+
+/* fn(arg) in a child as the user: u when looked up already, else uid and gid looked up in the child. */
+static int run_as(const agent_user_t *u, uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg,
+                  tbm_err_t *err)
 {
     int p[2], status = 0;
     pid_t pid;
@@ -45,7 +90,7 @@ int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), vo
         int rc;
 
         close(p[0]);
-        rc = agent_become_user(uid, gid, &e) < 0 ? -1 : fn(arg, &e);
+        rc = (u ? agent_become(u, &e) : agent_become_user(uid, gid, &e)) < 0 ? -1 : fn(arg, &e);
         if (rc < 0 && write(p[1], e.msg, strlen(e.msg)) < 0)
             _exit(2);
         _exit(rc < 0 ? 1 : 0);
@@ -62,4 +107,14 @@ int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), vo
         return 0;
     return buf[0] ? tbm_errprintf(err, "%s", buf)
                   : tbm_errprintf(err, "the helper running as uid %u failed", (unsigned)uid);
+}
+
+int agent_as(const agent_user_t *u, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err)
+{
+    return run_as(u, u->uid, u->gid, fn, arg, err);
+}
+
+int agent_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg, tbm_err_t *err), void *arg, tbm_err_t *err)
+{
+    return run_as(NULL, uid, gid, fn, arg, err);
 }

@@ -184,14 +184,14 @@ static void cwd_fallback(const char *cwd)
     }
 }
 
-static void child_run(const tbm_msg_t *s, const tbm_grant_t *g, const char *slave, int fds[3], int setup)
+static void child_run(const tbm_msg_t *s, const agent_user_t *u, const char *slave, int fds[3], int setup)
 {
     tbm_err_t err = { { 0 } };
 
     setsid();
     child_signals();
-    child_stdio(s->pty, slave, fds, (int)g->uid, setup);
-    if (agent_become_user(g->uid, g->gid, &err) < 0)
+    child_stdio(s->pty, slave, fds, (int)u->uid, setup);
+    if (agent_become(u, &err) < 0)
         child_fail(setup, 1, "%s", err.msg);
     if (chdir(s->cwd) < 0)
         cwd_fallback(s->cwd);
@@ -232,7 +232,7 @@ static int make_pipes(int p[3][2], tbm_err_t *err)
     return 0;
 }
 
-static int task_start(task_t *t, const tbm_msg_t *s, const tbm_grant_t *g, tbm_err_t *err)
+static int task_start(task_t *t, const tbm_msg_t *s, const agent_user_t *u, tbm_err_t *err)
 {
     int p[3][2], setup[2], fds[3], i, rc;
     char slave[256] = "";
@@ -245,7 +245,7 @@ static int task_start(task_t *t, const tbm_msg_t *s, const tbm_grant_t *g, tbm_e
     fds[0] = s->pty ? -1 : p[0][0], fds[1] = s->pty ? -1 : p[1][1], fds[2] = s->pty ? -1 : p[2][1];
     t->pid = fork();
     if (t->pid == 0)
-        child_run(s, g, slave, fds, setup[1]);
+        child_run(s, u, slave, fds, setup[1]);
     close(setup[1]);
     t->setup = setup[0];
     if (s->pty) {
@@ -562,7 +562,7 @@ static void catch_signals(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g)
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u)
 {
     task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1 };
     agent_task_rec_t rec = { g->job, g->step, g->uid, 0, getpid() };
@@ -572,7 +572,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     char *buf = malloc(OUT_CHUNK);
 
     catch_signals();
-    if (!buf || task_start(&t, spawn, g, &err) < 0) {
+    if (!buf || task_start(&t, spawn, u, &err) < 0) {
         agent_log("%s: spawn failed: %s", c->peer, buf ? err.msg : "out of memory");
         wire_send_error(c->fd, "spawn", buf ? err.msg : "out of memory");
         free(buf);

@@ -88,17 +88,34 @@ static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_e
     return 0;
 }
 
+/* The welcome m read: when, and the agent's name for its node. */
+static int welcomed(client_t *c, tbm_msg_t *m)
+{
+    c->times.welcome = tbm_now_us();
+    snprintf(c->node, sizeof(c->node), "%s", m->node);
+    tbm_msg_free(m);
+    return 0;
+}
+
 int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
 {
     tbm_msg_t m;
     char *cred;
     int rc;
 
-    c->fd = -1;
     memset(&c->times, 0, sizeof(c->times));
     c->node[0] = '\0';
+    if (!c->greeted)
+        c->fd = -1;
     if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
         return -1;
+    if (c->greeted) {   /* connected, the hello said: its welcome (there already, as a rule), then the request */
+        c->times.cred = c->times.connect = tbm_now_us();
+        if (expect(c, TBM_MSG_WELCOME, &m, err) < 0)
+            return -1;
+        welcomed(c, &m);
+        return req ? wire_send(c->fd, req, err) : 0;
+    }
     /* the credential first: the agent gives a connection only a few seconds to say hello */
     cred = auth_encode(c->socket, NULL, 0, 0, err);
     if (!cred)
@@ -115,10 +132,7 @@ int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
-    c->times.welcome = tbm_now_us();
-    snprintf(c->node, sizeof(c->node), "%s", m.node);
-    tbm_msg_free(&m);
-    return 0;
+    return welcomed(c, &m);
 }
 
 int client_open(client_t *c, tbm_err_t *err)

@@ -20,6 +20,8 @@ typedef struct client {
     const char *mac;      /* the Mac's name for messages ($SLURMD_NODENAME by default); NULL: not known */
     int reply_ms;         /* the longest wait for each message of the agent; 0: CLIENT_REPLY_MS */
     int fd;
+    int greeted;          /* fd is already connected and said hello (the SPANK plug-in did, TBMESH_AGENT_FD): the
+                           * welcome is still to be read */
     tbm_fdec_t dec;
     char node[TBM_NODE_MAX];   /* the node name the agent gave in its welcome */
     client_times_t times;
@@ -36,7 +38,8 @@ int client_open(client_t *c, tbm_err_t *err);
 
 /* client_open with req (when not NULL) sent right behind the hello, in the same write, without waiting for
  * the welcome: the agent reads it once the hello has checked out (the gate reads no further before), which
- * saves a round trip. The welcome is read here; req's reply is the caller's to read. */
+ * saves a round trip. The welcome is read here; req's reply is the caller's to read. When c->greeted, c->fd
+ * said hello already: the welcome is read, then req sent. */
 int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err);
 
 /* Send req and wait for a reply of type `want` (*reply: tbm_msg_free it). An error reply, another type,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -69,8 +70,10 @@ static void exec_usage(FILE *out)
             "            end=..\" (grant, stepd and exec from the SPANK plug-in's $TBMESH_LAUNCH_STAMPS; '-'\n"
             "            for a part not measured)\n"
             "  $TBMESH_JOB_FILES, when set, is a JSON object mapping file names to their text: the agent writes\n"
-            "  them as the user (0600) into the job's folder on the Mac before it starts CMD. Neither it nor\n"
-            "  $TBMESH_GRANT is passed on to CMD's environment.\n", TBM_CONF_AGENT_PORT);
+            "  them as the user (0600) into the job's folder on the Mac before it starts CMD. $TBMESH_AGENT_FD,\n"
+            "  set by the SPANK plug-in, is a connection to the agent on which the hello was said already; the\n"
+            "  spawn goes on it. None of them nor $TBMESH_GRANT is passed on to CMD's environment.\n",
+            TBM_CONF_AGENT_PORT);
 }
 
 static void on_signal(int sig)
@@ -147,7 +150,7 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
 static int forwarder_only(const char *var)
 {
     return strncmp(var, "TBMESH_GRANT=", 13) == 0 || strncmp(var, "TBMESH_JOB_FILES=", 17) == 0 ||
-           strncmp(var, "TBMESH_LAUNCH_STAMPS=", 21) == 0;
+           strncmp(var, "TBMESH_LAUNCH_STAMPS=", 21) == 0 || strncmp(var, "TBMESH_AGENT_FD=", 16) == 0;
 }
 
 /* The environment sent with the spawn: ours, without the grant and the job's files. */
@@ -187,7 +190,26 @@ static void get_winsize(int *rows, int *cols)
         *rows = ws.ws_row, *cols = ws.ws_col;
 }
 
-/* Connect and authenticate with the spawn right behind the hello (client_open_with): one round trip. */
+/* The connection the SPANK plug-in opened to the agent for this task and said hello on ($TBMESH_AGENT_FD,
+ * while slurmstepd was still setting the task up): used when it is a stream socket, else the forwarder
+ * connects itself. */
+static void greeted_connection(fwd_t *f)
+{
+    const char *text = getenv("TBMESH_AGENT_FD");
+    long long fd;
+    int type = 0;
+    socklen_t len = sizeof(type);
+
+    if (!text || tbm_parse_ll(text, 10, 3, INT_MAX, &fd) < 0 ||
+        getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+        return;
+    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    f->cl.fd = (int)fd;
+    f->cl.greeted = 1;
+}
+
+/* Connect and authenticate with the spawn right behind the hello (client_open_with): one round trip; on a
+ * greeted connection, the spawn alone. */
 static int open_and_spawn(fwd_t *f, char **argv, int argc, tbm_err_t *err)
 {
     tbm_msg_t s = { .type = TBM_MSG_SPAWN, .grant = f->grant, .pty = f->pty, .time_limit = f->time_limit,
@@ -415,6 +437,7 @@ int macnode_exec(int argc, char **argv)
         return EXIT_FWD;
     }
     f.grant = grant;
+    greeted_connection(&f);
     catch_signals();
     if (job_files(&f, &err) == 0 && open_and_spawn(&f, argv + optind, argc - optind, &err) == 0) {
         raw_terminal(&f);

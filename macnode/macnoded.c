@@ -277,6 +277,7 @@ int main(int argc, char **argv)
     const char *log = NULL, *pidfile = NULL;
     char host[256];
     tbm_err_t err = { { 0 } };
+    agent_user_t root;
     int lfd;
 
     if (parse_options(argc, argv, &c, &log, &pidfile) < 0)
@@ -290,6 +291,8 @@ int main(int argc, char **argv)
         return EXIT_START;
     }
     setup_signals();
+    /* the account databases' modules are loaded here once, not again in every connection's user lookup */
+    agent_user_lookup(0, 0, &root, NULL);
     lfd = wire_listen(c.listen, TBM_CONF_AGENT_PORT, &err);
     if (lfd < 0 || write_pidfile(pidfile) < 0) {
         agent_log("cannot start: %s", tbm_erris(&err) ? err.msg : "cannot write the pid file");

@@ -3,7 +3,10 @@
  * root (task_init_privileged) it makes the task's job grant, a MUNGE credential of uid 0 naming job, step,
  * node, user and expiry; as the user (task_init) it execs the forwarder with the task's argv and env. One
  * grant and one connection per task: the step's files (device matrix, ring hostfile) ride in the spawn
- * request (TBMESH_JOB_FILES), and the agent writes them in the job's folder on the Mac. */
+ * request (TBMESH_JOB_FILES), and the agent writes them in the job's folder on the Mac. The connection is
+ * opened and greeted as root too, with a MUNGE hello of the task's user, while slurmstepd still sets the task
+ * up: the forwarder takes it over (TBMESH_AGENT_FD) with the agent's welcome on its way, and only sends the
+ * spawn. When that cannot be done, the forwarder connects itself and says why it cannot. */
 #include "config.h"
 #include "spank_tbmesh.h"
 
@@ -11,11 +14,14 @@
 #include <fcntl.h>
 #include <munge.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +31,14 @@
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
 #define FORWARDER_FAILED 255   /* macnode exec's status when the agent could not be reached or refused */
 #define AGENT_PROBE_MS 3000    /* how long root waits for the agent's port at a failed task's end */
+#define GREET_CONNECT_MS 200   /* how long the task's early connection may take before the forwarder is left
+                                * to connect itself (and to say what is wrong) */
 
 static char *grant;     /* made as root for this task */
 static long long grant_start, grant_end;   /* when (tbm_now_us), for the forwarder's launch times */
+static int agent_fd = -1;   /* the task's connection to its agent, greeted; -1: the forwarder connects */
+
+static int agent_connect(const char *agent, int ms, char *why, size_t len);
 
 static int make_grant(spank_t sp, char **out, tbm_err_t *err)
 {
@@ -79,6 +90,61 @@ static void warn_pmi(spank_t sp)
                     "starts its daemons on the Macs through srun)", type);
 }
 
+/* A MUNGE credential of the task's user, as its forwarder would make it: munged goes by the caller's
+ * effective ids, so root takes the user's for the call and its own again after. NULL on any failure. */
+static char *user_credential(uid_t uid, gid_t gid)
+{
+    const char *sock = tbm_spank_args.munge_socket;
+    uid_t euid = geteuid();
+    gid_t egid = getegid();
+    munge_ctx_t ctx = munge_ctx_create();
+    char *cred = NULL;
+
+    if (!ctx || (sock[0] && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock) != EMUNGE_SUCCESS)) {
+        if (ctx)
+            munge_ctx_destroy(ctx);
+        return NULL;
+    }
+    if (setegid(gid) == 0) {
+        if (seteuid(uid) == 0) {
+            if (munge_encode(&cred, ctx, NULL, 0) != EMUNGE_SUCCESS)
+                cred = NULL;
+            if (seteuid(euid) < 0) {   /* cannot happen (the saved uid is root's); then the task does not run */
+                dprintf(STDERR_FILENO, "tbmesh: cannot take root's ids back: %m\n");
+                _exit(TBM_SPANK_REFUSED);
+            }
+        }
+        if (setegid(egid) < 0) {
+            dprintf(STDERR_FILENO, "tbmesh: cannot take root's group back: %m\n");
+            _exit(TBM_SPANK_REFUSED);
+        }
+    }
+    munge_ctx_destroy(ctx);
+    return cred;
+}
+
+/* Open the task's connection to its agent and say hello on it as the task's user (agent_fd), while
+ * slurmstepd finishes the task's set-up: the agent checks the hello meanwhile. On any failure nothing is
+ * kept, and the forwarder connects itself. */
+static void greet_agent(const tbm_spank_step_t *s)
+{
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION };
+    unsigned char *frame = NULL;
+    char why[256];
+    size_t len;
+    int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why));
+
+    if (fd < 0)
+        return;
+    hello.cred = user_credential(s->uid, s->gid);
+    if (hello.cred && (frame = tbm_msg_encode(&hello, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
+        agent_fd = fd;
+    else
+        close(fd);
+    free(frame);
+    free((char *)hello.cred);
+}
+
 int tbm_spank_bridge_task_privileged(spank_t sp)
 {
     const tbm_spank_step_t *s = &tbm_spank_step;
@@ -94,6 +160,8 @@ int tbm_spank_bridge_task_privileged(spank_t sp)
                  s->node, err.msg);
     }
     grant_end = tbm_now_us();
+    if (grant)
+        greet_agent(s);
     return 0;
 }
 
@@ -138,13 +206,19 @@ static int launch_stamps(spank_t sp)
 int tbm_spank_bridge_task_init(spank_t sp)
 {
     const tbm_spank_step_t *s = &tbm_spank_step;
-    char **argv = NULL, **env = NULL, **fwd, pty[16], *files = NULL;
+    char **argv = NULL, **env = NULL, **fwd, pty[16], fdtext[16], *files = NULL;
     int argc = 0, i, n = 0, rc = 0;
 
     if (!s->active || !s->bridge || !grant)
         return 0;
     if (s->planned && !(files = files_json(&s->plan)) && s->plan.n_files)
         rc = -1;
+    if (agent_fd >= 0 && fcntl(agent_fd, F_GETFD) >= 0) {
+        snprintf(fdtext, sizeof(fdtext), "%d", agent_fd);
+        rc = rc < 0 ? rc : set(sp, "TBMESH_AGENT_FD", fdtext);
+    } else {
+        spank_unsetenv(sp, "TBMESH_AGENT_FD");
+    }
     if (rc < 0 || set(sp, "TBMESH_GRANT", grant) < 0 || set(sp, "TBMESH_AGENT", s->agent) < 0 ||
         (tbm_spank_args.munge_socket[0] && set(sp, "TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket) < 0) ||
         (files && set(sp, "TBMESH_JOB_FILES", files) < 0) || launch_stamps(sp) < 0 ||
@@ -190,14 +264,15 @@ void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent)
                     node, agent);
 }
 
-/* Can a TCP connection to the agent ("addr:port") be made within AGENT_PROBE_MS? 0 yes; -1 with why. */
-static int agent_reachable(const char *agent, char *why, size_t len)
+/* A TCP connection to the agent ("addr:port") made within ms: its fd (blocking, TCP_NODELAY, kept across
+ * exec), or -1 with why. */
+static int agent_connect(const char *agent, int ms, char *why, size_t len)
 {
     char host[TBM_HOSTNAME_MAX + 8], *colon;
     struct addrinfo hints, *ai = NULL;
     struct pollfd pfd;
     socklen_t sl = sizeof(int);
-    int fd, rc, soerr = 0;
+    int fd, rc, soerr = 0, one = 1;
 
     tbm_spank_say(host, sizeof(host), "%s", agent);
     if (!(colon = strrchr(host, ':')))
@@ -208,24 +283,40 @@ static int agent_reachable(const char *agent, char *why, size_t len)
     hints.ai_socktype = SOCK_STREAM;
     if ((rc = getaddrinfo(host, colon + 1, &hints, &ai)) != 0)
         return tbm_spank_say(why, len, "%s: %s", host, gai_strerror(rc)), -1;
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
     rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
         pfd.fd = fd;
         pfd.events = POLLOUT;
-        rc = poll(&pfd, 1, AGENT_PROBE_MS);
+        rc = poll(&pfd, 1, ms);
         if (rc == 0)
             errno = ETIMEDOUT;
         rc = rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0 ? 0 : -1;
         if (soerr)
             errno = soerr;
     }
-    if (rc < 0)
+    if (rc == 0 && (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 ||
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0))
+        rc = -1;
+    if (rc < 0) {
         snprintf(why, len, "%s", strerror(errno));
-    if (fd >= 0)
-        close(fd);
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
     freeaddrinfo(ai);
-    return rc;
+    return fd;
+}
+
+/* Can a TCP connection to the agent ("addr:port") be made within AGENT_PROBE_MS? 0 yes; -1 with why. */
+static int agent_reachable(const char *agent, char *why, size_t len)
+{
+    int fd = agent_connect(agent, AGENT_PROBE_MS, why, len);
+
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
 }
 
 /* As root, when a forwarded task ends: a forwarder that failed (255) may mean the Mac's agent is gone. Root

@@ -19,6 +19,11 @@ expect_in() { case "$2" in *"$3"*) ok "$1" ;; *) bad "$1: '$3' not in: $2" ;; es
 # --- what a task sees and returns ----------------------------------------------------------------------
 expect_eq "echo hi returns hi" "$(fwd echo hi)" "hi"
 fwd sh -c 'exit 3'; expect_eq "exit 3 gives 3" "$?" 3
+expect_eq "a task's output right up to its exit arrives whole (3 MB, then a last line)" \
+    "$(fwd sh -c 'head -c 3000000 /dev/zero; echo last' | wc -c)" "3000005"
+out=$(fwd sh -c 'echo out; echo err >&2; exit 5' 2>&1); rc=$?
+expect_eq "... stdout and stderr written just before exit 5 both arrive, and the 5" "$(sort <<<"$out" | paste -sd' ') $rc" \
+    "err out 5"
 fwd sh -c 'kill -SEGV $$' 2>/dev/null; expect_eq "a SIGSEGV death is re-raised (128+11)" "$?" 139
 expect_eq "the task runs as the grant's user in our cwd" "$(fwd sh -c 'echo $(id -u) $PWD')" "$USER_UID $W"
 expect_eq "stdin is relayed" "$(printf 'abc\ndef' | fwd tr a-z A-Z)" "$(printf 'ABC\nDEF')"
@@ -82,6 +87,23 @@ expect_log "the time limit" "the time limit passed"
 
 # A pty.
 expect_eq "--pty gives the task a terminal" "$(fwd_pty() { (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --pty --agent "$AGENT" -- "$@" </dev/null); }; fwd_pty sh -c 'test -t 1 && echo tty' | tr -d '\r')" "tty"
+
+# --- a connection opened and greeted beforehand (as the SPANK plug-in hands it over: TBMESH_AGENT_FD) ----
+be32() { printf "\\$(printf %03o $(($1 >> 24 & 255)))\\$(printf %03o $(($1 >> 16 & 255)))\\$(printf %03o $(($1 >> 8 & 255)))\\$(printf %03o $(($1 & 255)))"; }
+# greeted CRED CMD...: the forwarder on a connection on which the hello with CRED was said already
+greeted() {
+    local json
+    json=$(printf '{"type":"hello","version":2,"cred":"%s"}' "$1"); shift
+    (exec 9<>"/dev/tcp/127.0.0.1/$PORT" && { be32 ${#json}; printf '%s' "$json"; } >&9 &&
+        cd "$W" && TBMESH_AGENT_FD=9 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- "$@")
+}
+out=$(greeted "$(as_user munge -n -S "$TBMESH_MUNGE_SOCKET")" sh -c 'echo hi; echo ${TBMESH_AGENT_FD:-none}' 2>&1)
+expect_eq "the forwarder sends the spawn alone on a greeted connection, which does not travel to the task" \
+    "$out" "hi
+none"
+out=$(greeted "MUNGE:forged" echo ran 2>&1); rc=$?
+expect_eq "... and a greeted connection's refused hello is the forwarder's refusal (exit 255)" "$rc" 255
+expect_in "... saying why" "$out" "refused"
 
 # --- refusals ------------------------------------------------------------------------------------------
 cred=$(munge -S "$TBMESH_MUNGE_SOCKET" -n)
