@@ -193,7 +193,7 @@ static int sync_one(const tbm_store_t *st, char **f)
 {
     char state[64], sha[TBM_SHA256_HEX];
     tbm_err_t err = { { 0 } };
-    json_object *summary, *rec, *parts = NULL;
+    json_object *summary, *rec, *parts = NULL, *names = NULL;
     long long id, uid;
     const char *phase, *had;
     int fresh, merged = 0;
@@ -221,10 +221,11 @@ static int sync_one(const tbm_store_t *st, char **f)
         phase = tbm_json_str(j, "phase");
         had = tbm_json_str(j, "state");
         completed = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
-        parts = tbm_store_parts(st, (uint32_t)id);
+        parts = tbm_store_parts(st, (uint32_t)id, &names);
         merged = parts_usage(rec, parts, completed);
         if (completed && had && !strcmp(had, state) && !merged) {
             json_object_put(parts);
+            json_object_put(names);
             json_object_put(rec);
             return 0;   /* up to date */
         }
@@ -243,11 +244,12 @@ static int sync_one(const tbm_store_t *st, char **f)
         fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
         free((char *)had);
         json_object_put(parts);
+        json_object_put(names);
         json_object_put(rec);
         return -1;
     }
     if (parts && json_object_array_length(parts))
-        tbm_store_parts_remove(st, (uint32_t)id);   /* merged into the record now */
+        tbm_store_parts_remove(st, (uint32_t)id, names);   /* merged into the record now */
     if (fresh)
         printf("job %lld: %s: record made from its submit half and Slurm's accounting\n", id, state);
     else
@@ -255,6 +257,7 @@ static int sync_one(const tbm_store_t *st, char **f)
                state, merged ? " and its steps' parts (resource use)" : "");
     free((char *)had);
     json_object_put(parts);
+    json_object_put(names);
     json_object_put(rec);
     return 0;
 }

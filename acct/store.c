@@ -227,14 +227,30 @@ static int parts_dir(const tbm_store_t *st, uint32_t job, char *buf, size_t len,
 int tbm_store_part_put(const tbm_store_t *st, uint32_t job, const char *name, const char *text, tbm_err_t *err)
 {
     char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 256];
+    int tries, rc = -1;
 
-    if (parts_dir(st, job, dir, sizeof(dir), err) < 0)
-        return -1;
-    tbm_record_fmt(path, sizeof(path), "%s/%s.json", dir, name);
-    return tbm_write_file_atomic(path, text, strlen(text), 0600, err);
+    /* The batch step's end removes the job's folder once it merged what it holds: a part written in that very
+     * moment finds its folder gone (its temporary file or its rename fails with ENOENT) and is written again. */
+    for (tries = 0; tries < 5; tries++) {
+        if (parts_dir(st, job, dir, sizeof(dir), err) < 0)
+            return -1;
+        tbm_record_fmt(path, sizeof(path), "%s/%s.json", dir, name);
+        errno = 0;
+        if ((rc = tbm_write_file_atomic(path, text, strlen(text), 0600, err)) == 0 || errno != ENOENT)
+            break;
+    }
+    return rc;
 }
 
-json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job)
+/* A finished part's file name: NAME.json (not a temporary file beside it, NAME.json.tmp.XXXXXX). */
+static int part_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job, json_object **names)
 {
     char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 512];
     json_object *all = json_object_new_array(), *doc;
@@ -244,37 +260,40 @@ json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job)
     char *text;
     DIR *d;
 
+    if (names)
+        *names = json_object_new_array();
     tbm_record_fmt(dir, sizeof(dir), "%s/%s/.parts/%u", st->set.dir, st->cluster, job);
     if (!(d = opendir(dir)))
         return all;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !strstr(e->d_name, ".json"))
+        if (!part_name(e->d_name))
             continue;
         tbm_record_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
         if ((text = tbm_read_file(path, TBM_RECORD_MAX, &len, &err)) && (doc = tbm_json_parse(text, len, &err)))
             json_object_array_add(all, doc);
+        if (text && names)   /* read, whether or not it parsed: merged or known to be unreadable */
+            json_object_array_add(*names, json_object_new_string(e->d_name));
         free(text);
     }
     closedir(d);
     return all;
 }
 
-void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job)
+void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job, json_object *names)
 {
     char dir[TBM_RECORD_PATH_MAX + 128], path[TBM_RECORD_PATH_MAX + 512];
-    struct dirent *e;
-    DIR *d;
+    const char *name;
+    size_t i;
 
     tbm_record_fmt(dir, sizeof(dir), "%s/%s/.parts/%u", st->set.dir, st->cluster, job);
-    if (!(d = opendir(dir)))
-        return;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            tbm_record_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+    for (i = 0; names && i < json_object_array_length(names); i++) {
+        name = json_object_get_string(json_object_array_get_idx(names, i));
+        if (name && part_name(name) && !strchr(name, '/')) {
+            tbm_record_fmt(path, sizeof(path), "%s/%s", dir, name);
             unlink(path);
         }
-    closedir(d);
-    rmdir(dir);
+    }
+    rmdir(dir);   /* only once empty: a part that came since stays */
 }
 
 char *tbm_store_cache_get(const tbm_store_t *st, const char *name, size_t *len)

@@ -45,9 +45,15 @@ json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_
 
 /* Root's scratch space for one job (DIR/CLUSTER/.parts/JOB, root 0700): what each step's nodes learnt, merged
  * into the record when the batch step ends. */
+/* A step's part may come while the batch step's end merges the others: a part is put in place whole (a temporary
+ * file, then a rename, tried again when the merger removed the folder meanwhile); the merger removes only the
+ * parts it read (their file names in *names), so a part that came after stays for `tbmesh repro sync`. */
 int tbm_store_part_put(const tbm_store_t *st, uint32_t job, const char *name, const char *text, tbm_err_t *err);
-json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job);   /* array of the parts' JSON */
-void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job);
+/* Array of the parts' JSON (those that read; a part being written is not seen), and in *names (when not
+ * NULL) an array of the file names read, for tbm_store_parts_remove. */
+json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job, json_object **names);
+/* Remove the parts named (as tbm_store_parts gave them), and the job's folder once it is empty. */
+void tbm_store_parts_remove(const tbm_store_t *st, uint32_t job, json_object *names);
 
 /* A file of root's beside the records (digest caches): DIR/CLUSTER/.cache/NAME, root 0600. */
 char *tbm_store_cache_get(const tbm_store_t *st, const char *name, size_t *len);

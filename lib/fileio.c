@@ -122,19 +122,27 @@ int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
         return tbm_errprintf(err, "%s: path too long", path);
     fd = mkstemp(tmp);
-    if (fd < 0)
-        return tbm_errprintf(err, "%s: cannot create a temporary file beside it: %s (is the folder there and "
-                             "writable?)", path, strerror(errno));
+    if (fd < 0) {
+        saved = errno;
+        tbm_errprintf(err, "%s: cannot create a temporary file beside it: %s (is the folder there and "
+                      "writable?)", path, strerror(saved));
+        errno = saved;
+        return -1;
+    }
     if (fchmod(fd, mode) < 0 || tbm_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         saved = errno;
         close(fd);
         unlink(tmp);
-        return tbm_errprintf(err, "%s: cannot write: %s", path, strerror(saved));
+        tbm_errprintf(err, "%s: cannot write: %s", path, strerror(saved));
+        errno = saved;
+        return -1;
     }
     if (close(fd) < 0 || rename(tmp, path) < 0) {
         saved = errno;
         unlink(tmp);
-        return tbm_errprintf(err, "%s: cannot put in place: %s", path, strerror(saved));
+        tbm_errprintf(err, "%s: cannot put in place: %s", path, strerror(saved));
+        errno = saved;
+        return -1;
     }
     sync_folder(path);
     return 0;

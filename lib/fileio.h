@@ -15,7 +15,7 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
 
 /* Write `len` bytes to `path` atomically: a temporary file beside it, fsync, rename, fsync of the folder.
  * The file gets `mode`; an existing symlink at `path` is replaced, never followed. Returns 0 or -1 with
- * err set (nothing at `path` changed then). */
+ * err set and errno saying why (nothing at `path` changed then). */
 int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
 
 /* Write all of buf to fd (short writes and EINTR handled). 0, or -1 with errno set. */

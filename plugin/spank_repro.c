@@ -1031,6 +1031,7 @@ static void batch_end(spank_t sp, job_ctx_t *c)
 {
     tbm_err_t err = { { 0 } };
     json_object *rec = tbm_store_load(&c->store, c->job, NULL, &err), *job, *parts, *results, *user = NULL, *v;
+    json_object *merged = NULL;   /* the parts' file names */
     job_info_msg_t *msg = NULL;
     const char *state = NULL, *work_dir = repro_env(c->env, "SLURM_SUBMIT_DIR");
     char errpath[PATH_MAX + 64] = "";
@@ -1064,7 +1065,7 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     if (!state)
         state = code || sig ? "FAILED" : "COMPLETED";
     json_object_object_add(job, "state", json_object_new_string(state));
-    parts = tbm_store_parts(&c->store, c->job);
+    parts = tbm_store_parts(&c->store, c->job, &merged);
     merge_parts(c, rec, parts);
     results = tbm_record_obj(rec, "results");
     if ((v = tbm_json_typed(tbm_json_typed(rec, "declared", json_type_object), "outputs", json_type_array)))
@@ -1082,13 +1083,14 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     if (tbm_record_validate(rec, &err) < 0)
         slurm_error("tbmesh: job %u: the end record does not hold together: %s", c->job, err.msg);
     else if (store_it(c, rec, "end", 1) == 0) {
-        tbm_store_parts_remove(&c->store, c->job);
+        tbm_store_parts_remove(&c->store, c->job, merged);   /* one that came since stays */
         slurm_info("tbmesh: job %u: reproducibility record stored (%s)", c->job, state);
     }
     if (msg)
         slurm_free_job_info_msg(msg);
     json_object_put(user);
     json_object_put(parts);
+    json_object_put(merged);
     json_object_put(rec);
 }
 

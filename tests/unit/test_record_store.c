@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "json_read.h"
 #include "store.h"
 
@@ -101,7 +102,8 @@ START_TEST(parts_and_cache)
 {
     tbm_store_t st;
     tbm_err_t err = { { 0 } };
-    json_object *parts;
+    json_object *parts, *names;
+    char path[2048];
     size_t len;
     char *text;
 
@@ -111,13 +113,37 @@ START_TEST(parts_and_cache)
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-0-0", "{\"step\": 0}", &err), 0);
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-0-1", "{\"step\": 0, \"node_id\": 1}", &err), 0);
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "bad", "not json", &err), 0);
-    parts = tbm_store_parts(&st, 9);
+    parts = tbm_store_parts(&st, 9, &names);
     ck_assert_uint_eq(json_object_array_length(parts), 2);   /* what does not read is left out */
+    ck_assert_uint_eq(json_object_array_length(names), 3);   /* ... and removed with the others */
     json_object_put(parts);
-    tbm_store_parts_remove(&st, 9);
-    parts = tbm_store_parts(&st, 9);
+    /* a part that comes after the merger read the others stays for sync, and so does one being written */
+    ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-1-1", "{\"step\": 1}", &err), 0);
+    snprintf(path, sizeof(path), "%s/%s/.parts/9/step-2-0.json.tmp.AbC123", st.set.dir, st.cluster);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "{\"st", 5, 0600, &err), 0);
+    tbm_store_parts_remove(&st, 9, names);
+    json_object_put(names);
+    parts = tbm_store_parts(&st, 9, &names);
+    ck_assert_uint_eq(json_object_array_length(parts), 1);
+    ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(names, 0)), "step-1-1.json");
+    json_object_put(parts);
+    tbm_store_parts_remove(&st, 9, names);
+    json_object_put(names);
+    unlink(path);
+    tbm_store_parts_remove(&st, 9, NULL);
+    parts = tbm_store_parts(&st, 9, NULL);
     ck_assert_uint_eq(json_object_array_length(parts), 0);
     json_object_put(parts);
+    /* the merger removed the job's folder since: the part is put in a new one */
+    snprintf(path, sizeof(path), "%s/%s/.parts/9", st.set.dir, st.cluster);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-3-0", "{\"step\": 3}", &err), 0);
+    parts = tbm_store_parts(&st, 9, &names);
+    ck_assert_uint_eq(json_object_array_length(parts), 1);
+    json_object_put(parts);
+    tbm_store_parts_remove(&st, 9, names);
+    json_object_put(names);
+    ck_assert_int_eq(access(path, F_OK), -1);
     ck_assert_int_eq(tbm_store_cache_put(&st, "0.json", "{}", &err), 0);
     text = tbm_store_cache_get(&st, "0.json", &len);
     ck_assert_str_eq(text, "{}");
