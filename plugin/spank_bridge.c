@@ -319,8 +319,8 @@ static int agent_reachable(const char *agent, char *why, size_t len)
     return 0;
 }
 
-/* As root, when a forwarded task ends: a forwarder that failed (255) may mean the Mac's agent is gone. Root
- * looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer,
+/* As root, when a forwarded task ends: a forwarder that failed (255) or was killed may mean the Mac's agent is
+ * gone. Root looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer,
  * drains the Mac at once with the reason; `macnode check` resumes it once the agent is back. */
 int tbm_spank_bridge_task_exit(spank_t sp)
 {
@@ -329,8 +329,13 @@ int tbm_spank_bridge_task_exit(spank_t sp)
     char why[256], reason[512];
     int status = 0;
 
-    if (!s->active || !s->bridge || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
-        !WIFEXITED(status) || WEXITSTATUS(status) != FORWARDER_FAILED || agent_reachable(s->agent, why, sizeof(why)) == 0)
+    if (!s->active || !s->bridge || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+        return 0;
+    /* A forwarder that lost its agent exits 255; but when the other ranks fail first (their peer on the Mac
+     * is gone too), Slurm may kill it before it does: a forwarder killed by a signal is looked at as well. */
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == FORWARDER_FAILED) && !WIFSIGNALED(status))
+        return 0;
+    if (agent_reachable(s->agent, why, sizeof(why)) == 0)
         return 0;
     tbm_spank_say(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "agent-unreachable at %s (%s): a task of job %u could not be forwarded",
              s->agent, why, s->job);

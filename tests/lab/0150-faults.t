@@ -114,6 +114,9 @@ t_ok "off-bridge: mac02 goes off" "$LABCMD" kill-mac mac02
 t_ok "off-bridge: the job ends" wait_until 60 "off-bridge: job $j ends" job_gone "$j"
 # (srun exits 255, the forwarder's status, which slurmctld logs as the job's; sacct has shown 127 for it.)
 t_match "off-bridge: FAILED with a non-zero exit code" "^FAILED\|[1-9][0-9]*:0$" "$(acct_final "$j" state,exitcode)"
+# The forwarder's end drains the Mac; the link watcher may see the Mac go too: wait for the drain, bounded.
+agent_reason() { node_reason mac02 | grep -q '^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:'; }
+wait_until 30 "off-bridge: mac02 drained for its agent" agent_reason || true
 t_match "off-bridge: mac02 is drained with the agent as the reason" "^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:" "$(node_reason mac02)"
 out=$(cat "$W/fault-off2.out")
 t_match "off-bridge: the job's output names the Mac and its agent gone" \
