@@ -30,7 +30,7 @@
 
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
 #define FORWARDER_FAILED 255   /* macnode exec's status when the agent could not be reached or refused */
-#define AGENT_PROBE_MS 3000    /* how long root waits for the agent's port at a failed task's end */
+#define AGENT_PROBE_MS 3000    /* how long root waits for the agent's answer at a failed task's end */
 #define GREET_CONNECT_MS 200   /* how long the task's early connection may take before the forwarder is left
                                 * to connect itself (and to say what is wrong) */
 
@@ -308,19 +308,76 @@ static int agent_connect(const char *agent, int ms, char *why, size_t len)
     return fd;
 }
 
-/* Can a TCP connection to the agent ("addr:port") be made within AGENT_PROBE_MS? 0 yes; -1 with why. */
-static int agent_reachable(const char *agent, char *why, size_t len)
+/* Does the agent ("addr:port") answer within AGENT_PROBE_MS? A hello as root on a new connection, and a whole
+ * frame back (its welcome, or a refusal: either way it is there). A port that takes the connection is not
+ * enough: the kernel completes connections on the listening socket of an agent that is stopped, or still
+ * being killed when its connection's end reached the forwarder. 0 yes; -1 with why. */
+static int agent_answers(const char *agent, char *why, size_t len)
 {
-    int fd = agent_connect(agent, AGENT_PROBE_MS, why, len);
+    long long end = tbm_now_ms() + AGENT_PROBE_MS, left;
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION };
+    unsigned char *frame = NULL, *space;
+    tbm_err_t err = { { 0 } };
+    tbm_frame_t fr;
+    tbm_fdec_t dec;
+    struct pollfd p;
+    size_t n, avail;
+    ssize_t r;
+    int fd = agent_connect(agent, AGENT_PROBE_MS, why, len), rc = -1;
 
     if (fd < 0)
         return -1;
+    if (tbm_fdec_init(&dec, 64 * 1024, &err) < 0) {
+        close(fd);
+        return 0;   /* out of memory here says nothing of the agent */
+    }
+    hello.cred = user_credential(0, 0);
+    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) || tbm_write_all(fd, frame, n) < 0) {
+        /* no credential here (munged) or the connection failed at once */
+        rc = hello.cred && frame ? -1 : 0;
+        if (rc < 0)
+            tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
+        goto out;
+    }
+    for (;;) {
+        if ((left = end - tbm_now_ms()) <= 0) {
+            tbm_spank_say(why, len, "it took the connection but sent no answer within %d ms", AGENT_PROBE_MS);
+            break;
+        }
+        p = (struct pollfd){ fd, POLLIN, 0 };
+        if (poll(&p, 1, (int)left) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = 0;   /* cannot wait here: say nothing of the agent */
+            break;
+        }
+        if (!p.revents)
+            continue;
+        space = tbm_fdec_space(&dec, &avail);
+        r = read(fd, space, avail);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            tbm_spank_say(why, len, "it took the connection and closed it without an answer%s%s",
+                          r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+            break;
+        }
+        tbm_fdec_commit(&dec, (size_t)r);
+        if (tbm_fdec_next(&dec, &fr, &err) != 0) {   /* a whole frame, or bytes that are no frame: it answers */
+            rc = 0;
+            break;
+        }
+    }
+out:
+    free(frame);
+    free((char *)hello.cred);
+    tbm_fdec_free(&dec);
     close(fd);
-    return 0;
+    return rc;
 }
 
 /* As root, when a forwarded task ends: a forwarder that failed (255) or was killed may mean the Mac's agent is
- * gone. Root looks for itself (a user's exit 255 alone drains nothing) and, when the agent's port does not answer,
+ * gone. Root looks for itself (a user's exit 255 alone drains nothing) and, when the agent does not answer a hello,
  * drains the Mac at once with the reason; `macnode check` resumes it once the agent is back. */
 int tbm_spank_bridge_task_exit(spank_t sp)
 {
@@ -335,7 +392,7 @@ int tbm_spank_bridge_task_exit(spank_t sp)
      * is gone too), Slurm may kill it before it does: a forwarder killed by a signal is looked at as well. */
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == FORWARDER_FAILED) && !WIFSIGNALED(status))
         return 0;
-    if (agent_reachable(s->agent, why, sizeof(why)) == 0)
+    if (agent_answers(s->agent, why, sizeof(why)) == 0)
         return 0;
     tbm_spank_say(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "agent-unreachable at %s (%s): a task of job %u could not be forwarded",
              s->agent, why, s->job);
