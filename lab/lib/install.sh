@@ -9,6 +9,7 @@ install_nodes_tree() {
     mkdir -p "$INST.new"
     cp -a "$BUILD/inst/." "$INST.new/"
     install -D -m 755 "$HERE/lib/keepalive" "$INST.new/libexec/tbmesh-lab/keepalive"
+    install -m 755 "$HERE/lib/rsh" "$INST.new/libexec/tbmesh-lab/rsh"   # Open MPI's ssh between the Macs
     # What the lab tests run inside jobs, beside the product.
     if [ -x "$BUILD/tests/mlxcheck/tbm-mlxcheck" ]; then
         install -m 755 "$BUILD/tests/mlxcheck/tbm-mlxcheck" "$INST.new/libexec/tbmesh-lab/tbm-mlxcheck"

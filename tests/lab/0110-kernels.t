@@ -40,10 +40,15 @@ out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
 t_match "studio-a all-reduce, bf16, 8 B to 4 MiB (striped over 3 connections per pair): no wrong value" \
     '"wrong_total": 0,' "$out"
 
-# Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there,
-# `tbmesh-lab rsh` here); on mini-b the ranks two cables apart go through a Mac in between.
+# Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there; the
+# lab's rsh here, installed where every Mac sees it, since Open MPI's daemons on the Macs run it too: a clone
+# under /tmp is not in a Mac's view); on mini-b the ranks two cables apart go through a Mac in between.
+RSH=$LAB/inst/libexec/tbmesh-lab/rsh
+t_is "the lab's rsh runs a shell command line inside a Mac" "mac03 x" "$("$RSH" mac03 'echo $(hostname) x')"
+t_match "... and refuses a node that is not up, saying so" "^rsh: no node 'mac99' is up in the lab" "$("$RSH" mac99 true 2>&1)"
+t_match "... or a name that is no node's" "^rsh: '../x' is not a node name" "$("$RSH" ../x true 2>&1)"
 for g in "studio-a mac01,mac02,mac03,mac04" "mini-b mac05,mac06,mac07,mac08"; do
-    out=$(timeout 120 mpirun --allow-run-as-root -np 4 -H "${g#* }" --mca plm_rsh_agent "$LABCMD rsh" \
+    out=$(timeout 120 mpirun --allow-run-as-root -np 4 -H "${g#* }" --mca plm_rsh_agent "$RSH" \
         --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24 \
         --mca mpi_yield_when_idle 1 "$BENCH" -T mpi -b 8 -e 1M -f 32 -n 2 -w 1 2>&1)
     t_match "${g%% *}: Open MPI's all-reduce across the 4 Macs over Thunderbolt, no wrong value" \

@@ -3,7 +3,7 @@
 # 4 Macs of one group (studio-a: the full mesh; mini-b: the ring):
 #  - libtbmcoll as a user runs it: `macnode bench` under srun in a --gres=tbmesh job (bridge mode on
 #    studio-a), from MLX's environment (JACCL matrix and coordinator on a mesh, ring hostfile on a ring);
-#  - Open MPI's MPI_Allreduce: mpirun on the bridge host starts one rank in each Mac (`tbmesh-lab rsh`
+#  - Open MPI's MPI_Allreduce: mpirun on the bridge host starts one rank in each Mac (the lab's rsh
 #    stands in for ssh between Macs), BTL tcp on the Thunderbolt addresses only (169.254.0.0/16; the routes
 #    come from macnode netplan), mpi_yield_when_idle as the ranks share the cores;
 #  - every cable alone (-o p2p) with both, for the rate of one link.
@@ -53,7 +53,7 @@ chown tbm-alice: "$tmp"
     { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; exit 1; }
 
 # Open MPI over the same links.
-mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$here/lab/tbmesh-lab rsh"
+mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$inst/libexec/tbmesh-lab/rsh"
         --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24
         --mca mpi_yield_when_idle 1)
 "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv > "$tmp/mpi.csv" 2> "$tmp/mpi.err" &&
