@@ -4,17 +4,18 @@
 # as a share of one link's rate (2 ranks, -o p2p). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
 # The sweeps and the 8-byte runs are taken in turns, ROUNDS times (libtbmcoll, Open MPI, libtbmcoll, ...);
 # each side's figure is the median of its rounds, and the rounds' ratios are printed beside it.
-# Usage: bench-compare.sh [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS]
+# Usage: bench-compare.sh [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS] [-x ARGS]
+# -x: more options for libtbmcoll's runs (macnode bench's own, e.g. "-S 1 -s 0"), for experiments.
 # MACNODE_BENCH names the program (default: macnode-bench beside this script); MPIRUN the launcher
 # (default: mpirun --oversubscribe, TCP on lo only).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bench=${MACNODE_BENCH:-$here/macnode-bench}
-n=4 min=1M max=64M algo=auto iters=10 rounds=3
-while getopts n:b:e:A:i:r: opt; do
+n=4 min=1M max=64M algo=auto iters=10 rounds=3 extra=""
+while getopts n:b:e:A:i:r:x: opt; do
   case $opt in
-    n) n=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; A) algo=$OPTARG ;; i) iters=$OPTARG ;; r) rounds=$OPTARG ;;
-    *) echo "usage: $0 [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS]" >&2; exit 2 ;;
+    n) n=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; A) algo=$OPTARG ;; i) iters=$OPTARG ;; r) rounds=$OPTARG ;; x) extra=$OPTARG ;;
+    *) echo "usage: $0 [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS] [-x ARGS]" >&2; exit 2 ;;
   esac
 done
 case $rounds in
@@ -30,9 +31,9 @@ trap 'rm -rf "$tmp"' EXIT
 r=0
 while [ "$r" -lt "$rounds" ]; do
   r=$((r + 1))
-  "$bench" -l "$n" -A "$algo" -b "$min" -e "$max" -n "$iters" -w 2 -F csv >>"$tmp/tcp.csv"
+  "$bench" -l "$n" -A "$algo" $extra -b "$min" -e "$max" -n "$iters" -w 2 -F csv >>"$tmp/tcp.csv"
   $mpirun -np "$n" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >>"$tmp/mpi.csv"
-  "$bench" -l "$n" -A "$algo" -b 8 -e 8 -n 500 -w 50 -F csv >>"$tmp/tcp8.csv"
+  "$bench" -l "$n" -A "$algo" $extra -b 8 -e 8 -n 500 -w 50 -F csv >>"$tmp/tcp8.csv"
   $mpirun -np "$n" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >>"$tmp/mpi8.csv"
 done
 "$bench" -l 2 -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv >"$tmp/p2p.csv"
