@@ -91,5 +91,28 @@ unset MLX_RANK JACCL_RANK
 check_err "no environment" "MLX_RANK is not set, so this is not a rank of a tbmesh job" -b 8
 MACNODE_LIBEXECDIR=$tmp/none "$macnode" bench -l 2 2>"$tmp/err" && { say "missing program: exit 0"; fail=1; }
 grep -q "macnode bench: cannot run $tmp/none/macnode-bench: No such file or directory (MACNODE_LIBEXECDIR names that folder" "$tmp/err" || { say "missing program: $(cat "$tmp/err")"; fail=1; }
+# bench-report.awk (bench-compare.sh's and mesh-vs-mpi.sh's report): rounds appended to one file each, a
+# header before each round; each side's figure is the median of its rounds, the rounds' ratios beside it.
+report=$(dirname "$0")/../../kernels/bench-report.awk
+hdr='op,transport,ranks,size_bytes,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong'
+row() { echo "allreduce,$1,2,$2,0,f32,sum,-1,$3,$4,0,$5,0"; }
+{ for bw in 1.0 3.0 2.0; do echo "$hdr"; row mesh 1048576 out-of-place 1 "$bw"; row mesh 1048576 in-place 1 "$bw"; done; } > "$tmp/t.csv"
+{ for bw in 1.0 1.0 4.0; do echo "$hdr"; row mpi 1048576 out-of-place 1 "$bw"; row mpi 1048576 in-place 1 "$bw"; done; } > "$tmp/m.csv"
+{ for us in 9 5 7 20; do echo "$hdr"; row mesh 8 out-of-place "$us" 0; done; } > "$tmp/t8.csv"
+{ for us in 10 14 12 1; do echo "$hdr"; row mpi 8 out-of-place "$us" 0; done; } > "$tmp/m8.csv"
+bench -l 2 -o p2p -b 1K -e 1K -n 2 -w 1 -F csv > "$tmp/p2p.csv" || { say "p2p csv: exit $?"; fail=1; }
+out=$(awk -f "$report" "$tmp/t.csv" "$tmp/m.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2p.csv")
+# medians 2.0 and 1.0: ratio 2.00; the rounds' ratios 1.00, 3.00 and 0.50; 8-byte medians 8.0 and 11.0 us
+echo "$out" | grep -q 'median of 3 rounds' &&
+  [ "$(echo "$out" | grep -cE '^ +1048576 (out-of-place|in-place) +2\.000 GB/s +1\.000 GB/s +2\.00 .* 0\.50-3\.00$')" = 2 ] &&
+  echo "$out" | grep -q '^# busbw ratio tcp/mpi: lowest 2\.00 ' &&
+  echo "$out" | grep -q '^# 8-byte all-reduce (medians of 4 rounds): tcp 8\.0 us, mpi 11\.0 us: ratio 0\.73' ||
+  { say "bench-report rounds:"; echo "$out"; fail=1; }
+# one round: no median line, no rounds' ratios
+sed -n 1,3p "$tmp/t.csv" > "$tmp/t1.csv"; sed -n 1,3p "$tmp/m.csv" > "$tmp/m1.csv"
+out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2p.csv")
+! echo "$out" | grep -q 'median of' &&
+  [ "$(echo "$out" | grep -cE '^ +1048576 (out-of-place|in-place) +1\.000 GB/s +1\.000 GB/s +1\.00 +[0-9]+%$')" = 2 ] ||
+  { say "bench-report, one round:"; echo "$out"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

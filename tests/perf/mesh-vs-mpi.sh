@@ -10,16 +10,19 @@
 # Prints all-reduce busbw per size with the ratio (target: at least 1.2 from 1 MiB to 64 MiB), the 8-byte
 # latency of both (target: no worse than Open MPI), busbw as a share of one link's rate, and the per-cable
 # table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
-# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]   (as root, with the lab up)
+# The sweeps and 8-byte runs are taken in turns ROUNDS times (default 3); each side's figure is the median of
+# its rounds, the rounds' ratios printed beside it.
+# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS]   (as root, with the lab up)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-group=studio-a min=1M max=64M iters=10
-while getopts g:b:e:n: opt; do
+group=studio-a min=1M max=64M iters=10 rounds=3
+while getopts g:b:e:n:r: opt; do
     case $opt in
-        g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;;
-        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS]" >&2; exit 2 ;;
+        g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;; r) rounds=$OPTARG ;;
+        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS]" >&2; exit 2 ;;
     esac
 done
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -r takes a number of rounds from 1 to 99, not '$rounds'" >&2; exit 2; }
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 [ "$(id -u)" = 0 ] || { echo "mesh-vs-mpi: run as root (mpirun enters the Macs' namespaces)" >&2; exit 2; }
@@ -38,28 +41,36 @@ tmp=$(mktemp -d "$W/mesh-vs-mpi.XXXXXX")
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
-# libtbmcoll: one allocation, three steps.
-cat > "$tmp/tcp.sh" <<SCRIPT
+# One round: libtbmcoll (one allocation: the sweep, the 8-byte run and, in the first round, every cable),
+# then Open MPI over the same links; each round's rows are added to the run's files.
+round() {
+    local first=$1
+    cat > "$tmp/tcp.sh" <<SCRIPT
 #!/bin/sh
 set -e
-srun "$macnode" bench -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp.csv"
-srun "$macnode" bench -b 8 -e 8 -n 500 -w 50 -F csv > "$tmp/tcp8.csv"
-srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+srun "$macnode" bench -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
+srun "$macnode" bench -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
+[ $first = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 SCRIPT
-chmod 755 "$tmp/tcp.sh"
-chown tbm-alice: "$tmp"
-(cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
-    salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$tmp/tcp.sh") ||
-    { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; exit 1; }
+    chmod 755 "$tmp/tcp.sh"
+    chown -R tbm-alice: "$tmp"
+    (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
+        salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$tmp/tcp.sh") ||
+        { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; return 1; }
+    "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >> "$tmp/mpi.csv" 2> "$tmp/mpi.err" &&
+    "${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/mpi8.csv" 2>> "$tmp/mpi.err" &&
+    { [ "$first" = 0 ] ||
+      "${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv" 2>> "$tmp/mpi.err"; } ||
+        { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$tmp/mpi.err" >&2; return 1; }
+}
 
 # Open MPI over the same links.
 mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$inst/libexec/tbmesh-lab/rsh"
         --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24
         --mca mpi_yield_when_idle 1)
-"${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv > "$tmp/mpi.csv" 2> "$tmp/mpi.err" &&
-"${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv > "$tmp/mpi8.csv" 2>> "$tmp/mpi.err" &&
-"${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv" 2>> "$tmp/mpi.err" ||
-    { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$tmp/mpi.err" >&2; exit 1; }
+for ((r = 1; r <= rounds; r++)); do
+    round $((r == 1)) || exit 1
+done
 
 awk -v what="group $group ($hosts), backend $backend; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
     -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" \
