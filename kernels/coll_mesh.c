@@ -3,9 +3,7 @@
  * pipelined piece by piece). */
 #include "coll.h"
 
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 /* Chunk layout of a buffer of `count` elements among the ranks, in bytes. */
 typedef struct layout {
@@ -130,39 +128,6 @@ static void piece_of(size_t plen, size_t piece, size_t k, size_t *at, size_t *le
     *len = *at >= plen ? 0 : plen - *at < piece ? plen - *at : piece;
 }
 
-/* Contributions sent one piece ahead: round 0 sends pieces 0 and 1 of a part, round k piece k+1, so that the
- * next piece is on its way while this one is folded. The receiver still reads piece k in round k, so piece
- * k+1 must fit in the sender's socket buffer whole: only when every link's buffer holds four pieces (and the
- * results go on a stream of their own). */
-static int sends_ahead(const tbmcoll_comm_t *c, size_t piece)
-{
-    const char *env = getenv("TBMCOLL_AHEAD");
-    socklen_t sl = sizeof(int);
-    int j, sz;
-
-    if (env && strcmp(env, "0") == 0)   /* TBMCOLL_AHEAD=0: not ahead (to measure what it brings) */
-        return 0;
-    for (j = 0; j < c->size; j++) {
-        if (j == c->rank)
-            continue;
-        if (getsockopt(c->links[j].fd, SOL_SOCKET, SO_SNDBUF, &sz, &sl) < 0 || sz < 0 || (size_t)sz < 4 * piece)
-            return 0;
-    }
-    return 1;
-}
-
-/* What round k sends of a part of plen bytes (see sends_ahead). */
-static void ahead_of(size_t plen, size_t piece, size_t k, int ahead, size_t *at, size_t *len)
-{
-    size_t from = ahead && k > 0 ? k + 1 : k, to = ahead ? k + 2 : k + 1;
-
-    *at = from * piece;
-    to *= piece;
-    if (to > plen)
-        to = plen;
-    *len = *at >= to ? 0 : to - *at;
-}
-
 /* All-reduce above the small size: reduce-scatter and all-gather fused and pipelined. Every rank's part is cut
  * into pieces of `piece` bytes (opts.segment_bytes); in round k each rank sends piece k of every other rank's
  * part to its owner and receives piece k of its own part from every rank, folds it at once in rank order
@@ -179,8 +144,6 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
     size_t me = (size_t)c->rank;
     unsigned char *slots;
     int j, n, split = c->size > 1 && c->links[c->rank == 0 ? 1 : 0].nfd >= 2;
-    /* with one stream the results share it with the contributions, in the order read: none ahead then */
-    int ahead = split && sends_ahead(c, piece);
 
     for (j = 0; j < c->size; j++)
         chunk_of(c, ly, j, &off[j], &len[j]);
@@ -195,7 +158,7 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
             if (j == c->rank)
                 continue;
             if (k < rounds) {
-                ahead_of(len[j], piece, k, ahead, &at, &pl);
+                piece_of(len[j], piece, k, &at, &pl);
                 add_xfer_on(xs, &n, &c->links[j], 1, src + off[j] + at, pl, 0);
                 piece_of(len[me], piece, k, &at, &pl);
                 add_xfer_on(xs, &n, &c->links[j], 0, part[j], pl, 0);

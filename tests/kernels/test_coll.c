@@ -213,7 +213,7 @@ static int check_repeatable(ctx_t *x)
 typedef struct run_cfg {
     tbmcoll_algo_t algo;
     int streams;
-    int sockbuf;   /* 0: the default (the mesh all-reduce sends a piece ahead); small: it cannot */
+    int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
 } run_cfg_t;
 
 static int rank_main(int rank, int n, const char *const *addrs, void *arg)
@@ -243,8 +243,8 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 
 int main(void)
 {
-    /* the mesh with the default streams per pair (large transfers striped), with one, with socket buffers too
-     * small to send a piece ahead, and the ring */
+    /* the mesh with the default streams per pair (large transfers striped), with one, with socket buffers
+     * smaller than a few pieces of the pipelined all-reduce, and the ring */
     static const run_cfg_t cfgs[4] = { { TBMCOLL_ALGO_MESH, 0, 0 }, { TBMCOLL_ALGO_MESH, 1, 0 },
                                        { TBMCOLL_ALGO_MESH, 0, 64 * 1024 }, { TBMCOLL_ALGO_RING, 0, 0 } };
     tr_result_t res[TR_MAX];
