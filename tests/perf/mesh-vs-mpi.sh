@@ -37,31 +37,35 @@ hosts=$(sinfo -h -N -o '%N %f' | awk -v f="$feature" 'index("," $2 ",", "," f ",
 backend=jaccl
 [ "$group" = studio-a ] || backend=ring
 W=$LAB/work/tbm-alice
+# What the user's steps write goes in a folder of the user's; root writes only in a folder of its own (the
+# step script, Open MPI's outputs), never in one the user can fill with links first.
 tmp=$(mktemp -d "$W/mesh-vs-mpi.XXXXXX")
-chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-
-# One round: libtbmcoll (one allocation: the sweep, the 8-byte run and, in the first round, every cable),
-# then Open MPI over the same links; each round's rows are added to the run's files.
-round() {
-    local first=$1
-    cat > "$tmp/tcp.sh" <<SCRIPT
+own=$(mktemp -d)
+trap 'rm -rf "$tmp" "$own"' EXIT
+chown tbm-alice: "$tmp"
+chmod 755 "$own"
+# libtbmcoll's part of a round, in one allocation: the sweep, the 8-byte run and, in the first round ($1 = 1),
+# every cable; each round's rows are added to the run's files.
+cat > "$own/tcp.sh" <<SCRIPT
 #!/bin/sh
 set -e
 srun "$macnode" bench -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
 srun "$macnode" bench -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
-[ $first = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+[ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 SCRIPT
-    chmod 755 "$tmp/tcp.sh"
-    chown -R tbm-alice: "$tmp"
+chmod 755 "$own/tcp.sh"
+
+# One round: libtbmcoll, then Open MPI over the same links.
+round() {
+    local first=$1
     (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
-        salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$tmp/tcp.sh") ||
+        salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/tcp.sh" "$first") ||
         { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; return 1; }
-    "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >> "$tmp/mpi.csv" 2> "$tmp/mpi.err" &&
-    "${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/mpi8.csv" 2>> "$tmp/mpi.err" &&
+    "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >> "$own/mpi.csv" 2> "$own/mpi.err" &&
+    "${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >> "$own/mpi8.csv" 2>> "$own/mpi.err" &&
     { [ "$first" = 0 ] ||
-      "${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv" 2>> "$tmp/mpi.err"; } ||
-        { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$tmp/mpi.err" >&2; return 1; }
+      "${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$own/mpi-p2p.csv" 2>> "$own/mpi.err"; } ||
+        { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$own/mpi.err" >&2; return 1; }
 }
 
 # Open MPI over the same links.
@@ -73,7 +77,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 awk -v what="group $group ($hosts), backend $backend; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
-    -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" \
-    "$tmp/tcp-p2p.csv" "$tmp/mpi-p2p.csv"
+    -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$own/mpi.csv" "$tmp/tcp8.csv" "$own/mpi8.csv" \
+    "$tmp/tcp-p2p.csv" "$own/mpi-p2p.csv"
 echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
 awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$tmp/tcp-p2p.csv"
