@@ -402,57 +402,6 @@ int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, 
     return macnode_start(p, macnode, argv);
 }
 
-json_object *repro_usage(const char *macnode, const char *agent, const char *munge_socket, uint32_t job,
-                         uint32_t step, int timeout_ms, int *running, tbm_err_t *err)
-{
-    char jobarg[16], steparg[16], what[48], *text;
-    char *argv[] = { "macnode", "usage", "--agent", (char *)agent, "--job", jobarg, "--step", steparg,
-                     munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
-    repro_probe_t p;
-    json_object *o, *tasks, *out = NULL;
-    tbm_task_usage_t u;
-    int64_t r = 0;
-    size_t i;
-    int status;
-
-    snprintf(jobarg, sizeof(jobarg), "%u", job);
-    snprintf(steparg, sizeof(steparg), "%u", step);
-    if (macnode_start(&p, macnode, argv) < 0)
-        return tbm_errprintf(err, "cannot run %s usage: %s", macnode, strerror(errno)), NULL;
-    text = macnode_finish(&p, timeout_ms, &status);
-    if (!text || !*text || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        tbm_errprintf(err, "macnode usage --agent %s gave no answer (%s)", agent,
-                      !text ? "none in time" : WIFEXITED(status) ? "the agent could not be asked" : "it died");
-        free(text);
-        return NULL;
-    }
-    o = tbm_proto_json(text, strlen(text), "macnode usage", err);
-    free(text);
-    if (!o)
-        return NULL;
-    tasks = tbm_json_typed(o, "tasks", json_type_array);
-    if (!tasks || tbm_json_get_int(o, "macnode usage", "running", 1, 0, INT32_MAX, &r, err) < 0) {
-        if (!tbm_erris(err))
-            tbm_errprintf(err, "macnode usage: no 'tasks' in its answer");
-        json_object_put(o);
-        return NULL;
-    }
-    for (i = 0; i < json_object_array_length(tasks); i++) {
-        snprintf(what, sizeof(what), "macnode usage: tasks[%zu]", i);
-        if (tbm_task_usage_read(json_object_array_get_idx(tasks, i), what, &u, err) < 0 || u.job != job ||
-            u.step != step) {
-            if (!tbm_erris(err))
-                tbm_errprintf(err, "%s is not of job %u step %u", what, job, step);
-            json_object_put(o);
-            return NULL;
-        }
-    }
-    *running = (int)r;
-    out = json_object_get(tasks);
-    json_object_put(o);
-    return out;
-}
-
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms)
 {
     char why[600];

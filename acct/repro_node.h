@@ -39,10 +39,4 @@ typedef struct repro_probe {
 int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket);
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms);
 
-/* What step `step` of job `job` used on a Mac, from `macnode usage --agent AGENT` (root: the agent's own
- * measurement of each task, never the user's): the array of task usages (proto.h's tbm_task_usage_json,
- * each checked), with *running set to the step's tasks the agent still runs; NULL with err. */
-json_object *repro_usage(const char *macnode, const char *agent, const char *munge_socket, uint32_t job,
-                         uint32_t step, int timeout_ms, int *running, tbm_err_t *err);
-
 #endif

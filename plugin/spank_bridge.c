@@ -308,47 +308,94 @@ static int agent_connect(const char *agent, int ms, char *why, size_t len)
     return fd;
 }
 
-/* Does the agent ("addr:port") answer within AGENT_PROBE_MS? A hello as root on a new connection, and a whole
- * frame back (its welcome, or a refusal: either way it is there). A port that takes the connection is not
- * enough: the kernel completes connections on the listening socket of an agent that is stopped, or still
- * being killed when its connection's end reached the forwarder. 0 yes; -1 with why. */
-static int agent_answers(const char *agent, char *why, size_t len)
+/* One exchange with a bridge-mode Mac's agent ("addr:port") as root, within ms: a hello (MUNGE, uid 0) with req
+ * (unless NULL) behind it in the same write, then frames until one of type want, which lands in *reply (the
+ * caller frees it with tbm_msg_free). The welcome before it is read past, unless it is what is wanted.
+ * 1: *reply holds it; 0: the agent answered, but not with want (its refusal, another message, or bytes that are
+ * no frame: why says which); -1: no answer (refused, closed, or silent for ms: why says which); -2: root cannot
+ * ask from here (no credential from munged, no memory), which says nothing of the agent. */
+int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
+                        char *why, size_t len)
 {
-    long long end = tbm_now_ms() + AGENT_PROBE_MS, left;
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION };
-    unsigned char *frame = NULL, *space;
+    long long end = tbm_now_ms() + ms, left;
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
+    unsigned char *frame = NULL, *rq = NULL, *space;
     tbm_err_t err = { { 0 } };
     tbm_frame_t fr;
     tbm_fdec_t dec;
     struct pollfd p;
-    size_t n, avail;
+    size_t n, nrq = 0, avail;
     ssize_t r;
-    int fd = agent_connect(agent, AGENT_PROBE_MS, why, len), rc = -1;
+    int fd = agent_connect(agent, ms, why, len), rc = -1;
 
     if (fd < 0)
         return -1;
-    if (tbm_fdec_init(&dec, 64 * 1024, &err) < 0) {
+    if (tbm_fdec_init(&dec, TBM_FRAME_MAX, &err) < 0) {
         close(fd);
-        return 0;   /* out of memory here says nothing of the agent */
+        return -2;
     }
     hello.cred = user_credential(0, 0);
-    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) || tbm_write_all(fd, frame, n) < 0) {
-        /* no credential here (munged) or the connection failed at once */
-        rc = hello.cred && frame ? -1 : 0;
-        if (rc < 0)
-            tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
+    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) || (req && !(rq = tbm_msg_encode(req, &nrq, &err)))) {
+        tbm_spank_say(why, len, "%s", !hello.cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
+        rc = -2;
+        goto out;
+    }
+    if (rq) {
+        unsigned char *both = realloc(frame, n + nrq);
+        if (!both) {
+            tbm_spank_say(why, len, "out of memory");
+            rc = -2;
+            goto out;
+        }
+        memcpy(both + n, rq, nrq);
+        frame = both;
+        n += nrq;
+    }
+    if (tbm_write_all(fd, frame, n) < 0) {
+        tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
         goto out;
     }
     for (;;) {
+        int got = tbm_fdec_next(&dec, &fr, &err);
+        if (got < 0) {
+            tbm_spank_say(why, len, "it answered with bytes that are no message: %s", err.msg);
+            rc = 0;
+            break;
+        }
+        if (got > 0) {
+            if (tbm_msg_parse(&fr, &m, &err) < 0) {
+                tbm_spank_say(why, len, "it answered with a message that does not parse: %s", err.msg);
+                rc = 0;
+                break;
+            }
+            if (m.type == want) {
+                *reply = m;
+                rc = 1;
+                break;
+            }
+            if (m.type == TBM_MSG_WELCOME) {
+                tbm_msg_free(&m);
+                continue;
+            }
+            if (m.type == TBM_MSG_ERROR)
+                tbm_spank_say(why, len, "it refused: %s", m.message ? m.message : "(no reason)");
+            else
+                tbm_spank_say(why, len, "it answered %s where %s was expected", tbm_msg_type_name(m.type),
+                              tbm_msg_type_name(want));
+            tbm_msg_free(&m);
+            rc = 0;
+            break;
+        }
         if ((left = end - tbm_now_ms()) <= 0) {
-            tbm_spank_say(why, len, "it took the connection but sent no answer within %d ms", AGENT_PROBE_MS);
+            tbm_spank_say(why, len, "it took the connection but sent no answer within %d ms", ms);
             break;
         }
         p = (struct pollfd){ fd, POLLIN, 0 };
         if (poll(&p, 1, (int)left) < 0) {
             if (errno == EINTR)
                 continue;
-            rc = 0;   /* cannot wait here: say nothing of the agent */
+            tbm_spank_say(why, len, "cannot wait for its answer: %s", strerror(errno));
+            rc = -2;
             break;
         }
         if (!p.revents)
@@ -363,17 +410,28 @@ static int agent_answers(const char *agent, char *why, size_t len)
             break;
         }
         tbm_fdec_commit(&dec, (size_t)r);
-        if (tbm_fdec_next(&dec, &fr, &err) != 0) {   /* a whole frame, or bytes that are no frame: it answers */
-            rc = 0;
-            break;
-        }
     }
 out:
     free(frame);
+    free(rq);
     free((char *)hello.cred);
     tbm_fdec_free(&dec);
     close(fd);
     return rc;
+}
+
+/* Does the agent answer within AGENT_PROBE_MS? A hello as root on a new connection, and a whole frame back (its
+ * welcome, or a refusal: either way it is there). A port that takes the connection is not enough: the kernel
+ * completes connections on the listening socket of an agent that is stopped, or still being killed when its
+ * connection's end reached the forwarder. 0 yes (or root cannot tell from here); -1 with why. */
+static int agent_answers(const char *agent, char *why, size_t len)
+{
+    tbm_msg_t m;
+    int rc = tbm_spank_agent_ask(agent, NULL, TBM_MSG_WELCOME, &m, AGENT_PROBE_MS, why, len);
+
+    if (rc == 1)
+        tbm_msg_free(&m);
+    return rc == -1 ? -1 : 0;
 }
 
 /* As root, when a forwarded task ends: a forwarder that failed (255) or was killed may mean the Mac's agent is

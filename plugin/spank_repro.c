@@ -812,36 +812,47 @@ static int backend_var(const char *name)
     return 0;
 }
 
-/* Bridge mode: what the step's tasks used on the Mac, as its agent measured them (asked as root; the
- * forwarder, the user's process, carries it too but could be made to say anything). Tasks the agent still
- * runs (a forwarder killed before its task ended) are waited for a little, then counted as not reported. */
+/* Bridge mode: what the step's tasks used on the Mac, as its agent measured them (asked as root, in this
+ * process: a usage request on a connection of its own; the forwarder, the user's process, carries it too but could
+ * be made to say anything). Tasks the agent still runs (a forwarder killed before its task ended) are waited for
+ * a little, then counted as not reported. */
 static void agent_usage(job_ctx_t *c, json_object *part)
 {
-    char agent[TBM_HOSTNAME_MAX + 16];
+    char agent[TBM_HOSTNAME_MAX + 16], why[512] = "";
     long long end = tbm_now_ms() + USAGE_WAIT_MS;
-    tbm_err_t err = { { 0 } };
-    json_object *tasks = NULL;
-    int idx = tbm_conf_node(&c->conf, c->node), running = 0;
+    tbm_msg_t req = { .type = TBM_MSG_USAGE, .job = c->job, .step = c->step }, used = { 0 };
+    json_object *tasks;
+    int idx = tbm_conf_node(&c->conf, c->node), rc;
+    size_t i;
 
     if (idx < 0)
         return;
     agent_of(c, idx, agent, sizeof(agent));
     for (;;) {
-        tbm_errclear(&err);
-        json_object_put(tasks);
-        tasks = repro_usage(tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket, c->job, c->step, PROBE_MS,
-                            &running, &err);
-        if (!tasks || running == 0 || tbm_now_ms() >= end)
+        tbm_msg_free(&used);
+        rc = tbm_spank_agent_ask(agent, &req, TBM_MSG_USED, &used, PROBE_MS, why, sizeof(why));
+        if (rc == 1 && (used.job != c->job || used.step != c->step)) {
+            snprintf(why, sizeof(why), "it answered for job %u step %u", used.job, used.step);
+            tbm_msg_free(&used);
+            rc = 0;
+        }
+        if (rc != 1 || used.running == 0 || tbm_now_ms() >= end)
             break;
         usleep(200 * 1000);
     }
-    if (!tasks) {
-        json_object_object_add(part, "agent_usage_why", json_object_new_string(err.msg));
+    if (rc != 1) {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "the agent at %s gave no usage: %s", agent, why);
+        json_object_object_add(part, "agent_usage_why", json_object_new_string(msg));
         return;
     }
+    tasks = json_object_new_array();
+    for (i = 0; i < used.n_tasks; i++)
+        json_object_array_add(tasks, tbm_task_usage_json(&used.tasks[i]));
     json_object_object_add(part, "agent_usage", tasks);
-    if (running)
-        json_object_object_add(part, "agent_running", json_object_new_int(running));
+    if (used.running)
+        json_object_object_add(part, "agent_running", json_object_new_int(used.running));
+    tbm_msg_free(&used);
 }
 
 /* A step ends on a node (root): what it learnt, as a part of the job's record. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <slurm/spank.h>
 
+#include "proto.h"
 #include "tbmesh.h"
 
 #define TBM_SPANK_NAME "tbmesh"
@@ -79,6 +80,11 @@ void tbm_spank_remote_epilog(uint32_t job, const char *node);   /* direct mode: 
 int tbm_spank_bridge_task_privileged(spank_t sp);   /* the job grant (root) */
 int tbm_spank_bridge_task_init(spank_t sp);         /* exec the forwarder (the user) */
 int tbm_spank_bridge_task_exit(spank_t sp);         /* an unreachable agent drains its Mac (root) */
+/* One request to a bridge-mode Mac's agent as root, within ms (a hello and req in one write, then the reply of
+ * type want into *reply, free with tbm_msg_free). 1 got it; 0 the agent answered otherwise; -1 no answer; -2
+ * cannot ask from here; why says what happened for 0, -1 and -2. */
+int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
+                        char *why, size_t len);
 /* Job epilog: the agent ends what is left of the job and removes its folder. */
 void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent);
 

@@ -12,17 +12,22 @@
 # table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
 # The sweeps and 8-byte runs are taken in turns ROUNDS times (default 3); each side's figure is the median of
 # its rounds, the rounds' ratios printed beside it.
-# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS]   (as root, with the lab up)
+# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-x ARGS]
+#   (as root, with the lab up); -x: more options for libtbmcoll's sweep and 8-byte run (e.g. "-S 1")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-group=studio-a min=1M max=64M iters=10 rounds=3
-while getopts g:b:e:n:r: opt; do
+group=studio-a min=1M max=64M iters=10 rounds=3 extra=
+while getopts g:b:e:n:r:x: opt; do
     case $opt in
         g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;; r) rounds=$OPTARG ;;
-        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS]" >&2; exit 2 ;;
+        x) extra=$OPTARG ;;
+        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-x ARGS]" >&2; exit 2 ;;
     esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -r takes a number of rounds from 1 to 99, not '$rounds'" >&2; exit 2; }
+re_opts='^[-A-Za-z0-9 .=]*$'
+[[ "$extra" =~ $re_opts ]] ||
+    { echo "mesh-vs-mpi: -x takes macnode bench options (letters, digits, '-', '.', '=', spaces), not '$extra'" >&2; exit 2; }
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 [ "$(id -u)" = 0 ] || { echo "mesh-vs-mpi: run as root (mpirun enters the Macs' namespaces)" >&2; exit 2; }
@@ -49,8 +54,8 @@ chmod 755 "$own"
 cat > "$own/tcp.sh" <<SCRIPT
 #!/bin/sh
 set -e
-srun "$macnode" bench -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
-srun "$macnode" bench -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
+srun "$macnode" bench $extra -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
+srun "$macnode" bench $extra -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 SCRIPT
 chmod 755 "$own/tcp.sh"
@@ -76,7 +81,7 @@ for ((r = 1; r <= rounds; r++)); do
     round $((r == 1)) || exit 1
 done
 
-awk -v what="group $group ($hosts), backend $backend; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
+awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
     -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$own/mpi.csv" "$tmp/tcp8.csv" "$own/mpi8.csv" \
     "$tmp/tcp-p2p.csv" "$own/mpi-p2p.csv"
 echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
