@@ -6,7 +6,8 @@
 # is the median of its rounds, so that a swing of the machine's load during one side's round does not
 # decide the ratio; the lowest and highest ratio of the rounds taken pairwise are printed beside it.
 # Prints per size and placement both busbw, their ratio and busbw as a share of one link's one-way rate
-# (the slowest cable of the tcp p2p run), then the lowest ratio, the 8-byte latencies and the link rates.
+# (the slowest cable of the tcp p2p run), then the lowest ratio, the 8-byte latencies and the link rates (one
+# way, and both ways at once).
 # Variables: what (a title line).
 BEGIN { FS = "," }
 # a header line (the first of each file, and of each round appended to it)
@@ -17,7 +18,7 @@ file == 2 { k = $4 "," $9; mpi[k, ++nm[k]] = $12 }
 file == 3 && $9 == "out-of-place" { t8[++n8t] = $10 }
 file == 4 && $9 == "out-of-place" { m8[++n8m] = $10 }
 file == 5 { n5++; low = ($8 < $9 ? $8 : $9); if (n5 == 1 || low < link) { link = low; slow = $4 " <-> " $6 }
-            lsum += low; lat5 += $12 }
+            lsum += low; lat5 += $12; both5 += $10 }
 file == 6 { n6++; low = ($8 < $9 ? $8 : $9); msum += low; lat6 += $12 }
 # median(A, N): the median of A[1..N] (sorted in place); 0 when N is 0.
 function median(a, n,    i, j, x) {
@@ -59,5 +60,8 @@ END {
     printf "# 8-byte all-reduce%s: tcp %.1f us, mpi %.1f us: ratio %.2f (target: at most 1.0)\n",
            (n8t > 1 ? " (medians of " n8t " rounds)" : ""), a8, b8, (b8 > 0 ? a8 / b8 : 0)
     if (n5) printf "# one link, one way (tcp p2p, %d cables): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n", n5, link, slow, lsum / n5, lat5 / n5
+    # an all-reduce moves bytes both ways at once; where both directions share the same cores (loopback, the
+    # lab) that rate, per direction, is the ceiling a busbw meets, not the one-way rate
+    if (n5) printf "# one link, both ways at once (tcp p2p): mean %.3f GB/s per direction\n", both5 / n5 / 2
     if (n6) printf "# one link, one way (Open MPI p2p, %d pairs): mean %.3f GB/s; latency %.1f us\n", n6, msum / n6, lat6 / n6
 }

@@ -254,24 +254,42 @@ static unsigned char *chunk_scratch(tbmcoll_comm_t *c, size_t count, size_t esiz
     return tbmcoll_scratch(c, maxlen + extra);
 }
 
-/* Small all-reduce: whole buffers go around the ring (an all-gather of n-1 steps), then every rank folds
- * all of them in rank order. */
+/* Small all-reduce: every rank's whole buffer goes around the ring both ways at once, rightwards for
+ * ceil((n-1)/2) steps and leftwards for floor((n-1)/2) (a TCP connection carries both directions), so after
+ * ceil((n-1)/2) steps instead of n-1 every rank holds all n buffers; each then folds them in rank order, so
+ * every rank has the same bits. In step s a rank passes on what it received in step s-1 (its own in step 1):
+ * to the right the buffer of rank r-s+1 while rank r-s's comes from the left, to the left rank r+s-1's while
+ * rank r+s's comes from the right. */
 static int ring_small(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                       tbm_redop_t op)
 {
     const unsigned char *part[TBM_MLX_RING_MAX];
     size_t bytes = count * tbm_dtype_size(dt);
-    ring_bufs_t b = { .count = count * (size_t)c->size };
-    int j;
+    tbmcoll_xfer_t xs[4];
+    unsigned char *work;
+    int j, s, k, n = c->size, r = c->rank, rightwards = n / 2, leftwards = (n - 1) / 2;
 
-    if (!(b.work = tbmcoll_scratch(c, bytes * (size_t)c->size)))
+    if (!(work = tbmcoll_scratch(c, bytes * (size_t)n)))
         return -1;
-    for (j = 0; j < c->size; j++)
-        part[j] = b.work + (size_t)j * bytes;
-    memcpy(b.work + (size_t)c->rank * bytes, send, bytes);
-    if (rs_ag(c, &b, c->size - 1, 2 * c->size - 3, dt, op, "all-reduce") < 0)
-        return -1;
-    tbmcoll_fold(c, recv, part, c->size, count, dt, op);
+    for (j = 0; j < n; j++)
+        part[j] = work + (size_t)j * bytes;
+    memcpy(work + (size_t)r * bytes, send, bytes);
+    for (s = 1; s <= rightwards; s++) {
+        k = 0;
+        xs[k++] = (tbmcoll_xfer_t){ .link = &c->right, .is_send = 1, .buf = work + (size_t)mod(r - s + 1, n) * bytes,
+                                    .len = bytes };
+        xs[k++] = (tbmcoll_xfer_t){ .link = &c->left, .is_send = 0, .buf = work + (size_t)mod(r - s, n) * bytes,
+                                    .len = bytes };
+        if (s <= leftwards) {
+            xs[k++] = (tbmcoll_xfer_t){ .link = &c->left, .is_send = 1,
+                                        .buf = work + (size_t)mod(r + s - 1, n) * bytes, .len = bytes };
+            xs[k++] = (tbmcoll_xfer_t){ .link = &c->right, .is_send = 0,
+                                        .buf = work + (size_t)mod(r + s, n) * bytes, .len = bytes };
+        }
+        if (tbmcoll_xfer_run(c, xs, k, "all-reduce") < 0)
+            return -1;
+    }
+    tbmcoll_fold(c, recv, part, n, count, dt, op);
     return 0;
 }
 

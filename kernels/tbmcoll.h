@@ -41,7 +41,8 @@
  *   then an all-gather on a mesh, a pipelined chain root -> root+1 -> ... on a ring.
  *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
  *         rank sends its whole buffer to every other (one round); on a ring whole buffers travel around the
- *         ring (n-1 steps); then every rank folds all n buffers in rank order 0, 1, ..., n-1.
+ *         ring both ways at once (ceil((n-1)/2) steps); then every rank folds all n buffers in rank order
+ *         0, 1, ..., n-1.
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
  * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
  * run, for the same inputs, size and algorithm. (Mesh and ring may differ from each other in the last bits

@@ -114,5 +114,13 @@ out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "
 ! echo "$out" | grep -q 'median of' &&
   [ "$(echo "$out" | grep -cE '^ +1048576 (out-of-place|in-place) +1\.000 GB/s +1\.000 GB/s +1\.00 +[0-9]+%$')" = 2 ] ||
   { say "bench-report, one round:"; echo "$out"; fail=1; }
+# the link rates: one way (the slowest cable's slower direction) and both ways at once, per direction
+{ echo "op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,latency_bytes,latency_us,wrong"
+  echo "p2p,mesh,0,h0:lo,1,h1:lo,1048576,3.0000,2.5000,4.0000,8,5.00,0"
+  echo "p2p,mesh,0,h0:lo,2,h2:lo,1048576,3.5000,3.0000,6.0000,8,7.00,0"; } > "$tmp/p2pk.csv"
+out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pk.csv")
+echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 GB/s (h0:lo <-> h1:lo), mean 2\.750 GB/s; latency 6\.0 us$' &&
+  echo "$out" | grep -q '^# one link, both ways at once (tcp p2p): mean 2\.500 GB/s per direction$' ||
+  { say "bench-report, link rates:"; echo "$out"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -19,6 +19,7 @@ typedef struct fail_case {
     tbmcoll_algo_t algo;
     int sig;                 /* SIGKILL or SIGSTOP for the victim */
     int io_timeout_ms;
+    size_t count;            /* floats per all-reduce: COUNT, or a small one (the ring sends it both ways) */
     double hit_at;           /* when the victim was hit (parent's clock) */
 } fail_case_t;
 
@@ -29,7 +30,7 @@ static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
     tbmcoll_opts_t o = tr_opts(fc->algo, fc->io_timeout_ms);
     tbm_err_t err = { { 0 } }, again = { { 0 } };
     tbmcoll_comm_t *c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
-    float *buf = calloc(COUNT, sizeof(float));
+    float *buf = calloc(fc->count, sizeof(float));
     double end = tr_now() + 30;
     const char *sticky = "the communicator is broken by an earlier failure: rank ";
     int rc = 0;
@@ -40,7 +41,7 @@ static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
     }
     tr_ready();
     while (rc == 0 && tr_now() < end)
-        rc = tbmcoll_allreduce(c, buf, buf, COUNT, TBM_DT_F32, TBM_OP_SUM, &err);
+        rc = tbmcoll_allreduce(c, buf, buf, fc->count, TBM_DT_F32, TBM_OP_SUM, &err);
     if (rc == 0)
         return 0;
     fprintf(stderr, "%s\n", err.msg);
@@ -62,9 +63,10 @@ static void hit_victim(const pid_t *pids, int n, void *arg)
     kill(pids[VICTIM], fc->sig);
 }
 
-static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n)
+static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n, size_t count)
 {
-    fail_case_t fc = { .algo = algo, .sig = sig, .io_timeout_ms = io_timeout_ms };
+    fail_case_t fc = { .algo = algo, .sig = sig, .io_timeout_ms = io_timeout_ms, .count = count };
+    int small = count * sizeof(float) <= TBMCOLL_SMALL_BYTES;
     tr_result_t res[TR_MAX];
     double t0 = tr_now(), bound = io_timeout_ms / 1000.0 * 2 + 2;
     int k, bad = 0, neighbour;
@@ -76,9 +78,10 @@ static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n)
         if (k == VICTIM)
             continue;
         /* who must name the victim: on a mesh everyone; on a ring the rank receiving from it, and when it
-         * was killed also the rank sending to it (a stopped rank still absorbs data in its socket buffers) */
+         * was killed also the rank sending to it (a stopped rank still absorbs data in its socket buffers); a
+         * small all-reduce on a ring goes both ways, so both neighbours receive from it */
         neighbour = algo == TBMCOLL_ALGO_MESH || k == (VICTIM + 1) % n ||
-                    (sig == SIGKILL && k == (VICTIM + n - 1) % n);
+                    ((sig == SIGKILL || small) && k == (VICTIM + n - 1) % n);
         bad |= TR_EXPECT(res[k].status == 3, "%s %s: rank %d exit %d (want 3): %s", tbmcoll_algo_name(algo),
                          strsignal(sig), k, res[k].status, res[k].err);
         bad |= TR_EXPECT(after < bound, "rank %d took %.2f s after the hit (bound %.1f s)", k, after, bound);
@@ -92,8 +95,8 @@ static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n)
                          "rank %d: unexpected message: %s", k, res[k].err);
         bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
     }
-    printf("%s, %d ranks, rank 2 %s: %s\n", tbmcoll_algo_name(algo), n, sig == SIGKILL ? "killed" : "stopped",
-           bad ? "FAIL" : "ok");
+    printf("%s, %d ranks, %zu-byte all-reduces, rank 2 %s: %s\n", tbmcoll_algo_name(algo), n, count * sizeof(float),
+           sig == SIGKILL ? "killed" : "stopped", bad ? "FAIL" : "ok");
     for (k = 0; k < n; k++)
         printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
     return bad;
@@ -285,9 +288,13 @@ int main(void)
     bad |= tr_run(2, streams_rank, NULL, 30, NULL, -1, res);
     for (k = 0; k < 2; k++)
         printf("streams 2 against 3: rank %d exit %d: %s", k, res[k].status, res[k].err);
-    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4);
-    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 3);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 3, COUNT);
+    /* the ring's small all-reduce (both ways around), with 4 and 5 ranks */
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, 2);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 4, 2);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 5, 2);
     return bad ? 1 : 0;
 }
