@@ -60,8 +60,9 @@ END {
     printf "# 8-byte all-reduce%s: tcp %.1f us, mpi %.1f us: ratio %.2f (target: at most 1.0)\n",
            (n8t > 1 ? " (medians of " n8t " rounds)" : ""), a8, b8, (b8 > 0 ? a8 / b8 : 0)
     if (n5) printf "# one link, one way (tcp p2p, %d cables): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n", n5, link, slow, lsum / n5, lat5 / n5
-    # an all-reduce moves bytes both ways at once; where both directions share the same cores (loopback, the
-    # lab) that rate, per direction, is the ceiling a busbw meets, not the one-way rate
+    # an all-reduce moves bytes both ways at once: where both directions share the same cores (loopback, the
+    # lab) this rate, per direction, is the nearer yardstick (it moves each message whole, -e bytes, where the
+    # all-reduce moves pieces that stay in cache, so a busbw may pass it)
     if (n5) printf "# one link, both ways at once (tcp p2p): mean %.3f GB/s per direction\n", both5 / n5 / 2
     if (n6) printf "# one link, one way (Open MPI p2p, %d pairs): mean %.3f GB/s; latency %.1f us\n", n6, msum / n6, lat6 / n6
 }
