@@ -46,6 +46,9 @@ static void usage(FILE *f)
                "  -S, --streams N               TCP mesh: connections per pair of ranks, 1 to 4 (%d); large\n"
                "                                transfers are split across them; every rank must give the same\n"
                "  -B, --sockbuf SIZE            TCP: socket buffers asked for (4M; 0: the kernel's own, tuned)\n"
+               "  -G, --segment SIZE            TCP: the pipelines' piece, 4K to 64M (256K): a mesh all-reduce\n"
+               "                                moves each rank's part in pieces of it, a ring folds and forwards\n"
+               "                                in pieces of it; every rank must give the same\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
@@ -135,6 +138,7 @@ static const char *hint(int opt)
         { 'P', " (give auto, on or off)" },
         { 'c', " (give 0 or 1)" },
         { 'S', " (give 1 to 4)" },
+        { 'G', " (give 4K to 64M)" },
     };
     size_t i;
 
@@ -159,14 +163,15 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
-        { "verbose", no_argument, NULL, 'V' },          { "help", no_argument, NULL, 'h' },
+        { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     tbm_err_t err = { { 0 } };
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:Vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -200,6 +205,12 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
                 b->opts.sockbuf_bytes = (int)sz;
             }
             break;
+        case 'G': {
+            size_t sz = 0;
+            bad = parse_size(optarg, &sz) || sz < 4096 || sz > (64u << 20);
+            b->opts.segment_bytes = sz;
+            break;
+        }
         case 'V': b->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         case ':':

@@ -44,6 +44,8 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->io_timeout_ms = 30000;
     if (out->segment_bytes == 0)
         out->segment_bytes = 256 * 1024;
+    if (out->segment_bytes > TBMCOLL_SEGMENT_MAX)
+        out->segment_bytes = TBMCOLL_SEGMENT_MAX;
     if (out->sockbuf_bytes == 0)
         out->sockbuf_bytes = 4 * 1024 * 1024;
     if (out->spin_us == 0)

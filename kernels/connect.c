@@ -15,8 +15,8 @@
 
 #define HELLO_MAGIC 0x54424d43u   /* "TBMC" */
 #define ACK_MAGIC   0x54424d41u   /* "TBMA" */
-#define PROTO_VERSION 2u         /* 2: the hello names the stream */
-#define HELLO_WORDS 7
+#define PROTO_VERSION 3u         /* 2: the hello names the stream; 3: and the pipelines' segment size */
+#define HELLO_WORDS 8
 #define STRAY_HELLO_MS 2000       /* how long an accepted connection may take to say hello */
 
 /* The links this rank dials (mesh: higher ranks; ring: the right neighbour) and accepts. */
@@ -72,7 +72,8 @@ static void get_u32s(const unsigned char *p, uint32_t *v, int n)
 static int say_hello(tbmcoll_comm_t *c, tbmcoll_link_t *l, int stream, int64_t deadline, tbm_err_t *err)
 {
     uint32_t v[HELLO_WORDS] = { HELLO_MAGIC, PROTO_VERSION, (uint32_t)c->rank, (uint32_t)c->size,
-                                (uint32_t)c->algo, (uint32_t)c->opts.streams, (uint32_t)stream };
+                                (uint32_t)c->algo, (uint32_t)c->opts.streams, (uint32_t)stream,
+                                (uint32_t)c->opts.segment_bytes };
     unsigned char buf[4 * HELLO_WORDS];
     char who[64];
 
@@ -115,6 +116,12 @@ static tbmcoll_link_t *hear_hello(tbmcoll_comm_t *c, int fd, const char *from, i
     if (v[5] != (uint32_t)c->opts.streams || v[6] >= v[5]) {
         tbm_errprintf(err, "the peer at %s (rank %u) uses %u connection(s) per pair of ranks but this rank %d: "
                       "give every rank the same number of streams", from, v[2], v[5], c->opts.streams);
+        return NULL;
+    }
+    if (v[7] != (uint32_t)c->opts.segment_bytes) {
+        tbm_errprintf(err, "the peer at %s (rank %u) cuts its transfers in segments of %u bytes but this rank in "
+                      "segments of %zu: give every rank the same segment size", from, v[2], v[7],
+                      c->opts.segment_bytes);
         return NULL;
     }
     l = accept_slot(c, (int)v[2]);

@@ -63,6 +63,8 @@ typedef struct tbmcoll_comm tbmcoll_comm_t;
 
 /* All-reduces up to this many bytes use the small-message algorithms (see above). */
 #define TBMCOLL_SMALL_BYTES (32 * 1024)
+/* The largest opts.segment_bytes (larger values are taken as this). */
+#define TBMCOLL_SEGMENT_MAX ((size_t)1 << 30)
 
 typedef enum tbmcoll_algo {
     TBMCOLL_ALGO_AUTO = 0,   /* choose: see tbmcoll_comm_from_env() and tbmcoll_comm_from_addrs() */
@@ -76,7 +78,9 @@ typedef struct tbmcoll_opts {
     tbmcoll_algo_t algo;       /* AUTO, MESH or RING */
     int connect_timeout_ms;    /* how long rendezvous may take (peers starting late); 0: 30000 */
     int io_timeout_ms;         /* longest wait without any progress inside an operation; 0: 30000 */
-    size_t segment_bytes;      /* pipeline granularity (ring segments, mesh all-reduce segments); 0: 256 KiB */
+    size_t segment_bytes;      /* pipeline granularity (ring segments, mesh all-reduce segments); 0: 256 KiB;
+                                * at most TBMCOLL_SEGMENT_MAX; every rank must give the same (the handshake
+                                * refuses a peer with another) */
     int sockbuf_bytes;         /* SO_SNDBUF/SO_RCVBUF asked for; 0: 4 MiB; negative: none (the kernel's
                                   own, tuned as the connection goes); the kernel may cap it */
     int spin_us;               /* nothing to move: keep trying (yielding the core between tries, so ranks

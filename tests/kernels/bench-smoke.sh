@@ -84,6 +84,7 @@ check_err "missing value" "option -n/--iters needs a value" -l 2 -n
 check_err "unknown option" "unknown option '--frobnicate'" --frobnicate
 check_err "stray argument" "unexpected argument 'extra'" -l 2 extra
 check_err "bad streams" "bad value '5' for -S/--streams (give 1 to 4)" -l 2 -S 5
+check_err "bad segment" "bad value '1K' for -G/--segment (give 4K to 64M)" -l 2 -G 1K
 check_err "bad sockbuf" "bad value 'lots' for -B/--sockbuf" -l 2 -B lots
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
 check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2

@@ -171,7 +171,7 @@ static int connect_errors(void)
     snprintf(a0, sizeof(a0), "127.0.0.1:%d", ports[0]);
     snprintf(a1, sizeof(a1), "127.0.0.1:%d", ports[1]);
     bad |= old_peer(ports[1], &o, addrs, &err);
-    bad |= TR_EXPECT(strstr(err.msg, "speaks version 1 of libtbmcoll's handshake, this rank 2: run the same "
+    bad |= TR_EXPECT(strstr(err.msg, "speaks version 1 of libtbmcoll's handshake, this rank 3: run the same "
                             "slurm-tbmesh on every Mac") != NULL, "old peer: %s", err.msg);
     bad |= TR_EXPECT(!tbmcoll_comm_from_addrs(0, 2, bad_addrs, &o, &err), "bad address accepted");
     bad |= expect_msg("bad address", &err, "address of rank 1: 'localhost' is not an IPv4 address: write a dotted "
@@ -252,6 +252,27 @@ static int streams_rank(int rank, int n, const char *const *addrs, void *arg)
                                          "the same number of streams") ? 1 : 0;
 }
 
+/* Ranks that cut their pipelines in segments of different sizes would wait on each other's pieces: the handshake
+ * refuses, naming both sizes (rank 1 accepts rank 0's connection and says it). */
+static int segment_rank(int rank, int n, const char *const *addrs, void *arg)
+{
+    tbmcoll_opts_t o = tr_opts(arg ? TBMCOLL_ALGO_RING : TBMCOLL_ALGO_MESH, 2000);
+    tbm_err_t err = { { 0 } };
+    tbmcoll_comm_t *c;
+
+    (void)n;
+    o.connect_timeout_ms = 2000;
+    o.segment_bytes = rank == 0 ? 65536 : 0;   /* 0: the default, 256 KiB */
+    c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
+    if (c) {
+        tbmcoll_comm_free(c);
+        return fprintf(stderr, "connected with segments of 64 and 256 KiB\n"), 1;
+    }
+    fprintf(stderr, "%s\n", err.msg);
+    return rank == 1 && !strstr(err.msg, "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in "
+                                         "segments of 262144: give every rank the same segment size") ? 1 : 0;
+}
+
 /* On a ring of 4, rank r+2 is not connected: refused with a message. */
 static int ring_neighbours_rank(int rank, int n, const char *const *addrs, void *arg)
 {
@@ -288,6 +309,12 @@ int main(void)
     bad |= tr_run(2, streams_rank, NULL, 30, NULL, -1, res);
     for (k = 0; k < 2; k++)
         printf("streams 2 against 3: rank %d exit %d: %s", k, res[k].status, res[k].err);
+    bad |= tr_run(2, segment_rank, NULL, 30, NULL, -1, res);
+    for (k = 0; k < 2; k++)
+        printf("mesh, segments of 64 against 256 KiB: rank %d exit %d: %s", k, res[k].status, res[k].err);
+    bad |= tr_run(2, segment_rank, "ring", 30, NULL, -1, res);
+    for (k = 0; k < 2; k++)
+        printf("ring, segments of 64 against 256 KiB: rank %d exit %d: %s", k, res[k].status, res[k].err);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3, COUNT);
