@@ -54,6 +54,11 @@ up_network() {
         hw=$(field "$row" mac)
         ip netns add "$(netns "$n")"
         ip -n "$(netns "$n")" link set lo up
+        # a Mac picks its outgoing connections' ports where macOS does (49152-65535), not in Linux's
+        # 32768-60999, which holds the jobs' coordinator and ring ports: an outgoing connection there could
+        # hold the port a job's rank 0 is to listen on
+        [ -z "$(field "$row" group)" ] ||
+            ip netns exec "$(netns "$n")" sysctl -qw net.ipv4.ip_local_port_range="49152 65535"
         ip link add "tbml-$n" type veth peer name "tbmt-$n"
         ip link set "tbmt-$n" netns "$(netns "$n")"
         if [ -n "$(field "$row" group)" ]; then ifname=en0; else ifname=eth0; fi

@@ -9,6 +9,10 @@ done
 "$LABCMD" exec mac05 sh -c 'echo secret > /tmp/tbm-private'
 t_fail "mac05's /tmp is private (mac06 cannot see it)" "$LABCMD" exec mac06 test -e /tmp/tbm-private
 t_fail "mac05's /tmp is private (the host cannot see it)" test -e /tmp/tbm-private
+t_is "a Mac's outgoing ports are macOS's (49152-65535), above the jobs' ports" "49152	65535" \
+    "$("$LABCMD" exec mac03 cat /proc/sys/net/ipv4/ip_local_port_range)"
+t_is "a Linux node's are Linux's" "$(cat /proc/sys/net/ipv4/ip_local_port_range)" \
+    "$("$LABCMD" exec lnx01 cat /proc/sys/net/ipv4/ip_local_port_range)"
 
 # Every cable end in the plan is an interface with that address inside its Mac, and the link carries TCP.
 while IFS=$'\t' read -r _ a aif aip _ b bif bip _ state; do
