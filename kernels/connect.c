@@ -1,6 +1,6 @@
 /* connect.c: the TCP connections of a mesh or a ring: who dials whom, the hello/ack handshake (version,
- * group, algorithm, streams, segment size), accepting with deadlines, the data-path settings; a communicator from explicit
- * addresses. */
+ * group, algorithm, streams, segment size), accepting with deadlines, the data-path settings; a communicator
+ * from explicit addresses. */
 #include "coll.h"
 #include "net.h"
 

@@ -335,7 +335,8 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
         return -2;
     }
     hello.cred = user_credential(0, 0);
-    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) || (req && !(rq = tbm_msg_encode(req, &nrq, &err)))) {
+    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) ||
+        (req && !(rq = tbm_msg_encode(req, &nrq, &err)))) {
         tbm_spank_say(why, len, "%s", !hello.cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
         rc = -2;
         goto out;
