@@ -133,6 +133,17 @@ static inline int tbmcoll_xfer_fd(const tbmcoll_xfer_t *x)
     return x->stream ? x->link->sfd[x->stream - 1] : x->link->fd;
 }
 
+/* Add a transfer to a batch xs of *n (on `stream` of the link); nothing to move adds nothing. */
+static inline void tbmcoll_xfer_add(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf,
+                                    size_t len, int stream)
+{
+    if (len == 0)
+        return;
+    xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len,
+                               .stream = stream };
+    (*n)++;
+}
+
 /* Move every transfer of the batch at once (poll), until all are done; a transfer on a link of several
  * streams is striped across them when it is large enough. `what` names the operation in messages
  * ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */

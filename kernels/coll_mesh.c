@@ -16,19 +16,9 @@ static void chunk_of(const tbmcoll_comm_t *c, const layout_t *ly, int i, size_t 
     tbmcoll_chunk_bytes(c, ly->count, ly->esize, i, off, len);
 }
 
-static void add_xfer_on(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len,
-                        int stream)
-{
-    if (len == 0)
-        return;
-    xs[*n] = (tbmcoll_xfer_t){ .link = l, .is_send = is_send, .buf = (unsigned char *)buf, .len = len,
-                               .stream = stream };
-    (*n)++;
-}
-
 static void add_xfer(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *l, int is_send, const void *buf, size_t len)
 {
-    add_xfer_on(xs, n, l, is_send, buf, len, 0);
+    tbmcoll_xfer_add(xs, n, l, is_send, buf, len, 0);
 }
 
 /* This rank's own part of a fold: read where it is, unless it is dst itself (in place) at a place the fold
@@ -159,15 +149,15 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
                 continue;
             if (k < rounds) {
                 piece_of(len[j], piece, k, &at, &pl);
-                add_xfer_on(xs, &n, &c->links[j], 1, src + off[j] + at, pl, 0);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 1, src + off[j] + at, pl, 0);
                 piece_of(len[me], piece, k, &at, &pl);
-                add_xfer_on(xs, &n, &c->links[j], 0, part[j], pl, 0);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 0, part[j], pl, 0);
             }
             if (k > 0 && split) {
                 piece_of(len[me], piece, k - 1, &at, &pl);
-                add_xfer_on(xs, &n, &c->links[j], 1, dst + off[me] + at, pl, 1);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 1, dst + off[me] + at, pl, 1);
                 piece_of(len[j], piece, k - 1, &at, &pl);
-                add_xfer_on(xs, &n, &c->links[j], 0, dst + off[j] + at, pl, 1);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 0, dst + off[j] + at, pl, 1);
             }
         }
         if (tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)

@@ -276,15 +276,11 @@ static int ring_small(tbmcoll_comm_t *c, const void *send, void *recv, size_t co
     memcpy(work + (size_t)r * bytes, send, bytes);
     for (s = 1; s <= rightwards; s++) {
         k = 0;
-        xs[k++] = (tbmcoll_xfer_t){ .link = &c->right, .is_send = 1, .buf = work + (size_t)mod(r - s + 1, n) * bytes,
-                                    .len = bytes };
-        xs[k++] = (tbmcoll_xfer_t){ .link = &c->left, .is_send = 0, .buf = work + (size_t)mod(r - s, n) * bytes,
-                                    .len = bytes };
+        tbmcoll_xfer_add(xs, &k, &c->right, 1, part[mod(r - s + 1, n)], bytes, 0);
+        tbmcoll_xfer_add(xs, &k, &c->left, 0, part[mod(r - s, n)], bytes, 0);
         if (s <= leftwards) {
-            xs[k++] = (tbmcoll_xfer_t){ .link = &c->left, .is_send = 1,
-                                        .buf = work + (size_t)mod(r + s - 1, n) * bytes, .len = bytes };
-            xs[k++] = (tbmcoll_xfer_t){ .link = &c->right, .is_send = 0,
-                                        .buf = work + (size_t)mod(r + s, n) * bytes, .len = bytes };
+            tbmcoll_xfer_add(xs, &k, &c->left, 1, part[mod(r + s - 1, n)], bytes, 0);
+            tbmcoll_xfer_add(xs, &k, &c->right, 0, part[mod(r + s, n)], bytes, 0);
         }
         if (tbmcoll_xfer_run(c, xs, k, "all-reduce") < 0)
             return -1;

@@ -232,45 +232,33 @@ static int argument_errors(void)
     return bad;
 }
 
-/* Two ranks that disagree on the streams per pair: the accepting rank says so. */
-static int streams_rank(int rank, int n, const char *const *addrs, void *arg)
+/* Two ranks whose options disagree where they must agree: rank 0's differ from the defaults rank 1 keeps, and
+ * the handshake refuses; rank 1 accepts rank 0's connection and must say `want`. */
+typedef struct mismatch {
+    const char *name;
+    tbmcoll_algo_t algo;
+    int streams;             /* rank 0's (rank 1: 3) */
+    size_t segment_bytes;    /* rank 0's (rank 1: 0, the default 256 KiB) */
+    const char *want;
+} mismatch_t;
+
+static int mismatch_rank(int rank, int n, const char *const *addrs, void *arg)
 {
-    tbmcoll_opts_t o = tr_opts(TBMCOLL_ALGO_MESH, 2000);
+    const mismatch_t *mm = arg;
+    tbmcoll_opts_t o = tr_opts(mm->algo, 2000);
     tbm_err_t err = { { 0 } };
     tbmcoll_comm_t *c;
 
-    (void)arg;
     o.connect_timeout_ms = 2000;
-    o.streams = rank == 0 ? 2 : 3;
+    o.streams = rank == 0 ? mm->streams : 3;
+    o.segment_bytes = rank == 0 ? mm->segment_bytes : 0;
     c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
     if (c) {
         tbmcoll_comm_free(c);
-        return fprintf(stderr, "connected with 2 and 3 streams\n"), 1;
+        return fprintf(stderr, "connected with %s\n", mm->name), 1;
     }
     fprintf(stderr, "%s\n", err.msg);
-    return rank == 1 && !strstr(err.msg, "uses 2 connection(s) per pair of ranks but this rank 3: give every rank "
-                                         "the same number of streams") ? 1 : 0;
-}
-
-/* Ranks that cut their pipelines in segments of different sizes would wait on each other's pieces: the handshake
- * refuses, naming both sizes (rank 1 accepts rank 0's connection and says it). */
-static int segment_rank(int rank, int n, const char *const *addrs, void *arg)
-{
-    tbmcoll_opts_t o = tr_opts(arg ? TBMCOLL_ALGO_RING : TBMCOLL_ALGO_MESH, 2000);
-    tbm_err_t err = { { 0 } };
-    tbmcoll_comm_t *c;
-
-    (void)n;
-    o.connect_timeout_ms = 2000;
-    o.segment_bytes = rank == 0 ? 65536 : 0;   /* 0: the default, 256 KiB */
-    c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
-    if (c) {
-        tbmcoll_comm_free(c);
-        return fprintf(stderr, "connected with segments of 64 and 256 KiB\n"), 1;
-    }
-    fprintf(stderr, "%s\n", err.msg);
-    return rank == 1 && !strstr(err.msg, "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in "
-                                         "segments of 262144: give every rank the same segment size") ? 1 : 0;
+    return rank == 1 && !strstr(err.msg, mm->want) ? 1 : 0;
 }
 
 /* On a ring of 4, rank r+2 is not connected: refused with a message. */
@@ -297,6 +285,18 @@ static int ring_neighbours_rank(int rank, int n, const char *const *addrs, void 
 int main(void)
 {
     tr_result_t res[TR_MAX];
+    /* streams and segments: 2 against 3 streams; segments of 64 against 256 KiB, on a mesh and on a ring */
+    static const mismatch_t mismatches[] = {
+        { "streams 2 against 3", TBMCOLL_ALGO_MESH, 2, 0,
+          "uses 2 connection(s) per pair of ranks but this rank 3: give every rank the same number of streams" },
+        { "mesh, segments of 64 against 256 KiB", TBMCOLL_ALGO_MESH, 3, 65536,
+          "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
+          "rank the same segment size" },
+        { "ring, segments of 64 against 256 KiB", TBMCOLL_ALGO_RING, 3, 65536,
+          "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
+          "rank the same segment size" },
+    };
+    size_t m;
     int bad = 0, k;
 
     signal(SIGPIPE, SIG_IGN);
@@ -306,15 +306,11 @@ int main(void)
     for (k = 0; k < 4; k++)
         if (res[k].status)
             printf("ring neighbours: rank %d exit %d: %s", k, res[k].status, res[k].err);
-    bad |= tr_run(2, streams_rank, NULL, 30, NULL, -1, res);
-    for (k = 0; k < 2; k++)
-        printf("streams 2 against 3: rank %d exit %d: %s", k, res[k].status, res[k].err);
-    bad |= tr_run(2, segment_rank, NULL, 30, NULL, -1, res);
-    for (k = 0; k < 2; k++)
-        printf("mesh, segments of 64 against 256 KiB: rank %d exit %d: %s", k, res[k].status, res[k].err);
-    bad |= tr_run(2, segment_rank, "ring", 30, NULL, -1, res);
-    for (k = 0; k < 2; k++)
-        printf("ring, segments of 64 against 256 KiB: rank %d exit %d: %s", k, res[k].status, res[k].err);
+    for (m = 0; m < sizeof(mismatches) / sizeof(mismatches[0]); m++) {
+        bad |= tr_run(2, mismatch_rank, (void *)&mismatches[m], 30, NULL, -1, res);
+        for (k = 0; k < 2; k++)
+            printf("%s: rank %d exit %d: %s", mismatches[m].name, k, res[k].status, res[k].err);
+    }
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3, COUNT);
