@@ -237,6 +237,11 @@ void tbm_msg_free(tbm_msg_t *m);
  * validated as tbm_msg_parse would. NULL with err set when something is out of bounds or too large. */
 unsigned char *tbm_msg_encode(const tbm_msg_t *m, size_t *len, tbm_err_t *err);
 
+/* A hello carrying credential cred, and req (unless NULL) right behind it: both frames in one buffer, to go in
+ * one write (the agent reads the hello first, and the request only once the credential checks out). malloc'd,
+ * its size in *len; NULL with err naming the message that could not be encoded. */
+unsigned char *tbm_msg_encode_hello(const char *cred, const tbm_msg_t *req, size_t *len, tbm_err_t *err);
+
 /* Read a protocol text (a frame's JSON, a grant's payload, a task record): one strict JSON object of at most
  * TBM_FRAME_MAX bytes and TBM_PROTO_DEPTH levels (lib/json_read). NULL with err starting with `what`. */
 json_object *tbm_proto_json(const void *text, size_t len, const char *what, tbm_err_t *err);

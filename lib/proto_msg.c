@@ -657,3 +657,27 @@ unsigned char *tbm_msg_encode(const tbm_msg_t *m, size_t *len, tbm_err_t *err)
     json_object_put(o);
     return frame;
 }
+
+unsigned char *tbm_msg_encode_hello(const char *cred, const tbm_msg_t *req, size_t *len, tbm_err_t *err)
+{
+    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION, .cred = cred };
+    unsigned char *one, *two = NULL, *both;
+    size_t n1, n2 = 0;
+
+    if (!(one = tbm_msg_encode(&hello, &n1, err)))
+        return NULL;
+    if (req && !(two = tbm_msg_encode(req, &n2, err))) {
+        free(one);
+        return NULL;
+    }
+    both = two ? realloc(one, n1 + n2) : one;
+    if (!both) {
+        free(one), free(two);
+        return tbm_errprintf(err, "out of memory"), NULL;
+    }
+    if (two)
+        memcpy(both + n1, two, n2);
+    free(two);
+    *len = n1 + n2;
+    return both;
+}

@@ -64,24 +64,14 @@ static int unreachable(client_t *c, tbm_err_t *err)
 /* The hello, and req (when not NULL) right behind it, in one write. */
 static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_err_t *err)
 {
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION, .cred = cred };
-    unsigned char *one, *two = NULL, *both;
-    size_t n1, n2 = 0;
+    size_t n;
+    unsigned char *both = tbm_msg_encode_hello(cred, req, &n, err);
     int rc;
 
-    if (!(one = tbm_msg_encode(&hello, &n1, err)) || (req && !(two = tbm_msg_encode(req, &n2, err)))) {
-        free(one);
+    if (!both)
         return -1;
-    }
-    both = two ? realloc(one, n1 + n2) : one;
-    if (!both) {
-        free(one), free(two);
-        return tbm_errprintf(err, "out of memory");
-    }
-    if (two)
-        memcpy(both + n1, two, n2);
-    rc = tbm_write_all(c->fd, both, n1 + n2);
-    free(both), free(two);
+    rc = tbm_write_all(c->fd, both, n);
+    free(both);
     if (rc < 0)
         return tbm_errprintf(err, "cannot send %s: %s", req ? tbm_msg_type_name(req->type) : "hello",
                              strerror(errno));

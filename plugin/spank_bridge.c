@@ -128,21 +128,20 @@ static char *user_credential(uid_t uid, gid_t gid)
  * kept, and the forwarder connects itself. */
 static void greet_agent(const tbm_spank_step_t *s)
 {
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION };
     unsigned char *frame = NULL;
-    char why[256];
+    char why[256], *cred;
     size_t len;
     int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why));
 
     if (fd < 0)
         return;
-    hello.cred = user_credential(s->uid, s->gid);
-    if (hello.cred && (frame = tbm_msg_encode(&hello, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
+    cred = user_credential(s->uid, s->gid);
+    if (cred && (frame = tbm_msg_encode_hello(cred, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
         agent_fd = fd;
     else
         close(fd);
     free(frame);
-    free((char *)hello.cred);
+    free(cred);
 }
 
 int tbm_spank_bridge_task_privileged(spank_t sp)
@@ -318,13 +317,14 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
                         char *why, size_t len)
 {
     long long end = tbm_now_ms() + ms, left;
-    tbm_msg_t hello = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION }, m;
-    unsigned char *frame = NULL, *rq = NULL, *space;
+    tbm_msg_t m;
+    unsigned char *frame = NULL, *space;
+    char *cred;
     tbm_err_t err = { { 0 } };
     tbm_frame_t fr;
     tbm_fdec_t dec;
     struct pollfd p;
-    size_t n, nrq = 0, avail;
+    size_t n, avail;
     ssize_t r;
     int fd = agent_connect(agent, ms, why, len), rc = -1;
 
@@ -334,23 +334,11 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
         close(fd);
         return -2;
     }
-    hello.cred = user_credential(0, 0);
-    if (!hello.cred || !(frame = tbm_msg_encode(&hello, &n, &err)) ||
-        (req && !(rq = tbm_msg_encode(req, &nrq, &err)))) {
-        tbm_spank_say(why, len, "%s", !hello.cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
+    cred = user_credential(0, 0);
+    if (!cred || !(frame = tbm_msg_encode_hello(cred, req, &n, &err))) {
+        tbm_spank_say(why, len, "%s", !cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
         rc = -2;
         goto out;
-    }
-    if (rq) {
-        unsigned char *both = realloc(frame, n + nrq);
-        if (!both) {
-            tbm_spank_say(why, len, "out of memory");
-            rc = -2;
-            goto out;
-        }
-        memcpy(both + n, rq, nrq);
-        frame = both;
-        n += nrq;
     }
     if (tbm_write_all(fd, frame, n) < 0) {
         tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
@@ -414,8 +402,7 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
     }
 out:
     free(frame);
-    free(rq);
-    free((char *)hello.cred);
+    free(cred);
     tbm_fdec_free(&dec);
     close(fd);
     return rc;

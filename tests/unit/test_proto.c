@@ -540,6 +540,45 @@ START_TEST(usage_message_refusals)
 }
 END_TEST
 
+/* The hello and a request in one buffer: two whole frames, the hello first; a request that cannot be encoded
+ * gives nothing and says why. */
+START_TEST(hello_and_request_go_in_one_buffer)
+{
+    tbm_msg_t req = { .type = TBM_MSG_USAGE, .job = 7, .step = 2 }, bad = { .type = (tbm_msg_type_t)99 }, m;
+    tbm_err_t err = { { 0 } };
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    size_t len = 0, alone = 0;
+    unsigned char *both = tbm_msg_encode_hello("CRED", &req, &len, &err), *one;
+
+    ck_assert_msg(both != NULL, "%s", err.msg);
+    one = tbm_msg_encode_hello("CRED", NULL, &alone, &err);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_uint_lt(alone, len);
+    ck_assert_int_eq(memcmp(one, both, alone), 0);
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_FRAME_MAX, &err), 0);
+    ck_assert_uint_eq(tbm_fdec_feed(&d, both, len), len);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), 0);
+    ck_assert_int_eq(m.type, TBM_MSG_HELLO);
+    ck_assert_int_eq(m.version, TBM_PROTO_VERSION);
+    ck_assert_str_eq(m.cred, "CRED");
+    tbm_msg_free(&m);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), 0);
+    ck_assert_int_eq(m.type, TBM_MSG_USAGE);
+    ck_assert_uint_eq(m.job, 7);
+    ck_assert_uint_eq(m.step, 2);
+    tbm_msg_free(&m);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    tbm_fdec_free(&d);
+    free(both);
+    free(one);
+    ck_assert_ptr_null(tbm_msg_encode_hello("CRED", &bad, &len, &err));
+    ck_assert_str_eq(err.msg, "message: type 99 is not a message type");
+}
+END_TEST
+
 START_TEST(used_task_count_is_bounded)
 {
     tbm_task_usage_t *t = calloc(TBM_USAGE_TASKS_MAX + 1, sizeof(*t));
@@ -802,6 +841,7 @@ static Suite *proto_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, decoder_splits_frames_across_feeds);
+    tcase_add_test(tc, hello_and_request_go_in_one_buffer);
     tcase_add_test(tc, decoder_refuses_bad_frames);
     tcase_add_test(tc, decoder_reports_garbage_before_the_frame_is_whole);
     tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
