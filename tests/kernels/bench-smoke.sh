@@ -123,5 +123,13 @@ out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "
 echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 GB/s (h0:lo <-> h1:lo), mean 2\.750 GB/s; latency 6\.0 us$' &&
   echo "$out" | grep -q '^# one link, both ways at once (tcp p2p): mean 2\.500 GB/s per direction$' ||
   { say "bench-report, link rates:"; echo "$out"; fail=1; }
+# the lab's comparison refuses bad options before it looks for the lab
+mvm=$(dirname "$0")/../perf/mesh-vs-mpi.sh
+for bad in "-x a;b|-x takes macnode bench options (letters, digits, '-', '.', '=', spaces), not 'a;b'" \
+           "-r 0|-r takes a number of rounds from 1 to 99, not '0'"; do
+  opt=${bad%%|*}; want=${bad#*|}
+  bash "$mvm" ${opt%% *} "${opt#* }" 2>"$tmp/err" >/dev/null; rc=$?
+  [ $rc = 2 ] && grep -qF "mesh-vs-mpi: $want" "$tmp/err" || { say "mesh-vs-mpi $opt: exit $rc: $(cat "$tmp/err")"; fail=1; }
+done
 [ $fail = 0 ] && say "ok"
 exit $fail
