@@ -49,6 +49,9 @@ static void usage(FILE *f)
                "  -G, --segment SIZE            TCP: the pipelines' piece, 4K to 64M (256K): a mesh all-reduce\n"
                "                                moves each rank's part in pieces of it, a ring folds and forwards\n"
                "                                in pieces of it; every rank must give the same\n"
+               "  -a, --mesh-allreduce HOW      TCP mesh all-reduce above 32K: auto (halving and doubling where\n"
+               "                                a machine runs more ranks than it has cores, else direct),\n"
+               "                                direct or halving (4, 8, 16 ... ranks); every rank the same\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
@@ -164,6 +167,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
         { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
+        { "mesh-allreduce", required_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -171,10 +175,11 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
+        case 'a': bad = tbmcoll_mesh_ar_parse(optarg, &b->opts.mesh_allreduce, &err); break;
         case 'l': bad = parse_int(optarg, 1, LOCAL_MAX, &b->local_ranks); break;
         case 'o': bad = parse_name(optarg, bench_op_names, OP_COUNT, &v); b->op = (bench_op_t)v; break;
         case 'd': bad = tbm_dtype_parse(optarg, &b->dt, &err); break;

@@ -20,10 +20,12 @@ void bench_print_header(const bench_t *b)
                bench_transport_name(b), b->n, tbm_dtype_name(b->dt), tbm_redop_name(b->redop), b->iters, b->warmup,
                b->check ? "true" : "false");
     } else {
-        printf("# macnode bench: %s, %d ranks, transport %s, %s %s, %d iterations, %d warm-up, check %s\n"
-               "#\n#%58s%-39s%s\n", bench_op_names[b->op], b->n, bench_transport_name(b), tbm_dtype_name(b->dt),
-               tbm_redop_name(b->redop), b->iters, b->warmup, b->check ? "on" : "off", "", "out-of-place",
-               "in-place");
+        printf("# macnode bench: %s, %d ranks, transport %s, %s %s, %d iterations, %d warm-up, check %s\n",
+               bench_op_names[b->op], b->n, bench_transport_name(b), tbm_dtype_name(b->dt),
+               tbm_redop_name(b->redop), b->iters, b->warmup, b->check ? "on" : "off");
+        if (b->op == OP_ALLREDUCE && !b->use_mpi)
+            printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
+        printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");
         printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
                "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
         printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",

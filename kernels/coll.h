@@ -56,6 +56,7 @@ struct tbmcoll_comm {
     void *transport;                 /* MPI state */
     tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
     int stats_on;
+    int halving;                     /* mesh: all-reduce by recursive halving and doubling (tbmcoll_plan) */
 };
 
 /* Counting time for tbmcoll_stats: t0 = tbmcoll_tick(c) before, tbmcoll_tock(c, &c->stats.x_us, t0) after. */
@@ -97,6 +98,11 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
  * memory. */
 tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                  tbm_err_t *err);
+
+/* Decide how a connected mesh runs its all-reduce (opts.mesh_allreduce): for a power-of-two size from 4 up,
+ * every rank's machine, cores and option are all-gathered, a difference of option is refused, and
+ * c->halving is set as tbm_mesh_halving_pays() says (AUTO) or as asked. Returns 0, or -1 with a message. */
+int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
 
 /* ---- connect.c: the TCP connections ---- */
 

@@ -185,6 +185,81 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
     return 0;
 }
 
+/* Bytes [*at, *at + *len) of the blocks [lo, hi) (block b is chunk b of the layout). */
+static void blocks_of(const tbmcoll_comm_t *c, const layout_t *ly, int lo, int hi, size_t *at, size_t *len)
+{
+    size_t off, l, end;
+
+    chunk_of(c, ly, lo, at, &l);
+    chunk_of(c, ly, hi - 1, &off, &l);
+    end = off + l;
+    *len = end - *at;
+}
+
+/* All-reduce by recursive halving, then recursive doubling (Rabenseifner's), for a power-of-two number of
+ * ranks: in step s of the halving, rank r exchanges with rank r ^ 2^s half of the blocks it still holds
+ * (the upper half when bit s of r is clear), piece by piece, folding each received piece into the half it
+ * keeps (the lower rank's operand first); after log2(n) steps it holds one block folded over all ranks, as
+ * a balanced tree in rank order ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the
+ * same way. Each step talks to one peer only: where ranks share cores, two of them at a time can run. */
+static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
+                        tbm_dtype_t dt, tbm_redop_t op, size_t piece)
+{
+    tbmcoll_xfer_t xs[2];
+    int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n;
+    size_t kat, klen, gat, glen, k, rounds, at, pl, gpl;
+    const unsigned char *from = src;
+    unsigned char *slot = tbmcoll_scratch(c, piece);
+
+    if (!slot)
+        return -1;
+    lo[0] = 0, hi[0] = c->size;
+    for (d = 1; d < c->size; d <<= 1, steps++) {
+        p = c->rank ^ d;
+        mid = (lo[steps] + hi[steps]) / 2;
+        if (c->rank & d)
+            klo = mid, khi = hi[steps], glo = lo[steps], ghi = mid;
+        else
+            klo = lo[steps], khi = mid, glo = mid, ghi = hi[steps];
+        blocks_of(c, ly, klo, khi, &kat, &klen);
+        blocks_of(c, ly, glo, ghi, &gat, &glen);
+        rounds = ((klen > glen ? klen : glen) + piece - 1) / piece;
+        for (k = 0; k < rounds; k++) {
+            n = 0;
+            piece_of(glen, piece, k, &at, &gpl);
+            add_xfer(xs, &n, &c->links[p], 1, from + gat + at, gpl);
+            piece_of(klen, piece, k, &at, &pl);
+            add_xfer(xs, &n, &c->links[p], 0, slot, pl);
+            if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+                return -1;
+            if (pl == 0)
+                continue;
+            if (c->rank < p)
+                tbmcoll_reduce(c, dst + kat + at, from + kat + at, slot, pl / ly->esize, dt, op);
+            else
+                tbmcoll_reduce(c, dst + kat + at, slot, from + kat + at, pl / ly->esize, dt, op);
+        }
+        from = dst;
+        lo[steps + 1] = klo, hi[steps + 1] = khi;
+    }
+    for (d = c->size >> 1; d >= 1; d >>= 1) {
+        p = c->rank ^ d;
+        steps--;
+        /* this rank holds blocks [lo, hi) of step `steps + 1`; the peer holds the rest of step `steps`'s */
+        blocks_of(c, ly, lo[steps + 1], hi[steps + 1], &kat, &klen);
+        if (lo[steps + 1] == lo[steps])
+            blocks_of(c, ly, hi[steps + 1], hi[steps], &gat, &glen);
+        else
+            blocks_of(c, ly, lo[steps], lo[steps + 1], &gat, &glen);
+        n = 0;
+        add_xfer(xs, &n, &c->links[p], 1, dst + kat, klen);
+        add_xfer(xs, &n, &c->links[p], 0, dst + gat, glen);
+        if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                           tbm_redop_t op)
 {
@@ -194,6 +269,8 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
         return mesh_oneshot(c, send, recv, count, dt, op);
     piece = c->opts.segment_bytes / ly.esize * ly.esize;
+    if (c->halving)
+        return mesh_halving(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
     return mesh_pipe(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
 }
 

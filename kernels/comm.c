@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
 
 static const char *const algo_names[] = { "auto", "mesh", "ring", "mpi" };
 
@@ -30,6 +33,109 @@ int tbmcoll_algo_parse(const char *name, tbmcoll_algo_t *out, tbm_err_t *err)
             return 0;
         }
     return tbm_errprintf(err, "unknown algorithm '%s': use auto, mesh or ring", name ? name : "");
+}
+
+static const char *const mesh_ar_names[] = { "auto", "direct", "halving" };
+
+const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how)
+{
+    return (unsigned)how <= TBMCOLL_MESH_AR_HALVING ? mesh_ar_names[how] : "?";
+}
+
+int tbmcoll_mesh_ar_parse(const char *name, tbmcoll_mesh_ar_t *out, tbm_err_t *err)
+{
+    int i;
+
+    for (i = 0; name && i <= TBMCOLL_MESH_AR_HALVING; i++)
+        if (strcmp(name, mesh_ar_names[i]) == 0) {
+            *out = (tbmcoll_mesh_ar_t)i;
+            return 0;
+        }
+    return tbm_errprintf(err, "unknown mesh all-reduce '%s': use auto, direct or halving", name ? name : "");
+}
+
+/* This machine, the same for every process under one kernel: a hash of the boot's identity. 0 when it
+ * cannot be read (the rank is then taken to have a machine of its own). */
+static uint64_t machine_id(void)
+{
+    char id[64] = "";
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    const char *p;
+#ifdef __APPLE__
+    size_t len = sizeof(id) - 1;
+
+    if (sysctlbyname("kern.bootsessionuuid", id, &len, NULL, 0) != 0)
+        return 0;
+    id[len < sizeof(id) ? len : sizeof(id) - 1] = '\0';
+#else
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+    if (!f)
+        return 0;
+    if (!fgets(id, sizeof(id), f))
+        id[0] = '\0';
+    fclose(f);
+#endif
+    if (!id[0])
+        return 0;
+    for (p = id; *p && *p != '\n'; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
+{
+    uint32_t mine[4], *all;
+    uint64_t host[TBM_MLX_RING_MAX], id = machine_id();
+    uint32_t cpus[TBM_MLX_RING_MAX];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int r, rc = 0;
+
+    c->halving = 0;
+    if (c->algo != TBMCOLL_ALGO_MESH || c->size < 4 || (c->size & (c->size - 1)) != 0)
+        return 0;
+    mine[0] = (uint32_t)(id >> 32);
+    mine[1] = (uint32_t)id;
+    mine[2] = online > 0 ? (uint32_t)online : 1;
+    mine[3] = (uint32_t)c->opts.mesh_allreduce;
+    if (!(all = malloc(sizeof(mine) * (size_t)c->size)))
+        return tbm_errprintf(err, "out of memory");
+    if (c->ops->allgather(c, mine, all, 4, TBM_DT_I32) < 0) {
+        const char *m = strncmp(c->err.msg, "rank ", 5) == 0 && strstr(c->err.msg, ": ") ?
+                        strstr(c->err.msg, ": ") + 2 : c->err.msg;
+        tbm_errprintf(err, "telling the ranks' machines and cores: %s", m);
+        free(all);
+        return -1;
+    }
+    for (r = 0; r < c->size; r++) {
+        const uint32_t *v = all + 4 * r;
+        /* an unknown machine (0) is a machine of its own */
+        host[r] = ((uint64_t)v[0] << 32 | v[1]) ? ((uint64_t)v[0] << 32 | v[1]) : ~(uint64_t)r;
+        cpus[r] = v[2];
+        if (v[3] != (uint32_t)c->opts.mesh_allreduce && rc == 0)
+            rc = tbm_errprintf(err, "rank %d asks for the mesh all-reduce '%s' but this rank for '%s': give every "
+                               "rank the same", r, tbmcoll_mesh_ar_name((tbmcoll_mesh_ar_t)v[3]),
+                               tbmcoll_mesh_ar_name(c->opts.mesh_allreduce));
+    }
+    free(all);
+    if (rc < 0)
+        return -1;
+    c->halving = c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
+                 (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO && tbm_mesh_halving_pays(c->size, host, cpus));
+    return 0;
+}
+
+const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
+{
+    if (!c)
+        return "?";
+    if (c->algo == TBMCOLL_ALGO_MPI)
+        return "mpi";
+    if (c->size == 1)
+        return "copy";
+    if (c->algo == TBMCOLL_ALGO_RING)
+        return "ring";
+    return c->halving ? "halving" : "direct";
 }
 
 void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)

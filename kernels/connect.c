@@ -257,7 +257,7 @@ tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, co
 
     if (!c)
         return NULL;
-    if (connect_all(c, dial, lfds, nl, err) < 0 || tune_all(c, err) < 0) {
+    if (connect_all(c, dial, lfds, nl, err) < 0 || tune_all(c, err) < 0 || tbmcoll_plan(c, err) < 0) {
         tbm_errprefix(err, "rank %d: ", rank);
         tbmcoll_comm_free(c);
         return NULL;

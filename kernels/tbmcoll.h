@@ -33,7 +33,11 @@
  *         at once; rank j folds its chunk in rank order 0, 1, ..., n-1) then direct all-gather, both fused
  *         and pipelined: each chunk is cut into segments (opts.segment_bytes), and a segment is folded as
  *         soon as it has come from every rank and sent back to every rank in the next round, while the
- *         next segments come in.
+ *         next segments come in. Where ranks share too few cores (opts.mesh_allreduce, below), a
+         power-of-two group of 4 or more ranks instead reduces by recursive halving (in step s, rank r
+         exchanges half of the blocks it still holds with rank r ^ 2^s, piece by piece, and folds the half
+         it keeps, the lower rank's operand first) and gathers by recursive doubling: each block is folded
+         as a balanced tree in rank order, ((r0 op r1) op (r2 op r3)) for 4 ranks.
  *   ring: all-reduce = pipelined ring reduce-scatter then ring all-gather (2(n-1) steps); data flows to
  *         rank+1 and each step forwards a segment as soon as the previous step has produced it. Chunk c is
  *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
@@ -45,8 +49,8 @@
  *         0, 1, ..., n-1.
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
  * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
- * run, for the same inputs, size and algorithm. (Mesh and ring may differ from each other in the last bits
- * of a floating-point sum above TBMCOLL_SMALL_BYTES.) float16/bfloat16 are reduced via float32 with
+ * run, for the same inputs, size and algorithm. (Mesh, its halving and ring may differ from each other in the
+ * last bits of a floating-point sum above TBMCOLL_SMALL_BYTES.) float16/bfloat16 are reduced via float32 with
  * round-to-nearest-even.
  *
  * MPI transport (tbmcoll_comm_from_mpi, in the separate libtbmcoll_mpi): the same calls mapped onto Open
@@ -73,6 +77,16 @@ typedef enum tbmcoll_algo {
     TBMCOLL_ALGO_MPI = 3,    /* Open MPI collectives (reported by tbmcoll_algo(), not chosen in opts) */
 } tbmcoll_algo_t;
 
+/* How a mesh runs an all-reduce above TBMCOLL_SMALL_BYTES. At creation, a mesh of a power-of-two size from
+ * 4 up learns from every rank its machine (Linux: the kernel's boot id; macOS: the boot session's UUID) and
+ * count of online cores, and checks that every rank asked for the same. */
+typedef enum tbmcoll_mesh_ar {
+    TBMCOLL_MESH_AR_AUTO = 0,      /* halving where a machine runs more of the ranks than it has cores
+                                    * (tbm_mesh_halving_pays() of lib/reduce.h), direct otherwise */
+    TBMCOLL_MESH_AR_DIRECT = 1,    /* the direct pipelined reduce-scatter and all-gather, all links at once */
+    TBMCOLL_MESH_AR_HALVING = 2,   /* recursive halving and doubling (other sizes than 4, 8, 16, ...: direct) */
+} tbmcoll_mesh_ar_t;
+
 /* Options; zero-filled means the defaults. */
 typedef struct tbmcoll_opts {
     tbmcoll_algo_t algo;       /* AUTO, MESH or RING */
@@ -89,7 +103,14 @@ typedef struct tbmcoll_opts {
     int streams;               /* mesh: TCP connections per pair of ranks, 1 to 4; a transfer of at least
                                   streams x 64 KiB is split across them (more of the kernel's network work
                                   in parallel); every rank must use the same; 0: TBMCOLL_STREAMS_DEFAULT */
+    tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh, above TBMCOLL_SMALL_BYTES; every rank must give the same */
 } tbmcoll_opts_t;
+
+/* "auto", "direct", "halving" ("?" otherwise). */
+const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how);
+
+/* Parse "auto", "direct" or "halving". Returns 0, or -1 with a message. */
+int tbmcoll_mesh_ar_parse(const char *name, tbmcoll_mesh_ar_t *out, tbm_err_t *err);
 
 /* "auto", "mesh", "ring", "mpi" ("?" otherwise). */
 const char *tbmcoll_algo_name(tbmcoll_algo_t algo);
@@ -136,6 +157,10 @@ void tbmcoll_comm_free(tbmcoll_comm_t *comm);
 int tbmcoll_rank(const tbmcoll_comm_t *comm);
 int tbmcoll_size(const tbmcoll_comm_t *comm);
 tbmcoll_algo_t tbmcoll_algo(const tbmcoll_comm_t *comm);
+
+/* How this communicator runs an all-reduce above TBMCOLL_SMALL_BYTES: "direct" or "halving" (mesh), "ring",
+ * "mpi", or "copy" (one rank). */
+const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *comm);
 
 /*
  * The operations. Counts are in elements of dt. Every call returns 0, or -1 with a message in err (and

@@ -354,3 +354,18 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
     *len = base + (k < extra ? 1 : 0);
     *off = k * base + (k < extra ? k : extra);
 }
+
+int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus)
+{
+    int r, k, on;
+
+    if (n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
+        return 0;
+    for (r = 0; r < n; r++) {
+        for (on = 0, k = 0; k < n; k++)
+            on += host[k] == host[r];
+        if ((uint32_t)on > cpus[r])
+            return 1;
+    }
+    return 0;
+}

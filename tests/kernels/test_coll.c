@@ -1,13 +1,16 @@
 /* test_coll.c: libtbmcoll against a serial reference: every operation, type and size class (1, 7, 1023,
- * 1M+3 elements), 1 to 4 ranks on loopback, mesh and ring, in place and out of place, bit for bit. */
+ * 1M+3 elements), 1 to 4 ranks on loopback (and 8 for the mesh's halving all-reduce), mesh (direct, halving
+ * and the automatic choice) and ring, in place and out of place, bit for bit. */
 #include "ranks.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NSIZES 4
+#define NCFGS 7
 #define BIG 100000     /* above this, only sum all-reduce for every type; the other operations on f32 */
 static size_t sizes[NSIZES] = { 1, 7, 1023, (1u << 20) + 3 };
 /* Under valgrind (check-valgrind) the largest class is TBM_COLL_BIG elements instead: the same paths (striped
@@ -37,15 +40,42 @@ static void *gen(int k, size_t count, tbm_dtype_t dt, unsigned salt)
     return p;
 }
 
+/* The mesh's halving all-reduce: ranks [lo, hi) folded as a balanced tree in rank order, the lower half's
+ * result first ((r0 op r1) op (r2 op r3) for 4), elements [first, first+count). */
+static void tree(unsigned char *const *in, int lo, int hi, tbm_dtype_t dt, tbm_redop_t op, unsigned char *out,
+                 size_t first, size_t count)
+{
+    size_t es = tbm_dtype_size(dt);
+    unsigned char *upper;
+    int mid = (lo + hi) / 2;
+
+    if (hi - lo == 1) {
+        memcpy(out, in[lo] + first * es, count * es);
+        return;
+    }
+    upper = malloc(count * es + 1);
+    tree(in, lo, mid, dt, op, out, first, count);
+    tree(in, mid, hi, dt, op, upper, first, count);
+    tbm_reduce(out, out, upper, count, dt, op);
+    free(upper);
+}
+
 /* The reduction the library promises: chunk c of `total` elements folded as acc = acc op next in rank order
- * (mesh) or ring order c+1, ..., c+n (ring). Writes elements [first, first+count) of the result. */
+ * (mesh) or ring order c+1, ..., c+n (ring), or as a tree (ring == 2: the mesh's halving all-reduce, for a
+ * whole buffer above the small size). Writes elements [first, first+count) of the result. */
 static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t dt, tbm_redop_t op, int ring,
                       unsigned char *out, size_t first, size_t count)
 {
     /* small all-reduces fold whole buffers in rank order on both algorithms */
-    ring = ring && !(first == 0 && count == total && total * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES);
+    int whole = first == 0 && count == total, small = whole && total * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES;
     size_t es = tbm_dtype_size(dt), off, len, lo, hi;
     int c, k, o0, o1;
+
+    if (ring == 2 && whole && !small) {
+        tree(in, 0, n, dt, op, out, 0, count);
+        return;
+    }
+    ring = ring == 1 && !small;
 
     for (c = 0; c < n; c++) {
         tbm_chunk(total, n, c, &off, &len);
@@ -80,7 +110,7 @@ static int same(const char *what, tbm_dtype_t dt, size_t count, const void *got,
 
 typedef struct ctx {
     tbmcoll_comm_t *c;
-    int rank, n, ring;
+    int rank, n, ring;   /* ring: 1 for the ring, 2 for the mesh's halving all-reduce, 0 for its direct one */
     tbm_err_t err;
 } ctx_t;
 
@@ -130,14 +160,14 @@ static int check_gather_scatter(ctx_t *x, size_t per, tbm_dtype_t dt, unsigned c
                           "all-gather");
     bad |= bad || same("all-gather in place", dt, total, all, want);
     /* reduce-scatter: every rank's input is `total` elements; use in[k] of the all-reduce (large enough) */
-    reference(in, x->n, total, dt, TBM_OP_SUM, x->ring, want, (size_t)x->rank * per, per);
+    reference(in, x->n, total, dt, TBM_OP_SUM, x->ring == 1, want, (size_t)x->rank * per, per);
     bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, in[x->rank], all, per, dt, TBM_OP_SUM, &x->err),
                           "reduce-scatter");
     bad |= bad || same("reduce-scatter", dt, per, all, want);
     memcpy(all, in[x->rank], total * es);
     bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, all, all + (size_t)x->rank * per * es, per, dt,
                                                     TBM_OP_MAX, &x->err), "reduce-scatter");
-    reference(in, x->n, total, dt, TBM_OP_MAX, x->ring, want, (size_t)x->rank * per, per);
+    reference(in, x->n, total, dt, TBM_OP_MAX, x->ring == 1, want, (size_t)x->rank * per, per);
     bad |= bad || same("reduce-scatter in place", dt, per, all + (size_t)x->rank * per * es, want);
     free(all);
     free(want);
@@ -214,17 +244,42 @@ typedef struct run_cfg {
     tbmcoll_algo_t algo;
     int streams;
     int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
+    tbmcoll_mesh_ar_t how;
 } run_cfg_t;
+
+/* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked;
+ * for auto, what this machine's cores say (every rank runs here). */
+static const char *plan_wanted(const run_cfg_t *cfg, int n)
+{
+    uint64_t host[TR_MAX] = { 0 };
+    uint32_t cpus[TR_MAX];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int k, pow2 = n >= 4 && (n & (n - 1)) == 0;
+
+    if (n == 1)
+        return "copy";
+    if (cfg->algo == TBMCOLL_ALGO_RING)
+        return "ring";
+    for (k = 0; k < n; k++)
+        cpus[k] = (uint32_t)online;
+    if (cfg->how == TBMCOLL_MESH_AR_HALVING)
+        return pow2 ? "halving" : "direct";
+    if (cfg->how == TBMCOLL_MESH_AR_AUTO && tbm_mesh_halving_pays(n, host, cpus))
+        return "halving";
+    return "direct";
+}
 
 static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 {
     const run_cfg_t *cfg = arg;
     tbmcoll_opts_t o = tr_opts(cfg->algo, 10000);
     ctx_t x = { .rank = rank, .n = n, .ring = cfg->algo == TBMCOLL_ALGO_RING };
+    const char *plan = plan_wanted(cfg, n);
     int s, dt, bad = 0;
 
     o.streams = cfg->streams;
     o.sockbuf_bytes = cfg->sockbuf;
+    o.mesh_allreduce = cfg->how;
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
     if (!x.c) {
         fprintf(stderr, "%s\n", x.err.msg);
@@ -232,6 +287,10 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     }
     bad |= TR_EXPECT(tbmcoll_rank(x.c) == rank && tbmcoll_size(x.c) == n, "rank/size");
     bad |= TR_EXPECT(tbmcoll_algo(x.c) == (x.ring ? TBMCOLL_ALGO_RING : TBMCOLL_ALGO_MESH), "algorithm");
+    bad |= TR_EXPECT(strcmp(tbmcoll_allreduce_plan(x.c), plan) == 0, "all-reduce plan %s, want %s",
+                     tbmcoll_allreduce_plan(x.c), plan);
+    if (strcmp(plan, "halving") == 0)
+        x.ring = 2;
     for (s = 0; s < NSIZES && !bad; s++)
         for (dt = 0; dt < TBM_DT_COUNT && !bad; dt++)
             bad |= check_size(&x, sizes[s], (tbm_dtype_t)dt);
@@ -245,8 +304,12 @@ int main(void)
 {
     /* the mesh with the default streams per pair (large transfers striped), with one, with socket buffers
      * smaller than a few pieces of the pipelined all-reduce, and the ring */
-    static const run_cfg_t cfgs[4] = { { TBMCOLL_ALGO_MESH, 0, 0 }, { TBMCOLL_ALGO_MESH, 1, 0 },
-                                       { TBMCOLL_ALGO_MESH, 0, 64 * 1024 }, { TBMCOLL_ALGO_RING, 0, 0 } };
+    static const run_cfg_t cfgs[NCFGS] = {
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_DIRECT },
+        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT }, { TBMCOLL_ALGO_MESH, 0, 64 * 1024, TBMCOLL_MESH_AR_DIRECT },
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_HALVING }, { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO },
+    };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
     const char *big = getenv("TBM_COLL_BIG");
@@ -254,11 +317,16 @@ int main(void)
     if (big && atol(big) > 1023)
         sizes[NSIZES - 1] = (size_t)atol(big);
 
-    for (n = 1; n <= 4; n++)
-        for (a = 0; a < 4; a++) {
+    for (n = 1; n <= 8; n = n < 4 ? n + 1 : n * 2)
+        for (a = 0; a < NCFGS; a++) {
             double t0 = tr_now();
-            int rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
-            printf("%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+            int rc;
+            if (n == 8 && cfgs[a].how != TBMCOLL_MESH_AR_HALVING)
+                continue;   /* 8 ranks on a few cores: the halving's extra step only */
+            rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
+            printf("%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+                   cfgs[a].algo == TBMCOLL_ALGO_MESH ? ", all-reduce " : "",
+                   cfgs[a].algo == TBMCOLL_ALGO_MESH ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
                    cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "", n,
                    rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)

@@ -17,6 +17,7 @@
 
 typedef struct fail_case {
     tbmcoll_algo_t algo;
+    tbmcoll_mesh_ar_t how;   /* a mesh's all-reduce: direct or halving */
     int sig;                 /* SIGKILL or SIGSTOP for the victim */
     int io_timeout_ms;
     size_t count;            /* floats per all-reduce: COUNT, or a small one (the ring sends it both ways) */
@@ -29,11 +30,14 @@ static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
     fail_case_t *fc = arg;
     tbmcoll_opts_t o = tr_opts(fc->algo, fc->io_timeout_ms);
     tbm_err_t err = { { 0 } }, again = { { 0 } };
-    tbmcoll_comm_t *c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
+    tbmcoll_comm_t *c;
     float *buf = calloc(fc->count, sizeof(float));
     double end = tr_now() + 30;
     const char *sticky = "the communicator is broken by an earlier failure: rank ";
     int rc = 0;
+
+    o.mesh_allreduce = fc->how;
+    c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
 
     if (!c) {
         fprintf(stderr, "%s\n", err.msg);
@@ -63,13 +67,15 @@ static void hit_victim(const pid_t *pids, int n, void *arg)
     kill(pids[VICTIM], fc->sig);
 }
 
-static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n, size_t count)
+static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, int io_timeout_ms, int n,
+                         size_t count)
 {
-    fail_case_t fc = { .algo = algo, .sig = sig, .io_timeout_ms = io_timeout_ms, .count = count };
+    fail_case_t fc = { .algo = algo, .how = how, .sig = sig, .io_timeout_ms = io_timeout_ms, .count = count };
     int small = count * sizeof(float) <= TBMCOLL_SMALL_BYTES;
+    int halving = algo == TBMCOLL_ALGO_MESH && how == TBMCOLL_MESH_AR_HALVING && !small;
     tr_result_t res[TR_MAX];
     double t0 = tr_now(), bound = io_timeout_ms / 1000.0 * 2 + 2;
-    int k, bad = 0, neighbour;
+    int k, bad = 0, neighbour, named = 0;
 
     tr_run(n, busy_rank, &fc, 60, hit_victim, VICTIM, res);
     bad |= TR_EXPECT(fc.hit_at > 0, "the ranks never became ready");
@@ -80,8 +86,15 @@ static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n,
         /* who must name the victim: on a mesh everyone; on a ring the rank receiving from it, and when it
          * was killed also the rank sending to it (a stopped rank still absorbs data in its socket buffers); a
          * small all-reduce on a ring goes both ways, so both neighbours receive from it */
-        neighbour = algo == TBMCOLL_ALGO_MESH || k == (VICTIM + 1) % n ||
-                    ((sig == SIGKILL || small) && k == (VICTIM + n - 1) % n);
+        neighbour = (algo == TBMCOLL_ALGO_MESH && !halving) || (algo == TBMCOLL_ALGO_RING && k == (VICTIM + 1) % n) ||
+                    (algo == TBMCOLL_ALGO_RING && (sig == SIGKILL || small) && k == (VICTIM + n - 1) % n);
+        /* halving pairs the ranks step by step: the first to fail is one exchanging with the victim, and it
+         * names it; the others may see that rank fail first (it closes its connections), or wait on one that
+         * waits on the victim */
+        named += strstr(res[k].err, "rank 2 (127.0.0.1:") && strstr(res[k].err, sig == SIGKILL ?
+                 "closed the connection: it exited or was killed" : "lo for 1000 ms: it hangs");
+        bad |= TR_EXPECT(!halving || strstr(res[k].err, "closed the connection: it exited or was killed") ||
+                         strstr(res[k].err, "ms: it hangs"), "rank %d: unexpected message: %s", k, res[k].err);
         bad |= TR_EXPECT(res[k].status == 3, "%s %s: rank %d exit %d (want 3): %s", tbmcoll_algo_name(algo),
                          strsignal(sig), k, res[k].status, res[k].err);
         bad |= TR_EXPECT(after < bound, "rank %d took %.2f s after the hit (bound %.1f s)", k, after, bound);
@@ -95,7 +108,9 @@ static int run_fail_case(tbmcoll_algo_t algo, int sig, int io_timeout_ms, int n,
                          "rank %d: unexpected message: %s", k, res[k].err);
         bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
     }
-    printf("%s, %d ranks, %zu-byte all-reduces, rank 2 %s: %s\n", tbmcoll_algo_name(algo), n, count * sizeof(float),
+    bad |= TR_EXPECT(!halving || named > 0, "halving: no rank names rank 2");
+    printf("%s%s, %d ranks, %zu-byte all-reduces, rank 2 %s: %s\n", tbmcoll_algo_name(algo),
+           algo == TBMCOLL_ALGO_MESH ? (halving ? " (halving)" : " (direct)") : "", n, count * sizeof(float),
            sig == SIGKILL ? "killed" : "stopped", bad ? "FAIL" : "ok");
     for (k = 0; k < n; k++)
         printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
@@ -240,6 +255,7 @@ typedef struct mismatch {
     int streams;             /* rank 0's (rank 1: 3) */
     size_t segment_bytes;    /* rank 0's (rank 1: 0, the default 256 KiB) */
     const char *want;
+    tbmcoll_mesh_ar_t how;   /* rank 0's mesh all-reduce (the others: auto) */
 } mismatch_t;
 
 static int mismatch_rank(int rank, int n, const char *const *addrs, void *arg)
@@ -252,6 +268,7 @@ static int mismatch_rank(int rank, int n, const char *const *addrs, void *arg)
     o.connect_timeout_ms = 2000;
     o.streams = rank == 0 ? mm->streams : 3;
     o.segment_bytes = rank == 0 ? mm->segment_bytes : 0;
+    o.mesh_allreduce = rank == 0 ? mm->how : TBMCOLL_MESH_AR_AUTO;
     c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
     if (c) {
         tbmcoll_comm_free(c);
@@ -288,14 +305,20 @@ int main(void)
     /* streams and segments: 2 against 3 streams; segments of 64 against 256 KiB, on a mesh and on a ring */
     static const mismatch_t mismatches[] = {
         { "streams 2 against 3", TBMCOLL_ALGO_MESH, 2, 0,
-          "uses 2 connection(s) per pair of ranks but this rank 3: give every rank the same number of streams" },
+          "uses 2 connection(s) per pair of ranks but this rank 3: give every rank the same number of streams",
+          TBMCOLL_MESH_AR_AUTO },
         { "mesh, segments of 64 against 256 KiB", TBMCOLL_ALGO_MESH, 3, 65536,
           "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
-          "rank the same segment size" },
+          "rank the same segment size", TBMCOLL_MESH_AR_AUTO },
         { "ring, segments of 64 against 256 KiB", TBMCOLL_ALGO_RING, 3, 65536,
           "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
-          "rank the same segment size" },
+          "rank the same segment size", TBMCOLL_MESH_AR_AUTO },
     };
+    /* 4 ranks (a mesh learns every rank's choice from 4 up): rank 0 asks for halving, the others for auto */
+    static const mismatch_t how_mismatch = {
+        "mesh all-reduce halving against auto", TBMCOLL_ALGO_MESH, 3, 0,
+        "rank 1: rank 0 asks for the mesh all-reduce 'halving' but this rank for 'auto': give every rank the "
+        "same", TBMCOLL_MESH_AR_HALVING };
     size_t m;
     int bad = 0, k;
 
@@ -311,13 +334,19 @@ int main(void)
         for (k = 0; k < 2; k++)
             printf("%s: rank %d exit %d: %s", mismatches[m].name, k, res[k].status, res[k].err);
     }
-    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGKILL, 4000, 4, COUNT);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, COUNT);
-    bad |= run_fail_case(TBMCOLL_ALGO_MESH, SIGSTOP, 1000, 3, COUNT);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 3, COUNT);
+    bad |= tr_run(4, mismatch_rank, (void *)&how_mismatch, 30, NULL, -1, res);
+    for (k = 0; k < 4; k++)
+        printf("%s: rank %d exit %d: %s", how_mismatch.name, k, res[k].status, res[k].err);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGKILL, 4000, 4, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGKILL, 4000, 4, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGSTOP, 1000, 3, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 3, COUNT);
+    /* the mesh's halving all-reduce, 4 ranks */
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_HALVING, SIGKILL, 4000, 4, COUNT);
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_HALVING, SIGSTOP, 1000, 4, COUNT);
     /* the ring's small all-reduce (both ways around), with 4 and 5 ranks */
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGKILL, 4000, 4, 2);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 4, 2);
-    bad |= run_fail_case(TBMCOLL_ALGO_RING, SIGSTOP, 1000, 5, 2);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGKILL, 4000, 4, 2);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 4, 2);
+    bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 5, 2);
     return bad ? 1 : 0;
 }

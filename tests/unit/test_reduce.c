@@ -291,6 +291,28 @@ START_TEST(fold_in_rank_order)
 }
 END_TEST
 
+/* The lab's four simulated Macs share one kernel and two cores; real Macs have a machine (and cores) each. */
+START_TEST(halving_only_where_ranks_share_too_few_cores)
+{
+    uint64_t one[8] = { 7, 7, 7, 7, 7, 7, 7, 7 }, apart[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint64_t pairs[4] = { 1, 1, 2, 2 };
+    uint32_t two[8] = { 2, 2, 2, 2, 2, 2, 2, 2 }, many[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
+    uint32_t mixed[4] = { 1, 1, 16, 16 };
+
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, one, two), 1);      /* 4 ranks on 2 cores */
+    ck_assert_int_eq(tbm_mesh_halving_pays(8, one, two), 1);
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, one, many), 0);     /* 4 ranks on 16 cores */
+    ck_assert_int_eq(tbm_mesh_halving_pays(8, apart, two), 0);    /* a machine per rank */
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, pairs, two), 0);    /* 2 ranks on each 2-core machine */
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, pairs, mixed), 1);  /* the first machine has one core */
+    ck_assert_int_eq(tbm_mesh_halving_pays(2, one, two), 0);      /* 2 ranks: the same exchange either way */
+    ck_assert_int_eq(tbm_mesh_halving_pays(3, one, two), 0);      /* not a power of two */
+    ck_assert_int_eq(tbm_mesh_halving_pays(6, one, two), 0);
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, NULL, two), 0);
+    ck_assert_int_eq(tbm_mesh_halving_pays(4, one, NULL), 0);
+}
+END_TEST
+
 static Suite *reduce_suite(void)
 {
     Suite *s = suite_create("reduce");
@@ -304,6 +326,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, reduce_unaligned);
     tcase_add_test(tc, reduce_long_same_bits);
     tcase_add_test(tc, chunks_split_nearly_equal);
+    tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
     tcase_add_test(tc, fold_in_rank_order);
