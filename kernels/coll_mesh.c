@@ -201,14 +201,12 @@ static void blocks_of(const tbmcoll_comm_t *c, const layout_t *ly, int lo, int h
  * (the upper half when bit s of r is clear), piece by piece, folding each received piece into the half it
  * keeps (the lower rank's operand first); after log2(n) steps it holds one block folded over all ranks, as
  * a balanced tree in rank order ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the
- * same way, its first step fused with the halving's last. Each step talks to one peer only: where ranks
- * share cores, two of them at a time can run. (lo, hi: the blocks held after each step; 64 ranks take 6.) */
+ * same way. Each step talks to one peer only: where ranks share cores, two of them at a time can run. */
 static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
                         tbm_dtype_t dt, tbm_redop_t op, size_t piece)
 {
-    tbmcoll_xfer_t xs[4];
-    int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n, last;
-    int split = c->links[c->rank == 0 ? 1 : 0].nfd >= 2;
+    tbmcoll_xfer_t xs[2];
+    int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n;
     size_t kat, klen, gat, glen, k, rounds, at, pl, gpl;
     const unsigned char *from = src;
     unsigned char *slot = tbmcoll_scratch(c, piece);
@@ -225,33 +223,15 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
             klo = lo[steps], khi = mid, glo = mid, ghi = hi[steps];
         blocks_of(c, ly, klo, khi, &kat, &klen);
         blocks_of(c, ly, glo, ghi, &gat, &glen);
-        last = d == c->size >> 1;
         rounds = ((klen > glen ? klen : glen) + piece - 1) / piece;
-        for (k = 0; k <= rounds; k++) {
+        for (k = 0; k < rounds; k++) {
             n = 0;
-            if (k < rounds) {
-                piece_of(glen, piece, k, &at, &gpl);
-                tbmcoll_xfer_add(xs, &n, &c->links[p], 1, from + gat + at, gpl, 0);
-                piece_of(klen, piece, k, &at, &pl);
-                tbmcoll_xfer_add(xs, &n, &c->links[p], 0, slot, pl, 0);
-            }
-            /* the last step: the block this rank keeps is whole once folded, and goes back to the peer piece
-             * by piece (the doubling's first step) while the next piece comes in; as mesh_pipe, on stream 1,
-             * or in a batch of its own with one stream */
-            if (last && k > 0) {
-                if (!split && tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)
-                    return -1;
-                n = split ? n : 0;
-                piece_of(klen, piece, k - 1, &at, &pl);
-                tbmcoll_xfer_add(xs, &n, &c->links[p], 1, dst + kat + at, pl, split);
-                piece_of(glen, piece, k - 1, &at, &gpl);
-                tbmcoll_xfer_add(xs, &n, &c->links[p], 0, dst + gat + at, gpl, split);
-            }
-            if ((last ? tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") : tbmcoll_xfer_run(c, xs, n, "all-reduce")) < 0)
-                return -1;
-            if (k == rounds)
-                break;
+            piece_of(glen, piece, k, &at, &gpl);
+            add_xfer(xs, &n, &c->links[p], 1, from + gat + at, gpl);
             piece_of(klen, piece, k, &at, &pl);
+            add_xfer(xs, &n, &c->links[p], 0, slot, pl);
+            if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+                return -1;
             if (pl == 0)
                 continue;
             if (c->rank < p)
@@ -262,8 +242,7 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
         from = dst;
         lo[steps + 1] = klo, hi[steps + 1] = khi;
     }
-    steps--;   /* the last step's doubling is done */
-    for (d = c->size >> 2; d >= 1; d >>= 1) {
+    for (d = c->size >> 1; d >= 1; d >>= 1) {
         p = c->rank ^ d;
         steps--;
         /* this rank holds blocks [lo, hi) of step `steps + 1`; the peer holds the rest of step `steps`'s */
