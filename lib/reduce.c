@@ -355,11 +355,11 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
     *off = k * base + (k < extra ? k : extra);
 }
 
-int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus)
+int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback)
 {
     int r, k, on;
 
-    if (n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
+    if (loopback || n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
         return 0;
     for (r = 0; r < n; r++) {
         for (on = 0, k = 0; k < n; k++)

@@ -247,8 +247,8 @@ typedef struct run_cfg {
     tbmcoll_mesh_ar_t how;
 } run_cfg_t;
 
-/* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked;
- * for auto, what this machine's cores say (every rank runs here). */
+/* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
+ * and for auto (every rank runs here, over loopback). */
 static const char *plan_wanted(const run_cfg_t *cfg, int n)
 {
     uint64_t host[TR_MAX] = { 0 };
@@ -264,7 +264,7 @@ static const char *plan_wanted(const run_cfg_t *cfg, int n)
         cpus[k] = (uint32_t)online;
     if (cfg->how == TBMCOLL_MESH_AR_HALVING)
         return pow2 ? "halving" : "direct";
-    if (cfg->how == TBMCOLL_MESH_AR_AUTO && tbm_mesh_halving_pays(n, host, cpus))
+    if (cfg->how == TBMCOLL_MESH_AR_AUTO && tbm_mesh_halving_pays(n, host, cpus, 1))
         return "halving";
     return "direct";
 }

@@ -40,6 +40,17 @@ out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
 t_match "studio-a all-reduce, bf16, 8 B to 4 MiB (striped over 3 connections per pair): no wrong value" \
     '"wrong_total": 0,' "$out"
 
+# The lab's four Macs share this machine's kernel and cores, their cables are veths: the mesh all-reduces by
+# halving and doubling there, unless told otherwise (over loopback, and with a Mac per rank, it does not).
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
+t_match "studio-a: four Macs on $(getconf _NPROCESSORS_ONLN) cores of one machine: the all-reduce halves and doubles" \
+    "^# all-reduce above 32 KiB: halving$" "$out"
+t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
+t_match "... and -a direct runs the direct one" "^# all-reduce above 32 KiB: direct$" "$out"
+
 # Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there; the
 # lab's rsh here, installed where every Mac sees it, since Open MPI's daemons on the Macs run it too: a clone
 # under /tmp is not in a Mac's view); on mini-b the ranks two cables apart go through a Mac in between.
