@@ -135,5 +135,6 @@ t_match "... with the rounds' ratios beside it" \
     "^ +65536 out-of-place +[0-9.]+ GB/s +[0-9.]+ GB/s +[0-9.]+ +[0-9]+% +[0-9.]+-[0-9.]+$" "$out"
 t_match "... the 8-byte latencies" "8-byte all-reduce \(medians of 2 rounds\): tcp [0-9.]+ us, mpi [0-9.]+ us" "$out"
 t_match "... and the rate of one link" "one link, one way \(tcp p2p, 6 cables\): slowest [0-9.]+ GB/s" "$out"
+t_match "... and which all-reduce libtbmcoll ran" "^# libtbmcoll's all-reduce above 32 KiB: $want$" "$out"
 no_jobs
 t_done

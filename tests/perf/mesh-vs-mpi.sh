@@ -57,6 +57,7 @@ set -e
 srun "$macnode" bench $extra -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
 srun "$macnode" bench $extra -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+[ "\$1" = 0 ] || srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
 SCRIPT
 chmod 755 "$own/tcp.sh"
 
@@ -84,5 +85,6 @@ done
 awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
     -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$own/mpi.csv" "$tmp/tcp8.csv" "$own/mpi8.csv" \
     "$tmp/tcp-p2p.csv" "$own/mpi-p2p.csv"
+sed 's/^# all-reduce/# libtbmcoll'"'"'s all-reduce/' "$tmp/plan.txt"
 echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
 awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$tmp/tcp-p2p.csv"
