@@ -17,6 +17,18 @@
 #endif
 
 static const char *const algo_names[] = { "auto", "mesh", "ring", "mpi" };
+static const char *const mesh_ar_names[] = { "auto", "direct", "halving" };
+
+/* The index of name among the first n names, or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+    int i;
+
+    for (i = 0; name && i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
 
 const char *tbmcoll_algo_name(tbmcoll_algo_t algo)
 {
@@ -25,17 +37,13 @@ const char *tbmcoll_algo_name(tbmcoll_algo_t algo)
 
 int tbmcoll_algo_parse(const char *name, tbmcoll_algo_t *out, tbm_err_t *err)
 {
-    int i;
+    int i = name_index(algo_names, TBMCOLL_ALGO_RING + 1, name);   /* mpi is not chosen here */
 
-    for (i = 0; name && i <= TBMCOLL_ALGO_RING; i++)
-        if (strcmp(name, algo_names[i]) == 0) {
-            *out = (tbmcoll_algo_t)i;
-            return 0;
-        }
-    return tbm_errprintf(err, "unknown algorithm '%s': use auto, mesh or ring", name ? name : "");
+    if (i < 0)
+        return tbm_errprintf(err, "unknown algorithm '%s': use auto, mesh or ring", name ? name : "");
+    *out = (tbmcoll_algo_t)i;
+    return 0;
 }
-
-static const char *const mesh_ar_names[] = { "auto", "direct", "halving" };
 
 const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how)
 {
@@ -44,14 +52,12 @@ const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how)
 
 int tbmcoll_mesh_ar_parse(const char *name, tbmcoll_mesh_ar_t *out, tbm_err_t *err)
 {
-    int i;
+    int i = name_index(mesh_ar_names, TBMCOLL_MESH_AR_HALVING + 1, name);
 
-    for (i = 0; name && i <= TBMCOLL_MESH_AR_HALVING; i++)
-        if (strcmp(name, mesh_ar_names[i]) == 0) {
-            *out = (tbmcoll_mesh_ar_t)i;
-            return 0;
-        }
-    return tbm_errprintf(err, "unknown mesh all-reduce '%s': use auto, direct or halving", name ? name : "");
+    if (i < 0)
+        return tbm_errprintf(err, "unknown mesh all-reduce '%s': use auto, direct or halving", name ? name : "");
+    *out = (tbmcoll_mesh_ar_t)i;
+    return 0;
 }
 
 /* This machine, the same for every process under one kernel: a hash of the boot's identity. 0 when it
@@ -85,15 +91,17 @@ static uint64_t machine_id(void)
 
 int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
 {
-    uint32_t mine[4], *all;
-    uint64_t host[TBM_MLX_RING_MAX], id = machine_id();
-    uint32_t cpus[TBM_MLX_RING_MAX];
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t mine[4], *all, cpus[TBM_MLX_RING_MAX];
+    uint64_t host[TBM_MLX_RING_MAX], id;
+    long online;
+    char pre[32];
     int r, rc = 0;
 
     c->halving = 0;
     if (c->algo != TBMCOLL_ALGO_MESH || c->size < 4 || (c->size & (c->size - 1)) != 0)
         return 0;
+    id = machine_id();
+    online = sysconf(_SC_NPROCESSORS_ONLN);
     mine[0] = (uint32_t)(id >> 32);
     mine[1] = (uint32_t)id;
     mine[2] = online > 0 ? (uint32_t)online : 1;
@@ -101,16 +109,17 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     if (!(all = malloc(sizeof(mine) * (size_t)c->size)))
         return tbm_errprintf(err, "out of memory");
     if (c->ops->allgather(c, mine, all, 4, TBM_DT_I32) < 0) {
-        const char *m = strncmp(c->err.msg, "rank ", 5) == 0 && strstr(c->err.msg, ": ") ?
-                        strstr(c->err.msg, ": ") + 2 : c->err.msg;
-        tbm_errprintf(err, "telling the ranks' machines and cores: %s", m);
+        /* without tbmcoll_fail's "rank R: ": tbmcoll_comm_connect() puts it before every message */
+        snprintf(pre, sizeof(pre), "rank %d: ", c->rank);
+        tbm_errprintf(err, "telling the ranks' machines and cores: %s",
+                      c->err.msg + (strncmp(c->err.msg, pre, strlen(pre)) == 0 ? strlen(pre) : 0));
         free(all);
         return -1;
     }
     for (r = 0; r < c->size; r++) {
         const uint32_t *v = all + 4 * r;
-        /* an unknown machine (0) is a machine of its own */
-        host[r] = ((uint64_t)v[0] << 32 | v[1]) ? ((uint64_t)v[0] << 32 | v[1]) : ~(uint64_t)r;
+        uint64_t h = (uint64_t)v[0] << 32 | v[1];
+        host[r] = h ? h : ~(uint64_t)r;   /* an unknown machine (0) is a machine of its own */
         cpus[r] = v[2];
         if (v[3] != (uint32_t)c->opts.mesh_allreduce && rc == 0)
             rc = tbm_errprintf(err, "rank %d asks for the mesh all-reduce '%s' but this rank for '%s': give every "

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NSIZES 4
 #define NCFGS 7
@@ -251,20 +250,11 @@ typedef struct run_cfg {
  * and for auto (every rank runs here, over loopback). */
 static const char *plan_wanted(const run_cfg_t *cfg, int n)
 {
-    uint64_t host[TR_MAX] = { 0 };
-    uint32_t cpus[TR_MAX];
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int k, pow2 = n >= 4 && (n & (n - 1)) == 0;
-
     if (n == 1)
         return "copy";
     if (cfg->algo == TBMCOLL_ALGO_RING)
         return "ring";
-    for (k = 0; k < n; k++)
-        cpus[k] = (uint32_t)online;
-    if (cfg->how == TBMCOLL_MESH_AR_HALVING)
-        return pow2 ? "halving" : "direct";
-    if (cfg->how == TBMCOLL_MESH_AR_AUTO && tbm_mesh_halving_pays(n, host, cpus, 1))
+    if (cfg->how == TBMCOLL_MESH_AR_HALVING && n >= 4 && (n & (n - 1)) == 0)
         return "halving";
     return "direct";
 }
