@@ -38,7 +38,6 @@ static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
 
     o.mesh_allreduce = fc->how;
     c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
-
     if (!c) {
         fprintf(stderr, "%s\n", err.msg);
         return 2;
