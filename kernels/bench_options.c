@@ -53,6 +53,9 @@ static void usage(FILE *f)
                "                                a machine runs more ranks than it has cores and they talk over\n"
                "                                network links, not loopback; else direct), direct or halving\n"
                "                                (4, 8, 16 ... ranks); every rank must give the same\n"
+               "  -Z, --recv-staging auto|on|off TCP: receive into memory 1 to 31 bytes past a 64-byte boundary\n"
+               "                                through a page-aligned buffer (auto: on x86-64, where the\n"
+               "                                kernel's copy to such memory is slow; see kernels/README.md)\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
@@ -143,6 +146,7 @@ static const char *hint(int opt)
         { 'c', " (give 0 or 1)" },
         { 'S', " (give 1 to 4)" },
         { 'G', " (give 4K to 64M)" },
+        { 'Z', " (give auto, on or off)" },
     };
     size_t i;
 
@@ -168,7 +172,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
         { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
-        { "mesh-allreduce", required_argument, NULL, 'a' },
+        { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -176,7 +180,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:Vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -217,6 +221,10 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
             b->opts.segment_bytes = sz;
             break;
         }
+        case 'Z':
+            bad = parse_name(optarg, progress, 3, &v);   /* auto, on, off */
+            b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
+            break;
         case 'V': b->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         case ':':

@@ -165,10 +165,10 @@ void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r)
         if (!x->ran)
             continue;
         fprintf(f, "#   %zu B %s, per op (largest over ranks): %.1f us; send/recv %.1f us in %.0f calls "
-                "(%.1f KiB each), reduce %.1f us, waiting %.1f us (%.1f polls), rest %.1f us\n", s->bytes,
-                place ? "in-place" : "out-of-place", x->us, x->io_us, x->io_calls,
-                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->reduce_us, x->wait_us, x->polls,
-                x->us - x->io_us - x->reduce_us - x->wait_us);
+                "(%.1f KiB each; %.0f KiB staged), reduce %.1f us, waiting %.1f us (%.1f polls), rest %.1f us\n",
+                s->bytes, place ? "in-place" : "out-of-place", x->us, x->io_us, x->io_calls,
+                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->staged / 1024, x->reduce_us, x->wait_us,
+                x->polls, x->us - x->io_us - x->reduce_us - x->wait_us);
     }
     fflush(f);
 }

@@ -82,7 +82,7 @@ static double busbw_factor(const bench_t *b)
 }
 
 /* Where the time of one operation went, per rank, for --verbose (tbmcoll_stats, per iteration). */
-enum { M_US, M_IO_US, M_CALLS, M_BYTES, M_REDUCE_US, M_WAIT_US, M_POLLS, M_FIELDS };
+enum { M_US, M_IO_US, M_CALLS, M_BYTES, M_REDUCE_US, M_WAIT_US, M_POLLS, M_STAGED, M_FIELDS };
 
 static void per_iteration(const bench_t *b, double us, float *m)
 {
@@ -96,6 +96,7 @@ static void per_iteration(const bench_t *b, double us, float *m)
     m[M_REDUCE_US] = (float)st.reduce_us / (float)b->iters;
     m[M_WAIT_US] = (float)st.wait_us / (float)b->iters;
     m[M_POLLS] = (float)st.polls / (float)b->iters;
+    m[M_STAGED] = (float)st.staged_bytes / (float)b->iters;
 }
 
 static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_err_t *err)
@@ -141,6 +142,7 @@ static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_
         r->reduce_us = max[M_REDUCE_US];
         r->wait_us = max[M_WAIT_US];
         r->polls = max[M_POLLS];
+        r->staged = max[M_STAGED];
     }
     return 0;
 }

@@ -53,6 +53,7 @@ struct tbmcoll_comm {
     int broken;                      /* set by tbmcoll_fail(): every later call fails */
     unsigned char *scratch;          /* grown on demand by tbmcoll_scratch() */
     size_t scratch_size;
+    unsigned char *staging;          /* page-aligned, TBMCOLL_STAGING_BYTES + a page: see opts.recv_staging */
     void *transport;                 /* MPI state */
     tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
     int stats_on;
@@ -118,7 +119,13 @@ tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, co
 int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
+/* Page-aligned scratch space of at least `bytes` (its contents are not kept when it grows): the pipelines'
+ * pieces are received there, and the kernel copies into page-aligned memory at full speed (lib/reduce.h,
+ * tbm_recv_staged). NULL, with the communicator broken, when out of memory. */
 unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes);
+
+/* The most one staged receive moves (opts.recv_staging). */
+#define TBMCOLL_STAGING_BYTES (256u << 10)
 
 /* Point to point over the TCP links (the p2p of the mesh and ring transports). */
 int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int from, size_t bytes);

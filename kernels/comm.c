@@ -173,6 +173,13 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->streams = TBMCOLL_STREAMS_DEFAULT;
     if (out->streams > TBMCOLL_STREAMS_MAX)
         out->streams = TBMCOLL_STREAMS_MAX;
+    if (out->recv_staging == 0) {
+#if defined(__x86_64__)
+        out->recv_staging = 1;
+#else
+        out->recv_staging = -1;
+#endif
+    }
 }
 
 static void link_init(tbmcoll_link_t *l, int peer)
@@ -240,6 +247,7 @@ void tbmcoll_comm_free(tbmcoll_comm_t *c)
     close_link(&c->right);
     free(c->links);
     free(c->scratch);
+    free(c->staging);
     free(c);
 }
 

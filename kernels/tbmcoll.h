@@ -106,6 +106,10 @@ typedef struct tbmcoll_opts {
                                   streams x 64 KiB is split across them (more of the kernel's network work
                                   in parallel); every rank must use the same; 0: TBMCOLL_STREAMS_DEFAULT */
     tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh, above TBMCOLL_SMALL_BYTES; every rank must give the same */
+    int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
+                                  page-aligned staging buffer first, then are copied (tbm_recv_staged() in
+                                  lib/reduce.h says why): 0: on x86-64 only, where the kernel's copy to such
+                                  addresses is the slow case; positive: always; negative: never */
 } tbmcoll_opts_t;
 
 /* "auto", "direct", "halving" ("?" otherwise). */
@@ -221,6 +225,7 @@ typedef struct tbmcoll_stats {
     uint64_t reduce_us;    /* in reductions and folds */
     uint64_t wait_us;      /* in poll and the spin's yields */
     uint64_t polls;        /* sleeps in poll */
+    uint64_t staged_bytes; /* received through the staging buffer (opts.recv_staging) */
 } tbmcoll_stats_t;
 
 /* Zero the counters and turn counting on (on = 1) or off. */

@@ -8,6 +8,7 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -36,7 +37,11 @@ unsigned char *tbmcoll_scratch(tbmcoll_comm_t *c, size_t bytes)
 
     if (bytes <= c->scratch_size)
         return c->scratch;
-    p = realloc(c->scratch, bytes);
+    free(c->scratch);
+    c->scratch = NULL;
+    c->scratch_size = 0;
+    if (posix_memalign((void **)&p, TBM_STAGE_PAGE, bytes) != 0)
+        p = NULL;
     if (!p) {
         tbmcoll_fail(c, "out of memory for %zu bytes of scratch space", bytes);
         return NULL;
@@ -136,12 +141,40 @@ int tbmcoll_fail_stalled(tbmcoll_comm_t *c, tbmcoll_xfer_t *const *xs, int n, co
                         end[0] ? " over " : "", end, c->opts.io_timeout_ms);
 }
 
+/* A receive into memory the kernel copies to slowly (opts.recv_staging): into the staging buffer, at the
+ * place tbm_recv_staged() gives, then copied out. Returns what tbmcoll_sock_io() does, or -ENOMEM (its first
+ * use allocates the buffer). */
+static long staged_recv(tbmcoll_comm_t *c, int fd, unsigned char *dst, size_t len, size_t at)
+{
+    unsigned char *st;
+    long n;
+
+    if (!c->staging && posix_memalign((void **)&c->staging, TBM_STAGE_PAGE,
+                                      TBMCOLL_STAGING_BYTES + TBM_STAGE_PAGE) != 0) {
+        c->staging = NULL;
+        return -ENOMEM;
+    }
+    st = c->staging + at;
+    n = tbmcoll_sock_io(fd, 0, st, len < TBMCOLL_STAGING_BYTES ? len : TBMCOLL_STAGING_BYTES);
+    if (n > 0) {
+        memcpy(dst, st, (size_t)n);
+        c->stats.staged_bytes += c->stats_on ? (uint64_t)n : 0;
+    }
+    return n;
+}
+
 /* One send or receive on a transfer's socket, counted. */
 static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
 {
     long long t0 = tbmcoll_tick(c);
-    long n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, x->buf + x->done, x->len - x->done);
+    unsigned char *at = x->buf + x->done;
+    size_t len = x->len - x->done, where;
+    long n;
 
+    if (!x->is_send && c->opts.recv_staging > 0 && tbm_recv_staged((uintptr_t)at, len, &where))
+        n = staged_recv(c, tbmcoll_xfer_fd(x), at, len, where);
+    else
+        n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, at, len);
     if (c->stats_on) {
         tbmcoll_tock(c, &c->stats.io_us, t0);
         c->stats.io_calls++;

@@ -369,3 +369,14 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
     }
     return 0;
 }
+
+int tbm_recv_staged(uintptr_t dst, size_t len, size_t *at)
+{
+    unsigned past = (unsigned)(dst & 63);
+
+    *at = 0;
+    if (len < TBM_STAGE_MIN || past == 0 || past > 31)
+        return 0;
+    *at = (size_t)((dst + 32) & (TBM_STAGE_PAGE - 1));
+    return 1;
+}

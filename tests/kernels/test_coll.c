@@ -1,6 +1,7 @@
 /* test_coll.c: libtbmcoll against a serial reference: every operation, type and size class (1, 7, 1023,
  * 1M+3 elements), 1 to 4 ranks on loopback (and 8 for the mesh's halving all-reduce), mesh (direct, halving
- * and the automatic choice) and ring, in place and out of place, bit for bit. */
+ * and the automatic choice) and ring, in place and out of place, bit for bit; with the buffers at every
+ * offset from a page boundary that decides whether receives are staged. */
 #include "ranks.h"
 
 #include <stdint.h>
@@ -239,6 +240,54 @@ static int check_repeatable(ctx_t *x)
     return bad;
 }
 
+/* Results right wherever the buffers lie: receives into memory 1 to 31 bytes past a 64-byte boundary go
+ * through the staging buffer on x86-64 (opts.recv_staging), the others straight in; every offset from a page
+ * boundary that matters (both sides of the staged range), out of place and in place, all-reduce, all-gather
+ * and a send/recv, with 3 pieces per rank's part. */
+static int check_alignments(ctx_t *x)
+{
+    static const size_t offs[] = { 0, 1, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64 + 16, 4095 };
+    size_t per = 3 * (256u << 10) / 4 + 5, count = per * (size_t)x->n, bytes = count * 4, k, j;
+    unsigned char *in[TR_MAX], *want = malloc(bytes), *gwant = malloc(bytes), *arena = NULL, *got;
+    int r, bad = 0, right = (x->rank + 1) % x->n, left = (x->rank + x->n - 1) % x->n;
+
+    if (posix_memalign((void **)&arena, 4096, bytes + 8192) != 0)
+        return 1;
+    for (r = 0; r < x->n; r++)
+        in[r] = gen(r, count, TBM_DT_F32, 4242);
+    reference(in, x->n, count, TBM_DT_F32, TBM_OP_SUM, x->ring, want, 0, count);
+    for (r = 0; r < x->n; r++)
+        memcpy(gwant + (size_t)r * per * 4, in[r], per * 4);
+    for (k = 0; k < sizeof(offs) / sizeof(offs[0]) && !bad; k++) {
+        got = arena + offs[k];
+        memset(got, 0, bytes);
+        bad |= call_ok(x, tbmcoll_allreduce(x->c, in[x->rank], got, count, TBM_DT_F32, TBM_OP_SUM, &x->err),
+                       "all-reduce");
+        bad |= bad || same("all-reduce out of place, offset", TBM_DT_F32, count, got, want);
+        memcpy(got, in[x->rank], bytes);
+        bad |= bad || call_ok(x, tbmcoll_allreduce(x->c, got, got, count, TBM_DT_F32, TBM_OP_SUM, &x->err),
+                              "all-reduce");
+        bad |= bad || same("all-reduce in place, offset", TBM_DT_F32, count, got, want);
+        memset(got, 0, bytes);
+        bad |= bad || call_ok(x, tbmcoll_allgather(x->c, in[x->rank], got, per, TBM_DT_F32, &x->err), "all-gather");
+        bad |= bad || same("all-gather, offset", TBM_DT_F32, count, got, gwant);
+        if (x->n > 1) {
+            memset(got, 0, bytes);
+            bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], right, got, left, count, TBM_DT_F32,
+                                                      &x->err), "sendrecv");
+            bad |= bad || same("sendrecv, offset", TBM_DT_F32, count, got, in[left]);
+        }
+        if (bad)
+            fprintf(stderr, "  (rank %d, buffers %zu bytes past a page boundary)\n", x->rank, offs[k]);
+    }
+    for (j = 0; j < (size_t)x->n; j++)
+        free(in[j]);
+    free(arena);
+    free(want);
+    free(gwant);
+    return bad;
+}
+
 typedef struct run_cfg {
     tbmcoll_algo_t algo;
     int streams;
@@ -270,6 +319,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     o.streams = cfg->streams;
     o.sockbuf_bytes = cfg->sockbuf;
     o.mesh_allreduce = cfg->how;
+    o.recv_staging = 1;   /* on whatever the machine: the staged path is checked everywhere */
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
     if (!x.c) {
         fprintf(stderr, "%s\n", x.err.msg);
@@ -285,6 +335,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
         for (dt = 0; dt < TBM_DT_COUNT && !bad; dt++)
             bad |= check_size(&x, sizes[s], (tbm_dtype_t)dt);
     bad = bad || check_repeatable(&x);
+    bad = bad || check_alignments(&x);
     bad = bad || call_ok(&x, tbmcoll_barrier(x.c, &x.err), "barrier");
     tbmcoll_comm_free(x.c);
     return bad;

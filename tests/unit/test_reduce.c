@@ -316,6 +316,40 @@ START_TEST(halving_only_where_ranks_share_too_few_cores)
 }
 END_TEST
 
+/* Receives staged only into memory 1 to 31 bytes past a 64-byte boundary, and only large ones; the staged
+ * data lands 32 bytes past the destination modulo a page, so that neither copy is 1 to 31 bytes ahead of
+ * its source modulo 4096 (with the socket data at a 64-byte boundary). */
+START_TEST(receives_staged_only_where_the_copy_is_slow)
+{
+    uintptr_t page = 0x7f0000200000u, d;
+    size_t at = 99, big = 1u << 20;
+
+    ck_assert_int_eq(tbm_recv_staged(page, big, &at), 0);          /* page-aligned */
+    ck_assert_uint_eq(at, 0);
+    ck_assert_int_eq(tbm_recv_staged(page + 64 * 7, big, &at), 0); /* on a 64-byte boundary */
+    ck_assert_int_eq(tbm_recv_staged(page + 16, big, &at), 1);     /* a large malloc() block */
+    ck_assert_uint_eq(at, 48);
+    ck_assert_int_eq(tbm_recv_staged(page + 4032 + 31, big, &at), 1);   /* the page's last 64 bytes */
+    ck_assert_uint_eq(at, 4095);
+    ck_assert_int_eq(tbm_recv_staged(page + 32, big, &at), 0);     /* 32 to 63 past: not the slow case */
+    ck_assert_int_eq(tbm_recv_staged(page + 63, big, &at), 0);
+    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN - 1, &at), 0);  /* small: not worth it */
+    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN, &at), 1);
+    for (d = page; d < page + 2 * TBM_STAGE_PAGE; d++) {
+        unsigned past = (unsigned)(d & 63);
+        int staged = tbm_recv_staged(d, big, &at);
+        ck_assert_int_eq(staged, past >= 1 && past <= 31);
+        if (!staged)
+            continue;
+        ck_assert_uint_lt(at, TBM_STAGE_PAGE);
+        /* the copy out: dst is 32 bytes behind the staged data, modulo a page */
+        ck_assert_uint_eq((d - at) & (TBM_STAGE_PAGE - 1), TBM_STAGE_PAGE - 32);
+        /* the receive: the staged data is 33 to 63 bytes past a 64-byte boundary, not 1 to 31 */
+        ck_assert_uint_ge(at & 63, 33);
+    }
+}
+END_TEST
+
 static Suite *reduce_suite(void)
 {
     Suite *s = suite_create("reduce");
@@ -330,6 +364,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, reduce_long_same_bits);
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
+    tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
     tcase_add_test(tc, fold_in_rank_order);
