@@ -348,8 +348,10 @@ int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
             sub[m++] = xs[i];
             continue;
         }
-        /* equal parts, the last one takes the rest: the peer splits its side the same way */
-        part = xs[i].len / (size_t)ns;
+        /* nearly equal parts in whole pages, the last one takes the rest: the peer splits its side the same
+         * way; each part starts as far past a page boundary as the whole, so the receives' alignment (and
+         * whether they are staged) is the whole transfer's */
+        part = xs[i].len / (size_t)ns / TBM_STAGE_PAGE * TBM_STAGE_PAGE;
         for (k = 0; k < ns; k++) {
             sub[m] = xs[i];
             sub[m].buf = xs[i].buf + (size_t)k * part;
