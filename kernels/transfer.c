@@ -171,7 +171,8 @@ static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
     size_t len = x->len - x->done, where;
     long n;
 
-    if (!x->is_send && c->opts.recv_staging > 0 && tbm_recv_staged((uintptr_t)at, len, &where))
+    if (!x->is_send && c->opts.recv_staging > 0 &&
+        tbm_recv_staged((uintptr_t)x->buf, x->len, (uintptr_t)at, &where))
         n = staged_recv(c, tbmcoll_xfer_fd(x), at, len, where);
     else
         n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, at, len);

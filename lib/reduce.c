@@ -370,13 +370,13 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
     return 0;
 }
 
-int tbm_recv_staged(uintptr_t dst, size_t len, size_t *at)
+int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)
 {
-    unsigned past = (unsigned)(dst & 63);
+    unsigned past = (unsigned)(start & 63);
 
-    *at = 0;
+    *where = 0;
     if (len < TBM_STAGE_MIN || past == 0 || past > 31)
         return 0;
-    *at = (size_t)((dst + 32) & (TBM_STAGE_PAGE - 1));
+    *where = (size_t)((at + 32) & (TBM_STAGE_PAGE - 1));
     return 1;
 }

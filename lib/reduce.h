@@ -80,12 +80,15 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
  * destination lies 1 to 31 bytes past the source modulo 4096 (measured here: 2.5 against 40 GB/s; glibc's
  * memcpy does the same). The kernel's socket data usually starts at a 64-byte boundary of its pages, and a
  * large malloc() block starts 16 bytes past a page boundary, so a receive straight into such a block is
- * the slow case. Whether a receive of len bytes into dst should land in a page-aligned staging buffer first
- * (1) and where: at *at bytes into it, 32 bytes past dst modulo 4096, so that neither the receive (32 to 63
- * bytes ahead of the socket data) nor the copy out (32 bytes behind) is 1 to 31 bytes ahead of its source.
- * Only receives of TBM_STAGE_MIN bytes or more, into dst 1 to 31 bytes past a 64-byte boundary. */
+ * the slow case. Whether a receive of len bytes starting at `start` should land in a page-aligned staging
+ * buffer first (1): only one of TBM_STAGE_MIN bytes or more into memory 1 to 31 bytes past a 64-byte
+ * boundary. The receive goes on in as many calls as the data comes; each call's data lands at *where bytes
+ * into the staging buffer (0 to 4095), 32 bytes past `at` (where that call starts) modulo 4096, so that
+ * neither the receive (then 32 to 63 bytes ahead of the socket data, which moves along with `at`) nor the
+ * copy out (32 bytes behind) is 1 to 31 bytes ahead of its source. The decision is the whole receive's:
+ * `at` past `start` keeps the same distance to the socket data. */
 #define TBM_STAGE_MIN 4096
 #define TBM_STAGE_PAGE 4096
-int tbm_recv_staged(uintptr_t dst, size_t len, size_t *at);
+int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where);
 
 #endif

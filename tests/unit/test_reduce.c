@@ -318,34 +318,44 @@ END_TEST
 
 /* Receives staged only into memory 1 to 31 bytes past a 64-byte boundary, and only large ones; the staged
  * data lands 32 bytes past the destination modulo a page, so that neither copy is 1 to 31 bytes ahead of
- * its source modulo 4096 (with the socket data at a 64-byte boundary). */
+ * its source modulo 4096 (with the socket data at a 64-byte boundary); the decision is the whole
+ * receive's, however far its calls have gone. */
 START_TEST(receives_staged_only_where_the_copy_is_slow)
 {
     uintptr_t page = 0x7f0000200000u, d;
-    size_t at = 99, big = 1u << 20;
+    size_t at = 99, big = 1u << 20, done;
 
-    ck_assert_int_eq(tbm_recv_staged(page, big, &at), 0);          /* page-aligned */
+    ck_assert_int_eq(tbm_recv_staged(page, big, page, &at), 0);          /* page-aligned */
     ck_assert_uint_eq(at, 0);
-    ck_assert_int_eq(tbm_recv_staged(page + 64 * 7, big, &at), 0); /* on a 64-byte boundary */
-    ck_assert_int_eq(tbm_recv_staged(page + 16, big, &at), 1);     /* a large malloc() block */
+    ck_assert_int_eq(tbm_recv_staged(page + 64 * 7, big, page + 64 * 7, &at), 0);   /* a 64-byte boundary */
+    ck_assert_int_eq(tbm_recv_staged(page + 16, big, page + 16, &at), 1);  /* a large malloc() block */
     ck_assert_uint_eq(at, 48);
-    ck_assert_int_eq(tbm_recv_staged(page + 4032 + 31, big, &at), 1);   /* the page's last 64 bytes */
+    ck_assert_int_eq(tbm_recv_staged(page + 4032 + 31, big, page + 4032 + 31, &at), 1);   /* a page's end */
     ck_assert_uint_eq(at, 4095);
-    ck_assert_int_eq(tbm_recv_staged(page + 32, big, &at), 0);     /* 32 to 63 past: not the slow case */
-    ck_assert_int_eq(tbm_recv_staged(page + 63, big, &at), 0);
-    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN - 1, &at), 0);  /* small: not worth it */
-    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN, &at), 1);
+    ck_assert_int_eq(tbm_recv_staged(page + 32, big, page + 32, &at), 0);  /* 32 to 63 past: not slow */
+    ck_assert_int_eq(tbm_recv_staged(page + 63, big, page + 63, &at), 0);
+    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN - 1, page + 16, &at), 0);   /* small */
+    ck_assert_int_eq(tbm_recv_staged(page + 16, TBM_STAGE_MIN, page + 16, &at), 1);
+    /* a receive that has come partway: staged or not as it started, the data 32 bytes past where it goes */
+    ck_assert_int_eq(tbm_recv_staged(page + 16, big, page + 16 + 100001, &at), 1);
+    ck_assert_uint_eq(at, (16 + 100001 + 32) % 4096);
+    ck_assert_int_eq(tbm_recv_staged(page + 16, big, page + big - 10, &at), 1);   /* its last bytes too */
+    ck_assert_int_eq(tbm_recv_staged(page + 48, big, page + 48 + 100001 - 32, &at), 0);
     for (d = page; d < page + 2 * TBM_STAGE_PAGE; d++) {
         unsigned past = (unsigned)(d & 63);
-        int staged = tbm_recv_staged(d, big, &at);
+        int staged = tbm_recv_staged(d, big, d, &at);
         ck_assert_int_eq(staged, past >= 1 && past <= 31);
         if (!staged)
             continue;
-        ck_assert_uint_lt(at, TBM_STAGE_PAGE);
-        /* the copy out: dst is 32 bytes behind the staged data, modulo a page */
-        ck_assert_uint_eq((d - at) & (TBM_STAGE_PAGE - 1), TBM_STAGE_PAGE - 32);
-        /* the receive: the staged data is 33 to 63 bytes past a 64-byte boundary, not 1 to 31 */
-        ck_assert_uint_ge(at & 63, 33);
+        for (done = 0; done < big; done += 65483) {
+            ck_assert_int_eq(tbm_recv_staged(d, big, d + done, &at), 1);
+            ck_assert_uint_lt(at, TBM_STAGE_PAGE);
+            /* the copy out: the destination 32 bytes behind the staged data, modulo a page */
+            ck_assert_uint_eq((d + done - at) & (TBM_STAGE_PAGE - 1), TBM_STAGE_PAGE - 32);
+            /* the receive: the staged data as far past the socket data (at d's 64-byte boundary, moving
+             * along) as 33 to 63 bytes */
+            ck_assert_uint_ge((at - done) & 63, 33);
+        }
     }
 }
 END_TEST
