@@ -38,6 +38,8 @@ typedef struct bench {
     tbmcoll_comm_t *c;
     int rank, n;
     unsigned char *sendbuf, *recvbuf;
+    unsigned char *sendmem, *recvmem;   /* what was allocated (the buffers lie -O bytes into it) */
+    int offset;                  /* -O: the buffers this far past a page boundary; -1: where calloc puts them */
     double busbw_sum;
     int busbw_count;
     long wrong_total;

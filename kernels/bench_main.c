@@ -8,6 +8,26 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* One zeroed buffer of `bytes`: where calloc puts it (offset < 0), or `offset` bytes past a page boundary
+ * (-O: the same place whatever the allocator, e.g. to see receives staged or not). *mem is what to free. */
+static int bench_buffer(size_t bytes, int offset, unsigned char **mem, unsigned char **buf)
+{
+    *buf = NULL;
+    if (offset < 0) {
+        *mem = calloc(1, bytes);
+        *buf = *mem;
+        return *mem ? 0 : -1;
+    }
+    if (posix_memalign((void **)mem, 4096, bytes + (size_t)offset) != 0) {
+        *mem = NULL;
+        return -1;
+    }
+    memset(*mem, 0, bytes + (size_t)offset);
+    *buf = *mem + offset;
+    return 0;
+}
 
 static int run_rank(bench_t *b)
 {
@@ -28,9 +48,8 @@ static int run_rank(bench_t *b)
         return 2;
     }
     /* room for a one-element answer after the largest message */
-    b->sendbuf = calloc(1, b->maxb + 2 * es);
-    b->recvbuf = calloc(1, b->maxb + 2 * es);
-    if (!b->sendbuf || !b->recvbuf) {
+    if (bench_buffer(b->maxb + 2 * es, b->offset, &b->sendmem, &b->sendbuf) < 0 ||
+        bench_buffer(b->maxb + 2 * es, b->offset, &b->recvmem, &b->recvbuf) < 0) {
         fprintf(stderr, "%s: out of memory for two buffers of %zu bytes\n", BENCH_PROG, b->maxb);
         return 2;
     }
@@ -46,8 +65,8 @@ static int local_rank(tbmcoll_comm_t *c, void *arg)
     b->c = c;
     rc = run_rank(b);
     tbmcoll_comm_free(b->c);
-    free(b->sendbuf);
-    free(b->recvbuf);
+    free(b->sendmem);
+    free(b->recvmem);
     return rc;
 }
 
@@ -66,7 +85,8 @@ static int in_mlx_env(void)
 int main(int argc, char **argv)
 {
     bench_t b = { .op = OP_ALLREDUCE, .dt = TBM_DT_F32, .redop = TBM_OP_SUM, .minb = 8, .maxb = 64u << 20,
-                  .factor = 2, .iters = 20, .warmup = 5, .lat_iters = 1000, .check = 1, .format = FMT_TABLE };
+                  .factor = 2, .iters = 20, .warmup = 5, .lat_iters = 1000, .check = 1, .format = FMT_TABLE,
+                  .offset = -1 };
     tbm_err_t err = { { 0 } };
     int rc;
 
@@ -93,7 +113,7 @@ int main(int argc, char **argv)
     }
     rc = run_rank(&b);
     tbmcoll_comm_free(b.c);
-    free(b.sendbuf);
-    free(b.recvbuf);
+    free(b.sendmem);
+    free(b.recvmem);
     return rc;
 }

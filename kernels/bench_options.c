@@ -56,6 +56,8 @@ static void usage(FILE *f)
                "  -Z, --recv-staging auto|on|off TCP: receive into memory 1 to 31 bytes past a 64-byte boundary\n"
                "                                through a page-aligned buffer (auto: on x86-64, where the\n"
                "                                kernel's copy to such memory is slow; see kernels/README.md)\n"
+               "  -O, --offset BYTES            the buffers this many bytes (0 to 4095) past a page boundary\n"
+               "                                (default: where malloc puts them)\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
@@ -147,6 +149,7 @@ static const char *hint(int opt)
         { 'S', " (give 1 to 4)" },
         { 'G', " (give 4K to 64M)" },
         { 'Z', " (give auto, on or off)" },
+        { 'O', " (give 0 to 4095)" },
     };
     size_t i;
 
@@ -173,6 +176,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
         { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
         { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
+        { "offset", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -180,7 +184,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:Vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
@@ -225,6 +229,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
             bad = parse_name(optarg, progress, 3, &v);   /* auto, on, off */
             b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
             break;
+        case 'O': bad = parse_int(optarg, 0, 4095, &b->offset); break;
         case 'V': b->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         case ':':

@@ -35,13 +35,15 @@ table=$(bench -l 2 -b 64K -e 256K -f 4 -n 2 -w 1 --verbose)
 bench -l 2 -b 64K -e 64K -n 2 -w 1 -V -F csv > "$tmp/out" 2>"$tmp/err"
 [ "$(grep -c 'send/recv' "$tmp/err")" = 2 ] && [ "$(grep -c 'send/recv' "$tmp/out")" = 0 ] ||
   { say "-V with csv: the counters go to stderr: $(cat "$tmp/err")"; fail=1; }
-# --recv-staging: the bench's buffers are large malloc() blocks, 16 bytes past a page boundary with glibc:
-# on, the results' receives go through the staging buffer; off, none does; the values are right either way
-for z in on off; do
-  table=$(bench -l 2 -Z $z -b 1M -e 1M -n 2 -w 1 -V) || { say "-Z $z: exit $?"; fail=1; }
+# --recv-staging and --offset: with the buffers 16 bytes past a page boundary (where glibc puts a large
+# malloc() block), on, the results' receives go through the staging buffer; off, or with page-aligned
+# buffers, none does; the values are right every way
+for case in on:16:yes off:16:no on:0:no on:48:no; do
+  z=${case%%:*} rest=${case#*:} off=${rest%%:*} want=${rest#*:}
+  table=$(bench -l 2 -Z "$z" -O "$off" -b 1M -e 1M -n 2 -w 1 -V) || { say "-Z $z -O $off: exit $?"; fail=1; }
   staged=$(echo "$table" | sed -n 's/.*; \([0-9]*\) KiB staged).*/\1/p' | head -1)
-  echo "$table" | grep -q '^# Wrong values       : 0 OK' && case $z:$staged in on:0|on:|off:[1-9]*|off:) false ;; esac ||
-    { say "-Z $z: staged '$staged'"; echo "$table"; fail=1; }
+  echo "$table" | grep -q '^# Wrong values       : 0 OK' && case $want:$staged in yes:[1-9]*|no:0) true ;; *) false ;; esac ||
+    { say "-Z $z -O $off: staged '$staged' KiB, want staging $want"; echo "$table"; fail=1; }
 done
 # the mesh's all-reduce above 32 KiB, said in the table: halving and direct give the same (exact) values
 for how in halving direct; do
@@ -103,6 +105,7 @@ check_err "bad streams" "bad value '5' for -S/--streams (give 1 to 4)" -l 2 -S 5
 check_err "bad segment" "bad value '1K' for -G/--segment (give 4K to 64M)" -l 2 -G 1K
 check_err "bad sockbuf" "bad value 'lots' for -B/--sockbuf" -l 2 -B lots
 check_err "bad staging" "bad value 'maybe' for -Z/--recv-staging (give auto, on or off)" -l 2 -Z maybe
+check_err "bad offset" "bad value '4096' for -O/--offset (give 0 to 4095)" -l 2 -O 4096
 check_err "bad mesh all-reduce" "bad value 'sideways' for -a/--mesh-allreduce: unknown mesh all-reduce 'sideways': use auto, direct or halving" -l 4 -a sideways
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
 check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
