@@ -162,7 +162,7 @@ static const char *hint(int opt)
 int bench_parse_args(bench_t *b, int argc, char **argv)
 {
     static const char *const transports[] = { "tcp", "mpi" }, *const formats[] = { "table", "csv", "json" },
-                             *const progress[] = { "auto", "on", "off" };
+                             *const auto_on_off[] = { "auto", "on", "off" };
     static const struct option longopts[] = {
         { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
         { "local", required_argument, NULL, 'l' },      { "op", required_argument, NULL, 'o' },
@@ -208,7 +208,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
             if (!bad && b->opts.spin_us == 0)
                 b->opts.spin_us = -1;   /* 0 here means no spin */
             break;
-        case 'P': bad = parse_name(optarg, progress, 3, &b->progress); break;
+        case 'P': bad = parse_name(optarg, auto_on_off, 3, &b->progress); break;
         case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
         case 'B':
             if (strcmp(optarg, "0") == 0) {
@@ -226,7 +226,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
             break;
         }
         case 'Z':
-            bad = parse_name(optarg, progress, 3, &v);   /* auto, on, off */
+            bad = parse_name(optarg, auto_on_off, 3, &v);
             b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
             break;
         case 'O': bad = parse_int(optarg, 0, 4095, &b->offset); break;

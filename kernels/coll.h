@@ -118,7 +118,6 @@ tbmcoll_comm_t *tbmcoll_comm_connect(int rank, int size, tbmcoll_algo_t algo, co
  * prefixed with "rank R: ". */
 int tbmcoll_fail(tbmcoll_comm_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Scratch space of at least `bytes`, kept in the communicator; NULL (and a failure) when out of memory. */
 /* Page-aligned scratch space of at least `bytes` (its contents are not kept when it grows): the pipelines'
  * pieces are received there, and the kernel copies into page-aligned memory at full speed (lib/reduce.h,
  * tbm_recv_staged). NULL, with the communicator broken, when out of memory. */

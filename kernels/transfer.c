@@ -8,10 +8,10 @@
 #include "clock.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,10 +156,8 @@ static long staged_recv(tbmcoll_comm_t *c, int fd, unsigned char *dst, size_t le
     }
     st = c->staging + at;
     n = tbmcoll_sock_io(fd, 0, st, len < TBMCOLL_STAGING_BYTES ? len : TBMCOLL_STAGING_BYTES);
-    if (n > 0) {
+    if (n > 0)
         memcpy(dst, st, (size_t)n);
-        c->stats.staged_bytes += c->stats_on ? (uint64_t)n : 0;
-    }
     return n;
 }
 
@@ -169,17 +167,16 @@ static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
     long long t0 = tbmcoll_tick(c);
     unsigned char *at = x->buf + x->done;
     size_t len = x->len - x->done, where;
-    long n;
+    int staged = !x->is_send && c->opts.recv_staging > 0 &&
+                 tbm_recv_staged((uintptr_t)x->buf, x->len, (uintptr_t)at, &where);
+    long n = staged ? staged_recv(c, tbmcoll_xfer_fd(x), at, len, where)
+                    : tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, at, len);
 
-    if (!x->is_send && c->opts.recv_staging > 0 &&
-        tbm_recv_staged((uintptr_t)x->buf, x->len, (uintptr_t)at, &where))
-        n = staged_recv(c, tbmcoll_xfer_fd(x), at, len, where);
-    else
-        n = tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, at, len);
     if (c->stats_on) {
         tbmcoll_tock(c, &c->stats.io_us, t0);
         c->stats.io_calls++;
         c->stats.io_bytes += n > 0 ? (uint64_t)n : 0;
+        c->stats.staged_bytes += staged && n > 0 ? (uint64_t)n : 0;
     }
     return n;
 }

@@ -253,8 +253,12 @@ static int check_alignments(ctx_t *x)
     unsigned char *in[TR_MAX], *want = malloc(bytes), *gwant = malloc(bytes), *arena = NULL, *got;
     int r, bad = 0, right = (x->rank + 1) % x->n, left = (x->rank + x->n - 1) % x->n;
 
-    if (posix_memalign((void **)&arena, 4096, bytes + 8192) != 0)
+    if (!want || !gwant || posix_memalign((void **)&arena, 4096, bytes + 8192) != 0) {
+        fprintf(stderr, "rank %d: out of memory for the buffers of %zu bytes\n", x->rank, bytes);
+        free(want);
+        free(gwant);
         return 1;
+    }
     for (r = 0; r < x->n; r++)
         in[r] = gen(r, count, TBM_DT_F32, 4242);
     reference(in, x->n, count, TBM_DT_F32, TBM_OP_SUM, x->ring, want, 0, count);
