@@ -40,6 +40,7 @@ typedef struct bench {
     unsigned char *sendbuf, *recvbuf;
     unsigned char *sendmem, *recvmem;   /* what was allocated (the buffers lie -O bytes into it) */
     int offset;                  /* -O: the buffers this far past a page boundary; -1: where calloc puts them */
+    int cpu[LOCAL_MAX];          /* -l: the CPU of each rank (--bind), -1 unbound */
     double busbw_sum;
     int busbw_count;
     long wrong_total;

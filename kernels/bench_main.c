@@ -98,8 +98,10 @@ int main(int argc, char **argv)
      * them wait long (a dead peer still fails them at once: its connections close) */
     if (b.op == OP_P2P && b.opts.io_timeout_ms == 0)
         b.opts.io_timeout_ms = 600000;
-    if (b.local_ranks)
+    if (b.local_ranks) {
+        tbmcoll_local_cpus(b.local_ranks, &b.opts, b.cpu);
         return tbmcoll_run_local(b.local_ranks, &b.opts, local_rank, &b, BENCH_PROG);
+    }
     if (!b.use_mpi && !in_mlx_env()) {
         fprintf(stderr, "%s: MLX_RANK is not set, so this is not a rank of a tbmesh job: run it under srun in a "
                 "job with --gres=tbmesh:N (the plug-in sets MLX's environment), or give -l N to start N ranks "

@@ -60,6 +60,8 @@ static void usage(FILE *f)
                "                                (default: where malloc puts them)\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
+               "      --bind auto|none          -l: each rank on a CPU of its own when every rank can have one,\n"
+               "                                as mpirun binds to cores (auto), or where the scheduler puts it\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
                "                                10 s otherwise once a run has taken 10 s; on: every step)\n"
                "  Exit: 0 all values right, 1 a value was wrong, 2 bad usage or set-up, 3 a rank failed.\n",
@@ -121,7 +123,7 @@ static const char *opt_name(const struct option *o, int c)
 
     for (; o->name; o++)
         if (o->val == c) {
-            if (c == 'P')
+            if (c == 'P' || c == 'K')   /* long only */
                 snprintf(buf, sizeof(buf), "--%s", o->name);
             else
                 snprintf(buf, sizeof(buf), "-%c/--%s", c, o->name);
@@ -150,6 +152,7 @@ static const char *hint(int opt)
         { 'G', " (give 4K to 64M)" },
         { 'Z', " (give auto, on or off)" },
         { 'O', " (give 0 to 4095)" },
+        { 'K', " (give auto or none)" },
     };
     size_t i;
 
@@ -162,7 +165,8 @@ static const char *hint(int opt)
 int bench_parse_args(bench_t *b, int argc, char **argv)
 {
     static const char *const transports[] = { "tcp", "mpi" }, *const formats[] = { "table", "csv", "json" },
-                             *const auto_on_off[] = { "auto", "on", "off" };
+                             *const auto_on_off[] = { "auto", "on", "off" },
+                             *const auto_none[] = { "auto", "none" };
     static const struct option longopts[] = {
         { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
         { "local", required_argument, NULL, 'l' },      { "op", required_argument, NULL, 'o' },
@@ -176,7 +180,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
         { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
         { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
-        { "offset", required_argument, NULL, 'O' },
+        { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -230,6 +234,10 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
             b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
             break;
         case 'O': bad = parse_int(optarg, 0, 4095, &b->offset); break;
+        case 'K':
+            bad = parse_name(optarg, auto_none, 2, &v);
+            b->opts.bind_local = v ? -1 : 0;
+            break;
         case 'V': b->verbose = 1; break;
         case 'h': usage(stdout); return 1;
         case ':':

@@ -10,6 +10,21 @@ const char *bench_transport_name(const bench_t *b)
     return b->use_mpi ? "mpi" : tbmcoll_algo_name(tbmcoll_algo(b->c));
 }
 
+/* -l: where the ranks run (--bind). */
+static void print_binding(const bench_t *b)
+{
+    int r;
+
+    if (b->cpu[0] < 0) {
+        printf("# local ranks: not bound to CPUs (--bind none, or more ranks than CPUs)\n");
+        return;
+    }
+    printf("# local ranks: each bound to a CPU of its own (rank:CPU");
+    for (r = 0; r < b->local_ranks; r++)
+        printf(" %d:%d", r, b->cpu[r]);
+    printf(")\n");
+}
+
 void bench_print_header(const bench_t *b)
 {
     if (b->format == FMT_CSV) {
@@ -23,6 +38,8 @@ void bench_print_header(const bench_t *b)
         printf("# macnode bench: %s, %d ranks, transport %s, %s %s, %d iterations, %d warm-up, check %s\n",
                bench_op_names[b->op], b->n, bench_transport_name(b), tbm_dtype_name(b->dt),
                tbm_redop_name(b->redop), b->iters, b->warmup, b->check ? "on" : "off");
+        if (b->local_ranks)
+            print_binding(b);
         if (b->op == OP_ALLREDUCE && !b->use_mpi)
             printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
         printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");

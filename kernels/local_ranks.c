@@ -1,25 +1,79 @@
-/* local_ranks.c: N ranks on this host (127.0.0.1, free ports), each forked with its communicator: how the
- * benchmark and the reference workload run standalone on one machine (see tbmcoll_run_local). */
+/* local_ranks.c: N ranks on this host (127.0.0.1, free ports), each forked, bound to a CPU of its own when
+ * they fit, with its communicator: how the benchmark and the reference workload run standalone on one
+ * machine (see tbmcoll_run_local). */
 #include "config.h"
 #include "tbmcoll.h"
+#include "reduce.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define LOCAL_MAX 64
+
+/* Linux only: macOS has no call that binds a process to a core, so there the ranks are left unbound. */
+int tbmcoll_local_cpus(int n, const tbmcoll_opts_t *opts, int *cpu)
+{
+    int i, bound = 0;
+
+    for (i = 0; i < n; i++)
+        cpu[i] = -1;
+#ifdef __linux__
+    {
+        cpu_set_t set;
+        int cpus[CPU_SETSIZE], ncpus = 0;
+
+        if (opts->bind_local < 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+            return 0;
+        for (i = 0; i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set))
+                cpus[ncpus++] = i;
+        for (i = 0; i < n; i++)
+            bound = (cpu[i] = tbm_local_cpu(i, n, cpus, ncpus)) >= 0;
+    }
+#else
+    (void)opts;
+#endif
+    return bound;
+}
+
+/* In the forked rank: it ends with the process that started it (killed, it would leave its ranks running
+ * their whole sweep), and runs on its CPU, if it has one. */
+static void settle_rank(int rank, int cpu, pid_t parent, const char *prog)
+{
+#ifdef __linux__
+    cpu_set_t set;
+
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+        _exit(2);   /* the parent has gone already */
+    if (cpu < 0)
+        return;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) < 0)
+        fprintf(stderr, "%s: rank %d: cannot bind to CPU %d (%s): it runs unbound\n", prog, rank, cpu,
+                strerror(errno));
+#else
+    (void)rank, (void)cpu, (void)parent, (void)prog;
+#endif
+}
 
 int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, void *arg, const char *prog)
 {
     char addr[LOCAL_MAX][32];
     const char *addrs[LOCAL_MAX];
-    pid_t pids[LOCAL_MAX];
-    int fds[LOCAL_MAX], i, st, rc = 0;
+    pid_t pids[LOCAL_MAX], parent;
+    int fds[LOCAL_MAX], cpu[LOCAL_MAX], i, st, rc = 0;
     tbm_err_t err = { { 0 } };
     tbmcoll_comm_t *c;
 
@@ -42,10 +96,13 @@ int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, voi
     }
     for (i = 0; i < n; i++)
         close(fds[i]);
+    tbmcoll_local_cpus(n, opts, cpu);
+    parent = getpid();
     fflush(NULL);
     for (i = 0; i < n; i++) {
         pids[i] = fork();
         if (pids[i] == 0) {
+            settle_rank(i, cpu[i], parent, prog);
             c = tbmcoll_comm_from_addrs(i, n, addrs, opts, &err);
             if (!c) {
                 fprintf(stderr, "%s: %s\n", prog, err.msg);

@@ -110,6 +110,9 @@ typedef struct tbmcoll_opts {
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
                                   lib/reduce.h says why): 0: on x86-64 only, where the kernel's copy to such
                                   addresses is the slow case; positive: always; negative: never */
+    int bind_local;            /* ranks started by tbmcoll_run_local: 0, each bound to a CPU of its own when
+                                  every rank can have one (tbm_local_cpu() in lib/reduce.h); negative: none
+                                  bound (the scheduler places them) */
 } tbmcoll_opts_t;
 
 /* "auto", "direct", "halving" ("?" otherwise). */
@@ -235,11 +238,16 @@ void tbmcoll_stats_get(const tbmcoll_comm_t *comm, tbmcoll_stats_t *out);
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
 
-/* Run fn on n ranks of this host: free ports on 127.0.0.1 are picked, each rank is forked with its
- * communicator (tbmcoll_comm_from_addrs with opts) and fn's return value is its exit status. Returns the
- * first non-zero status (128 + signal for a rank killed by one), 0 when all succeeded, 2 when the ranks
- * could not be set up (the reason on stderr, prefixed with prog). */
+/* Run fn on n ranks of this host: free ports on 127.0.0.1 are picked, each rank is forked, bound to its CPU
+ * (tbmcoll_local_cpus), with its communicator (tbmcoll_comm_from_addrs with opts), and fn's return value is
+ * its exit status. Returns the first non-zero status (128 + signal for a rank killed by one), 0 when all
+ * succeeded, 2 when the ranks could not be set up (the reason on stderr, prefixed with prog). A rank that
+ * cannot be bound says so on stderr and runs unbound. */
 typedef int (*tbmcoll_rank_fn)(tbmcoll_comm_t *comm, void *arg);
 int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, void *arg, const char *prog);
+
+/* Where tbmcoll_run_local puts its n ranks (opts.bind_local): cpu[r] is rank r's CPU, or -1 for all when
+ * they are left unbound. cpu has room for n. Returns 1 when the ranks are bound, 0 when not. */
+int tbmcoll_local_cpus(int n, const tbmcoll_opts_t *opts, int *cpu);
 
 #endif

@@ -380,3 +380,10 @@ int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)
     *where = (size_t)((at + 32) & (TBM_STAGE_PAGE - 1));
     return 1;
 }
+
+int tbm_local_cpu(int rank, int n, const int *cpus, int ncpus)
+{
+    if (!cpus || n < 1 || rank < 0 || rank >= n || n > ncpus)
+        return -1;
+    return cpus[rank];
+}

@@ -91,4 +91,12 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
 #define TBM_STAGE_PAGE 4096
 int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where);
 
+/* Where rank `rank` of n ranks started on one machine (tbmcoll_run_local) runs, when the starting process
+ * may use the CPUs cpus[0..ncpus-1]: on cpus[rank] of its own when every rank can have one, as Open MPI's
+ * mpirun binds its ranks to cores when they fit. Unbound, the scheduler moves two busy ranks onto one core
+ * now and then, and each such moment costs both (measured here, 2 ranks on 2 cores: the 8-byte all-reduce's
+ * median 12.5 us bound against 15.0 unbound; kernels/README.md). Returns the CPU, or -1: leave the rank
+ * unbound (more ranks than CPUs, rank out of range). */
+int tbm_local_cpu(int rank, int n, const int *cpus, int ncpus);
+
 #endif

@@ -45,6 +45,41 @@ for case in on:16:yes off:16:no on:0:no on:48:no; do
   echo "$table" | grep -q '^# Wrong values       : 0 OK' && case $want:$staged in yes:[1-9]*|no:0) true ;; *) false ;; esac ||
     { say "-Z $z -O $off: staged '$staged' KiB, want staging $want"; echo "$table"; fail=1; }
 done
+# --bind: local ranks each on a CPU of its own when they fit, in the order the process may use them; the
+# header says where; none when there are more ranks than CPUs or with --bind none
+cpus=$(getconf _NPROCESSORS_ONLN)
+bench -l 1 -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: each bound to a CPU of its own (rank:CPU 0:0)$' ||
+  { say "--bind: one rank should be on CPU 0"; fail=1; }
+bench -l $((cpus + 1)) -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: not bound to CPUs' ||
+  { say "--bind: $((cpus + 1)) ranks on $cpus CPUs should not be bound"; fail=1; }
+bench -l 1 --bind none -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: not bound to CPUs (--bind none' ||
+  { say "--bind none: bound"; fail=1; }
+if [ "$cpus" -ge 2 ] && command -v taskset > /dev/null; then
+  last=$((cpus - 1))
+  taskset -c "$last" "$macnode" bench -l 1 -b 8 -e 8 -n 1 -w 0 | grep -q "(rank:CPU 0:$last)\$" ||
+    { say "--bind: under taskset -c $last the rank should be on CPU $last"; fail=1; }
+  # the ranks themselves: while they run, each is allowed its own CPU only; and killed, the process that
+  # started them takes them with it (they do not run on through their sweep)
+  "$macnode" bench -l 2 -b 1M -e 1M -n 1000000 -w 0 -c 0 > /dev/null 2>&1 &
+  pid=$!   # macnode execs macnode-bench: the ranks are its children
+  seen="" ranks=""
+  for try in $(seq 1 50); do
+    ranks=$(pgrep -P "$pid" | paste -sd' ')
+    seen=$(for k in $ranks; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$k/status"; done 2>/dev/null | sort | paste -sd' ')
+    [ "$seen" = "0 1" ] && break
+    sleep 0.1
+  done
+  kill "$pid"
+  wait "$pid" 2>/dev/null
+  [ "$seen" = "0 1" ] || { say "--bind: 2 running ranks should be allowed CPUs 0 and 1, saw '$seen'"; fail=1; }
+  left=$ranks
+  for try in $(seq 1 50); do
+    left=$(for k in $ranks; do [ -d "/proc/$k" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$k/status" 2>/dev/null && echo "$k"; done | paste -sd' ')
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  [ -z "$left" ] || { say "the ranks ($left) outlived the killed benchmark"; kill $left; fail=1; }
+fi
 # the mesh's all-reduce above 32 KiB, said in the table: halving and direct give the same (exact) values
 for how in halving direct; do
   table=$(bench -l 4 -a "$how" -b 16K -e 1M -f 8 -n 2 -w 1 -d bf16) || { say "-a $how: exit $?"; fail=1; }
@@ -105,6 +140,7 @@ check_err "bad streams" "bad value '5' for -S/--streams (give 1 to 4)" -l 2 -S 5
 check_err "bad segment" "bad value '1K' for -G/--segment (give 4K to 64M)" -l 2 -G 1K
 check_err "bad sockbuf" "bad value 'lots' for -B/--sockbuf" -l 2 -B lots
 check_err "bad staging" "bad value 'maybe' for -Z/--recv-staging (give auto, on or off)" -l 2 -Z maybe
+check_err "bad bind" "bad value 'tight' for --bind (give auto or none)" -l 2 --bind tight
 check_err "bad offset" "bad value '4096' for -O/--offset (give 0 to 4095)" -l 2 -O 4096
 check_err "bad mesh all-reduce" "bad value 'sideways' for -a/--mesh-allreduce: unknown mesh all-reduce 'sideways': use auto, direct or halving" -l 4 -a sideways
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99

@@ -360,6 +360,27 @@ START_TEST(receives_staged_only_where_the_copy_is_slow)
 }
 END_TEST
 
+/* Local ranks get a CPU each, in the order the process may use them, only when every rank can have one. */
+START_TEST(local_ranks_bound_only_when_they_fit)
+{
+    const int cpus[] = { 2, 5, 7, 9 };
+    int r;
+
+    for (r = 0; r < 4; r++)
+        ck_assert_int_eq(tbm_local_cpu(r, 4, cpus, 4), cpus[r]);
+    ck_assert_int_eq(tbm_local_cpu(0, 2, cpus, 4), 2);
+    ck_assert_int_eq(tbm_local_cpu(1, 2, cpus, 4), 5);
+    ck_assert_int_eq(tbm_local_cpu(0, 1, cpus, 1), 2);
+    for (r = 0; r < 5; r++)   /* 5 ranks on 4 CPUs: none bound, not 4 of them */
+        ck_assert_int_eq(tbm_local_cpu(r, 5, cpus, 4), -1);
+    ck_assert_int_eq(tbm_local_cpu(4, 4, cpus, 4), -1);
+    ck_assert_int_eq(tbm_local_cpu(-1, 4, cpus, 4), -1);
+    ck_assert_int_eq(tbm_local_cpu(0, 0, cpus, 4), -1);
+    ck_assert_int_eq(tbm_local_cpu(0, 1, NULL, 0), -1);
+    ck_assert_int_eq(tbm_local_cpu(0, 1, cpus, 0), -1);
+}
+END_TEST
+
 static Suite *reduce_suite(void)
 {
     Suite *s = suite_create("reduce");
@@ -375,6 +396,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
     tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
+    tcase_add_test(tc, local_ranks_bound_only_when_they_fit);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
     tcase_add_test(tc, fold_in_rank_order);
