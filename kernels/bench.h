@@ -16,13 +16,14 @@ typedef enum bench_op { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCA
 extern const char *const bench_op_names[OP_COUNT];
 
 enum { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum { TRANSPORT_TCP, TRANSPORT_MPI, TRANSPORT_BOTH };
 enum { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
 #define LOCAL_MAX 16         /* -l: ranks on one host */
 #define LOCAL_MAX_RANKS 64   /* ranks of a communicator (tbmcoll.h) */
 #define HOST_MAX 64
 
 typedef struct bench {
-    int use_mpi;
+    int use_mpi;                 /* -T: TRANSPORT_TCP, _MPI or _BOTH */
     int local_ranks;             /* -l N: fork N ranks on 127.0.0.1; 0: MLX's environment (or MPI) */
     tbmcoll_opts_t opts;
     bench_op_t op;
@@ -35,7 +36,9 @@ typedef struct bench {
     int lat_iters;               /* -L: ping-pong round trips per cable (p2p) */
     int progress;                /* --progress auto|on|off */
     int verbose;                 /* -V: where the time goes, per size (tbmcoll_stats) */
-    tbmcoll_comm_t *c;
+    tbmcoll_comm_t *c;           /* the communicator measured now */
+    tbmcoll_comm_t *turn[2];     /* -T both: libtbmcoll's TCP mesh and Open MPI, in the same ranks */
+    int turns;                   /* -T both (--turns): how often the two take turns at each size */
     int rank, n;
     unsigned char *sendbuf, *recvbuf;
     unsigned char *sendmem, *recvmem;   /* what was allocated (the buffers lie -O bytes into it) */

@@ -1,14 +1,19 @@
 /* bench_main.c: `macnode bench` (the program macnode-bench, which macnode runs), libtbmcoll's benchmark in the
  * form of nccl-tests: a sweep of sizes (bench_sweep.c) or every cable alone (bench_p2p.c), over TCP (mesh or
- * ring, from MLX's environment or N local ranks) or over Open MPI for comparison. This file starts the
- * ranks. */
+ * ring, from MLX's environment or N local ranks) or over Open MPI for comparison, or both in turns. This file
+ * starts the ranks. */
 #include "config.h"
 #include "bench.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* One zeroed buffer of `bytes`: where calloc puts it (offset < 0), or `offset` bytes past a page boundary
  * (-O: the same place whatever the allocator, e.g. to see receives staged or not). *mem is what to free. */
@@ -82,6 +87,93 @@ static int in_mlx_env(void)
     return 0;
 }
 
+/* -T both: beside Open MPI's ranks, libtbmcoll's TCP mesh between the same processes over 127.0.0.1, so that
+ * the two can take turns at each size, as close in time as can be (a machine whose speed swings from second
+ * to second then sways both alike). Every rank must be on this host and in this network namespace (checked:
+ * each tells the others its host name and namespace); each picks a free port and tells it through MPI. */
+#define PLACE_WORDS (HOST_MAX / 4)
+static tbmcoll_comm_t *tcp_beside_mpi(tbmcoll_comm_t *mpi, const tbmcoll_opts_t *opts, tbm_err_t *err)
+{
+    int n = tbmcoll_size(mpi), rank = tbmcoll_rank(mpi), r, fd;
+    int32_t mine[PLACE_WORDS + 1], *all = calloc((size_t)n, sizeof(mine));
+    char addr[LOCAL_MAX_RANKS][32], ns[64] = "?";
+    const char *addrs[LOCAL_MAX_RANKS];
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof(sa);
+    ssize_t k;
+    tbmcoll_comm_t *tcp = NULL;
+
+    memset(mine, 0, sizeof(mine));
+    if (!all || n > LOCAL_MAX_RANKS) {
+        tbm_errprintf(err, all ? "-T both: at most %d ranks" : "out of memory", LOCAL_MAX_RANKS);
+        free(all);
+        return NULL;
+    }
+    if ((k = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1)) > 0)
+        ns[k] = '\0';
+    gethostname((char *)mine, HOST_MAX / 2 - 1);
+    snprintf((char *)mine + HOST_MAX / 2, HOST_MAX / 2, "%s", ns);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+        mine[PLACE_WORDS] = -errno;
+    else
+        mine[PLACE_WORDS] = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    if (tbmcoll_allgather(mpi, mine, all, PLACE_WORDS + 1, TBM_DT_I32, err) < 0)
+        goto out;
+    for (r = 0; r < n; r++) {
+        const int32_t *theirs = all + (size_t)r * (PLACE_WORDS + 1);
+        if (theirs[PLACE_WORDS] <= 0) {
+            tbm_errprintf(err, "-T both: rank %d cannot find a free port on 127.0.0.1: %s", r,
+                          strerror((int)-theirs[PLACE_WORDS]));
+            goto out;
+        }
+        if (memcmp(theirs, all, HOST_MAX) != 0) {
+            tbm_errprintf(err, "-T both runs every rank on one host, in one network namespace (over 127.0.0.1): "
+                          "rank 0 is on %.31s (%.31s), rank %d on %.31s (%.31s); start them all on one host",
+                          (const char *)all, (const char *)all + HOST_MAX / 2, r, (const char *)theirs,
+                          (const char *)theirs + HOST_MAX / 2);
+            goto out;
+        }
+        snprintf(addr[r], sizeof(addr[r]), "127.0.0.1:%d", (int)theirs[PLACE_WORDS]);
+        addrs[r] = addr[r];
+    }
+    tcp = tbmcoll_comm_from_addrs(rank, n, addrs, opts, err);
+out:
+    free(all);
+    return tcp;
+}
+
+static int run_both(bench_t *b, int *argc, char ***argv)
+{
+    tbm_err_t err = { { 0 } };
+    int rc;
+
+    b->turn[1] = tbmcoll_comm_from_mpi(argc, argv, &err);
+    if (!b->turn[1]) {
+        fprintf(stderr, "%s: %s\n", BENCH_PROG, err.msg);
+        return 2;
+    }
+    b->turn[0] = tcp_beside_mpi(b->turn[1], &b->opts, &err);
+    if (!b->turn[0]) {
+        fprintf(stderr, "%s: %s\n", BENCH_PROG, err.msg);
+        tbmcoll_comm_free(b->turn[1]);
+        return 2;
+    }
+    if (!b->turns)
+        b->turns = 3;
+    b->c = b->turn[0];
+    rc = run_rank(b);
+    tbmcoll_comm_free(b->turn[0]);
+    tbmcoll_comm_free(b->turn[1]);
+    free(b->sendmem);
+    free(b->recvmem);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bench_t b = { .op = OP_ALLREDUCE, .dt = TBM_DT_F32, .redop = TBM_OP_SUM, .minb = 8, .maxb = 64u << 20,
@@ -102,6 +194,8 @@ int main(int argc, char **argv)
         tbmcoll_local_cpus(b.local_ranks, &b.opts, b.cpu);
         return tbmcoll_run_local(b.local_ranks, &b.opts, local_rank, &b, BENCH_PROG);
     }
+    if (b.use_mpi == TRANSPORT_BOTH)
+        return run_both(&b, &argc, &argv);
     if (!b.use_mpi && !in_mlx_env()) {
         fprintf(stderr, "%s: MLX_RANK is not set, so this is not a rank of a tbmesh job: run it under srun in a "
                 "job with --gres=tbmesh:N (the plug-in sets MLX's environment), or give -l N to start N ranks "

@@ -20,7 +20,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: macnode bench [options]\n"
                "  Measure the mesh with exactly the environment MLX reads (run it under srun in a --gres=tbmesh\n"
                "  job), with -l N ranks on this host, or under mpirun with -T mpi. nccl-tests' conventions.\n"
-               "  -T, --transport tcp|mpi       transport (tcp; mpi: start the ranks with mpirun)\n"
+               "  -T, --transport tcp|mpi|both  transport (tcp; mpi: start the ranks with mpirun; both: under\n"
+               "                                mpirun, on one host, libtbmcoll's TCP mesh over 127.0.0.1 and\n"
+               "                                Open MPI in the same ranks, taking turns at each size, -F csv)\n"
+               "      --turns N                 -T both: turns of each transport at each size, 1 to 99 (3)\n"
                "  -A, --algo auto|mesh|ring     TCP algorithm (auto: what the environment describes)\n"
                "  -l, --local N                 start N ranks on this host (127.0.0.1), 1 to %d\n"
                "  -o, --op OP                   allreduce, allgather, reducescatter, broadcast, sendrecv or p2p\n"
@@ -123,7 +126,7 @@ static const char *opt_name(const struct option *o, int c)
 
     for (; o->name; o++)
         if (o->val == c) {
-            if (c == 'P' || c == 'K')   /* long only */
+            if (c == 'P' || c == 'K' || c == 'U')   /* long only */
                 snprintf(buf, sizeof(buf), "--%s", o->name);
             else
                 snprintf(buf, sizeof(buf), "-%c/--%s", c, o->name);
@@ -144,7 +147,8 @@ static const char *hint(int opt)
         { 'b', " (a size in bytes from 1 to 16G, with K, M or G)" },
         { 'e', " (a size in bytes from 1 to 16G, with K, M or G)" },
         { 'o', " (give allreduce, allgather, reducescatter, broadcast, sendrecv or p2p)" },
-        { 'T', " (give tcp or mpi)" },
+        { 'T', " (give tcp, mpi or both)" },
+        { 'U', " (give 1 to 99)" },
         { 'F', " (give table, csv or json)" },
         { 'P', " (give auto, on or off)" },
         { 'c', " (give 0 or 1)" },
@@ -164,7 +168,7 @@ static const char *hint(int opt)
 
 int bench_parse_args(bench_t *b, int argc, char **argv)
 {
-    static const char *const transports[] = { "tcp", "mpi" }, *const formats[] = { "table", "csv", "json" },
+    static const char *const transports[] = { "tcp", "mpi", "both" }, *const formats[] = { "table", "csv", "json" },
                              *const auto_on_off[] = { "auto", "on", "off" },
                              *const auto_none[] = { "auto", "none" };
     static const struct option longopts[] = {
@@ -181,6 +185,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
         { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
         { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
+        { "turns", required_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -190,7 +195,8 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'T': bad = parse_name(optarg, transports, 2, &b->use_mpi); break;
+        case 'T': bad = parse_name(optarg, transports, 3, &b->use_mpi); break;
+        case 'U': bad = parse_int(optarg, 1, 99, &b->turns); break;
         case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
         case 'a': bad = tbmcoll_mesh_ar_parse(optarg, &b->opts.mesh_allreduce, &err); break;
         case 'l': bad = parse_int(optarg, 1, LOCAL_MAX, &b->local_ranks); break;
@@ -260,6 +266,15 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     }
     if (b->minb > b->maxb) {
         fprintf(stderr, "%s: -b must not exceed -e (%zu > %zu bytes)\n", BENCH_PROG, b->minb, b->maxb);
+        return -1;
+    }
+    if (b->use_mpi == TRANSPORT_BOTH && (b->op == OP_P2P || b->format != FMT_CSV)) {
+        fprintf(stderr, "%s: -T both writes the sweeps' rows of both transports, in turns, as CSV: give -F csv "
+                "(and an operation other than p2p)\n", BENCH_PROG);
+        return -1;
+    }
+    if (b->turns && b->use_mpi != TRANSPORT_BOTH) {
+        fprintf(stderr, "%s: --turns is for -T both (the two transports taking turns)\n", BENCH_PROG);
         return -1;
     }
     if (b->use_mpi && b->local_ranks) {

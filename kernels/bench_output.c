@@ -7,7 +7,7 @@
 
 const char *bench_transport_name(const bench_t *b)
 {
-    return b->use_mpi ? "mpi" : tbmcoll_algo_name(tbmcoll_algo(b->c));
+    return tbmcoll_algo_name(tbmcoll_algo(b->c));
 }
 
 /* -l: where the ranks run (--bind). */
@@ -40,7 +40,7 @@ void bench_print_header(const bench_t *b)
                tbm_redop_name(b->redop), b->iters, b->warmup, b->check ? "on" : "off");
         if (b->local_ranks)
             print_binding(b);
-        if (b->op == OP_ALLREDUCE && !b->use_mpi)
+        if (b->op == OP_ALLREDUCE && tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
             printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
         printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");
         printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop",

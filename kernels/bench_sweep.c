@@ -1,5 +1,6 @@
 /* bench_sweep.c: `macnode bench`'s sweep of sizes in the form of nccl-tests: per size, warm-ups, timed
- * iterations (the time is the maximum over ranks), then one checked run; out of place and in place. */
+ * iterations (the time is the maximum over ranks), then one checked run; out of place and in place. With
+ * -T both, libtbmcoll and Open MPI take turns at each size, a row each per turn. */
 #include "config.h"
 #include "bench.h"
 
@@ -161,13 +162,13 @@ int bench_sweep(bench_t *b)
 {
     tbm_err_t err = { { 0 } };
     size_t bytes;
-    int place, first_json = 1, k = 0, steps = 0;
+    int place, first_json = 1, k = 0, steps = 0, i, rounds = b->turns ? 2 * b->turns : 1;
     double total = 0;
     char what[64];
 
     for (bytes = b->minb; bytes <= b->maxb; bytes *= b->factor) {
         shape_t s = shape_of(b, bytes);
-        total += (double)s.bytes * (b->iters + b->warmup + b->check) + 4096;
+        total += ((double)s.bytes * (b->iters + b->warmup + b->check) + 4096) * rounds;
         steps++;
         if (bytes > b->maxb / b->factor)
             break;
@@ -177,13 +178,16 @@ int bench_sweep(bench_t *b)
         bench_print_header(b);
     for (bytes = b->minb; bytes <= b->maxb; bytes *= b->factor) {
         shape_t s = shape_of(b, bytes);
-        result_t r[2] = { { 0 }, { 0 } };
         k++;
-        if (s.count != 0) {
+        for (i = 0; s.count != 0 && i < rounds; i++) {
+            result_t r[2] = { { 0 }, { 0 } };
+            if (b->turns)   /* -T both: libtbmcoll, then Open MPI, then libtbmcoll ... */
+                b->c = b->turn[i % 2];
             for (place = 0; place < 2; place++)
                 if (placement_applies(b, place) && measure(b, &s, place, &r[place], &err) < 0) {
                     bench_progress_end(b);
-                    fprintf(stderr, "%s: %s\n", BENCH_PROG, err.msg);
+                    fprintf(stderr, "%s: %s%s\n", BENCH_PROG, b->turns ? (i % 2 ? "Open MPI: " : "TCP: ") : "",
+                            err.msg);
                     return 3;
                 }
             if (b->rank == 0) {
@@ -196,7 +200,7 @@ int bench_sweep(bench_t *b)
             }
         }
         snprintf(what, sizeof(what), "%d of %d sizes", k, steps);
-        bench_progress_step(b, (double)s.bytes * (b->iters + b->warmup + b->check) + 4096, what);
+        bench_progress_step(b, ((double)s.bytes * (b->iters + b->warmup + b->check) + 4096) * rounds, what);
         if (bytes > b->maxb / b->factor)   /* the next step would pass -e (or overflow) */
             break;
     }
