@@ -145,6 +145,32 @@ check_err "bad offset" "bad value '4096' for -O/--offset (give 0 to 4095)" -l 2 
 check_err "bad mesh all-reduce" "bad value 'sideways' for -a/--mesh-allreduce: unknown mesh all-reduce 'sideways': use auto, direct or halving" -l 4 -a sideways
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
 check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
+check_err "both as a table" "-T both writes the sweeps' rows of both transports, in turns, as CSV: give -F csv" -T both
+check_err "both p2p" "give -F csv (and an operation other than p2p)" -T both -o p2p -F csv
+check_err "turns alone" "--turns is for -T both" -l 2 --turns 2
+check_err "bad turns" "bad value '0' for --turns (give 1 to 99)" -T both -F csv --turns 0
+check_err "bad transport" "bad value 'ib' for -T/--transport (give tcp, mpi or both)" -T ib
+
+# -T both under mpirun: libtbmcoll's mesh and Open MPI in the same two ranks take turns at each size (a row
+# each per turn, mesh first), every value right; bench-compare.sh reads them so (one size, one round)
+root=""
+[ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+# (Open MPI leaves its own allocations at exit, some in components it has unloaded, which LeakSanitizer
+# cannot name: leak checking is off for its ranks; the ranks of -l, the same code without MPI, keep it)
+mpirun="mpirun $root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo -x ASAN_OPTIONS=detect_leaks=0"
+out=$($mpirun -np 2 "$macnode" bench -T both --turns 2 -d bf16 -b 1K -e 64K -f 8 -n 2 -w 1 -F csv) ||
+  { say "-T both: exit $?"; fail=1; }
+order=$(echo "$out" | awk -F, 'NR > 1 && $9 == "in-place" { printf "%s:%s ", $4, $2 }')
+[ "$order" = "1024:mesh 1024:mpi 1024:mesh 1024:mpi 8192:mesh 8192:mpi 8192:mesh 8192:mpi 65536:mesh 65536:mpi 65536:mesh 65536:mpi " ] &&
+  [ "$(echo "$out" | awk -F, 'NR > 1 && $3 == 2 && $12 > 0 && $13 == 0' | wc -l)" = 24 ] ||
+  { say "-T both: want 24 rows in turns, none wrong"; echo "$out"; fail=1; }
+out=$(MACNODE_BENCH=$(dirname "$macnode")/../kernels/macnode-bench MPIRUN="$mpirun" \
+      sh "$(dirname "$0")/../../kernels/bench-compare.sh" -n 2 -b 64K -e 64K -i 2 -r 1 2>&1) ||
+  { say "bench-compare.sh: exit $?"; echo "$out"; fail=1; }
+echo "$out" | grep -q 'loopback, in turns' && echo "$out" | grep -qE '^ +65536 in-place +[0-9.]+ GB/s +[0-9.]+ GB/s' &&
+  echo "$out" | grep -qE '^# 8-byte all-reduce: tcp [0-9.]+ us, mpi [0-9.]+ us' ||
+  { say "bench-compare.sh in turns:"; echo "$out"; fail=1; }
+
 unset MLX_RANK JACCL_RANK
 check_err "no environment" "MLX_RANK is not set, so this is not a rank of a tbmesh job" -b 8
 MACNODE_LIBEXECDIR=$tmp/none "$macnode" bench -l 2 2>"$tmp/err" && { say "missing program: exit 0"; fail=1; }
