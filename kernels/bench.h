@@ -39,7 +39,8 @@ typedef struct bench {
     tbmcoll_comm_t *c;           /* the communicator measured now */
     tbmcoll_comm_t *turn[2];     /* -T both: libtbmcoll's TCP mesh and Open MPI, in the same ranks */
     int turns;                   /* -T both (--turns): how often the two take turns at each size */
-    int rank, n;
+    int rank, n;                 /* in the communicator measured now */
+    int speaker;                 /* this rank prints the tables: rank 0 (of the TCP mesh with -T both) */
     unsigned char *sendbuf, *recvbuf;
     unsigned char *sendmem, *recvmem;   /* what was allocated (the buffers lie -O bytes into it) */
     int offset;                  /* -O: the buffers this far past a page boundary; -1: where calloc puts them */

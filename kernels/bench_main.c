@@ -39,6 +39,7 @@ static int run_rank(bench_t *b)
     size_t es = tbm_dtype_size(b->dt);
 
     b->rank = tbmcoll_rank(b->c);
+    b->speaker = b->rank == 0;
     b->n = tbmcoll_size(b->c);
     if ((b->op == OP_SENDRECV || b->op == OP_P2P) && b->n < 2) {
         fprintf(stderr, "%s: %s needs at least 2 ranks\n", BENCH_PROG, bench_op_names[b->op]);
@@ -87,10 +88,11 @@ static int in_mlx_env(void)
     return 0;
 }
 
-/* -T both: beside Open MPI's ranks, libtbmcoll's TCP mesh between the same processes over 127.0.0.1, so that
- * the two can take turns at each size, as close in time as can be (a machine whose speed swings from second
- * to second then sways both alike). Every rank must be on this host and in this network namespace (checked:
- * each tells the others its host name and namespace); each picks a free port and tells it through MPI. */
+/* -T both outside a tbmesh job: beside Open MPI's ranks, libtbmcoll's TCP mesh between the same processes over
+ * 127.0.0.1, so that the two can take turns at each size, as close in time as can be (a machine whose speed
+ * swings from second to second then sways both alike). Every rank must be on this host and in this network
+ * namespace (checked: each tells the others its host name and namespace); each picks a free port and tells
+ * it through MPI. (In a tbmesh job the mesh comes from MLX's environment instead: run_both.) */
 #define PLACE_WORDS (HOST_MAX / 4)
 static tbmcoll_comm_t *tcp_beside_mpi(tbmcoll_comm_t *mpi, const tbmcoll_opts_t *opts, tbm_err_t *err)
 {
@@ -157,7 +159,14 @@ static int run_both(bench_t *b, int *argc, char ***argv)
         fprintf(stderr, "%s: %s\n", BENCH_PROG, err.msg);
         return 2;
     }
-    b->turn[0] = tcp_beside_mpi(b->turn[1], &b->opts, &err);
+    /* in a tbmesh job, the mesh MLX's environment describes; else one over 127.0.0.1 */
+    b->turn[0] = in_mlx_env() ? tbmcoll_comm_from_env(&b->opts, &err) : tcp_beside_mpi(b->turn[1], &b->opts, &err);
+    if (b->turn[0] && tbmcoll_size(b->turn[0]) != tbmcoll_size(b->turn[1])) {
+        tbm_errprintf(&err, "-T both: MLX's environment names %d ranks and MPI started %d: start one MPI rank per "
+                      "rank of the job", tbmcoll_size(b->turn[0]), tbmcoll_size(b->turn[1]));
+        tbmcoll_comm_free(b->turn[0]);
+        b->turn[0] = NULL;
+    }
     if (!b->turn[0]) {
         fprintf(stderr, "%s: %s\n", BENCH_PROG, err.msg);
         tbmcoll_comm_free(b->turn[1]);

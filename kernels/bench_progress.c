@@ -30,7 +30,7 @@ void bench_progress_step(bench_t *b, double work, const char *what)
     double t = bench_now_s(), elapsed = t - b->t_start, left, every = b->tty ? 1 : 10;
 
     b->work_done += work;
-    if (b->rank != 0 || b->progress == PROGRESS_OFF)
+    if (!b->speaker || b->progress == PROGRESS_OFF)
         return;
     if (b->progress == PROGRESS_AUTO && (elapsed < (b->tty ? 2 : every) || t - b->t_said < every ||
                                          b->work_done >= b->work_total))
@@ -45,6 +45,6 @@ void bench_progress_step(bench_t *b, double work, const char *what)
 
 void bench_progress_end(bench_t *b)
 {
-    if (b->rank == 0 && b->said && b->tty)
+    if (b->speaker && b->said && b->tty)
         fprintf(stderr, "\r\033[K");
 }

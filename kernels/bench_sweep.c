@@ -174,15 +174,17 @@ int bench_sweep(bench_t *b)
             break;
     }
     bench_progress_start(b, total);
-    if (b->rank == 0)
+    if (b->speaker)
         bench_print_header(b);
     for (bytes = b->minb; bytes <= b->maxb; bytes *= b->factor) {
         shape_t s = shape_of(b, bytes);
         k++;
         for (i = 0; s.count != 0 && i < rounds; i++) {
             result_t r[2] = { { 0 }, { 0 } };
-            if (b->turns)   /* -T both: libtbmcoll, then Open MPI, then libtbmcoll ... */
+            if (b->turns) {   /* -T both: libtbmcoll, then Open MPI, then libtbmcoll ... */
                 b->c = b->turn[i % 2];
+                b->rank = tbmcoll_rank(b->c);   /* the two may number the processes differently */
+            }
             for (place = 0; place < 2; place++)
                 if (placement_applies(b, place) && measure(b, &s, place, &r[place], &err) < 0) {
                     bench_progress_end(b);
@@ -190,7 +192,7 @@ int bench_sweep(bench_t *b)
                             err.msg);
                     return 3;
                 }
-            if (b->rank == 0) {
+            if (b->speaker) {
                 bench_print_size(b, &s);
                 for (place = 0; place < 2; place++)
                     bench_print_result(b, &s, &r[place], place, &first_json);
@@ -205,7 +207,7 @@ int bench_sweep(bench_t *b)
             break;
     }
     bench_progress_end(b);
-    if (b->rank == 0)
+    if (b->speaker)
         bench_print_footer(b);
     return b->wrong_total ? 1 : 0;
 }

@@ -209,10 +209,14 @@ echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 
 # the lab's comparison refuses bad options before it looks for the lab
 mvm=$(dirname "$0")/../perf/mesh-vs-mpi.sh
 for bad in "-x a;b|-x takes macnode bench options (letters, digits, '-', '.', '=', spaces), not 'a;b'" \
-           "-r 0|-r takes a number of rounds from 1 to 99, not '0'"; do
+           "-r 0|-r takes a number of rounds from 1 to 99, not '0'" \
+           "-M both|-M takes turns or launches, not 'both'"; do
   opt=${bad%%|*}; want=${bad#*|}
   bash "$mvm" ${opt%% *} "${opt#* }" 2>"$tmp/err" >/dev/null; rc=$?
   [ $rc = 2 ] && grep -qF "mesh-vs-mpi: $want" "$tmp/err" || { say "mesh-vs-mpi $opt: exit $rc: $(cat "$tmp/err")"; fail=1; }
 done
+bcmp=$(dirname "$0")/../../kernels/bench-compare.sh
+sh "$bcmp" -M both 2>"$tmp/err" >/dev/null; rc=$?
+[ $rc = 2 ] && grep -qF -- "-M takes turns or launches, not 'both'" "$tmp/err" || { say "bench-compare -M both: exit $rc: $(cat "$tmp/err")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -130,6 +130,7 @@ t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([
 # The comparison with Open MPI runs whole, in 2 rounds taken in turns (tiny sizes: the figures are not asserted).
 out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 -r 2 2>&1)
 t_match "tests/perf/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
+t_match "... both libraries in turns in one job's ranks (macnode bench -T both under mpirun)" "backend jaccl, in turns;" "$out"
 t_match "... each side's figure the median of its 2 rounds" "each busbw is the median of 2 rounds taken in turns" "$out"
 t_match "... with the rounds' ratios beside it" \
     "^ +65536 out-of-place +[0-9.]+ GB/s +[0-9.]+ GB/s +[0-9.]+ +[0-9]+% +[0-9.]+-[0-9.]+$" "$out"

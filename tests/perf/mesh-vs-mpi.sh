@@ -10,20 +10,30 @@
 # Prints all-reduce busbw per size with the ratio (target: at least 1.2 from 1 MiB to 64 MiB), the 8-byte
 # latency of both (target: no worse than Open MPI), busbw as a share of one link's rate, and the per-cable
 # table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
-# The sweeps and 8-byte runs are taken in turns ROUNDS times (default 3); each side's figure is the median of
-# its rounds, the rounds' ratios printed beside it.
-# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-x ARGS]
+# How the two take turns (-M):
+#  - turns (the default): in one tbmesh job, `mpirun --map-by node` starts one rank in each Mac that holds
+#    both, libtbmcoll's mesh from MLX's environment and Open MPI (`macnode bench -T both`), and at each size
+#    the two take turns ROUNDS times each, so each pair of figures is taken within a second (the machine's
+#    speed swings from second to second); a launch that Open MPI's own crash in MPI_Init ends (see
+#    tests/lab/0110-kernels.t) is tried once more, and said;
+#  - launches: whole runs taken in turns ROUNDS times, libtbmcoll's by srun in the job, Open MPI's by mpirun
+#    from the bridge host, as above.
+# Each side's figure is the median of its rounds, the rounds' ratios printed beside it.
+# Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-M turns|launches]
+#                                  [-x ARGS]
 #   (as root, with the lab up); -x: more options for libtbmcoll's sweep and 8-byte run (e.g. "-S 1")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-group=studio-a min=1M max=64M iters=10 rounds=3 extra=
-while getopts g:b:e:n:r:x: opt; do
+group=studio-a min=1M max=64M iters=10 rounds=3 extra= method=turns
+while getopts g:b:e:n:r:M:x: opt; do
     case $opt in
         g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;; r) rounds=$OPTARG ;;
-        x) extra=$OPTARG ;;
-        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-x ARGS]" >&2; exit 2 ;;
+        M) method=$OPTARG ;; x) extra=$OPTARG ;;
+        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-M turns|launches] [-x ARGS]" >&2
+           exit 2 ;;
     esac
 done
+[[ "$method" =~ ^(turns|launches)$ ]] || { echo "mesh-vs-mpi: -M takes turns or launches, not '$method'" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -r takes a number of rounds from 1 to 99, not '$rounds'" >&2; exit 2; }
 re_opts='^[-A-Za-z0-9 .=]*$'
 [[ "$extra" =~ $re_opts ]] ||
@@ -51,7 +61,41 @@ chown tbm-alice: "$tmp"
 chmod 755 "$own"
 # libtbmcoll's part of a round, in one allocation: the sweep, the 8-byte run and, in the first round ($1 = 1),
 # every cable; each round's rows are added to the run's files.
-cat > "$own/tcp.sh" <<SCRIPT
+if [ "$method" = turns ]; then
+    # One job: mpirun (inside it, as a user would) starts a rank in each Mac holding both libraries; then
+    # every cable alone with each, and which all-reduce libtbmcoll runs.
+    cat > "$own/job.sh" <<SCRIPT
+#!/bin/sh
+set -e
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=169.254.0.0/16 OMPI_MCA_mpi_yield_when_idle=1
+both() {   # both OUT ARGS...
+    out=\$1; shift
+    for try in 1 2; do
+        mpirun -np 4 --map-by node "$macnode" bench -T both --turns $rounds "\$@" -F csv > "\$out" 2> "$tmp/both.err" &&
+            return 0
+        [ \$try = 2 ] || { echo "mesh-vs-mpi: a launch of both failed, once more:" >&2; tail -n 5 "$tmp/both.err" >&2; }
+    done
+    cat "$tmp/both.err" >&2
+    return 1
+}
+both "$tmp/both.csv" $extra -b $min -e $max -n $iters -w 2
+both "$tmp/both8.csv" $extra -b 8 -e 8 -n 500 -w 50
+srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+mpirun -np 4 --map-by node "$macnode" bench -T mpi -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv"
+srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
+SCRIPT
+    chmod 755 "$own/job.sh"
+    (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
+        salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/job.sh") ||
+        { echo "mesh-vs-mpi: the job failed" >&2; exit 1; }
+    for f in both both8; do
+        to=${f#both}
+        awk -F, '$1 == "op" || $2 != "mpi"' "$tmp/$f.csv" > "$tmp/tcp$to.csv"
+        awk -F, '$1 == "op" || $2 == "mpi"' "$tmp/$f.csv" > "$own/mpi$to.csv"
+    done
+    cp "$tmp/mpi-p2p.csv" "$own/mpi-p2p.csv"
+else
+    cat > "$own/tcp.sh" <<SCRIPT
 #!/bin/sh
 set -e
 srun "$macnode" bench $extra -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
@@ -59,30 +103,31 @@ srun "$macnode" bench $extra -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
 SCRIPT
-chmod 755 "$own/tcp.sh"
+    chmod 755 "$own/tcp.sh"
 
-# One round: libtbmcoll, then Open MPI over the same links.
-round() {
-    local first=$1
-    (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
-        salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/tcp.sh" "$first") ||
-        { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; return 1; }
-    "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >> "$own/mpi.csv" 2> "$own/mpi.err" &&
-    "${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >> "$own/mpi8.csv" 2>> "$own/mpi.err" &&
-    { [ "$first" = 0 ] ||
-      "${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$own/mpi-p2p.csv" 2>> "$own/mpi.err"; } ||
-        { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$own/mpi.err" >&2; return 1; }
-}
+    # One round: libtbmcoll, then Open MPI over the same links.
+    round() {
+        local first=$1
+        (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
+            salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/tcp.sh" "$first") ||
+            { echo "mesh-vs-mpi: the libtbmcoll steps failed" >&2; return 1; }
+        "${mpirun[@]}" "$bench" -T mpi -b "$min" -e "$max" -n "$iters" -w 2 -F csv >> "$own/mpi.csv" 2> "$own/mpi.err" &&
+        "${mpirun[@]}" "$bench" -T mpi -b 8 -e 8 -n 500 -w 50 -F csv >> "$own/mpi8.csv" 2>> "$own/mpi.err" &&
+        { [ "$first" = 0 ] ||
+          "${mpirun[@]}" "$bench" -T mpi -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv > "$own/mpi-p2p.csv" 2>> "$own/mpi.err"; } ||
+            { echo "mesh-vs-mpi: Open MPI failed:" >&2; grep -v setpgid "$own/mpi.err" >&2; return 1; }
+    }
 
-# Open MPI over the same links.
-mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$inst/libexec/tbmesh-lab/rsh"
-        --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24
-        --mca mpi_yield_when_idle 1)
-for ((r = 1; r <= rounds; r++)); do
-    round $((r == 1)) || exit 1
-done
+    # Open MPI over the same links.
+    mpirun=(mpirun --allow-run-as-root -np 4 -H "$hosts" --mca plm_rsh_agent "$inst/libexec/tbmesh-lab/rsh"
+            --mca btl self,tcp --mca btl_tcp_if_include 169.254.0.0/16 --mca oob_tcp_if_include 10.77.0.0/24
+            --mca mpi_yield_when_idle 1)
+    for ((r = 1; r <= rounds; r++)); do
+        round $((r == 1)) || exit 1
+    done
+fi
 
-awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
+awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}, in $method; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
     -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$own/mpi.csv" "$tmp/tcp8.csv" "$own/mpi8.csv" \
     "$tmp/tcp-p2p.csv" "$own/mpi-p2p.csv"
 sed 's/^# all-reduce/# libtbmcoll'"'"'s all-reduce/' "$tmp/plan.txt"
