@@ -5,14 +5,11 @@
 #include "config.h"
 #include "bench.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 /* One zeroed buffer of `bytes`: where calloc puts it (offset < 0), or `offset` bytes past a page boundary
@@ -96,12 +93,10 @@ static int in_mlx_env(void)
 #define PLACE_WORDS (HOST_MAX / 4)
 static tbmcoll_comm_t *tcp_beside_mpi(tbmcoll_comm_t *mpi, const tbmcoll_opts_t *opts, tbm_err_t *err)
 {
-    int n = tbmcoll_size(mpi), rank = tbmcoll_rank(mpi), r, fd;
+    int n = tbmcoll_size(mpi), rank = tbmcoll_rank(mpi), r, fd, port = 0;
     int32_t mine[PLACE_WORDS + 1], *all = calloc((size_t)n, sizeof(mine));
     char addr[LOCAL_MAX_RANKS][32], ns[64] = "?";
     const char *addrs[LOCAL_MAX_RANKS];
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    socklen_t len = sizeof(sa);
     ssize_t k;
     tbmcoll_comm_t *tcp = NULL;
 
@@ -115,16 +110,13 @@ static tbmcoll_comm_t *tcp_beside_mpi(tbmcoll_comm_t *mpi, const tbmcoll_opts_t 
         ns[k] = '\0';
     gethostname((char *)mine, HOST_MAX / 2 - 1);
     snprintf((char *)mine + HOST_MAX / 2, HOST_MAX / 2, "%s", ns);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
-        mine[PLACE_WORDS] = -errno;
-    else
-        mine[PLACE_WORDS] = ntohs(sa.sin_port);
+    /* held open until every rank has told its port: no two ranks get the same */
+    fd = tbmcoll_loopback_socket(&port);
+    mine[PLACE_WORDS] = fd < 0 ? -errno : port;
+    r = tbmcoll_allgather(mpi, mine, all, PLACE_WORDS + 1, TBM_DT_I32, err);
     if (fd >= 0)
         close(fd);
-    if (tbmcoll_allgather(mpi, mine, all, PLACE_WORDS + 1, TBM_DT_I32, err) < 0)
+    if (r < 0)
         goto out;
     for (r = 0; r < n; r++) {
         const int32_t *theirs = all + (size_t)r * (PLACE_WORDS + 1);

@@ -121,13 +121,16 @@ static int parse_name(const char *s, const char *const *names, int n, int *out)
 
 
 /* "-o/--op" for the option whose short name is c. */
+/* The short options; the long options' other values (--progress, --bind, --turns) have no short form. */
+static const char shortopts[] = ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh";
+
 static const char *opt_name(const struct option *o, int c)
 {
     static char buf[48];
 
     for (; o->name; o++)
         if (o->val == c) {
-            if (c == 'P' || c == 'K' || c == 'U')   /* long only */
+            if (!strchr(shortopts + 1, c))   /* long only */
                 snprintf(buf, sizeof(buf), "--%s", o->name);
             else
                 snprintf(buf, sizeof(buf), "-%c/--%s", c, o->name);
@@ -194,7 +197,7 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
     int opt, v = 0, bad = 0, tmo = 0;
 
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         switch (opt) {
         case 'T': bad = parse_name(optarg, transports, 3, &b->use_mpi); break;
         case 'U': bad = parse_int(optarg, 1, 99, &b->turns); break;

@@ -21,6 +21,25 @@
 
 #define LOCAL_MAX 64
 
+int tbmcoll_loopback_socket(int *port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), e;
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
 /* Linux only: macOS has no call that binds a process to a core, so there the ranks are left unbound. */
 int tbmcoll_local_cpus(int n, const tbmcoll_opts_t *opts, int *cpu)
 {
@@ -81,17 +100,15 @@ int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, voi
         fprintf(stderr, "%s: %d local ranks: give 1 to %d\n", prog, n, LOCAL_MAX);
         return 2;
     }
-    for (i = 0; i < n; i++) {
-        struct sockaddr_in sa = { .sin_family = AF_INET };
-        socklen_t len = sizeof(sa);
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-            getsockname(fds[i], (struct sockaddr *)&sa, &len) < 0) {
+    for (i = 0; i < n; i++) {   /* all held open until every rank has one: n different ports */
+        int port;
+        if ((fds[i] = tbmcoll_loopback_socket(&port)) < 0) {
             fprintf(stderr, "%s: cannot find a free port on 127.0.0.1: %s\n", prog, strerror(errno));
+            while (i-- > 0)
+                close(fds[i]);
             return 2;
         }
-        snprintf(addr[i], sizeof(addr[i]), "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+        snprintf(addr[i], sizeof(addr[i]), "127.0.0.1:%d", port);
         addrs[i] = addr[i];
     }
     for (i = 0; i < n; i++)

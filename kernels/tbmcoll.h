@@ -246,6 +246,10 @@ int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);
 typedef int (*tbmcoll_rank_fn)(tbmcoll_comm_t *comm, void *arg);
 int tbmcoll_run_local(int n, const tbmcoll_opts_t *opts, tbmcoll_rank_fn fn, void *arg, const char *prog);
 
+/* A socket bound to a free port of 127.0.0.1 (*port), to be closed once the port has been told to the rank
+ * that will listen there: while it is open no other socket gets that port. -1, with errno, on failure. */
+int tbmcoll_loopback_socket(int *port);
+
 /* Where tbmcoll_run_local puts its n ranks (opts.bind_local): cpu[r] is rank r's CPU, or -1 for all when
  * they are left unbound. cpu has room for n. Returns 1 when the ranks are bound, 0 when not. */
 int tbmcoll_local_cpus(int n, const tbmcoll_opts_t *opts, int *cpu);

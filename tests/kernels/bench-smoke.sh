@@ -47,15 +47,20 @@ for case in on:16:yes off:16:no on:0:no on:48:no; do
 done
 # --bind: local ranks each on a CPU of its own when they fit, in the order the process may use them; the
 # header says where; none when there are more ranks than CPUs or with --bind none
-cpus=$(getconf _NPROCESSORS_ONLN)
-bench -l 1 -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: each bound to a CPU of its own (rank:CPU 0:0)$' ||
-  { say "--bind: one rank should be on CPU 0"; fail=1; }
-bench -l $((cpus + 1)) -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: not bound to CPUs' ||
-  { say "--bind: $((cpus + 1)) ranks on $cpus CPUs should not be bound"; fail=1; }
+# the CPUs this test may use, in order (its affinity, as the ranks see it)
+allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' '\n' |
+  awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | paste -sd' ')
+set -- $allowed
+cpus=$# first=$1
+bench -l 1 -b 8 -e 8 -n 1 -w 0 | grep -q "^# local ranks: each bound to a CPU of its own (rank:CPU 0:$first)\$" ||
+  { say "--bind: one rank should be on CPU $first (of $allowed)"; fail=1; }
+taskset -c "$first" "$macnode" bench -l 2 -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: not bound to CPUs' ||
+  { say "--bind: 2 ranks on 1 CPU should not be bound"; fail=1; }
 bench -l 1 --bind none -b 8 -e 8 -n 1 -w 0 | grep -q '^# local ranks: not bound to CPUs (--bind none' ||
   { say "--bind none: bound"; fail=1; }
-if [ "$cpus" -ge 2 ] && command -v taskset > /dev/null; then
-  last=$((cpus - 1))
+if [ "$cpus" -ge 2 ]; then
+  second=$2
+  eval "last=\${$#}"
   taskset -c "$last" "$macnode" bench -l 1 -b 8 -e 8 -n 1 -w 0 | grep -q "(rank:CPU 0:$last)\$" ||
     { say "--bind: under taskset -c $last the rank should be on CPU $last"; fail=1; }
   # the ranks themselves: while they run, each is allowed its own CPU only; and killed, the process that
@@ -63,17 +68,18 @@ if [ "$cpus" -ge 2 ] && command -v taskset > /dev/null; then
   "$macnode" bench -l 2 -b 1M -e 1M -n 1000000 -w 0 -c 0 > /dev/null 2>&1 &
   pid=$!   # macnode execs macnode-bench: the ranks are its children
   seen="" ranks=""
-  for try in $(seq 1 50); do
+  for try in $(seq 1 300); do   # up to 30 s on a busy machine
     ranks=$(pgrep -P "$pid" | paste -sd' ')
     seen=$(for k in $ranks; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$k/status"; done 2>/dev/null | sort | paste -sd' ')
-    [ "$seen" = "0 1" ] && break
+    [ "$seen" = "$first $second" ] && break
     sleep 0.1
   done
   kill "$pid"
   wait "$pid" 2>/dev/null
-  [ "$seen" = "0 1" ] || { say "--bind: 2 running ranks should be allowed CPUs 0 and 1, saw '$seen'"; fail=1; }
+  [ "$seen" = "$first $second" ] ||
+    { say "--bind: 2 running ranks should be allowed CPUs $first and $second, saw '$seen'"; fail=1; }
   left=$ranks
-  for try in $(seq 1 50); do
+  for try in $(seq 1 300); do   # up to 30 s on a busy machine
     left=$(for k in $ranks; do [ -d "/proc/$k" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$k/status" 2>/dev/null && echo "$k"; done | paste -sd' ')
     [ -z "$left" ] && break
     sleep 0.1

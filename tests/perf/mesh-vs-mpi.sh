@@ -59,8 +59,9 @@ own=$(mktemp -d)
 trap 'rm -rf "$tmp" "$own"' EXIT
 chown tbm-alice: "$tmp"
 chmod 755 "$own"
-# libtbmcoll's part of a round, in one allocation: the sweep, the 8-byte run and, in the first round ($1 = 1),
-# every cable; each round's rows are added to the run's files.
+# from_user FILE: a file of the user's folder copied into root's, read with the user's rights (a link the user
+# put there in its place reaches nothing the user could not read).
+from_user() { runuser -u tbm-alice -- cat "$tmp/$1" > "$own/$1"; }
 if [ "$method" = turns ]; then
     # One job: mpirun (inside it, as a user would) starts a rank in each Mac holding both libraries; then
     # every cable alone with each, and which all-reduce libtbmcoll runs.
@@ -88,13 +89,17 @@ SCRIPT
     (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
         salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/job.sh") ||
         { echo "mesh-vs-mpi: the job failed" >&2; exit 1; }
+    for f in both.csv both8.csv tcp-p2p.csv mpi-p2p.csv plan.txt; do
+        from_user "$f"
+    done
     for f in both both8; do
         to=${f#both}
-        awk -F, '$1 == "op" || $2 != "mpi"' "$tmp/$f.csv" > "$tmp/tcp$to.csv"
-        awk -F, '$1 == "op" || $2 == "mpi"' "$tmp/$f.csv" > "$own/mpi$to.csv"
+        awk -F, '$1 == "op" || $2 != "mpi"' "$own/$f.csv" > "$own/tcp$to.csv"
+        awk -F, '$1 == "op" || $2 == "mpi"' "$own/$f.csv" > "$own/mpi$to.csv"
     done
-    cp "$tmp/mpi-p2p.csv" "$own/mpi-p2p.csv"
 else
+    # libtbmcoll's part of a round, in one allocation: the sweep, the 8-byte run and, in the first round
+    # ($1 = 1), every cable; each round's rows are added to the run's files.
     cat > "$own/tcp.sh" <<SCRIPT
 #!/bin/sh
 set -e
@@ -125,11 +130,14 @@ SCRIPT
     for ((r = 1; r <= rounds; r++)); do
         round $((r == 1)) || exit 1
     done
+    for f in tcp.csv tcp8.csv tcp-p2p.csv plan.txt; do
+        from_user "$f"
+    done
 fi
 
 awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}, in $method; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
-    -f "$here/kernels/bench-report.awk" "$tmp/tcp.csv" "$own/mpi.csv" "$tmp/tcp8.csv" "$own/mpi8.csv" \
-    "$tmp/tcp-p2p.csv" "$own/mpi-p2p.csv"
-sed 's/^# all-reduce/# libtbmcoll'"'"'s all-reduce/' "$tmp/plan.txt"
+    -f "$here/kernels/bench-report.awk" "$own/tcp.csv" "$own/mpi.csv" "$own/tcp8.csv" "$own/mpi8.csv" \
+    "$own/tcp-p2p.csv" "$own/mpi-p2p.csv"
+sed 's/^# all-reduce/# libtbmcoll'"'"'s all-reduce/' "$own/plan.txt"
 echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
-awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$tmp/tcp-p2p.csv"
+awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$own/tcp-p2p.csv"
