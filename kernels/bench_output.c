@@ -25,6 +25,25 @@ static void print_binding(const bench_t *b)
     printf(")\n");
 }
 
+/* TCP: whether receives go through the staging buffer (-Z), and on what measurement when -Z auto. */
+static void print_staging(const bench_t *b)
+{
+    tbmcoll_copy_probe_t p;
+
+    if (b->opts.recv_staging != 0) {
+        printf("# receives: %s (-Z %s)\n", b->opts.recv_staging > 0 ? "staged" : "not staged",
+               b->opts.recv_staging > 0 ? "on" : "off");
+        return;
+    }
+    tbmcoll_copy_probe(&p);
+    if (p.aligned_ns <= 0 || p.past_ns <= 0) {
+        printf("# receives: not staged (-Z auto: not measured on this CPU)\n");
+        return;
+    }
+    printf("# receives: %s (-Z auto: a copy to 16 bytes past a 64-byte boundary takes %.1fx the aligned one "
+           "on this CPU)\n", p.stage ? "staged" : "not staged", p.past_ns / p.aligned_ns);
+}
+
 void bench_print_header(const bench_t *b)
 {
     if (b->format == FMT_CSV) {
@@ -42,6 +61,8 @@ void bench_print_header(const bench_t *b)
             print_binding(b);
         if (b->op == OP_ALLREDUCE && tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
             printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
+        if (tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
+            print_staging(b);
         printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");
         printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
                "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");

@@ -174,11 +174,10 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
     if (out->streams > TBMCOLL_STREAMS_MAX)
         out->streams = TBMCOLL_STREAMS_MAX;
     if (out->recv_staging == 0) {
-#if defined(__x86_64__)
-        out->recv_staging = 1;
-#else
-        out->recv_staging = -1;
-#endif
+        tbmcoll_copy_probe_t probe;
+
+        tbmcoll_copy_probe(&probe);
+        out->recv_staging = probe.stage ? 1 : -1;
     }
 }
 

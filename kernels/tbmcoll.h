@@ -108,8 +108,9 @@ typedef struct tbmcoll_opts {
     tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh, above TBMCOLL_SMALL_BYTES; every rank must give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
-                                  lib/reduce.h says why): 0: on x86-64 only, where the kernel's copy to such
-                                  addresses is the slow case; positive: always; negative: never */
+                                  lib/reduce.h says why): 0: where this CPU's copy to such addresses is the
+                                  slow case, as measured once per process (tbmcoll_copy_probe); positive:
+                                  always; negative: never */
     int bind_local;            /* ranks started by tbmcoll_run_local: 0, each bound to a CPU of its own when
                                   every rank can have one (tbm_local_cpu() in lib/reduce.h); negative: none
                                   bound (the scheduler places them) */
@@ -234,6 +235,17 @@ typedef struct tbmcoll_stats {
 /* Zero the counters and turn counting on (on = 1) or off. */
 void tbmcoll_stats_reset(tbmcoll_comm_t *comm, int on);
 void tbmcoll_stats_get(const tbmcoll_comm_t *comm, tbmcoll_stats_t *out);
+
+/* Whether receives are staged on this CPU by default (opts.recv_staging 0): the best times of a 64 KiB copy
+ * (`rep movsb`, as the kernel copies socket data on x86-64) into a 64-byte aligned destination and into one 16
+ * bytes past, measured once per process, and the decision tbm_staging_pays() takes from them. Elsewhere than
+ * on x86-64 nothing is measured (both times 0) and receives are not staged. */
+typedef struct tbmcoll_copy_probe {
+    double aligned_ns;
+    double past_ns;
+    int stage;          /* 1: staged */
+} tbmcoll_copy_probe_t;
+void tbmcoll_copy_probe(tbmcoll_copy_probe_t *out);
 
 /* Returns once every rank has entered the barrier. */
 int tbmcoll_barrier(tbmcoll_comm_t *comm, tbm_err_t *err);

@@ -381,6 +381,13 @@ int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)
     return 1;
 }
 
+int tbm_staging_pays(double aligned_ns, double past_ns)
+{
+    if (!(aligned_ns > 0) || !(past_ns > 0))
+        return 0;
+    return past_ns >= TBM_STAGE_SLOWER * aligned_ns;
+}
+
 int tbm_local_cpu(int rank, int n, const int *cpus, int ncpus)
 {
     if (!cpus || n < 1 || rank < 0 || rank >= n || n > ncpus)

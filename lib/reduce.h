@@ -91,6 +91,14 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
 #define TBM_STAGE_PAGE 4096
 int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where);
 
+/* Whether staging pays on this CPU: the slow case above is a property of the CPU (Zen 3 has it; Zen 5, measured
+ * here, copies to 16 bytes past a boundary at 0.7 of the aligned speed, and the staging's extra copy then only
+ * costs). From the best times of the same copy (64 KiB, `rep movsb`, a page-aligned source) into a destination
+ * 64-byte aligned and into one 16 bytes past: 1 when the second is TBM_STAGE_SLOWER times the first or more.
+ * Times of 0 or less (not measured) give 0. */
+#define TBM_STAGE_SLOWER 3.0
+int tbm_staging_pays(double aligned_ns, double past_ns);
+
 /* Where rank `rank` of n ranks started on one machine (tbmcoll_run_local) runs, when the starting process
  * may use the CPUs cpus[0..ncpus-1]: on cpus[rank] of its own when every rank can have one, as Open MPI's
  * mpirun binds its ranks to cores when they fit. Unbound, the scheduler moves two busy ranks onto one core

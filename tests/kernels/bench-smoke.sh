@@ -45,6 +45,16 @@ for case in on:16:yes off:16:no on:0:no on:48:no; do
   echo "$table" | grep -q '^# Wrong values       : 0 OK' && case $want:$staged in yes:[1-9]*|no:0) true ;; *) false ;; esac ||
     { say "-Z $z -O $off: staged '$staged' KiB, want staging $want"; echo "$table"; fail=1; }
 done
+# -Z auto (the default): staged or not as the CPU's copy measured at start says, the header says which and
+# on what figure, and the receives do as it says; -Z on and off are said as such
+table=$(bench -l 2 -O 16 -b 1M -e 1M -n 2 -w 1 -V) || { say "-Z auto: exit $?"; fail=1; }
+said=$(echo "$table" | sed -n 's/^# receives: \(staged\|not staged\) (-Z auto: a copy to 16 bytes past a 64-byte boundary takes [0-9][0-9.]*x the aligned one on this CPU)$/\1/p')
+staged=$(echo "$table" | sed -n 's/.*; \([0-9]*\) KiB staged).*/\1/p' | head -1)
+case $said:$staged in "staged":[1-9]*|"not staged":0) true ;; *) say "-Z auto: header says '$said', $staged KiB staged"; echo "$table"; fail=1 ;; esac
+for z in on off; do
+  word=staged; [ "$z" = off ] && word="not staged"
+  bench -l 2 -Z "$z" -b 64K -e 64K -n 2 -w 1 | grep -qx "# receives: $word (-Z $z)" || { say "-Z $z: header"; fail=1; }
+done
 # --bind: local ranks each on a CPU of its own when they fit, in the order the process may use them; the
 # header says where; none when there are more ranks than CPUs or with --bind none
 # the CPUs this test may use, in order (its affinity, as the ranks see it)

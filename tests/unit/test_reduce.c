@@ -360,6 +360,22 @@ START_TEST(receives_staged_only_where_the_copy_is_slow)
 }
 END_TEST
 
+/* Staging only on a CPU whose copy to 16 bytes past a boundary is TBM_STAGE_SLOWER times slower or more. */
+START_TEST(staging_only_where_the_cpu_is_slow_past_a_boundary)
+{
+    ck_assert_int_eq(tbm_staging_pays(1600.0, 25000.0), 1);   /* Zen 3: 40 against 2.5 GB/s */
+    ck_assert_int_eq(tbm_staging_pays(660.0, 920.0), 0);      /* Zen 5: 99 against 71 GB/s */
+    ck_assert_int_eq(tbm_staging_pays(1000.0, 1000.0), 0);
+    ck_assert_int_eq(tbm_staging_pays(1000.0, 2999.0), 0);
+    ck_assert_int_eq(tbm_staging_pays(1000.0, 3000.0), 1);    /* the threshold itself */
+    ck_assert_int_eq(tbm_staging_pays(1000.0, 500.0), 0);     /* faster past a boundary */
+    ck_assert_int_eq(tbm_staging_pays(0.0, 5000.0), 0);       /* not measured */
+    ck_assert_int_eq(tbm_staging_pays(1000.0, 0.0), 0);
+    ck_assert_int_eq(tbm_staging_pays(-1.0, 5000.0), 0);
+    ck_assert_int_eq(tbm_staging_pays(0.0 / 0.0, 5000.0), 0);   /* NaN */
+}
+END_TEST
+
 /* Local ranks get a CPU each, in the order the process may use them, only when every rank can have one. */
 START_TEST(local_ranks_bound_only_when_they_fit)
 {
@@ -396,6 +412,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
     tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
+    tcase_add_test(tc, staging_only_where_the_cpu_is_slow_past_a_boundary);
     tcase_add_test(tc, local_ranks_bound_only_when_they_fit);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
