@@ -41,8 +41,37 @@ new_mount_ns() {
     ' sh "$NS" "$ETC/hosts" "$host"
 }
 
+# A Mac's TCP congestion control is macOS's, CUBIC, whatever this host's default is (BBR on some machines,
+# which paces each connection by its estimate of the path's rate; with the lab's Macs sharing a few cores that
+# estimate collapses, to tens of Mb/s, and bulk transfers over the cables with it). A namespace other than
+# the host's may only take an algorithm the host allows its users; CUBIC is added to that list for the lab's
+# life (the host's list is kept in $LAB/host-tcp-allowed and put back at down).
+HOST_TCP_ALLOWED=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+MAC_TCP_CC=
+mac_tcp_cc_prepare() {
+    MAC_TCP_CC=
+    grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+        modprobe -q tcp_cubic 2>/dev/null || true
+    if ! grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null; then
+        echo "tbmesh-lab: this kernel has no CUBIC congestion control: the Macs keep the host's ($(sysctl -n net.ipv4.tcp_congestion_control))" >&2
+        return 0
+    fi
+    if ! grep -qw cubic "$HOST_TCP_ALLOWED"; then
+        [ -e "$LAB/host-tcp-allowed" ] || cat "$HOST_TCP_ALLOWED" > "$LAB/host-tcp-allowed"
+        echo "$(cat "$HOST_TCP_ALLOWED") cubic" > "$HOST_TCP_ALLOWED"
+    fi
+    MAC_TCP_CC=cubic
+}
+
+mac_tcp_cc_restore() {
+    [ -e "$LAB/host-tcp-allowed" ] || return 0
+    cat "$LAB/host-tcp-allowed" > "$HOST_TCP_ALLOWED" 2>/dev/null || true
+    rm -f "$LAB/host-tcp-allowed"
+}
+
 up_network() {
     local row n addr hw
+    mac_tcp_cc_prepare
     if ! ip link show "$MGMT_BR" >/dev/null 2>&1; then
         ip link add "$MGMT_BR" type bridge
         ip addr add "$CTL_ADDR/24" dev "$MGMT_BR"
@@ -59,6 +88,8 @@ up_network() {
         # hold the port a job's rank 0 is to listen on
         [ -z "$(field "$row" group)" ] ||
             ip netns exec "$(netns "$n")" sysctl -qw net.ipv4.ip_local_port_range="49152 65535"
+        [ -z "$(field "$row" group)" ] || [ -z "$MAC_TCP_CC" ] ||
+            ip netns exec "$(netns "$n")" sysctl -qw net.ipv4.tcp_congestion_control="$MAC_TCP_CC"
         ip link add "tbml-$n" type veth peer name "tbmt-$n"
         ip link set "tbmt-$n" netns "$(netns "$n")"
         if [ -n "$(field "$row" group)" ]; then ifname=en0; else ifname=eth0; fi
@@ -109,6 +140,7 @@ down_network() {
         [ -e "$f" ] && umount "$f" 2>/dev/null || true
     done
     if mountpoint -q "$NS"; then umount "$NS"; fi
+    mac_tcp_cc_restore
 }
 
 # lab_pids: every process inside a lab namespace or started from the lab's folder.

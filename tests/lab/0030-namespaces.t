@@ -13,6 +13,14 @@ t_is "a Mac's outgoing ports are macOS's (49152-65535), above the jobs' ports" "
     "$("$LABCMD" exec mac03 cat /proc/sys/net/ipv4/ip_local_port_range)"
 t_is "a Linux node's are Linux's" "$(cat /proc/sys/net/ipv4/ip_local_port_range)" \
     "$("$LABCMD" exec lnx01 cat /proc/sys/net/ipv4/ip_local_port_range)"
+cc=/proc/sys/net/ipv4/tcp_congestion_control
+if grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control; then
+    t_is "a Mac's TCP congestion control is macOS's (CUBIC)" cubic "$("$LABCMD" exec mac03 cat "$cc")"
+    t_is "a Mac's of the other group too" cubic "$("$LABCMD" exec mac07 cat "$cc")"
+else
+    echo "# this kernel has no CUBIC: the Macs keep the host's congestion control"
+fi
+t_is "a Linux node's is the host's" "$(cat "$cc")" "$("$LABCMD" exec lnx01 cat "$cc")"
 
 # Every cable end in the plan is an interface with that address inside its Mac, and the link carries TCP.
 while IFS=$'\t' read -r _ a aif aip _ b bif bip _ state; do

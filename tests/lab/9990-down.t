@@ -14,8 +14,12 @@ leftovers() {
     true
 }
 
+allowed=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+before=$(cat "$LAB/host-tcp-allowed" 2>/dev/null || cat "$allowed")   # the host's list before up
 t_ok "lab down" "$LABCMD" down
 t_is "nothing left after down" "" "$(leftovers)"
+t_is "the host's allowed TCP congestion controls are as before up" "$before" "$(cat "$allowed")"
+t_fail "the kept copy is gone" test -e "$LAB/host-tcp-allowed"
 t_ok "down twice is harmless" "$LABCMD" down
 
 # A crash: daemons killed with SIGKILL, a job step left running, the state file left behind.
