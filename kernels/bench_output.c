@@ -61,6 +61,11 @@ void bench_print_header(const bench_t *b)
             print_binding(b);
         if (b->op == OP_ALLREDUCE && tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
             printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
+        if (tbmcoll_algo(b->c) == TBMCOLL_ALGO_MESH && b->n > 1) {
+            int k = tbmcoll_streams_in_use(b->c);
+            printf("# TCP streams per pair of ranks: %d%s\n", k,
+                   b->opts.streams == 0 && k == 1 ? " (no core to spare on some machine for more; -S to choose)" : "");
+        }
         if (tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
             print_staging(b);
         printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");

@@ -58,6 +58,7 @@ struct tbmcoll_comm {
     tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
     int stats_on;
     int halving;                     /* mesh: all-reduce by recursive halving and doubling (tbmcoll_plan) */
+    int streams_auto;                /* opts.streams not given: tbmcoll_plan may use one stream only */
 };
 
 /* Counting time for tbmcoll_stats: t0 = tbmcoll_tick(c) before, tbmcoll_tock(c, &c->stats.x_us, t0) after. */
@@ -100,9 +101,10 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
 tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                  tbm_err_t *err);
 
-/* Decide how a connected mesh runs its all-reduce (opts.mesh_allreduce): for a power-of-two size from 4 up,
- * every rank's machine, cores and option are all-gathered, a difference of option is refused, and
- * c->halving is set as tbm_mesh_halving_pays() says (AUTO) or as asked. Returns 0, or -1 with a message. */
+/* Decide how a connected mesh of 2 ranks or more runs: every rank's machine, cores and option
+ * (opts.mesh_allreduce) are all-gathered, a difference of option is refused, c->halving is set as
+ * tbm_mesh_halving_pays() says (AUTO) or as asked, and where opts.streams was not given and
+ * tbm_mesh_streams_pay() says no, every link uses one stream. Returns 0, or -1 with a message. */
 int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
 
 /* ---- connect.c: the TCP connections ---- */

@@ -98,7 +98,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     int r, rc = 0;
 
     c->halving = 0;
-    if (c->algo != TBMCOLL_ALGO_MESH || c->size < 4 || (c->size & (c->size - 1)) != 0)
+    if (c->algo != TBMCOLL_ALGO_MESH || c->size < 2)
         return 0;
     id = machine_id();
     online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -132,9 +132,17 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     /* every rank has the same table of addresses: the same answer everywhere */
     for (r = 0; r < c->size && strncmp(c->links[r].addr, "127.", 4) == 0; r++)
         ;
-    c->halving = c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
-                 (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
-                  tbm_mesh_halving_pays(c->size, host, cpus, r == c->size));
+    c->halving = c->size >= 4 && (c->size & (c->size - 1)) == 0 &&
+                 (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
+                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
+                   tbm_mesh_halving_pays(c->size, host, cpus, r == c->size)));
+    /* the same table on every rank, so both ends of each link agree on the streams in use; the others stay
+     * connected, idle, until the communicator goes */
+    if (c->streams_auto && c->opts.streams > 1 && !tbm_mesh_streams_pay(c->size, host, cpus)) {
+        for (r = 0; r < c->size; r++)
+            c->links[r].nfd = 1;
+        c->opts.streams = 1;
+    }
     return 0;
 }
 
@@ -149,6 +157,13 @@ const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
     if (c->algo == TBMCOLL_ALGO_RING)
         return "ring";
     return c->halving ? "halving" : "direct";
+}
+
+int tbmcoll_streams_in_use(const tbmcoll_comm_t *c)
+{
+    if (!c || c->algo == TBMCOLL_ALGO_MPI)
+        return 0;
+    return c->algo == TBMCOLL_ALGO_MESH ? c->opts.streams : 1;
 }
 
 void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
@@ -169,8 +184,8 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in)
         out->sockbuf_bytes = 4 * 1024 * 1024;
     if (out->spin_us == 0)
         out->spin_us = TBMCOLL_SPIN_US_DEFAULT;
-    if (out->streams <= 0)
-        out->streams = TBMCOLL_STREAMS_DEFAULT;
+    if (out->streams < 0)
+        out->streams = 0;   /* 0 stays: the communicator chooses (tbmcoll_comm_new, tbmcoll_plan) */
     if (out->streams > TBMCOLL_STREAMS_MAX)
         out->streams = TBMCOLL_STREAMS_MAX;
     if (out->recv_staging == 0) {
@@ -209,6 +224,8 @@ tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const 
     c->algo = algo;
     c->ops = algo == TBMCOLL_ALGO_RING ? &tbmcoll_ring_ops : &tbmcoll_mesh_ops;
     tbmcoll_opts_fill(&c->opts, opts);
+    if ((c->streams_auto = c->opts.streams == 0))
+        c->opts.streams = TBMCOLL_STREAMS_DEFAULT;
     for (j = 0; c->links && j < size; j++)
         link_init(&c->links[j], j);
     link_init(&c->left, (rank + size - 1) % size);

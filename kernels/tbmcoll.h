@@ -104,7 +104,9 @@ typedef struct tbmcoll_opts {
                                   0: TBMCOLL_SPIN_US_DEFAULT; negative: sleep after a few tries */
     int streams;               /* mesh: TCP connections per pair of ranks, 1 to 4; a transfer of at least
                                   streams x 64 KiB is split across them (more of the kernel's network work
-                                  in parallel); every rank must use the same; 0: TBMCOLL_STREAMS_DEFAULT */
+                                  in parallel); every rank must use the same; 0:
+                                  TBMCOLL_STREAMS_DEFAULT, or 1 where some machine has no core to spare
+                                  (tbmcoll_streams_in_use) */
     tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh, above TBMCOLL_SMALL_BYTES; every rank must give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
@@ -235,6 +237,11 @@ typedef struct tbmcoll_stats {
 /* Zero the counters and turn counting on (on = 1) or off. */
 void tbmcoll_stats_reset(tbmcoll_comm_t *comm, int on);
 void tbmcoll_stats_get(const tbmcoll_comm_t *comm, tbmcoll_stats_t *out);
+
+/* TCP connections in use per pair of ranks: opts.streams on a mesh, or 1 where it was not given and some
+ * machine has no core to spare for more (tbm_mesh_streams_pay(), decided when the communicator is made); 1 on
+ * a ring; 0 over MPI or for NULL. */
+int tbmcoll_streams_in_use(const tbmcoll_comm_t *comm);
 
 /* Whether receives are staged on this CPU by default (opts.recv_staging 0): the best times of a 64 KiB copy
  * (`rep movsb`, as the kernel copies socket data on x86-64) into a 64-byte aligned destination and into one 16

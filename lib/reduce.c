@@ -370,6 +370,21 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
     return 0;
 }
 
+int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus)
+{
+    int r, k, on;
+
+    if (!host || !cpus || n < 1)
+        return 0;
+    for (r = 0; r < n; r++) {
+        for (on = 0, k = 0; k < n; k++)
+            on += host[k] == host[r];
+        if ((uint32_t)on >= cpus[r])
+            return 0;
+    }
+    return 1;
+}
+
 int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)
 {
     unsigned past = (unsigned)(start & 63);

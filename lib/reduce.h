@@ -75,6 +75,13 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len);
  * cores) per rank the direct all-reduce drives all n-1 links at once, which halving and doubling cannot. */
 int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback);
 
+/* Whether a mesh's extra TCP streams per pair (opts.streams) pay: they spread the kernel's network work of
+ * one transfer over cores the ranks do not use, so only where every machine has more cores (cpus[r], of
+ * rank r's machine host[r]) than ranks. Measured (kernels/README.md): the lab's 4 ranks on 2 cores moved 1.2x
+ * more with one stream than with three, and 2 ranks on 2 cores over loopback the same with either. 0 with
+ * host or cpus NULL or n < 1. */
+int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus);
+
 /* Receives through a staging buffer. Linux on x86-64 copies socket data to user memory with `rep movsb`
  * where the CPU has fast short rep movs (FSRM); on AMD Zen 3 that copy runs about 15 times slower when the
  * destination lies 1 to 31 bytes past the source modulo 4096 (measured here: 2.5 against 40 GB/s; glibc's

@@ -55,6 +55,17 @@ for z in on off; do
   word=staged; [ "$z" = off ] && word="not staged"
   bench -l 2 -Z "$z" -b 64K -e 64K -n 2 -w 1 | grep -qx "# receives: $word (-Z $z)" || { say "-Z $z: header"; fail=1; }
 done
+# streams per pair: -S as given; without it three where the machine has a core to spare beyond its ranks,
+# else one (the machine's CPUs online, as the library counts them), and the header says why
+online=$(getconf _NPROCESSORS_ONLN)
+for n in 2 4; do
+  if [ "$online" -gt "$n" ]; then want="3"; else want="1 (no core to spare on some machine for more; -S to choose)"; fi
+  got=$(bench -l "$n" -b 64K -e 64K -n 2 -w 1 | sed -n 's/^# TCP streams per pair of ranks: //p')
+  [ "$got" = "$want" ] || { say "-l $n on $online CPUs: streams '$got', want '$want'"; fail=1; }
+done
+[ "$(bench -l 2 -S 2 -b 64K -e 64K -n 2 -w 1 | sed -n 's/^# TCP streams per pair of ranks: //p')" = 2 ] ||
+  { say "-S 2: the header should say 2 streams"; fail=1; }
+bench -l 2 -A ring -b 64K -e 64K -n 2 -w 1 | grep -q '^# TCP streams' && { say "a ring has no streams line"; fail=1; }
 # --bind: local ranks each on a CPU of its own when they fit, in the order the process may use them; the
 # header says where; none when there are more ranks than CPUs or with --bind none
 # the CPUs this test may use, in order (its affinity, as the ranks see it)

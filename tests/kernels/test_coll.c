@@ -349,12 +349,13 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 
 int main(void)
 {
-    /* the mesh with the default streams per pair (large transfers striped), with one, with socket buffers
-     * smaller than a few pieces of the pipelined all-reduce, and the ring */
+    /* the mesh with the streams per pair it chooses, with three (large transfers striped, whatever the
+     * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
+     * ring */
     static const run_cfg_t cfgs[NCFGS] = {
-        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_DIRECT },
-        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT }, { TBMCOLL_ALGO_MESH, 0, 64 * 1024, TBMCOLL_MESH_AR_DIRECT },
-        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_HALVING }, { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING },
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT },
+        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT }, { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING }, { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING },
         { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO },
     };
     tr_result_t res[TR_MAX];

@@ -316,6 +316,29 @@ START_TEST(halving_only_where_ranks_share_too_few_cores)
 }
 END_TEST
 
+/* More than one stream per pair only where every machine has a core to spare beyond its ranks. */
+START_TEST(streams_only_where_machines_have_cores_to_spare)
+{
+    uint64_t one[8] = { 7, 7, 7, 7, 7, 7, 7, 7 }, apart[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint64_t pairs[4] = { 1, 1, 2, 2 };
+    uint32_t two[8] = { 2, 2, 2, 2, 2, 2, 2, 2 }, many[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
+    uint32_t mixed[4] = { 16, 16, 2, 2 }, three[4] = { 3, 3, 3, 3 };
+
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, one, two), 0);       /* the lab: 4 ranks on 2 cores */
+    ck_assert_int_eq(tbm_mesh_streams_pay(2, one, two), 0);       /* 2 ranks on 2 cores: none to spare */
+    ck_assert_int_eq(tbm_mesh_streams_pay(2, one, three), 1);
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, one, many), 1);      /* 4 ranks on 16 cores */
+    ck_assert_int_eq(tbm_mesh_streams_pay(8, apart, two), 1);     /* a Mac per rank */
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, pairs, two), 0);     /* 2 ranks on each 2-core machine */
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, pairs, three), 1);
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, pairs, mixed), 0);   /* the second machine has none to spare */
+    ck_assert_int_eq(tbm_mesh_streams_pay(1, one, two), 1);
+    ck_assert_int_eq(tbm_mesh_streams_pay(0, one, two), 0);
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, NULL, two), 0);
+    ck_assert_int_eq(tbm_mesh_streams_pay(4, one, NULL), 0);
+}
+END_TEST
+
 /* Receives staged only into memory 1 to 31 bytes past a 64-byte boundary, and only large ones; the staged
  * data lands 32 bytes past the destination modulo a page, so that neither copy is 1 to 31 bytes ahead of
  * its source modulo 4096 (with the socket data at a 64-byte boundary); the decision is the whole
@@ -413,6 +436,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
     tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
     tcase_add_test(tc, staging_only_where_the_cpu_is_slow_past_a_boundary);
+    tcase_add_test(tc, streams_only_where_machines_have_cores_to_spare);
     tcase_add_test(tc, local_ranks_bound_only_when_they_fit);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
