@@ -1,5 +1,6 @@
 /* net.c: libtbmcoll's plain sockets (net.h): listen, dial with bounded retries, accept, exact reads and
  * writes with deadlines, one non-blocking send or receive. Nothing here knows the communicator. */
+#include "config.h"
 #include "net.h"
 
 #include "clock.h"
@@ -272,7 +273,21 @@ long tbmcoll_sock_io(int fd, int is_send, unsigned char *buf, size_t len)
 int tbmcoll_peer_closed(int fd)
 {
     char b;
-    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    ssize_t n;
+#ifdef POLLRDHUP
+    /* the peer's end seen even behind data it sent that nobody has read yet (a peek would return that data) */
+    struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+    int e = 0;
+    socklen_t el = sizeof(e);
+
+    if (poll(&p, 1, 0) > 0) {
+        if (p.revents & POLLERR)
+            return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e ? e : ECONNRESET;
+        if (p.revents & (POLLRDHUP | POLLHUP))
+            return EPIPE;
+    }
+#endif
+    n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 
     if (n == 0)
         return EPIPE;

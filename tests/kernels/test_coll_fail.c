@@ -1,8 +1,10 @@
 /* test_coll_fail.c: libtbmcoll never hangs: a peer killed or stopped mid-collective makes the others exit
  * non-zero within a bounded time naming it; connection and argument errors give their messages. */
 #include "ranks.h"
+#include "net.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -298,6 +300,55 @@ static int ring_neighbours_rank(int rank, int n, const char *const *addrs, void 
     return bad;
 }
 
+/* A peer's end is seen as closed even with data it sent still unread (a killed rank's last bytes): before
+ * its close tbmcoll_peer_closed() says 0, after it EPIPE, and the data is still there to read. */
+static int peer_closed_behind_unread_data(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), a = -1, b = -1, bad = 0;
+    char buf[100] = { 0 };
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &len) < 0 || (a = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+        connect(a, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (b = accept(lfd, NULL, NULL)) < 0) {
+        printf("peer closed: cannot set up a loopback connection: %s\n", strerror(errno));
+        bad = 1;
+        goto out;
+    }
+    if (send(a, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) {
+        printf("peer closed: send failed\n");
+        bad = 1;
+        goto out;
+    }
+    usleep(20000);
+    if (tbmcoll_peer_closed(b) != 0) {
+        printf("peer closed: said closed while the peer is still there\n");
+        bad = 1;
+    }
+    close(a);
+    a = -1;
+    usleep(20000);
+    if (tbmcoll_peer_closed(b) != EPIPE) {
+        printf("peer closed: not seen behind 100 unread bytes\n");
+        bad = 1;
+    }
+    if (recv(b, buf, sizeof(buf), MSG_DONTWAIT) != (ssize_t)sizeof(buf)) {
+        printf("peer closed: the unread data was lost\n");
+        bad = 1;
+    }
+    printf("peer closed behind unread data: %s\n", bad ? "FAIL" : "ok");
+out:
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    if (lfd >= 0)
+        close(lfd);
+    return bad;
+}
+
 int main(void)
 {
     tr_result_t res[TR_MAX];
@@ -313,7 +364,7 @@ int main(void)
           "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
           "rank the same segment size", TBMCOLL_MESH_AR_AUTO },
     };
-    /* 4 ranks (a mesh learns every rank's choice from 4 up): rank 0 asks for halving, the others for auto */
+    /* 4 ranks (a mesh learns every rank's choice as it is made): rank 0 asks for halving, the others for auto */
     static const mismatch_t how_mismatch = {
         "mesh all-reduce halving against auto", TBMCOLL_ALGO_MESH, 3, 0,
         "rank 1: rank 0 asks for the mesh all-reduce 'halving' but this rank for 'auto': give every rank the "
@@ -322,6 +373,7 @@ int main(void)
     int bad = 0, k;
 
     signal(SIGPIPE, SIG_IGN);
+    bad |= peer_closed_behind_unread_data();
     bad |= connect_errors();
     bad |= argument_errors();
     bad |= tr_run(4, ring_neighbours_rank, NULL, 30, NULL, -1, res);
