@@ -57,7 +57,7 @@ struct tbmcoll_comm {
     void *transport;                 /* MPI state */
     tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
     int stats_on;
-    int halving;                     /* mesh: all-reduce by recursive halving and doubling (tbmcoll_plan) */
+    int halving;                     /* all-reduce by recursive halving and doubling (tbmcoll_plan) */
     int streams_auto;                /* opts.streams not given: tbmcoll_plan may use one stream only */
 };
 
@@ -100,6 +100,11 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
  * memory. */
 tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                  tbm_err_t *err);
+
+/* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4
+ * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. */
+int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                              tbm_redop_t op);
 
 /* Decide how a connected mesh of 2 ranks or more runs: every rank's machine, cores and option
  * (opts.mesh_allreduce) are all-gathered, a difference of option is refused, c->halving is set as

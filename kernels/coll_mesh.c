@@ -196,8 +196,27 @@ static void blocks_of(const tbmcoll_comm_t *c, const layout_t *ly, int lo, int h
     *len = end - *at;
 }
 
+/* Halving and doubling on a ring of 4 (tbmcoll_halving_allreduce): a ring of four is a square, whose corners
+ * numbered in Gray code (ring rank r is corner r ^ (r >> 1): 0, 1, 3, 2) differ in one bit from each
+ * neighbour's; so every exchange of the halving is with a ring neighbour. A mesh's corners are its ranks. */
+static int corner_of(const tbmcoll_comm_t *c, int rank)
+{
+    return c->algo == TBMCOLL_ALGO_RING ? rank ^ (rank >> 1) : rank;
+}
+
+static tbmcoll_link_t *corner_link(tbmcoll_comm_t *c, int corner)
+{
+    int rank;
+
+    if (c->algo != TBMCOLL_ALGO_RING)
+        return &c->links[corner];
+    rank = corner ^ (corner >> 1);   /* the inverse of r ^ (r >> 1) for two bits */
+    return rank == c->right.peer ? &c->right : &c->left;
+}
+
 /* All-reduce by recursive halving, then recursive doubling (Rabenseifner's), for a power-of-two number of
- * ranks: in step s of the halving, rank r exchanges with rank r ^ 2^s half of the blocks it still holds
+ * ranks (corners: see corner_of; below, "rank" is a corner): in step s of the halving, rank r exchanges with
+ * rank r ^ 2^s half of the blocks it still holds
  * (the upper half when bit s of r is clear), piece by piece, folding each received piece into the half it
  * keeps (the lower rank's operand first); after log2(n) steps it holds one block folded over all ranks, as
  * a balanced tree in rank order ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the
@@ -206,7 +225,7 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
                         tbm_dtype_t dt, tbm_redop_t op, size_t piece)
 {
     tbmcoll_xfer_t xs[2];
-    int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n;
+    int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n, me = corner_of(c, c->rank);
     size_t kat, klen, gat, glen, k, rounds, at, pl, gpl;
     const unsigned char *from = src;
     unsigned char *slot = tbmcoll_scratch(c, piece);
@@ -215,9 +234,9 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
         return -1;
     lo[0] = 0, hi[0] = c->size;
     for (d = 1; d < c->size; d <<= 1, steps++) {
-        p = c->rank ^ d;
+        p = me ^ d;
         mid = (lo[steps] + hi[steps]) / 2;
-        if (c->rank & d)
+        if (me & d)
             klo = mid, khi = hi[steps], glo = lo[steps], ghi = mid;
         else
             klo = lo[steps], khi = mid, glo = mid, ghi = hi[steps];
@@ -227,14 +246,14 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
         for (k = 0; k < rounds; k++) {
             n = 0;
             piece_of(glen, piece, k, &at, &gpl);
-            add_xfer(xs, &n, &c->links[p], 1, from + gat + at, gpl);
+            add_xfer(xs, &n, corner_link(c, p), 1, from + gat + at, gpl);
             piece_of(klen, piece, k, &at, &pl);
-            add_xfer(xs, &n, &c->links[p], 0, slot, pl);
+            add_xfer(xs, &n, corner_link(c, p), 0, slot, pl);
             if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
                 return -1;
             if (pl == 0)
                 continue;
-            if (c->rank < p)
+            if (me < p)
                 tbmcoll_reduce(c, dst + kat + at, from + kat + at, slot, pl / ly->esize, dt, op);
             else
                 tbmcoll_reduce(c, dst + kat + at, slot, from + kat + at, pl / ly->esize, dt, op);
@@ -243,7 +262,7 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
         lo[steps + 1] = klo, hi[steps + 1] = khi;
     }
     for (d = c->size >> 1; d >= 1; d >>= 1) {
-        p = c->rank ^ d;
+        p = me ^ d;
         steps--;
         /* this rank holds blocks [lo, hi) of step `steps + 1`; the peer holds the rest of step `steps`'s */
         blocks_of(c, ly, lo[steps + 1], hi[steps + 1], &kat, &klen);
@@ -252,12 +271,21 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
         else
             blocks_of(c, ly, lo[steps], lo[steps + 1], &gat, &glen);
         n = 0;
-        add_xfer(xs, &n, &c->links[p], 1, dst + kat, klen);
-        add_xfer(xs, &n, &c->links[p], 0, dst + gat, glen);
+        add_xfer(xs, &n, corner_link(c, p), 1, dst + kat, klen);
+        add_xfer(xs, &n, corner_link(c, p), 0, dst + gat, glen);
         if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
             return -1;
     }
     return 0;
+}
+
+int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                              tbm_redop_t op)
+{
+    layout_t ly = { count, tbm_dtype_size(dt) };
+    size_t piece = c->opts.segment_bytes / ly.esize * ly.esize;
+
+    return mesh_halving(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
 }
 
 static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,

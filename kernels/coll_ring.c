@@ -300,6 +300,8 @@ static int ring_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     }
     if (count * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES)
         return ring_small(c, send, recv, count, dt, op);
+    if (c->halving)
+        return tbmcoll_halving_allreduce(c, send, recv, count, dt, op);
     if (!(b.scratch = chunk_scratch(c, count, tbm_dtype_size(dt), 0)))
         return -1;
     return rs_ag(c, &b, 0, 2 * c->size - 3, dt, op, "all-reduce");

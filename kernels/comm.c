@@ -95,17 +95,22 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     uint64_t host[TBM_MLX_RING_MAX], id;
     long online;
     char pre[32];
-    int r, rc = 0;
+    int r, rc = 0, loopback = 1;
 
     c->halving = 0;
-    if (c->algo != TBMCOLL_ALGO_MESH || c->size < 2)
+    if (c->size < 2 || (c->algo != TBMCOLL_ALGO_MESH && !(c->algo == TBMCOLL_ALGO_RING && c->size == 4)))
         return 0;
     id = machine_id();
     online = sysconf(_SC_NPROCESSORS_ONLN);
     mine[0] = (uint32_t)(id >> 32);
     mine[1] = (uint32_t)id;
     mine[2] = online > 0 ? (uint32_t)online : 1;
-    mine[3] = (uint32_t)c->opts.mesh_allreduce;
+    /* the option, and whether this rank's links are all over loopback (bit 8) */
+    for (r = 0; c->links && r < c->size; r++)
+        loopback &= strncmp(c->links[r].addr, "127.", 4) == 0;
+    if (!c->links)
+        loopback = strncmp(c->left.addr, "127.", 4) == 0 && strncmp(c->right.addr, "127.", 4) == 0;
+    mine[3] = (uint32_t)c->opts.mesh_allreduce | (uint32_t)loopback << 8;
     if (!(all = malloc(sizeof(mine) * (size_t)c->size)))
         return tbm_errprintf(err, "out of memory");
     if (c->ops->allgather(c, mine, all, 4, TBM_DT_I32) < 0) {
@@ -121,21 +126,20 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
         uint64_t h = (uint64_t)v[0] << 32 | v[1];
         host[r] = h ? h : ~(uint64_t)r;   /* an unknown machine (0) is a machine of its own */
         cpus[r] = v[2];
-        if (v[3] != (uint32_t)c->opts.mesh_allreduce && rc == 0)
+        loopback &= (v[3] >> 8) & 1;
+        if ((v[3] & 0xff) != (uint32_t)c->opts.mesh_allreduce && rc == 0)
             rc = tbm_errprintf(err, "rank %d asks for the mesh all-reduce '%s' but this rank for '%s': give every "
-                               "rank the same", r, tbmcoll_mesh_ar_name((tbmcoll_mesh_ar_t)v[3]),
+                               "rank the same", r, tbmcoll_mesh_ar_name((tbmcoll_mesh_ar_t)(v[3] & 0xff)),
                                tbmcoll_mesh_ar_name(c->opts.mesh_allreduce));
     }
     free(all);
     if (rc < 0)
         return -1;
-    /* every rank has the same table of addresses: the same answer everywhere */
-    for (r = 0; r < c->size && strncmp(c->links[r].addr, "127.", 4) == 0; r++)
-        ;
+    /* every rank decides from the same table: the same answer everywhere */
     c->halving = c->size >= 4 && (c->size & (c->size - 1)) == 0 &&
                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
                   (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
-                   tbm_mesh_halving_pays(c->size, host, cpus, r == c->size)));
+                   tbm_mesh_halving_pays(c->size, host, cpus, loopback)));
     /* the same table on every rank, so both ends of each link agree on the streams in use; the others stay
      * connected, idle, until the communicator goes */
     if (c->streams_auto && c->opts.streams > 1 && !tbm_mesh_streams_pay(c->size, host, cpus)) {
@@ -154,9 +158,9 @@ const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
         return "mpi";
     if (c->size == 1)
         return "copy";
-    if (c->algo == TBMCOLL_ALGO_RING)
-        return "ring";
-    return c->halving ? "halving" : "direct";
+    if (c->halving)
+        return "halving";
+    return c->algo == TBMCOLL_ALGO_RING ? "ring" : "direct";
 }
 
 int tbmcoll_streams_in_use(const tbmcoll_comm_t *c)

@@ -107,7 +107,8 @@ typedef struct tbmcoll_opts {
                                   in parallel); every rank must use the same; 0:
                                   TBMCOLL_STREAMS_DEFAULT, or 1 where some machine has no core to spare
                                   (tbmcoll_streams_in_use) */
-    tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh, above TBMCOLL_SMALL_BYTES; every rank must give the same */
+    tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh (or ring of 4), above TBMCOLL_SMALL_BYTES; every rank must
+                                           give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
                                   lib/reduce.h says why): 0: where this CPU's copy to such addresses is the

@@ -115,6 +115,13 @@ for how in halving direct; do
 done
 bench -l 3 -a halving -b 1M -e 1M -n 2 -w 1 | grep -q '^# all-reduce above 32 KiB: direct$' ||
   { say "-a halving on 3 ranks should say direct"; fail=1; }
+# a ring of 4 halves too when asked (each step with a neighbour), and runs its own otherwise; a ring of 3 cannot
+for case in halving:4:halving direct:4:ring auto:4:ring halving:3:ring; do
+  how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}
+  table=$(bench -l "$n" -A ring -a "$how" -b 16K -e 1M -f 8 -n 2 -w 1 -d bf16) || { say "ring -a $how: exit $?"; fail=1; }
+  echo "$table" | grep -q "^# all-reduce above 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
+    { say "ring of $n, -a $how: want $want"; echo "$table"; fail=1; }
+done
 json=$(bench -l 2 -b 8 -e 64 -f 2 -n 2 -w 1 -F json)
 echo "$json" | grep -q '"wrong_total": 0,' || { say "json: no wrong_total"; echo "$json"; fail=1; }
 

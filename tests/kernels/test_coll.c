@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define NSIZES 4
-#define NCFGS 7
+#define NCFGS 8
 #define BIG 100000     /* above this, only sum all-reduce for every type; the other operations on f32 */
 static size_t sizes[NSIZES] = { 1, 7, 1023, (1u << 20) + 3 };
 /* Under valgrind (check-valgrind) the largest class is TBM_COLL_BIG elements instead: the same paths (striped
@@ -62,7 +62,7 @@ static void tree(unsigned char *const *in, int lo, int hi, tbm_dtype_t dt, tbm_r
 
 /* The reduction the library promises: chunk c of `total` elements folded as acc = acc op next in rank order
  * (mesh) or ring order c+1, ..., c+n (ring), or as a tree (ring == 2: the mesh's halving all-reduce, for a
- * whole buffer above the small size). Writes elements [first, first+count) of the result. */
+ * whole buffer above the small size; ring == 3: a ring of 4's, over its ranks in Gray order 0, 1, 3, 2). Writes elements [first, first+count) of the result. */
 static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t dt, tbm_redop_t op, int ring,
                       unsigned char *out, size_t first, size_t count)
 {
@@ -71,8 +71,12 @@ static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t
     size_t es = tbm_dtype_size(dt), off, len, lo, hi;
     int c, k, o0, o1;
 
-    if (ring == 2 && whole && !small) {
-        tree(in, 0, n, dt, op, out, 0, count);
+    if ((ring == 2 || ring == 3) && whole && !small) {
+        unsigned char *corner[8];
+
+        for (c = 0; c < n && c < 8; c++)   /* a ring of 4 halves in Gray order: corner c is rank c ^ (c >> 1) */
+            corner[c] = ring == 3 ? in[c ^ (c >> 1)] : in[c];
+        tree(corner, 0, n, dt, op, out, 0, count);
         return;
     }
     ring = ring == 1 && !small;
@@ -110,7 +114,8 @@ static int same(const char *what, tbm_dtype_t dt, size_t count, const void *got,
 
 typedef struct ctx {
     tbmcoll_comm_t *c;
-    int rank, n, ring;   /* ring: 1 for the ring, 2 for the mesh's halving all-reduce, 0 for its direct one */
+    int rank, n, ring;   /* ring: 1 for the ring, 3 for its halving all-reduce (4 ranks), 2 for the mesh's
+                          * halving all-reduce, 0 for its direct one */
     tbm_err_t err;
 } ctx_t;
 
@@ -160,14 +165,14 @@ static int check_gather_scatter(ctx_t *x, size_t per, tbm_dtype_t dt, unsigned c
                           "all-gather");
     bad |= bad || same("all-gather in place", dt, total, all, want);
     /* reduce-scatter: every rank's input is `total` elements; use in[k] of the all-reduce (large enough) */
-    reference(in, x->n, total, dt, TBM_OP_SUM, x->ring == 1, want, (size_t)x->rank * per, per);
+    reference(in, x->n, total, dt, TBM_OP_SUM, x->ring == 1 || x->ring == 3, want, (size_t)x->rank * per, per);
     bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, in[x->rank], all, per, dt, TBM_OP_SUM, &x->err),
                           "reduce-scatter");
     bad |= bad || same("reduce-scatter", dt, per, all, want);
     memcpy(all, in[x->rank], total * es);
     bad |= bad || call_ok(x, tbmcoll_reduce_scatter(x->c, all, all + (size_t)x->rank * per * es, per, dt,
                                                     TBM_OP_MAX, &x->err), "reduce-scatter");
-    reference(in, x->n, total, dt, TBM_OP_MAX, x->ring == 1, want, (size_t)x->rank * per, per);
+    reference(in, x->n, total, dt, TBM_OP_MAX, x->ring == 1 || x->ring == 3, want, (size_t)x->rank * per, per);
     bad |= bad || same("reduce-scatter in place", dt, per, all + (size_t)x->rank * per * es, want);
     free(all);
     free(want);
@@ -308,7 +313,7 @@ static const char *plan_wanted(const run_cfg_t *cfg, int n)
     if (n == 1)
         return "copy";
     if (cfg->algo == TBMCOLL_ALGO_RING)
-        return "ring";
+        return cfg->how == TBMCOLL_MESH_AR_HALVING && n == 4 ? "halving" : "ring";
     if (cfg->how == TBMCOLL_MESH_AR_HALVING && n >= 4 && (n & (n - 1)) == 0)
         return "halving";
     return "direct";
@@ -336,7 +341,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     bad |= TR_EXPECT(strcmp(tbmcoll_allreduce_plan(x.c), plan) == 0, "all-reduce plan %s, want %s",
                      tbmcoll_allreduce_plan(x.c), plan);
     if (strcmp(plan, "halving") == 0)
-        x.ring = 2;
+        x.ring = x.ring ? 3 : 2;
     for (s = 0; s < NSIZES && !bad; s++)
         for (dt = 0; dt < TBM_DT_COUNT && !bad; dt++)
             bad |= check_size(&x, sizes[s], (tbm_dtype_t)dt);
@@ -356,7 +361,7 @@ int main(void)
         { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT },
         { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT }, { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT },
         { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING }, { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING },
     };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
@@ -369,12 +374,13 @@ int main(void)
         for (a = 0; a < NCFGS; a++) {
             double t0 = tr_now();
             int rc;
-            if (n == 8 && cfgs[a].how != TBMCOLL_MESH_AR_HALVING)
+            if (n == 8 && (cfgs[a].how != TBMCOLL_MESH_AR_HALVING || cfgs[a].algo == TBMCOLL_ALGO_RING))
                 continue;   /* 8 ranks on a few cores: the halving's extra step only */
             rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
             printf("%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
-                   cfgs[a].algo == TBMCOLL_ALGO_MESH ? ", all-reduce " : "",
-                   cfgs[a].algo == TBMCOLL_ALGO_MESH ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
+                   cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING ? ", all-reduce " : "",
+                   cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING
+                       ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
                    cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "", n,
                    rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)

@@ -53,6 +53,18 @@ t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
 out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
     srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
 t_match "... and -a direct runs the direct one" "^# all-reduce above 32 KiB: direct$" "$out"
+# A ring of four Macs is a square: halving and doubling there too, each step with a neighbour, where the
+# Macs share too few cores (its values checked as always: bf16, against the reference)
+out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:4 --mlx-backend=ring \
+    srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
+want_ring=halving
+[ "$cores" -ge 4 ] && want_ring=ring
+t_match "mini-b: a ring of four Macs on $cores cores: the all-reduce is $want_ring" \
+    "^# all-reduce above 32 KiB: $want_ring$" "$out"
+t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
+out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:4 --mlx-backend=ring \
+    srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
+t_match "... and -a direct runs the ring's own" "^# all-reduce above 32 KiB: ring$" "$out"
 
 # Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there; the
 # lab's rsh here, installed where every Mac sees it, since Open MPI's daemons on the Macs run it too: a clone
