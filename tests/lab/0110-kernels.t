@@ -42,29 +42,25 @@ t_match "studio-a all-reduce, bf16, 8 B to 4 MiB (striped over 3 connections per
 
 # The lab's four Macs share this machine's kernel and cores, their cables are veths: the mesh all-reduces by
 # halving and doubling there, unless told otherwise (over loopback, and with a Mac per rank, it does not).
-out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
-    srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
 cores=$(getconf _NPROCESSORS_ONLN)
+# plan_is GROUP BACKEND WHAT OWN: the group's all-reduce (values checked: bf16, against the reference) is
+# halving and doubling where its four Macs share too few cores, else OWN; -a direct asks for OWN
+plan_is() {
+    local want=halving out
+    [ "$cores" -ge 4 ] && want=$4   # enough cores for the four Macs
+    out=$(as tbm-alice salloc -Q --gres=tbmesh:"$1":4 --mlx-backend="$2" \
+        srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
+    t_match "$1: $3 on $cores cores: the all-reduce is $want" "^# all-reduce above 32 KiB: $want$" "$out"
+    t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
+    out=$(as tbm-alice salloc -Q --gres=tbmesh:"$1":4 --mlx-backend="$2" \
+        srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
+    t_match "... and -a direct runs $4" "^# all-reduce above 32 KiB: $4$" "$out"
+}
+plan_is studio-a jaccl "four Macs of one machine" direct
+# a ring of four is a square: each step of the halving with a neighbour
+plan_is mini-b ring "a ring of four Macs" ring
 want=halving
-[ "$cores" -ge 4 ] && want=direct   # enough cores for the four Macs: the direct all-reduce
-t_match "studio-a: four Macs on $cores cores of one machine: the all-reduce is $want" \
-    "^# all-reduce above 32 KiB: $want$" "$out"
-t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
-out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
-    srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
-t_match "... and -a direct runs the direct one" "^# all-reduce above 32 KiB: direct$" "$out"
-# A ring of four Macs is a square: halving and doubling there too, each step with a neighbour, where the
-# Macs share too few cores (its values checked as always: bf16, against the reference)
-out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:4 --mlx-backend=ring \
-    srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
-want_ring=halving
-[ "$cores" -ge 4 ] && want_ring=ring
-t_match "mini-b: a ring of four Macs on $cores cores: the all-reduce is $want_ring" \
-    "^# all-reduce above 32 KiB: $want_ring$" "$out"
-t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
-out=$(as tbm-alice salloc -Q --gres=tbmesh:mini-b:4 --mlx-backend=ring \
-    srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
-t_match "... and -a direct runs the ring's own" "^# all-reduce above 32 KiB: ring$" "$out"
+[ "$cores" -ge 4 ] && want=direct   # studio-a's, for mesh-vs-mpi.sh below
 
 # Open MPI over the Thunderbolt addresses only, started in each Mac as mpirun on a Mac would (ssh there; the
 # lab's rsh here, installed where every Mac sees it, since Open MPI's daemons on the Macs run it too: a clone
