@@ -103,8 +103,20 @@ tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const 
 
 /* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4
  * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. */
+/* The halving moves at most this many pieces (opts.segment_bytes) of a step as one stream: its window. */
+#define TBMCOLL_HALVING_PIECES 16
+
 int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                               tbm_redop_t op);
+
+/* Exchange with one peer over one link (its first stream) and fold as the data comes: send send_len bytes
+ * while recv_len bytes arrive into recv, each segment (opts.segment_bytes) folded into fold_dst as soon as it
+ * is in, while it is in cache: fold_dst = recv op fold_b, or fold_b op recv when recv_second (recv may be
+ * fold_dst itself). The ring's engine (coll_ring.c), with both sides on one link. Returns 0, or -1 after
+ * tbmcoll_fail() naming the peer. */
+int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
+                      size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
+                      tbm_redop_t op, const char *what);
 
 /* Decide how a connected mesh of 2 ranks or more runs: every rank's machine, cores and option
  * (opts.mesh_allreduce) are all-gathered, a difference of option is refused, c->halving is set as

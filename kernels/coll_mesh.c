@@ -217,18 +217,23 @@ static tbmcoll_link_t *corner_link(tbmcoll_comm_t *c, int corner)
 /* All-reduce by recursive halving, then recursive doubling (Rabenseifner's), for a power-of-two number of
  * ranks (corners: see corner_of; below, "rank" is a corner): in step s of the halving, rank r exchanges with
  * rank r ^ 2^s half of the blocks it still holds
- * (the upper half when bit s of r is clear), piece by piece, folding each received piece into the half it
- * keeps (the lower rank's operand first); after log2(n) steps it holds one block folded over all ranks, as
- * a balanced tree in rank order ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the
- * same way. Each step talks to one peer only: where ranks share cores, two of them at a time can run. */
+ * (the upper half when bit s of r is clear), folding what it receives into the half it keeps (the lower
+ * rank's operand first) segment by segment as it arrives, while it is in cache, and sending its other half
+ * meanwhile, as one stream (tbmcoll_pair_fold), in windows of TBMCOLL_HALVING_PIECES pieces: the scratch a
+ * window is received into is bounded (out of place, the first step receives into dst itself and needs none).
+ * After log2(n) steps it holds one block folded over all ranks, as a balanced tree in rank order
+ * ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the same way. Each step talks to one
+ * peer only: where ranks share cores, two of them at a time can run. */
 static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
                         tbm_dtype_t dt, tbm_redop_t op, size_t piece)
 {
     tbmcoll_xfer_t xs[2];
     int lo[8], hi[8], steps = 0, d, p, mid, klo, khi, glo, ghi, n, me = corner_of(c, c->rank);
-    size_t kat, klen, gat, glen, k, rounds, at, pl, gpl;
+    size_t kat, klen, gat, glen, k, rounds, at, gat_k, pl, gpl, total = ly->count * ly->esize;
+    size_t win = piece <= TBMCOLL_SEGMENT_MAX / TBMCOLL_HALVING_PIECES ? piece * TBMCOLL_HALVING_PIECES
+                                                                        : TBMCOLL_SEGMENT_MAX;
     const unsigned char *from = src;
-    unsigned char *slot = tbmcoll_scratch(c, piece);
+    unsigned char *slot = tbmcoll_scratch(c, win < total ? win : total), *into;
 
     if (!slot)
         return -1;
@@ -242,21 +247,14 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
             klo = lo[steps], khi = mid, glo = mid, ghi = hi[steps];
         blocks_of(c, ly, klo, khi, &kat, &klen);
         blocks_of(c, ly, glo, ghi, &gat, &glen);
-        rounds = ((klen > glen ? klen : glen) + piece - 1) / piece;
+        rounds = ((klen > glen ? klen : glen) + win - 1) / win;
         for (k = 0; k < rounds; k++) {
-            n = 0;
-            piece_of(glen, piece, k, &at, &gpl);
-            add_xfer(xs, &n, corner_link(c, p), 1, from + gat + at, gpl);
-            piece_of(klen, piece, k, &at, &pl);
-            add_xfer(xs, &n, corner_link(c, p), 0, slot, pl);
-            if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+            piece_of(glen, win, k, &gat_k, &gpl);
+            piece_of(klen, win, k, &at, &pl);
+            into = from != dst ? dst + kat + at : slot;   /* out of place: straight into place */
+            if (tbmcoll_pair_fold(c, corner_link(c, p), from + gat + gat_k, gpl, into, pl, dst + kat + at,
+                                  from + kat + at, me < p, dt, op, "all-reduce") < 0)
                 return -1;
-            if (pl == 0)
-                continue;
-            if (me < p)
-                tbmcoll_reduce(c, dst + kat + at, from + kat + at, slot, pl / ly->esize, dt, op);
-            else
-                tbmcoll_reduce(c, dst + kat + at, slot, from + kat + at, pl / ly->esize, dt, op);
         }
         from = dst;
         lo[steps + 1] = klo, hi[steps + 1] = khi;

@@ -16,11 +16,13 @@ typedef struct ring_step {
     size_t recv_len;
     unsigned char *fold_dst;         /* NULL: recv is final; else fold_dst = recv op fold_b */
     const unsigned char *fold_b;
+    int recv_second;                 /* fold_dst = fold_b op recv instead (the received operand second) */
     int gate;                        /* index of the gating step, or -1 */
 } ring_step_t;
 
 typedef struct ring_run {
     tbmcoll_comm_t *c;
+    tbmcoll_link_t *in, *out;        /* receive on in (the left), send on out (the right); may be one link */
     ring_step_t *st;
     int n;
     tbm_dtype_t dt;
@@ -74,16 +76,20 @@ static void fold_received(ring_run_t *r)
             return;
         upto = r->done + (r->got - r->done) / r->esize * r->esize;
     }
-    tbmcoll_reduce(r->c, s->fold_dst + r->done, s->recv + r->done, s->fold_b + r->done, (upto - r->done) / r->esize,
-               r->dt, r->op);
+    if (s->recv_second)
+        tbmcoll_reduce(r->c, s->fold_dst + r->done, s->fold_b + r->done, s->recv + r->done,
+                       (upto - r->done) / r->esize, r->dt, r->op);
+    else
+        tbmcoll_reduce(r->c, s->fold_dst + r->done, s->recv + r->done, s->fold_b + r->done,
+                       (upto - r->done) / r->esize, r->dt, r->op);
     r->done = upto;
 }
 
-/* One receive on the left link; 0 or an error code (tbmcoll_xfer_step). */
+/* One receive on the in link; 0 or an error code (tbmcoll_xfer_step). */
 static int do_recv(ring_run_t *r)
 {
     ring_step_t *s = &r->st[r->rs];
-    tbmcoll_xfer_t x = { .link = &r->c->left, .is_send = 0, .buf = s->recv, .len = s->recv_len, .done = r->got };
+    tbmcoll_xfer_t x = { .link = r->in, .is_send = 0, .buf = s->recv, .len = s->recv_len, .done = r->got };
     int code = tbmcoll_xfer_step(r->c, &x);
 
     if (code)
@@ -97,11 +103,11 @@ static int do_recv(ring_run_t *r)
     return 0;
 }
 
-/* One send on the right link, of what the gate allows; 0 or an error code. */
+/* One send on the out link, of what the gate allows; 0 or an error code. */
 static int do_send(ring_run_t *r)
 {
     ring_step_t *s = &r->st[r->ss];
-    tbmcoll_xfer_t x = { .link = &r->c->right, .is_send = 1, .buf = (unsigned char *)s->send,
+    tbmcoll_xfer_t x = { .link = r->out, .is_send = 1, .buf = (unsigned char *)s->send,
                          .len = send_avail(r), .done = r->sent };
     int code = tbmcoll_xfer_step(r->c, &x);
 
@@ -119,14 +125,18 @@ static int do_send(ring_run_t *r)
  * on one side looks at the other side too: when both neighbours have closed, both are named. */
 static int ring_fail(ring_run_t *r, int left_code, int right_code, int stalled)
 {
-    tbmcoll_xfer_t lx = { .link = &r->c->left, .is_send = 0 }, rx = { .link = &r->c->right, .is_send = 1 };
+    tbmcoll_xfer_t lx = { .link = r->in, .is_send = 0 }, rx = { .link = r->out, .is_send = 1 };
     tbmcoll_xfer_t *xs[2], *waiting[1] = { &lx };
     int codes[2], n = 0;
 
     if (!stalled && !left_code)
-        left_code = tbmcoll_peer_closed(r->c->left.fd);
-    if (!stalled && !right_code)
-        right_code = tbmcoll_peer_closed(r->c->right.fd);
+        left_code = tbmcoll_peer_closed(r->in->fd);
+    if (!stalled && !right_code && r->out != r->in)
+        right_code = tbmcoll_peer_closed(r->out->fd);
+    if (r->out == r->in && right_code) {   /* one peer: named once */
+        left_code = left_code ? left_code : right_code;
+        right_code = 0;
+    }
     if (left_code)
         xs[n] = &lx, codes[n++] = left_code;
     if (right_code)
@@ -165,8 +175,8 @@ static int ring_wait(ring_run_t *r, int *watch_right)
     *watch_right = *watch_right && r->ss < r->n;   /* once all is sent, the right may finish and close */
     if (!want_send && !want_recv)
         return tbmcoll_fail(r->c, "%s: the ring schedule waits on itself (step %d)", r->what, r->ss);
-    p[0] = (struct pollfd){ .fd = want_recv ? r->c->left.fd : -1, .events = POLLIN };
-    p[1] = (struct pollfd){ .fd = want_send || *watch_right ? r->c->right.fd : -1,
+    p[0] = (struct pollfd){ .fd = want_recv ? r->in->fd : -1, .events = POLLIN };
+    p[1] = (struct pollfd){ .fd = want_send || *watch_right ? r->out->fd : -1,
                             .events = (short)((want_send ? POLLOUT : 0) | (*watch_right ? POLLIN : 0)) };
     do
         rc = poll(p, 2, r->c->opts.io_timeout_ms);
@@ -176,7 +186,7 @@ static int ring_wait(ring_run_t *r, int *watch_right)
     if (rc == 0)
         return ring_fail(r, want_recv, !want_recv, 1);
     if (*watch_right && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-        if ((code = tbmcoll_peer_closed(r->c->right.fd)) != 0)
+        if ((code = tbmcoll_peer_closed(r->out->fd)) != 0)
             return ring_fail(r, 0, code, 0);
         *watch_right = !(p[1].revents & POLLIN);   /* data from the right is not ours: stop watching */
     }
@@ -224,7 +234,8 @@ static int rs_ag(tbmcoll_comm_t *c, const ring_bufs_t *b, int first, int last, t
                  const char *what)
 {
     ring_step_t st[2 * TBM_MLX_RING_MAX];
-    ring_run_t run = { .c = c, .st = st, .n = 0, .dt = dt, .op = op, .esize = tbm_dtype_size(dt), .what = what };
+    ring_run_t run = { .c = c, .in = &c->left, .out = &c->right, .st = st, .n = 0, .dt = dt, .op = op,
+                       .esize = tbm_dtype_size(dt), .what = what };
     size_t soff, slen, roff, rlen;
     int s, n = c->size;
 
@@ -343,9 +354,22 @@ static int ring_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_
     size_t bytes = count * tbm_dtype_size(dt);
     ring_step_t st = { .send = buf, .send_len = d < c->size - 1 ? bytes : 0, .recv = buf,
                        .recv_len = d > 0 ? bytes : 0, .gate = d > 0 ? 0 : -1 };
-    ring_run_t run = { .c = c, .st = &st, .n = 1, .dt = dt, .esize = tbm_dtype_size(dt), .what = "broadcast" };
+    ring_run_t run = { .c = c, .in = &c->left, .out = &c->right, .st = &st, .n = 1, .dt = dt,
+                       .esize = tbm_dtype_size(dt), .what = "broadcast" };
 
     return c->size == 1 ? 0 : ring_run(&run);
+}
+
+int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
+                      size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
+                      tbm_redop_t op, const char *what)
+{
+    ring_step_t st = { .send = send, .send_len = send_len, .recv = recv, .recv_len = recv_len,
+                       .fold_dst = fold_dst, .fold_b = fold_b, .recv_second = recv_second, .gate = -1 };
+    ring_run_t run = { .c = c, .in = l, .out = l, .st = &st, .n = 1, .dt = dt, .op = op,
+                       .esize = tbm_dtype_size(dt), .what = what };
+
+    return ring_run(&run);
 }
 
 const tbmcoll_ops_t tbmcoll_ring_ops = {

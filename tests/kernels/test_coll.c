@@ -304,6 +304,7 @@ typedef struct run_cfg {
     int streams;
     int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
     tbmcoll_mesh_ar_t how;
+    size_t segment;   /* 0: the default (256 KiB); small: the halving's steps cross several windows */
 } run_cfg_t;
 
 /* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
@@ -329,6 +330,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 
     o.streams = cfg->streams;
     o.sockbuf_bytes = cfg->sockbuf;
+    o.segment_bytes = cfg->segment;
     o.mesh_allreduce = cfg->how;
     o.recv_staging = 1;   /* on whatever the machine: the staged path is checked everywhere */
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
@@ -356,12 +358,15 @@ int main(void)
 {
     /* the mesh with the streams per pair it chooses, with three (large transfers striped, whatever the
      * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
-     * ring */
+     * ring; the halving with 16 KiB pieces too, so that its steps cross several windows
+     * (TBMCOLL_HALVING_PIECES) */
     static const run_cfg_t cfgs[NCFGS] = {
-        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT },
-        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT }, { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT },
-        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING }, { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO }, { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING },
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0 }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
+        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
+        { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0 },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0 },
+        { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024 },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0 }, { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024 },
     };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
@@ -377,11 +382,12 @@ int main(void)
             if (n == 8 && (cfgs[a].how != TBMCOLL_MESH_AR_HALVING || cfgs[a].algo == TBMCOLL_ALGO_RING))
                 continue;   /* 8 ranks on a few cores: the halving's extra step only */
             rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
-            printf("%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+            printf("%s%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING ? ", all-reduce " : "",
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING
                        ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
-                   cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "", n,
+                   cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "",
+                   cfgs[a].segment ? " (16 KiB pieces)" : "", n,
                    rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)
                 printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
