@@ -1,13 +1,17 @@
 # bench-report.awk: the comparison of libtbmcoll's TCP all-reduce with Open MPI's MPI_Allreduce, from the
 # CSV outputs of `macnode bench` (-F csv) of one run, given in this order:
 #   1 tcp sweep   2 mpi sweep   3 tcp 8-byte   4 mpi 8-byte   5 tcp p2p (-o p2p)   6 mpi p2p (optional)
+#   7 tcp sendrecv sweep (-o sendrecv; optional, after 6)
 # A run may hold several rounds, taken in turns (tcp, mpi, tcp, mpi, ...): files 1 to 4 then hold one row
 # per size, placement and round (a header line before each round's rows is skipped). Each side's figure
 # is the median of its rounds, so that a swing of the machine's load during one side's round does not
 # decide the ratio; the lowest and highest ratio of the rounds taken pairwise are printed beside it.
 # Prints per size and placement both busbw, their ratio and busbw as a share of one link's one-way rate
 # (the slowest cable of the tcp p2p run), then the lowest ratio, the 8-byte latencies and the link rates (one
-# way, and both ways at once).
+# way, and both ways at once). With file 7, the yardstick of each size: every rank sending that many bytes to
+# the next while receiving as many from the one before (what each rank of an all-reduce does throughout), in
+# bytes per second per rank, which is what an all-reduce's busbw counts; each all-reduce's busbw as a share of
+# it, and the sizes where 1.2x Open MPI's busbw is above it.
 # Variables: what (a title line).
 BEGIN { FS = "," }
 # a header line (the first of each file, and of each round appended to it)
@@ -20,6 +24,7 @@ file == 4 && $9 == "out-of-place" { m8[++n8m] = $10 }
 file == 5 { n5++; low = ($8 < $9 ? $8 : $9); if (n5 == 1 || low < link) { link = low; slow = $4 " <-> " $6 }
             lsum += low; lat5 += $12; both5 += $10 }
 file == 6 { n6++; low = ($8 < $9 ? $8 : $9); msum += low; lat6 += $12 }
+file == 7 { sr[$4, ++nsr[$4]] = $12 }
 # median(A, N): the median of A[1..N] (sorted in place); 0 when N is 0.
 function median(a, n,    i, j, x) {
     if (n < 1) return 0
@@ -56,6 +61,29 @@ END {
         printf "\n"
     }
     printf "# busbw ratio tcp/mpi: lowest %.2f (at %s); target at least 1.2\n", worst, wkey
+    nsrs = 0
+    for (s in nsr) nsrs++
+    if (nsrs) {
+        printf "# yardstick: every rank sends the size to the next while receiving it from the one before (tcp -o sendrecv,\n"
+        printf "# GB/s per rank, an all-reduce's busbw is the same bytes per second per rank); each busbw as a share of it\n"
+        printf "#%13s %12s %22s %22s\n", "size (B)", "sendrecv", "tcp out / in of it", "mpi out / in of it"
+        beyond = ""
+        for (i = 1; i <= k; i++) {
+            s = order[i]; if (!nsr[s]) continue
+            delete a; for (j = 1; j <= nsr[s]; j++) a[j] = sr[s, j]; y = median(a, nsr[s])
+            for (p = 0; p < 2; p++) {
+                key = s "," (p ? "in-place" : "out-of-place")
+                delete a; for (j = 1; j <= nt[key]; j++) a[j] = tcp[key, j]; tq[p] = median(a, nt[key])
+                delete a; for (j = 1; j <= nm[key]; j++) a[j] = mpi[key, j]; mq[p] = median(a, nm[key])
+                if (y > 0 && 1.2 * mq[p] > y) beyond = beyond " " s " " (p ? "in-place" : "out-of-place") ","
+            }
+            if (y > 0)
+                printf "%14d %7.3f GB/s %10.0f%% / %4.0f%% %15.0f%% / %4.0f%%\n", s, y, 100 * tq[0] / y, 100 * tq[1] / y,
+                       100 * mq[0] / y, 100 * mq[1] / y
+        }
+        sub(/,$/, "", beyond)
+        printf "# 1.2x Open MPI's busbw is above the yardstick at:%s\n", (beyond == "" ? " no size" : beyond)
+    }
     a8 = median(t8, n8t); b8 = median(m8, n8m)
     printf "# 8-byte all-reduce%s: tcp %.1f us, mpi %.1f us: ratio %.2f (target: at most 1.0)\n",
            (n8t > 1 ? " (medians of " n8t " rounds)" : ""), a8, b8, (b8 > 0 ? a8 / b8 : 0)

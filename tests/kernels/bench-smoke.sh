@@ -240,6 +240,21 @@ out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "
 echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 GB/s (h0:lo <-> h1:lo), mean 2\.750 GB/s; latency 6\.0 us$' &&
   echo "$out" | grep -q '^# one link, both ways at once (tcp p2p): mean 2\.500 GB/s per direction$' ||
   { say "bench-report, link rates:"; echo "$out"; fail=1; }
+# the yardstick (file 7, -o sendrecv rows, one per round): its median per size, each busbw's share of it, and
+# where 1.2x Open MPI's busbw passes it
+sr() { for bw in "$@"; do echo "$hdr"; echo "sendrecv,mesh,2,1048576,0,f32,sum,0,out-of-place,1,0,$bw,0"; done; }
+sr 2.0 1.0 1.1 > "$tmp/sr.csv"
+out=$(awk -f "$report" "$tmp/t.csv" "$tmp/m.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pk.csv" "$tmp/p2pk.csv" "$tmp/sr.csv")
+echo "$out" | grep -qE '^ +1048576 +1\.100 GB/s +182% / +182% +91% / +91%$' &&
+  echo "$out" | grep -q '^# 1.2x Open MPI.s busbw is above the yardstick at: 1048576 out-of-place, 1048576 in-place$' ||
+  { say "bench-report, yardstick:"; echo "$out"; fail=1; }
+sr 4.0 > "$tmp/sr.csv"
+out=$(awk -f "$report" "$tmp/t.csv" "$tmp/m.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pk.csv" "$tmp/p2pk.csv" "$tmp/sr.csv")
+echo "$out" | grep -qE '^ +1048576 +4\.000 GB/s +50% / +50% +25% / +25%$' &&
+  echo "$out" | grep -q '^# 1.2x Open MPI.s busbw is above the yardstick at: no size$' ||
+  { say "bench-report, yardstick far above:"; echo "$out"; fail=1; }
+out=$(awk -f "$report" "$tmp/t.csv" "$tmp/m.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pk.csv")
+! echo "$out" | grep -q yardstick || { say "bench-report without file 7 speaks of a yardstick:"; echo "$out"; fail=1; }
 # the lab's comparison refuses bad options before it looks for the lab
 mvm=$(dirname "$0")/../perf/mesh-vs-mpi.sh
 for bad in "-x a;b|-x takes macnode bench options (letters, digits, '-', '.', '=', spaces), not 'a;b'" \

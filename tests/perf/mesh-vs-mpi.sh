@@ -6,7 +6,9 @@
 #  - Open MPI's MPI_Allreduce: mpirun on the bridge host starts one rank in each Mac (the lab's rsh
 #    stands in for ssh between Macs), BTL tcp on the Thunderbolt addresses only (169.254.0.0/16; the routes
 #    come from macnode netplan), mpi_yield_when_idle as the ranks share the cores;
-#  - every cable alone (-o p2p) with both, for the rate of one link.
+#  - every cable alone (-o p2p) with both, for the rate of one link;
+#  - every rank sending to the next while receiving (-o sendrecv, libtbmcoll), the yardstick of each size:
+#    what the kernel's TCP moves per rank when every rank sends and receives at once, as in an all-reduce.
 # Prints all-reduce busbw per size with the ratio (target: at least 1.2 from 1 MiB to 64 MiB), the 8-byte
 # latency of both (target: no worse than Open MPI), busbw as a share of one link's rate, and the per-cable
 # table. CPU: every rank, the kernel's veth and TCP work share the machine's cores (2 here): say so.
@@ -83,13 +85,14 @@ both "$tmp/both.csv" $extra -b $min -e $max -n $iters -w 2
 both "$tmp/both8.csv" $extra -b 8 -e 8 -n 500 -w 50
 srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 mpirun -np 4 --map-by node "$macnode" bench -T mpi -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv"
+srun "$macnode" bench $extra -o sendrecv -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp-sr.csv"
 srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
 SCRIPT
     chmod 755 "$own/job.sh"
     (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
         salloc -Q --gres=tbmesh:"$group":4 --mlx-backend=$backend "$own/job.sh") ||
         { echo "mesh-vs-mpi: the job failed" >&2; exit 1; }
-    for f in both.csv both8.csv tcp-p2p.csv mpi-p2p.csv plan.txt; do
+    for f in both.csv both8.csv tcp-p2p.csv mpi-p2p.csv tcp-sr.csv plan.txt; do
         from_user "$f"
     done
     for f in both both8; do
@@ -106,6 +109,7 @@ set -e
 srun "$macnode" bench $extra -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.csv"
 srun "$macnode" bench $extra -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
+[ "\$1" = 0 ] || srun "$macnode" bench $extra -o sendrecv -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp-sr.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
 SCRIPT
     chmod 755 "$own/tcp.sh"
@@ -130,14 +134,14 @@ SCRIPT
     for ((r = 1; r <= rounds; r++)); do
         round $((r == 1)) || exit 1
     done
-    for f in tcp.csv tcp8.csv tcp-p2p.csv plan.txt; do
+    for f in tcp.csv tcp8.csv tcp-p2p.csv tcp-sr.csv plan.txt; do
         from_user "$f"
     done
 fi
 
 awk -v what="group $group ($hosts), backend $backend${extra:+ (libtbmcoll: $extra)}, in $method; 4 ranks and their TCP/veth work on $(getconf _NPROCESSORS_ONLN) shared cores; load $(cut -d' ' -f1-3 /proc/loadavg)" \
     -f "$here/kernels/bench-report.awk" "$own/tcp.csv" "$own/mpi.csv" "$own/tcp8.csv" "$own/mpi8.csv" \
-    "$own/tcp-p2p.csv" "$own/mpi-p2p.csv"
+    "$own/tcp-p2p.csv" "$own/mpi-p2p.csv" "$own/tcp-sr.csv"
 sed 's/^# all-reduce/# libtbmcoll'"'"'s all-reduce/' "$own/plan.txt"
 echo "# per cable (libtbmcoll, -o p2p): rank a, end a, rank b, end b, a->b, b->a, both ways (GB/s), latency (us)"
 awk -F, 'NR > 1 { printf "#   %s %-12s %s %-12s %7.3f %7.3f %7.3f %7.1f\n", $3, $4, $5, $6, $8, $9, $10, $12 }' "$own/tcp-p2p.csv"
