@@ -258,6 +258,8 @@ long tbmcoll_sock_io(int fd, int is_send, unsigned char *buf, size_t len)
 {
     ssize_t n;
 
+    if (is_send && len > TBMCOLL_SEND_CALL_MAX)
+        len = TBMCOLL_SEND_CALL_MAX;
     do
         n = is_send ? send(fd, buf, len, MSG_NOSIGNAL) : recv(fd, buf, len, 0);
     while (n < 0 && errno == EINTR);

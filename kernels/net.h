@@ -36,9 +36,16 @@ int tbmcoll_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms,
 /* Set up a connected socket for the data path: TCP_NODELAY, buffers, non-blocking, no SIGPIPE. */
 int tbmcoll_tune(int fd, const tbmcoll_opts_t *o, tbm_err_t *err);
 
-/* One non-blocking send (is_send) or receive of up to len bytes. Returns the bytes moved (> 0), 0 when the
- * socket would block (or a signal came), or minus an error code: -EPIPE when the peer closed the
- * connection, else -errno. */
+/* The most one send call moves. A send holds its socket's lock while the kernel copies; what the peer sends
+ * on the same connection meanwhile waits in the socket's backlog and is queued in one burst when the call
+ * ends, and a burst can pass the receive buffer: the kernel then drops it (TCPRcvQDrop) and the peer waits
+ * for a retransmission timeout, 200 ms or more (seen in the lab: all-reduces of 16 MiB at a seventh of their
+ * rate, both directions of one connection busy with sends of megabytes). A bounded call bounds the burst. */
+#define TBMCOLL_SEND_CALL_MAX (512u << 10)
+
+/* One non-blocking send (is_send; at most TBMCOLL_SEND_CALL_MAX) or receive of up to len bytes. Returns the
+ * bytes moved (> 0), 0 when the socket would block (or a signal came), or minus an error code: -EPIPE when
+ * the peer closed the connection, else -errno. */
 long tbmcoll_sock_io(int fd, int is_send, unsigned char *buf, size_t len);
 
 /* Where a connected socket leaves this host, for messages: "mac07's en2" (this host's name and the interface

@@ -349,6 +349,71 @@ out:
     return bad;
 }
 
+/* A send call moves at most TBMCOLL_SEND_CALL_MAX, even where the socket would take far more at once (send
+ * buffers of 8 MiB, forced: the suite runs as root); the rest follows in later calls, in order. */
+static int send_calls_are_bounded(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof(sa), ol = sizeof(int);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), a = -1, b = -1, bad = 0, big = 8 << 20, got = 0;
+    size_t total = 4u << 20, sent = 0, rcvd = 0, k;
+    unsigned char *out = malloc(total), *in = malloc(total);
+    long n, first = -1;
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!out || !in || lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &len) < 0 || (a = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+        (setsockopt(a, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)) < 0 &&
+         setsockopt(a, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)) < 0) ||
+        connect(a, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (b = accept(lfd, NULL, NULL)) < 0) {
+        printf("send calls: cannot set up a loopback connection: %s\n", strerror(errno));
+        bad = 1;
+        goto out;
+    }
+    if (setsockopt(b, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) < 0)
+        (void)setsockopt(b, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    if (getsockopt(a, SOL_SOCKET, SO_SNDBUF, &got, &ol) < 0 || got < (int)(2 * TBMCOLL_SEND_CALL_MAX)) {
+        printf("send calls: a send buffer of %d bytes (not root?): cannot tell a bounded call\n", got);
+        bad = 1;
+        goto out;
+    }
+    for (k = 0; k < total; k++)
+        out[k] = (unsigned char)(k * 7 + k / 4093);
+    while (rcvd < total) {
+        if (sent < total) {
+            if ((n = tbmcoll_sock_io(a, 1, out + sent, total - sent)) < 0)
+                break;
+            if (first < 0 && n > 0)
+                first = n;
+            if (n > (long)TBMCOLL_SEND_CALL_MAX) {
+                printf("send calls: one call moved %ld bytes (at most %u)\n", n, TBMCOLL_SEND_CALL_MAX);
+                bad = 1;
+            }
+            sent += (size_t)n;
+        }
+        if ((n = tbmcoll_sock_io(b, 0, in + rcvd, total - rcvd)) < 0)
+            break;
+        rcvd += (size_t)n;
+    }
+    if (rcvd != total || memcmp(in, out, total) != 0) {
+        printf("send calls: %zu of %zu bytes arrived, %s\n", rcvd, total,
+               rcvd == total ? "not in order" : "the rest lost");
+        bad = 1;
+    }
+    printf("send calls bounded (the first moved %ld bytes, the socket takes %d): %s\n", first, got,
+           bad ? "FAIL" : "ok");
+out:
+    free(out);
+    free(in);
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    if (lfd >= 0)
+        close(lfd);
+    return bad;
+}
+
 int main(void)
 {
     tr_result_t res[TR_MAX];
@@ -374,6 +439,7 @@ int main(void)
 
     signal(SIGPIPE, SIG_IGN);
     bad |= peer_closed_behind_unread_data();
+    bad |= send_calls_are_bounded();
     bad |= connect_errors();
     bad |= argument_errors();
     bad |= tr_run(4, ring_neighbours_rank, NULL, 30, NULL, -1, res);
