@@ -51,8 +51,13 @@ int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred
                     const char **code, tbm_err_t *err);
 
 /* Run the task of a granted spawn as the grant's user (u: looked up), relaying stdio and signals until it
- * has ended and its exit was sent. */
-void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u);
+ * has ended and its exit was sent. jobdir: the job's folder (agent_job_folder) when the spawn carries files:
+ * the task's own process writes them there as the user before it runs the command, and the task is refused
+ * ("files", nothing run) when they cannot be written. The agent's parts of the launch (gate, hello's
+ * credential, welcome, request wait, grant check: stamps in c and `welcomed`, `requested`, `granted`) and the
+ * files' are logged once the files are written. */
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u,
+                    const char *jobdir, const long long stamps[3]);
 
 /* Serve a watch request (root's; the caller checked): link messages until the client goes. Returns -1 (the
  * connection ends with it). */
@@ -101,11 +106,15 @@ int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req);
 
 /* Jobs folders ---------------------------------------------------------------------------------------- */
 
-/* Make the job's folder <jobs_dir>/<job> (as root; then the grant's user's, 0700), or reuse the one this
- * agent made before for the same user; refuse a link or a folder it did not make. Then write the n files as
- * the user (u: the grant's, looked up; 0600). The folder's path in dir. 0, or -1 with err. */
-int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const agent_user_t *u,
-                    const tbm_jobfile_t *files, int n, char *dir, size_t dirlen, tbm_err_t *err);
+/* Check the n files' names, then make the job's folder <jobs_dir>/<job> (as root; then the grant's user's,
+ * 0700), or reuse the one this agent made before for the same user; refuse a link or a folder it did not
+ * make. The folder's path in dir. 0, or -1 with err. */
+int agent_job_folder(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n, char *dir,
+                     size_t dirlen, tbm_err_t *err);
+
+/* Write the n files into dir (0600), as whoever calls it: the task's process, once it is the user and before
+ * it runs the command. 0, or -1 with err. */
+int agent_job_write(const char *dir, const tbm_jobfile_t *files, int n, tbm_err_t *err);
 
 /* Remove the job's folder (its contents as the owner, the folder as root). 0, or -1 with err. */
 int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err);

@@ -99,38 +99,26 @@ static int do_probe(agent_conn_t *c)
     return rc;
 }
 
-static double ms(long long from, long long to)
-{
-    return from > 0 && to >= from ? (double)(to - from) / 1000.0 : 0.0;
-}
-
-/* A granted spawn: the job's files first (refused before anything runs when they cannot be written), then
- * the task. The user's account and groups are looked up once, here, for both (a failed lookup is said by
- * whichever of them becomes the user first, as before). The agent's parts of the launch are logged in
- * milliseconds: at the gate (of it the hello's credential), the server's fork and welcome, the wait for the
- * request, the grant's check, the files. */
+/* A granted spawn: the job's folder first (refused before anything runs when it is not this agent's), then
+ * the task, whose own process writes the job's files as the user before it runs the command. The user's
+ * account and groups are looked up once, here (a failed lookup is said by the task's process when it tries to
+ * become the user). agent_task_run logs the agent's parts of the launch. */
 static int do_spawn(agent_conn_t *c, const tbm_msg_t *req, long long welcomed, long long requested)
 {
     tbm_grant_t g;
     tbm_err_t err = { { 0 } };
     agent_user_t u;
     char dir[4096];
-    long long granted, written;
+    long long stamps[3];
 
     if (check_grant(c, req->grant, req->uid, &g) < 0)
         return -1;
     agent_user_lookup(g.uid, g.gid, &u, NULL);
-    granted = tbm_now_us();
-    if (req->n_files > 0 && agent_job_files(c->conf, &g, &u, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
+    if (req->n_files > 0 &&
+        agent_job_folder(c->conf, &g, req->files, req->n_files, dir, sizeof(dir), &err) < 0)
         return refuse(c, "files", "job %u: cannot write the job's files on %s: %s", g.job, c->conf->node, err.msg);
-    written = tbm_now_us();
-    if (req->n_files > 0)
-        agent_log("%s: job %u: %d files written in %s", c->peer, g.job, req->n_files, dir);
-    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f hello_credential=%.2f welcome=%.2f "
-              "request=%.2f grant=%.2f files=%.2f", c->peer, g.job, g.step, ms(c->accepted, c->admitted),
-              ms(c->checking, c->admitted), ms(c->admitted, welcomed), ms(welcomed, requested),
-              ms(requested, granted), ms(granted, written));
-    agent_task_run(c, req, &g, &u);
+    stamps[0] = welcomed, stamps[1] = requested, stamps[2] = tbm_now_us();
+    agent_task_run(c, req, &g, &u, req->n_files > 0 ? dir : NULL, stamps);
     return -1;
 }
 

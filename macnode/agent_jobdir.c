@@ -1,8 +1,8 @@
 /* agent_jobdir.c: the jobs' folders on a Mac. The jobs folder is root's (no one else may write in it); the
  * agent makes each job's folder there itself, gives it to the job's user (0700), remembers which folder it
  * made (device and inode, in its state folder) and refuses to use any folder it did not make or a link; the
- * job's files are written as the user (0600). Cleanup removes the contents as the owner, the folder as
- * root (see agent.h). */
+ * job's files are written by the task's own process once it is the user (0600). Cleanup removes the
+ * contents as the owner, the folder as root (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_privdrop.h"
@@ -88,30 +88,22 @@ static int job_folder(const agent_conf_t *conf, const tbm_grant_t *g, const char
     return 0;
 }
 
-struct write_job {
-    const char *dir;
-    const tbm_jobfile_t *files;
-    int n;
-};
-
-static int write_files(void *arg, tbm_err_t *err)
+int agent_job_write(const char *dir, const tbm_jobfile_t *files, int n, tbm_err_t *err)
 {
-    const struct write_job *w = arg;
     char path[PATH_LEN + TBM_FILE_NAME_MAX + 2];
     int i;
 
-    for (i = 0; i < w->n; i++) {
-        snprintf(path, sizeof(path), "%s/%s", w->dir, w->files[i].name);
-        if (tbm_write_file_atomic(path, w->files[i].data, w->files[i].len, 0600, err) < 0)
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+        if (tbm_write_file_atomic(path, files[i].data, files[i].len, 0600, err) < 0)
             return -1;
     }
     return 0;
 }
 
-int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const agent_user_t *u,
-                    const tbm_jobfile_t *files, int n, char *dir, size_t dirlen, tbm_err_t *err)
+int agent_job_folder(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n, char *dir,
+                     size_t dirlen, tbm_err_t *err)
 {
-    struct write_job w = { dir, files, n };
     char lock_path[PATH_LEN];
     int lock, rc, i;
 
@@ -131,9 +123,7 @@ int agent_job_files(const agent_conf_t *conf, const tbm_grant_t *g, const agent_
     }
     rc = job_folder(conf, g, dir, err);
     close(lock);
-    if (rc < 0)
-        return -1;
-    return agent_as(u, write_files, &w, err);
+    return rc;
 }
 
 /* As the folder's owner: its contents go (lib/jobdir.c's walk: links removed, never followed). */

@@ -117,6 +117,10 @@ static void exec_search(const tbm_msg_t *s)
     errno = eacces ? EACCES : ENOENT;
 }
 
+/* The byte the task's process sends on the setup pipe once the job's files are written; a failure is its
+ * exit code's byte (1, 126 or 127) and a message. */
+#define FILES_WRITTEN "W"
+
 /* Report a setup failure to the agent (exit code byte, then the message) and end. */
 static void child_fail(int fd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
 
@@ -133,6 +137,20 @@ static void child_fail(int fd, int code, const char *fmt, ...)
     if (n < 0 || write(fd, msg, (size_t)(n + 1 < (int)sizeof(msg) ? n + 1 : (int)sizeof(msg) - 1)) < 0)
         _exit(code);
     _exit(code);
+}
+
+/* Close every descriptor from 3 up but keep: one system call or two where the system has close_range. */
+static void close_others(int keep)
+{
+    int fd;
+
+#ifdef HAVE_CLOSE_RANGE
+    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) && close_range((unsigned)keep + 1, ~0U, 0) == 0)
+        return;
+#endif
+    for (fd = 3; fd < 1024; fd++)
+        if (fd != keep)
+            close(fd);
 }
 
 static void child_stdio(int pty, const char *slave, int fds[3], int uid, int setup)
@@ -154,9 +172,7 @@ static void child_stdio(int pty, const char *slave, int fds[3], int uid, int set
     for (i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             child_fail(setup, 1, "cannot set up stdio: %s", strerror(errno));
-    for (fd = 3; fd < 1024; fd++)
-        if (fd != setup)
-            close(fd);
+    close_others(setup);
 }
 
 static void child_signals(void)
@@ -184,15 +200,20 @@ static void cwd_fallback(const char *cwd)
     }
 }
 
-static void child_run(const tbm_msg_t *s, const agent_user_t *u, const char *slave, int fds[3], int setup)
+/* The task's process: its session, signals and stdio, the user, the job's files (then FILES_WRITTEN on the
+ * setup pipe), its working directory, the command. */
+static void child_run(const tbm_msg_t *s, const agent_user_t *u, const char *slave, int fds[3], int setup,
+                      const char *jobdir)
 {
     tbm_err_t err = { { 0 } };
 
     setsid();
     child_signals();
     child_stdio(s->pty, slave, fds, (int)u->uid, setup);
-    if (agent_become(u, &err) < 0)
+    if (agent_become(u, &err) < 0 || (jobdir && agent_job_write(jobdir, s->files, s->n_files, &err) < 0))
         child_fail(setup, 1, "%s", err.msg);
+    if (jobdir && write(setup, FILES_WRITTEN, 1) != 1)
+        _exit(1);
     if (chdir(s->cwd) < 0)
         cwd_fallback(s->cwd);
     exec_search(s);
@@ -232,7 +253,31 @@ static int make_pipes(int p[3][2], tbm_err_t *err)
     return 0;
 }
 
-static int task_start(task_t *t, const tbm_msg_t *s, const agent_user_t *u, tbm_err_t *err)
+/* With job files: wait for the task's process to say they are written. 0, or -1 with its reason in err (the
+ * process has ended then: nothing ran). */
+static int files_written(task_t *t, tbm_err_t *err)
+{
+    char msg[1100];
+    ssize_t n, got = 0;
+    int status;
+
+    do
+        n = read(t->setup, msg, 1);
+    while (n < 0 && errno == EINTR);
+    if (n == 1 && msg[0] == FILES_WRITTEN[0])
+        return 0;
+    got = n > 0 ? n : 0;
+    while (got < (ssize_t)sizeof(msg) - 1 && ((n = read(t->setup, msg + got, sizeof(msg) - 1 - (size_t)got)) > 0 ||
+                                              (n < 0 && errno == EINTR)))
+        got += n > 0 ? n : 0;
+    msg[got] = '\0';
+    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    t->exited = 1;
+    return tbm_errprintf(err, "%s", got > 1 ? msg + 1 : "the task's process ended before it wrote them");
+}
+
+static int task_start(task_t *t, const tbm_msg_t *s, const agent_user_t *u, const char *jobdir, tbm_err_t *err)
 {
     int p[3][2], setup[2], fds[3], i, rc;
     char slave[256] = "";
@@ -245,7 +290,7 @@ static int task_start(task_t *t, const tbm_msg_t *s, const agent_user_t *u, tbm_
     fds[0] = s->pty ? -1 : p[0][0], fds[1] = s->pty ? -1 : p[1][1], fds[2] = s->pty ? -1 : p[2][1];
     t->pid = fork();
     if (t->pid == 0)
-        child_run(s, u, slave, fds, setup[1]);
+        child_run(s, u, slave, fds, setup[1], jobdir);
     close(setup[1]);
     t->setup = setup[0];
     if (s->pty) {
@@ -261,7 +306,7 @@ static int task_start(task_t *t, const tbm_msg_t *s, const agent_user_t *u, tbm_
         set_flags(t->err, O_NONBLOCK, FD_CLOEXEC);
     if (t->pid < 0)
         return tbm_errprintf(err, "fork: %s", strerror(errno));
-    return 0;
+    return jobdir && files_written(t, err) < 0 ? -2 : 0;
 }
 
 /* Relaying --------------------------------------------------------------------------------------------- */
@@ -562,22 +607,44 @@ static void catch_signals(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u)
+static double ms(long long from, long long to)
+{
+    return from > 0 && to >= from ? (double)(to - from) / 1000.0 : 0.0;
+}
+
+void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u,
+                    const char *jobdir, const long long stamps[3])
 {
     task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1 };
     agent_task_rec_t rec = { g->job, g->step, g->uid, 0, getpid() };
     tbm_msg_t started = { .type = TBM_MSG_STARTED };
     tbm_task_usage_t usage;
     tbm_err_t err = { { 0 } };
-    char *buf = malloc(OUT_CHUNK);
+    char *buf = malloc(OUT_CHUNK), msg[TBM_ERR_MAX + 128];
+    int rc = -1;
 
     catch_signals();
-    if (!buf || task_start(&t, spawn, u, &err) < 0) {
-        agent_log("%s: spawn failed: %s", c->peer, buf ? err.msg : "out of memory");
-        wire_send_error(c->fd, "spawn", buf ? err.msg : "out of memory");
+    if (!buf || (rc = task_start(&t, spawn, u, jobdir, &err)) < 0) {
+        if (rc == -2)
+            snprintf(msg, sizeof(msg), "job %u: cannot write the job's files on %s: %s", g->job, c->conf->node,
+                     err.msg);
+        else
+            snprintf(msg, sizeof(msg), "%s", buf ? err.msg : "out of memory");
+        if (rc == -2)
+            agent_log("%s: refused (files): %s", c->peer, msg);
+        else
+            agent_log("%s: spawn failed: %s", c->peer, msg);
+        wire_send_error(c->fd, rc == -2 ? "files" : "spawn", msg);
+        close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
         free(buf);
         return;
     }
+    if (jobdir)
+        agent_log("%s: job %u: %d files written in %s", c->peer, g->job, spawn->n_files, jobdir);
+    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f hello_credential=%.2f welcome=%.2f "
+              "request=%.2f grant=%.2f files=%.2f", c->peer, g->job, g->step, ms(c->accepted, c->admitted),
+              ms(c->checking, c->admitted), ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]),
+              ms(stamps[1], stamps[2]), jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
     rec.pgid = t.pid;
     if (agent_task_record(c->conf, &rec, &err) < 0)
         agent_log("%s: cannot record task %ld (a restarted agent will not know it): %s", c->peer, (long)t.pid,

@@ -239,6 +239,21 @@ expect_eq "a symlinked job folder fails the forwarder (255)" "$rc" 255
 expect_in "... saying so" "$out" "$T/jobs/9: is a symbolic link, not a folder this agent made"
 [ -e "$T/elsewhere/a" ] && bad "a file was written through the link" || ok "nothing was written through the link"
 rm -f "$W/ran"
+# a job file that cannot be written as the user (its name is a folder the job made): the task's own process
+# finds out before it runs the command, and the spawn is refused as before
+(cd "$W" && TBMESH_JOB_FILES='{"b":"0"}' TBMESH_GRANT=$(JOB=12 grant) as_user "$MACNODE" exec --agent "$AGENT" -- \
+    mkdir "$T/jobs/12/a")
+out=$(cd "$W" && TBMESH_JOB_FILES='{"b":"y","a":"x"}' TBMESH_GRANT=$(JOB=12 grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- touch "$W/ran" 2>&1); rc=$?
+expect_eq "a job file the user cannot write fails the forwarder (255)" "$rc" 255
+expect_in "... saying which and why" "$out" "job 12: cannot write the job's files on testnode: $T/jobs/12/a: cannot put in place: Is a directory"
+[ -e "$W/ran" ] && bad "the task ran without its job files" || ok "the task did not run without its job files"
+expect_eq "... the file before it was written, as the user" "$(stat -c '%U %a' "$T/jobs/12/b" 2>&1)" "$(id -un "$USER_UID") 600"
+expect_log "... and the agent logs the refusal" "refused (files): job 12: cannot write the job's files on testnode"
+rm -f "$W/ran"
+out=$(cd "$W" && TBMESH_JOB_FILES='{"b":"z"}' TBMESH_GRANT=$(JOB=12 grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- cat "$T/jobs/12/b" 2>&1)
+expect_eq "the next task of the job writes its files and reads them" "$out" "z"
 
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
