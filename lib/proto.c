@@ -144,6 +144,23 @@ int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err)
     return 1;
 }
 
+int tbm_fdec_only(const tbm_fdec_t *d, tbm_frame_t *f)
+{
+    const unsigned char *p = d->buf + d->start;
+    size_t have = d->end - d->start;
+    uint32_t len;
+
+    if (d->failed || have <= TBM_FRAME_HDR || !kind_known(p[4]))
+        return 0;
+    len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    if (len == 0 || len > d->limit || have != TBM_FRAME_HDR + (size_t)len)
+        return 0;
+    f->kind = (tbm_frame_kind_t)p[4];
+    f->data = f->kind == TBM_FRAME_JSON ? p + 4 : p + 5;
+    f->len = f->kind == TBM_FRAME_JSON ? len : len - 1;
+    return 1;
+}
+
 static void put_be32(unsigned char *p, uint32_t v)
 {
     p[0] = (unsigned char)(v >> 24);

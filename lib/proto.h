@@ -27,7 +27,8 @@
  *             what the agent measured of the step's ended tasks (at most TBM_USAGE_TASKS_MAX), each T a task
  *             usage {"job","step","task","pid","status","signal","core","rusage":{...as in exit}} ("task" is
  *             the task's SLURM_PROCID, -1 when its spawn did not say), and R the step's tasks still running.
- *             The agent keeps these until the job's cleanup.
+ *             The agent keeps these until the job's cleanup. A usage request is its connection's last:
+ *             the agent closes after the reply (its gate answers one sent right behind the hello itself).
  *   watch    {"type":"watch"}  (root only)  -> watching {"ifaces":["en2",..]} (the Thunderbolt interfaces
  *             followed, at most TBM_WATCH_IFACES_MAX), then link {"iface":"en2","up":false,"seq":N} for every
  *             change of one's link (at most one per interface per 200 ms), until the client goes;
@@ -124,6 +125,10 @@ size_t tbm_fdec_feed(tbm_fdec_t *d, const void *data, size_t len);
 /* The next whole frame: 1 and *f filled, 0 when more bytes are needed, -1 with err set on a framing error
  * (empty frame, frame over the limit, unknown kind byte). Errors are sticky. */
 int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err);
+
+/* 1 and *f filled when what is buffered is exactly one whole frame within the limit, of a known kind; else
+ * 0. Nothing is consumed and nothing is marked failed: the frame is still next for tbm_fdec_next(). */
+int tbm_fdec_only(const tbm_fdec_t *d, tbm_frame_t *f);
 
 /* Bytes buffered but not yet handed out as frames (a partial frame). */
 size_t tbm_fdec_pending(const tbm_fdec_t *d);

@@ -100,8 +100,19 @@ int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t 
 /* Forget what job's tasks used (its cleanup). */
 void agent_usage_forget(const agent_conf_t *conf, uint32_t job);
 
-/* Serve a usage request: root only; the step's ended tasks and how many still run. -1 ends the connection
- * (after a refusal), else 0. */
+/* The used message answering a usage request (m->tasks malloc'd: free it). 0. */
+int agent_usage_reply(const agent_conf_t *conf, const tbm_msg_t *req, tbm_msg_t *m);
+
+/* A usage request answered by the gate's own process, without forking a server (a step's end asks one per
+ * node and step): only root's, only when what came behind the hello is that request, whole and alone, and
+ * only when the welcome and the reply together take at most AGENT_USAGE_INLINE_MAX bytes (what an empty
+ * send buffer takes at once: the gate does not wait on a reader). 1 when answered (the caller closes the
+ * connection), 0 when the connection goes to a server as any other. */
+#define AGENT_USAGE_INLINE_MAX 8192
+int agent_usage_inline(agent_conn_t *c);
+
+/* Serve a usage request: root only; the step's ended tasks and how many still run. Returns -1: a usage
+ * request is the last of its connection (the gate may answer it and close, agent_usage_inline). */
 int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req);
 
 /* Jobs folders ---------------------------------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "facts_json.h"
+#include "fileio.h"
 #include "probe_host.h"
 #include "wire.h"
 
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* Log a refusal, tell the client, and say the connection is over (returns -1). */
@@ -36,6 +38,50 @@ static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...)
     agent_log("%s: refused (%s): %s", c->peer, code, msg);
     wire_send_error(c->fd, code, msg);
     return -1;
+}
+
+int agent_usage_inline(agent_conn_t *c)
+{
+    tbm_msg_t req, w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node,
+                         .uid = (uint32_t)c->uid }, m;
+    tbm_err_t err = { { 0 } };
+    tbm_frame_t fr;
+    unsigned char *a = NULL, *b = NULL, *both = NULL;
+    size_t alen = 0, blen = 0, off = 0;
+    struct timeval bound = { .tv_sec = 1 };
+    ssize_t n;
+    int fl, served = 0;
+
+    if (c->uid != 0 || !tbm_fdec_only(&c->dec, &fr) || fr.kind != TBM_FRAME_JSON)
+        return 0;
+    if (tbm_msg_parse(&fr, &req, &err) < 0)
+        return 0;   /* the server refuses it, saying why */
+    if (req.type != TBM_MSG_USAGE) {
+        tbm_msg_free(&req);
+        return 0;
+    }
+    agent_usage_reply(c->conf, &req, &m);
+    tbm_msg_free(&req);
+    if ((a = tbm_msg_encode(&w, &alen, &err)) && (b = tbm_msg_encode(&m, &blen, &err)) &&
+        alen + blen <= AGENT_USAGE_INLINE_MAX && (both = malloc(alen + blen))) {
+        served = 1;
+        memcpy(both, a, alen), memcpy(both + alen, b, blen);
+        /* an empty send buffer takes this much at once; should it not, the rest goes within a second */
+        n = write(c->fd, both, alen + blen);
+        off = n > 0 ? (size_t)n : 0;
+        if (off < alen + blen && (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) &&
+            (fl = fcntl(c->fd, F_GETFL)) >= 0 && fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
+            setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound)) == 0 &&
+            tbm_write_all(c->fd, both + off, alen + blen - off) == 0)
+            off = alen + blen;
+        if (off < alen + blen)
+            agent_log("%s: cannot send the usage of job %u step %u: %s", c->peer, m.job, m.step, strerror(errno));
+        else
+            shutdown(c->fd, SHUT_WR);
+    }
+    free(a), free(b), free(both);
+    free(m.tasks);
+    return served;
 }
 
 /* Say who we are to the caller the gate let in, and take requests of full size from now on. */

@@ -114,9 +114,20 @@ static size_t read_step(const agent_conf_t *conf, uint32_t job, uint32_t step, t
     return n;
 }
 
+int agent_usage_reply(const agent_conf_t *conf, const tbm_msg_t *req, tbm_msg_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->type = TBM_MSG_USED;
+    m->job = req->job;
+    m->step = req->step;
+    m->n_tasks = read_step(conf, req->job, req->step, &m->tasks);
+    m->running = agent_tasks_running(conf, req->job, req->step);
+    return 0;
+}
+
 int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req)
 {
-    tbm_msg_t m = { .type = TBM_MSG_USED, .job = req->job, .step = req->step };
+    tbm_msg_t m;
     tbm_err_t err = { { 0 } };
     int rc;
 
@@ -126,11 +137,10 @@ int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req)
                         "used (the reproducibility record's step end asks as root)");
         return -1;
     }
-    m.n_tasks = read_step(c->conf, req->job, req->step, &m.tasks);
-    m.running = agent_tasks_running(c->conf, req->job, req->step);
+    agent_usage_reply(c->conf, req, &m);
     rc = wire_send(c->fd, &m, &err);
     if (rc < 0)
         agent_log("%s: %s", c->peer, err.msg);
     free(m.tasks);
-    return rc;
+    return -1;   /* a usage request is its connection's last, as when the gate answers it */
 }

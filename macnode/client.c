@@ -137,6 +137,13 @@ int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_
     return expect(c, want, reply, err);
 }
 
+int client_ask(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err)
+{
+    if (client_open_with(c, req, err) < 0)
+        return -1;
+    return expect(c, want, reply, err);
+}
+
 void client_close(client_t *c)
 {
     if (c->fd >= 0)

@@ -46,6 +46,10 @@ int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err);
  * or the connection ending give -1 with err. */
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
 
+/* Connect, say hello with req right behind it in the same write, and read the reply of type want (as
+ * client_open_with, then the reply): one round trip. 0, or -1 with err. */
+int client_ask(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
+
 void client_close(client_t *c);
 
 #define CLIENT_REPLY_MS 60000

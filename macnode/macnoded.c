@@ -198,8 +198,8 @@ struct serving {
     int lfd;
 };
 
-/* The gate let c in: refuse it when the agent (or this user) has all the servers it may have, else fork
- * its server. */
+/* The gate let c in: root's usage request is answered here; else refuse c when the agent (or this user) has
+ * all the servers it may have, or fork its server. */
 static void admit(void *ctx, agent_conn_t *c)
 {
     struct serving *sv = ctx;
@@ -207,6 +207,11 @@ static void admit(void *ctx, agent_conn_t *c)
     char msg[160];
     pid_t pid;
 
+    if (agent_usage_inline(c)) {
+        close(c->fd);
+        tbm_fdec_free(&c->dec);
+        return;
+    }
     if (n_servers >= MAX_CONNS)
         why = "the agent is serving all the connections it may";
     else if (c->uid != 0 && servers_of(c->uid) >= MAX_CONNS_PER_UID)

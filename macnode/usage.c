@@ -75,7 +75,7 @@ int macnode_usage(int argc, char **argv)
         return EXIT_USAGE;
     req.job = (uint32_t)job;
     req.step = (uint32_t)step;
-    rc = client_open(&c, &err) == 0 && client_call(&c, &req, TBM_MSG_USED, &reply, &err) == 0 ? 0 : -1;
+    rc = client_ask(&c, &req, TBM_MSG_USED, &reply, &err);
     if (rc == 0) {
         print_used(&reply);
         tbm_msg_free(&reply);

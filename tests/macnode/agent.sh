@@ -268,6 +268,25 @@ if [ "${cpu:-0}" -ge 300000 ] && [ "${wall:-0}" -ge "${cpu:-0}" ]; then ok "the 
 else bad "the CPU burner: user ${cpu:-?} us, wall ${wall:-?} us: $used"; fi
 expect_log "what the task used" "ended: exit 4; cpu [0-9]*+[0-9]* ms, max rss [0-9]* KiB, wall [0-9]* ms"
 expect_in "another step has its own" "$("$MACNODE" usage --agent "$AGENT" --job 11 --step 1)" '"running":0,"tasks":[]}'
+# a step's usage is answered by the gate when small (the step above), by a server when it is not (1000
+# tasks, about 200 KB): both whole
+one=$(ls "$T/state/usage/" | grep -m1 '^11\.0\.')
+for i in $(seq 1000 1999); do
+    sed "s/\"job\":11,/\"job\":13,/; s/\"task\":[-0-9]*,/\"task\":$i,/" "$T/state/usage/$one" > "$T/state/usage/13.0.$i.json"
+done
+used=$("$MACNODE" usage --agent "$AGENT" --job 13 --step 0)
+expect_eq "a step of 1000 ended tasks: all of them in the reply" "$(grep -o '"job":13,' <<<"$used" | wc -l)" 1001
+expect_in "... in order, the last one whole" "$used" '"task":1999,'
+expect_eq "... and the reply ends as JSON does" "${used: -3}" "}]}"
+"$MACNODE" cleanup --agent "$AGENT" --job 13 > /dev/null
+for big in 0 1; do   # the same two requests, answered by the gate (small reply) and by a server (large)
+    [ $big = 1 ] && for i in $(seq 1000 1099); do cp "$T/state/usage/$one" "$T/state/usage/11.0.copy$i.json"; done
+    used=$("$POKE" "$AGENT" --hello --json '{"type":"usage","job":11,"step":0}' --json '{"type":"usage","job":11,"step":1}')
+    expect_in "a usage request is answered ($big)" "$used" '{"type":"used","job":11,"step":0,'
+    case "$used" in *'"step":1,'*) bad "... and a second one behind it too ($big): $used" ;;
+                    *) ok "... and is its connection's last: a second one behind it is not ($big)" ;; esac
+done
+rm -f "$T"/state/usage/11.0.copy*.json
 out=$(cd "$W" && as_user "$MACNODE" usage --agent "$AGENT" --job 11 --step 0 2>&1); rc=$?
 expect_eq "a user may not read what tasks used (exit 1)" "$rc" 1
 expect_in "... and is told who may" "$out" "only root on the bridge host may read what a job's tasks used"

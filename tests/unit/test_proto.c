@@ -579,6 +579,62 @@ START_TEST(hello_and_request_go_in_one_buffer)
 }
 END_TEST
 
+START_TEST(decoder_says_when_one_whole_frame_is_all_it_holds)
+{
+    tbm_msg_t req = { .type = TBM_MSG_USAGE, .job = 7, .step = 2 }, m;
+    tbm_err_t err = { { 0 } };
+    tbm_fdec_t d;
+    tbm_frame_t f, g;
+    size_t len = 0, alone = 0;
+    unsigned char *both = tbm_msg_encode_hello("CRED", &req, &len, &err), *one, big[5];
+
+    one = tbm_msg_encode_hello("CRED", NULL, &alone, &err);
+    ck_assert_ptr_nonnull(both);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);                      /* nothing */
+    tbm_fdec_feed(&d, both, len - 1);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);                      /* the hello and part of the request */
+    ck_assert_int_eq(tbm_fdec_next(&d, &g, &err), 1);                 /* the hello */
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);                      /* the request, but for its last byte */
+    tbm_fdec_feed(&d, both + len - 1, 1);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 1);                      /* the request, whole and alone */
+    ck_assert_int_eq(tbm_fdec_only(&d, &g), 1);                      /* ... still there */
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), 0);
+    ck_assert_int_eq(m.type, TBM_MSG_USAGE);
+    tbm_msg_free(&m);
+    tbm_fdec_feed(&d, "x", 1);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);                      /* more behind it */
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);                 /* the request, as before */
+    ck_assert_int_eq(tbm_msg_parse(&f, &m, &err), 0);
+    ck_assert_int_eq(m.type, TBM_MSG_USAGE);
+    tbm_msg_free(&m);
+    tbm_fdec_free(&d);
+
+    /* a frame over the limit is not whole, and the peek leaves the error to tbm_fdec_next */
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    tbm_data_header(big, TBM_FRAME_STDIN, TBM_HELLO_MAX + 10);
+    tbm_fdec_feed(&d, big, 5);
+    tbm_fdec_feed(&d, "abc", 3);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);
+    ck_assert_int_eq(d.failed, 0);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), -1);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);
+    tbm_fdec_free(&d);
+    /* an unknown kind byte, and an empty frame */
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    tbm_fdec_feed(&d, "\0\0\0\2zz", 6);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);
+    tbm_fdec_free(&d);
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_HELLO_MAX, &err), 0);
+    tbm_fdec_feed(&d, "\0\0\0\0{", 5);
+    ck_assert_int_eq(tbm_fdec_only(&d, &f), 0);
+    tbm_fdec_free(&d);
+    free(both);
+    free(one);
+}
+END_TEST
+
 START_TEST(used_task_count_is_bounded)
 {
     tbm_task_usage_t *t = calloc(TBM_USAGE_TASKS_MAX + 1, sizeof(*t));
@@ -842,6 +898,7 @@ static Suite *proto_suite(void)
 
     tcase_add_test(tc, decoder_splits_frames_across_feeds);
     tcase_add_test(tc, hello_and_request_go_in_one_buffer);
+    tcase_add_test(tc, decoder_says_when_one_whole_frame_is_all_it_holds);
     tcase_add_test(tc, decoder_refuses_bad_frames);
     tcase_add_test(tc, decoder_reports_garbage_before_the_frame_is_whole);
     tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
