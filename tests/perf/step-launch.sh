@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # step-launch.sh: what bridge mode costs a job step, measured in one run on the lab, inside one allocation
-# per group: studio-a (bridge: forwarder + agent + grant) against mini-b (direct: slurmd on the Mac). Per
-# group, over RUNS launches each: the median and 90th percentile of the wall time of `srun -N4 true` (the
-# whole launch) and of the time to the first line of `srun -N4 echo` (launch up to the first output), and
-# the stdout throughput of a MiB stream from one task through the forwarder against a direct step.
+# per group, both held at once: studio-a (bridge: forwarder + agent + grant) against mini-b (direct: slurmd
+# on the Mac), their launches in turns (bridge, direct, bridge, ...). Per group, over RUNS launches each: the
+# median and 90th percentile of the wall time of `srun -N4 true` (the whole launch) and of the time to the
+# first line of `srun -N4 echo` (launch up to the first output), the median of the RUNS pairs' differences,
+# and the stdout throughput of a MiB stream from one task through the forwarder against a direct step.
 # Targets: at most 20 ms more per launch (median); at least half the throughput.
 # The launch's inner parts: RUNS more launches of `srun -N4 echo x` in bridge mode with TBMESH_LAUNCH_TIMES=1,
 # where each task's forwarder prints its launch's parts (macnode exec --verbose: grant, stepd, exec, credential,
@@ -19,28 +20,40 @@ export SLURM_CONF=$LAB/etc/slurm.conf
 scontrol ping > /dev/null || { echo "step-launch: the lab is not up (lab/tbmesh-lab up)" >&2; exit 1; }
 W=$LAB/work/tbm-alice
 
-# inside GROUP: a script run inside one allocation of the group's 4 Macs, printing the medians in ms.
-inside() {
+# Both groups are allocated at once and their launches take turns (bridge, direct, bridge, ...), each told by
+# the script through a FIFO and answering through another, so that the two modes meet the machine in the same
+# state: on a loaded machine a launch's time drifts by tens of ms within a minute, more than the difference
+# measured. serve GROUP: the loop run inside the group's allocation (as the user).
+serve() {
     cat > "$W/bench-$1.sh" <<SCRIPT
 #!/bin/bash
-# the median and the 90th percentile (us) of the numbers on stdin
-stats() { sort -n | awk -v what=\$1 '{ v[NR] = \$1 } END { printf "%s %d %d\\n", what, v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)] }'; }
-for i in \$(seq $RUNS); do
-    s=\$(date +%s%N); srun -N4 true; e=\$(date +%s%N); echo \$(( (e - s) / 1000 ))
-done | stats launch_us
-for i in \$(seq $RUNS); do
-    s=\$(date +%s%N)
-    srun -N4 echo x | { read -r _; e=\$(date +%s%N); cat > /dev/null; echo \$(( (e - s) / 1000 )); }
-done | stats first_output_us
-s=\$(date +%s%N); srun -N1 -n1 head -c ${MIB}M /dev/zero | wc -c > /dev/null; e=\$(date +%s%N)
-echo "stream_ms \$(( (e - s) / 1000000 ))"
-if [ "$1" = studio-a ]; then
-    for i in \$(seq $RUNS); do TBMESH_LAUNCH_TIMES=1 srun -N4 echo x 2>&1 >/dev/null | grep '^macnode exec: launch: '; done
-fi
+exec 3<>"$W/sl-go-$1" 4<>"$W/sl-done"
+t() { echo \$(( \$(date +%s%N) / 1000 )); }
+while read -r what <&3; do
+    case \$what in
+    launch) s=\$(t); srun -N4 true; echo "$1 launch \$(( \$(t) - s ))" >&4 ;;
+    first)  s=\$(t); srun -N4 echo x | { read -r _; echo "$1 first \$(( \$(t) - s ))" >&4; cat > /dev/null; } ;;
+    stream) s=\$(t); srun -N1 -n1 head -c ${MIB}M /dev/zero | wc -c > /dev/null; echo "$1 stream \$(( \$(t) - s ))" >&4 ;;
+    parts)  for i in \$(seq $RUNS); do TBMESH_LAUNCH_TIMES=1 srun -N4 echo x 2>&1 >/dev/null | grep '^macnode exec: launch: '; done > "$W/sl-parts"
+            echo "$1 parts 0" >&4 ;;
+    *)      break ;;
+    esac
+done
 SCRIPT
     chmod 755 "$W/bench-$1.sh"
-    (cd "$W" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" salloc --gres=tbmesh:"$1":4 "$W/bench-$1.sh" 2>/dev/null)
+    (cd "$W" && exec runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" salloc --gres=tbmesh:"$1":4 "$W/bench-$1.sh" \
+        > /dev/null 2>&1)
 }
+# ask GROUP WHAT: one turn; its number (us) on stdout
+ask() {
+    local g w v
+    [ "$1" = studio-a ] && echo "$2" >&7 || echo "$2" >&8
+    read -r -t 600 g w v <&6 || { echo "step-launch: $1 did not answer '$2' (allocation refused or lost?)" >&2; exit 1; }
+    [ "$g $w" = "$1 $2" ] || { echo "step-launch: wanted $1 $2, got: $g $w $v" >&2; exit 1; }
+    echo "$v"
+}
+# stats: the median and the 90th percentile of the numbers on stdin
+stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%d %d\n", v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)] }'; }
 
 ms() { awk -v us="$1" 'BEGIN { printf "%.1f ms", us / 1000 }'; }
 # parts: the median of each key=value (ms) on stdin's lines after their prefix, in the order first seen.
@@ -74,13 +87,31 @@ steps() {
 declare -A size
 for f in "$LAB"/log/macnoded-*.log "$LAB"/log/slurmd-*.log; do size[$f]=$(stat -c %s "$f" 2>/dev/null || echo 0); done
 new_lines() { local f; for f in "${!size[@]}"; do [[ $f == */"$1"* ]] && tail -c +"$((size[$f] + 1))" "$f"; done; true; }
-b=$(inside studio-a); d=$(inside mini-b)
+rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts"
+mkfifo -m 600 "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
+chown tbm-alice: "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
+exec 6<>"$W/sl-done" 7<>"$W/sl-go-studio-a" 8<>"$W/sl-go-mini-b"
+serve studio-a & pa=$!
+serve mini-b & pb=$!
+trap 'echo end >&7; echo end >&8; wait; rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts" "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"' EXIT
+declare -a BL DL BF DF
+for i in $(seq "$RUNS"); do
+    v=$(ask studio-a launch) && BL+=("$v") && v=$(ask mini-b launch) && DL+=("$v") || exit 1
+done
+for i in $(seq "$RUNS"); do
+    v=$(ask studio-a first) && BF+=("$v") && v=$(ask mini-b first) && DF+=("$v") || exit 1
+done
+v=$(ask studio-a stream) && bs=$(( v / 1000 )) && v=$(ask mini-b stream) && ds=$(( v / 1000 )) || exit 1
+ask studio-a parts > /dev/null
+b=$(cat "$W/sl-parts")
 agent=$(new_lines macnoded- | grep 'launch on the agent (ms): ' || true)
-read -r _ bl bl9 <<<"$(grep launch_us <<<"$b")"; read -r _ dl dl9 <<<"$(grep launch_us <<<"$d")"
-read -r _ bf bf9 <<<"$(grep first_output_us <<<"$b")"; read -r _ df df9 <<<"$(grep first_output_us <<<"$d")"
-bs=$(awk '/stream_ms/ {print $2}' <<<"$b"); ds=$(awk '/stream_ms/ {print $2}' <<<"$d")
-echo "srun -N4 true, median (p90) of $RUNS: bridge (studio-a) $(ms "$bl") ($(ms "$bl9")), direct (mini-b) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms)"
-echo "  to the first output (srun -N4 echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df)))"
+read -r bl bl9 <<<"$(printf '%s\n' "${BL[@]}" | stats)"; read -r dl dl9 <<<"$(printf '%s\n' "${DL[@]}" | stats)"
+read -r bf bf9 <<<"$(printf '%s\n' "${BF[@]}" | stats)"; read -r df df9 <<<"$(printf '%s\n' "${DF[@]}" | stats)"
+# each bridge launch less the direct one right after it: the median of the pairs
+read -r pl _ <<<"$(for i in "${!BL[@]}"; do echo $(( BL[i] - DL[i] )); done | stats)"
+read -r pf _ <<<"$(for i in "${!BF[@]}"; do echo $(( BF[i] - DF[i] )); done | stats)"
+echo "srun -N4 true, median (p90) of $RUNS, the two modes in turns: bridge (studio-a) $(ms "$bl") ($(ms "$bl9")), direct (mini-b) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms); median of the $RUNS pairs' differences $(ms "$pl")"
+echo "  to the first output (srun -N4 echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df))); pairs $(ms "$pf")"
 echo "  after the first output (the step's end, srun's exit): bridge $(ms $((bl - bf))), direct $(ms $((dl - df)))"
 echo "  bridge mode's launch, in parts ($RUNS x 4 tasks of srun -N4 echo x, TBMESH_LAUNCH_TIMES=1):"
 echo "    forwarder: $(grep '^macnode exec: launch: ' <<<"$b" | sed 's/^macnode exec: launch: //' | parts)"
@@ -88,4 +119,3 @@ echo "    agent:     $(sed 's/.*launch on the agent (ms): //' <<<"$agent" | part
 echo "  every step on the nodes, as slurmd logs it (each group's rank 0; the medians):"
 new_lines slurmd- | steps
 awk -v m="$MIB" -v b="$bs" -v d="$ds" 'BEGIN { printf "stdout stream of %d MiB: bridge %.0f MB/s, direct %.0f MB/s: ratio %.2f (target: at least 0.5)\n", m, m * 1.048576 / (b / 1000), m * 1.048576 / (d / 1000), d / b }'
-rm -f "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"
