@@ -52,6 +52,27 @@ ask() {
     [ "$g $w" = "$1 $2" ] || { echo "step-launch: wanted $1 $2, got: $g $w $v" >&2; exit 1; }
     echo "$v"
 }
+# busy: the machine's busy and total clock ticks so far, all CPUs (/proc/stat)
+busy() { local _c u n s i w q sq st; read -r _c u n s i w q sq st _ < /proc/stat; echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"; }
+# turn GROUP WHAT: ask, and add the turn's busy and total ticks to the group's (BUSY and TOTAL)
+declare -A BUSY=([studio-a]=0 [mini-b]=0) TOTAL=([studio-a]=0 [mini-b]=0)
+turn() {
+    local b0 t0 b1 t1
+    read -r b0 t0 <<<"$(busy)"; v=$(ask "$1" "$2") || return 1; read -r b1 t1 <<<"$(busy)"
+    BUSY[$1]=$(( BUSY[$1] + b1 - b0 )); TOTAL[$1]=$(( TOTAL[$1] + t1 - t0 ))
+}
+# agents_cpu GROUP: the clock ticks the group's agents (macnoded's main process on each of its Macs) and the
+# processes they reaped (their connections' servers, and the tasks those ran) have used so far
+agents_cpu() {
+    local nodes p t=0 f
+    nodes=$(scontrol show hostnames "$(sed -n "s/^Group=$1 Nodes=\([^ ]*\).*/\1/p" "$LAB/etc/tbmesh.conf")" | paste -sd'|')
+    for p in $(pgrep -x macnoded); do
+        [ "$(ps -o comm= -p "$(ps -o ppid= -p "$p" | tr -d ' ')" 2>/dev/null)" = macnoded ] && continue
+        tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -Eq -- "--node ($nodes) " || continue
+        f=($(sed 's/.*) //' "/proc/$p/stat")); t=$(( t + f[11] + f[12] + f[13] + f[14] ))
+    done
+    echo "$t"
+}
 # stats: the median and the 90th percentile of the numbers on stdin
 stats() { sort -n | awk '{ v[NR] = $1 } END { printf "%d %d\n", v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)] }'; }
 
@@ -95,12 +116,14 @@ serve studio-a & pa=$!
 serve mini-b & pb=$!
 trap 'echo end >&7; echo end >&8; wait; rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts" "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"' EXIT
 declare -a BL DL BF DF
+a0=$(agents_cpu studio-a)
 for i in $(seq "$RUNS"); do
-    v=$(ask studio-a launch) && BL+=("$v") && v=$(ask mini-b launch) && DL+=("$v") || exit 1
+    turn studio-a launch && BL+=("$v") && turn mini-b launch && DL+=("$v") || exit 1
 done
 for i in $(seq "$RUNS"); do
-    v=$(ask studio-a first) && BF+=("$v") && v=$(ask mini-b first) && DF+=("$v") || exit 1
+    turn studio-a first && BF+=("$v") && turn mini-b first && DF+=("$v") || exit 1
 done
+a1=$(agents_cpu studio-a)
 v=$(ask studio-a stream) && bs=$(( v / 1000 )) && v=$(ask mini-b stream) && ds=$(( v / 1000 )) || exit 1
 ask studio-a parts > /dev/null
 b=$(cat "$W/sl-parts")
@@ -113,6 +136,10 @@ read -r pf _ <<<"$(for i in "${!BF[@]}"; do echo $(( BF[i] - DF[i] )); done | st
 echo "srun -N4 true, median (p90) of $RUNS, the two modes in turns: bridge (studio-a) $(ms "$bl") ($(ms "$bl9")), direct (mini-b) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms); median of the $RUNS pairs' differences $(ms "$pl")"
 echo "  to the first output (srun -N4 echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df))); pairs $(ms "$pf")"
 echo "  after the first output (the step's end, srun's exit): bridge $(ms $((bl - bf))), direct $(ms $((dl - df)))"
+awk -v bb="${BUSY[studio-a]}" -v bt="${TOTAL[studio-a]}" -v db="${BUSY[mini-b]}" -v dt="${TOTAL[mini-b]}" \
+    -v a="$((a1 - a0))" -v hz="$(getconf CLK_TCK)" -v n="$((RUNS * 8))" -v cpus="$(nproc)" 'BEGIN {
+    printf "  the machine (%d CPUs, /proc/stat) was busy %.0f%% of the bridge turns and %.0f%% of the direct ones;", cpus, 100 * bb / (bt ? bt : 1), 100 * db / (dt ? dt : 1)
+    printf " the Macs'"'"' agents used %.1f ms of CPU per bridge task (%d tasks)\n", a * 1000 / hz / n, n }'
 echo "  bridge mode's launch, in parts ($RUNS x 4 tasks of srun -N4 echo x, TBMESH_LAUNCH_TIMES=1):"
 echo "    forwarder: $(grep '^macnode exec: launch: ' <<<"$b" | sed 's/^macnode exec: launch: //' | parts)"
 echo "    agent:     $(sed 's/.*launch on the agent (ms): //' <<<"$agent" | parts)"
