@@ -105,6 +105,9 @@ tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const 
  * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. */
 /* The halving moves at most this many pieces (opts.segment_bytes) of a step as one stream: its window. */
 #define TBMCOLL_HALVING_PIECES 16
+/* ... and all-reduces a vector in chunks of this many pieces (2 MiB with the default 256 KiB pieces), one
+ * after the other, each whole: a chunk stays in the caches through its steps (kernels/README.md, "Chunks"). */
+#define TBMCOLL_HALVING_CHUNK_PIECES 8
 
 int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                               tbm_redop_t op);

@@ -277,13 +277,33 @@ static int mesh_halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned ch
     return 0;
 }
 
+/* The halving on a large vector: one chunk of TBMCOLL_HALVING_CHUNK_PIECES pieces after the other (the last
+ * one up to half as long again, so that none is short), each all-reduced whole. A chunk's data then stays in
+ * the caches through the steps of its halving and doubling; over the whole vector at once, every step read
+ * and wrote it from memory again, and the kernel's copies of it with it. Each element is folded over the
+ * same tree either way: the same bits. */
+static int halving_chunked(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
+                           tbm_dtype_t dt, tbm_redop_t op, size_t piece)
+{
+    size_t esize = tbm_dtype_size(dt), per = piece / esize * TBMCOLL_HALVING_CHUNK_PIECES, done, n;
+    layout_t ly;
+
+    for (done = 0; done < count; done += n) {
+        n = count - done < per + per / 2 ? count - done : per;
+        ly = (layout_t){ n, esize };
+        if (mesh_halving(c, src + done * esize, dst + done * esize, &ly, dt, op, piece) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                               tbm_redop_t op)
 {
     layout_t ly = { count, tbm_dtype_size(dt) };
     size_t piece = c->opts.segment_bytes / ly.esize * ly.esize;
 
-    return mesh_halving(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
+    return halving_chunked(c, send, recv, count, dt, op, piece > ly.esize ? piece : ly.esize);
 }
 
 static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
@@ -296,7 +316,7 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
         return mesh_oneshot(c, send, recv, count, dt, op);
     piece = c->opts.segment_bytes / ly.esize * ly.esize;
     if (c->halving)
-        return mesh_halving(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
+        return halving_chunked(c, send, recv, count, dt, op, piece > ly.esize ? piece : ly.esize);
     return mesh_pipe(c, send, recv, &ly, dt, op, piece > ly.esize ? piece : ly.esize);
 }
 

@@ -304,7 +304,7 @@ typedef struct run_cfg {
     int streams;
     int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
     tbmcoll_mesh_ar_t how;
-    size_t segment;   /* 0: the default (256 KiB); small: the halving's steps cross several windows */
+    size_t segment;   /* 0: the default (256 KiB); small: the halving cuts its vectors into many chunks */
 } run_cfg_t;
 
 /* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
@@ -358,8 +358,8 @@ int main(void)
 {
     /* the mesh with the streams per pair it chooses, with three (large transfers striped, whatever the
      * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
-     * ring; the halving with 16 KiB pieces too, so that its steps cross several windows
-     * (TBMCOLL_HALVING_PIECES) */
+     * ring; the halving with 16 KiB pieces too, so that it cuts the vectors into many chunks of 128 KiB
+     * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer */
     static const run_cfg_t cfgs[NCFGS] = {
         { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0 }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
         { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
