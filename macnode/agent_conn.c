@@ -40,17 +40,31 @@ static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...)
     return -1;
 }
 
+/* The welcome a connection the gate let in is sent first. */
+static tbm_msg_t welcome_msg(const agent_conn_t *c)
+{
+    return (tbm_msg_t){ .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node,
+                        .uid = (uint32_t)c->uid };
+}
+
+/* The gate read the socket without blocking; what is written from now on may wait for the reader. */
+static int set_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
+}
+
 int agent_usage_inline(agent_conn_t *c)
 {
-    tbm_msg_t req, w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node,
-                         .uid = (uint32_t)c->uid }, m;
+    tbm_msg_t req, w = welcome_msg(c), m;
     tbm_err_t err = { { 0 } };
     tbm_frame_t fr;
     unsigned char *a = NULL, *b = NULL, *both = NULL;
     size_t alen = 0, blen = 0, off = 0;
     struct timeval bound = { .tv_sec = 1 };
     ssize_t n;
-    int fl, served = 0;
+    int served = 0;
 
     if (c->uid != 0 || !tbm_fdec_only(&c->dec, &fr) || fr.kind != TBM_FRAME_JSON)
         return 0;
@@ -70,8 +84,7 @@ int agent_usage_inline(agent_conn_t *c)
         n = write(c->fd, both, alen + blen);
         off = n > 0 ? (size_t)n : 0;
         if (off < alen + blen && (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) &&
-            (fl = fcntl(c->fd, F_GETFL)) >= 0 && fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
-            setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound)) == 0 &&
+            set_blocking(c->fd) == 0 && setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound)) == 0 &&
             tbm_write_all(c->fd, both + off, alen + blen - off) == 0)
             off = alen + blen;
         if (off < alen + blen)
@@ -87,13 +100,10 @@ int agent_usage_inline(agent_conn_t *c)
 /* Say who we are to the caller the gate let in, and take requests of full size from now on. */
 static int welcome(agent_conn_t *c)
 {
-    tbm_msg_t w = { .type = TBM_MSG_WELCOME, .version = TBM_PROTO_VERSION, .node = c->conf->node,
-                    .uid = (uint32_t)c->uid };
+    tbm_msg_t w = welcome_msg(c);
     tbm_err_t err = { { 0 } };
-    int fl = fcntl(c->fd, F_GETFL);
 
-    if (fl >= 0)
-        fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);   /* the gate read it without blocking; we write big frames */
+    set_blocking(c->fd);   /* big frames go out from now on */
     if (tbm_fdec_set_limit(&c->dec, TBM_FRAME_MAX, &err) < 0)
         return refuse(c, "internal", "%s", err.msg);
     return wire_send(c->fd, &w, &err) < 0 ? -1 : 0;

@@ -258,18 +258,18 @@ static int make_pipes(int p[3][2], tbm_err_t *err)
 static int files_written(task_t *t, tbm_err_t *err)
 {
     char msg[1100];
-    ssize_t n, got = 0;
+    ssize_t n;
+    size_t got = 0;
     int status;
 
-    do
-        n = read(t->setup, msg, 1);
-    while (n < 0 && errno == EINTR);
-    if (n == 1 && msg[0] == FILES_WRITTEN[0])
-        return 0;
-    got = n > 0 ? n : 0;
-    while (got < (ssize_t)sizeof(msg) - 1 && ((n = read(t->setup, msg + got, sizeof(msg) - 1 - (size_t)got)) > 0 ||
-                                              (n < 0 && errno == EINTR)))
-        got += n > 0 ? n : 0;
+    /* the byte that says so, else the failure's code byte and message up to the pipe's end */
+    while (got < sizeof(msg) - 1 && (n = read(t->setup, msg + got, got ? sizeof(msg) - 1 - got : 1)) != 0) {
+        if (n < 0 && errno != EINTR)
+            break;
+        got += n > 0 ? (size_t)n : 0;
+        if (got == 1 && msg[0] == FILES_WRITTEN[0])
+            return 0;
+    }
     msg[got] = '\0';
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
         ;
@@ -625,16 +625,15 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
 
     catch_signals();
     if (!buf || (rc = task_start(&t, spawn, u, jobdir, &err)) < 0) {
+        const char *code = rc == -2 ? "files" : "spawn";
+
         if (rc == -2)
             snprintf(msg, sizeof(msg), "job %u: cannot write the job's files on %s: %s", g->job, c->conf->node,
                      err.msg);
         else
             snprintf(msg, sizeof(msg), "%s", buf ? err.msg : "out of memory");
-        if (rc == -2)
-            agent_log("%s: refused (files): %s", c->peer, msg);
-        else
-            agent_log("%s: spawn failed: %s", c->peer, msg);
-        wire_send_error(c->fd, rc == -2 ? "files" : "spawn", msg);
+        agent_log(rc == -2 ? "%s: refused (files): %s" : "%s: spawn failed: %s", c->peer, msg);
+        wire_send_error(c->fd, code, msg);
         close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
         free(buf);
         return;

@@ -112,8 +112,8 @@ rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts"
 mkfifo -m 600 "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
 chown tbm-alice: "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
 exec 6<>"$W/sl-done" 7<>"$W/sl-go-studio-a" 8<>"$W/sl-go-mini-b"
-serve studio-a & pa=$!
-serve mini-b & pb=$!
+serve studio-a &
+serve mini-b &
 trap 'echo end >&7; echo end >&8; wait; rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts" "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"' EXIT
 declare -a BL DL BF DF
 a0=$(agents_cpu studio-a)
