@@ -114,7 +114,8 @@ static void sync_folder(const char *path)
     free(copy);
 }
 
-int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err)
+static int write_replacing(const char *path, const char *data, size_t len, mode_t mode, int durable,
+                           tbm_err_t *err)
 {
     char tmp[4096];
     int fd, saved;
@@ -129,7 +130,7 @@ int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t
         errno = saved;
         return -1;
     }
-    if (fchmod(fd, mode) < 0 || tbm_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || tbm_write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
         saved = errno;
         close(fd);
         unlink(tmp);
@@ -144,6 +145,17 @@ int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t
         errno = saved;
         return -1;
     }
-    sync_folder(path);
+    if (durable)
+        sync_folder(path);
     return 0;
+}
+
+int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err)
+{
+    return write_replacing(path, data, len, mode, 1, err);
+}
+
+int tbm_write_file_replace(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err)
+{
+    return write_replacing(path, data, len, mode, 0, err);
 }

@@ -18,6 +18,12 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
  * err set and errno saying why (nothing at `path` changed then). */
 int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
 
+/* The same without the two fsyncs: readers still see the old file or the whole new one, never part of one,
+ * but a crash of the machine may lose it. For files written again at every use (a job's files, rewritten at
+ * every task's start; after a crash the job is gone too), where waiting for the disk buys nothing. Uses no
+ * heap memory (the task's process calls it before its exec). */
+int tbm_write_file_replace(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
+
 /* Write all of buf to fd (short writes and EINTR handled). 0, or -1 with errno set. */
 int tbm_write_all(int fd, const void *buf, size_t len);
 

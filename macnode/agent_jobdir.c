@@ -95,7 +95,7 @@ int agent_job_write(const char *dir, const tbm_jobfile_t *files, int n, tbm_err_
 
     for (i = 0; i < n; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
-        if (tbm_write_file_atomic(path, files[i].data, files[i].len, 0600, err) < 0)
+        if (tbm_write_file_replace(path, files[i].data, files[i].len, 0600, err) < 0)
             return -1;
     }
     return 0;

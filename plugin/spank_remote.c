@@ -23,7 +23,7 @@ static int write_files(const tbm_envplan_t *plan, tbm_err_t *err)
     size_t i;
 
     for (i = 0; i < plan->n_files; i++) {
-        if (tbm_write_file_atomic(plan->files[i].path, plan->files[i].data, plan->files[i].len, 0600, err) < 0)
+        if (tbm_write_file_replace(plan->files[i].path, plan->files[i].data, plan->files[i].len, 0600, err) < 0)
             return -1;
         if (n_written < TBM_SPANK_FILES_MAX)
             written[n_written++] = strdup(plan->files[i].path);

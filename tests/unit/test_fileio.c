@@ -71,6 +71,52 @@ START_TEST(write_replaces_symlink_without_following_it)
 }
 END_TEST
 
+START_TEST(replace_without_sync_writes_whole_files_and_nothing_beside)
+{
+    char path[300], target[300], cmd[400];
+    tbm_err_t err = { { 0 } };
+    struct stat st;
+    size_t len;
+    char *got;
+
+    snprintf(path, sizeof(path), "%s/hosts.json", dir);
+    ck_assert_int_eq(tbm_write_file_replace(path, "[\"a\"]", 5, 0600, &err), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    got = tbm_read_file(path, 100, &len, &err);
+    ck_assert_str_eq(got, "[\"a\"]");
+    free(got);
+    ck_assert_int_eq(tbm_write_file_replace(path, "[]", 2, 0640, &err), 0);
+    got = tbm_read_file(path, 100, &len, &err);
+    ck_assert_str_eq(got, "[]");
+    free(got);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+    /* a link put where the file goes is replaced, its target kept */
+    snprintf(target, sizeof(target), "%s/elsewhere", dir);
+    ck_assert_int_eq(tbm_write_file_replace(target, "keep", 4, 0600, &err), 0);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(symlink(target, path), 0);
+    ck_assert_int_eq(tbm_write_file_replace(path, "new", 3, 0600, &err), 0);
+    got = tbm_read_file(target, 100, &len, &err);
+    ck_assert_str_eq(got, "keep");
+    free(got);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    /* no temporary file is left beside them */
+    snprintf(cmd, sizeof(cmd), "test -z \"$(ls %s | grep tmp)\"", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    /* a folder in the way: refused, with the path, and the folder is still there */
+    snprintf(path, sizeof(path), "%s/in-the-way", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_int_eq(tbm_write_file_replace(path, "x", 1, 0600, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "in-the-way: cannot put in place"));
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(read_refusals)
 {
     char path[300], link[300];
@@ -141,6 +187,7 @@ static Suite *fileio_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, write_then_read_back);
     tcase_add_test(tc, write_replaces_symlink_without_following_it);
+    tcase_add_test(tc, replace_without_sync_writes_whole_files_and_nothing_beside);
     tcase_add_test(tc, read_refusals);
     tcase_add_test(tc, write_into_missing_folder_says_so);
     tcase_add_test(tc, write_all_through_a_pipe_and_to_a_bad_fd);
