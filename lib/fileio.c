@@ -159,3 +159,13 @@ int tbm_write_file_replace(const char *path, const char *data, size_t len, mode_
 {
     return write_replacing(path, data, len, mode, 0, err);
 }
+
+int tbm_path_beside(const char *file, const char *rel, char *out, size_t len)
+{
+    const char *slash = strrchr(file, '/');
+    int n = rel[0] == '/' ? snprintf(out, len, "%s", rel)
+            : slash     ? snprintf(out, len, "%.*s/%s", (int)(slash - file), file, rel)
+                        : snprintf(out, len, "%s", rel);
+
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}

@@ -27,4 +27,8 @@ int tbm_write_file_replace(const char *path, const char *data, size_t len, mode_
 /* Write all of buf to fd (short writes and EINTR handled). 0, or -1 with errno set. */
 int tbm_write_all(int fd, const void *buf, size_t len);
 
+/* rel taken from file's folder ("/usr/bin/macnode", "../libexec/x" -> "/usr/bin/../libexec/x"); rel as it is
+ * when it is absolute or file has no folder. 0, or -1 when it does not fit in len. */
+int tbm_path_beside(const char *file, const char *rel, char *out, size_t len);
+
 #endif

@@ -108,3 +108,41 @@ AC_DEFUN([X_AC_TBM_SLURM], [
   AC_SUBST([SLURM_VERSION_STR])
   AM_CONDITIONAL([WITH_SLURM], [test "x$with_slurm" != xno])
 ])
+
+dnl The bridge's forwarder (macnode-forward), exec'd for every bridge-mode task: linked as a static PIE where
+dnl the system has the static libraries (Debian: libjson-c.a, libmunge.a, libc.a), so that its exec maps one
+dnl file and binds no symbols; a dynamic link otherwise, and always with sanitizers (they cannot link static).
+AC_DEFUN([X_AC_TBM_STATIC_FORWARDER], [
+  AC_ARG_ENABLE([static-forwarder],
+    [AS_HELP_STRING([--disable-static-forwarder], [link the bridge's forwarder dynamically (default: static where the system can)])],
+    [], [enable_static_forwarder=auto])
+  TBM_FORWARD_LDFLAGS=""
+  TBM_FORWARD_MUNGE_LIBS=$MUNGE_LIBS
+  AS_IF([test "x$enable_sanitizers" = xyes || test "x$tbm_darwin" = xyes], [
+    AS_IF([test "x$enable_static_forwarder" = xyes], [AC_MSG_ERROR([--enable-static-forwarder: not with sanitizers nor on macOS])])
+    enable_static_forwarder=no
+  ])
+  AS_IF([test "x$enable_static_forwarder" != xno], [
+    AC_MSG_CHECKING([whether the forwarder links as a static PIE with json-c and MUNGE])
+    tbm_save_CFLAGS=$CFLAGS; tbm_save_LDFLAGS=$LDFLAGS; tbm_save_LIBS=$LIBS
+    CFLAGS="$CFLAGS -fPIE $JSONC_CFLAGS $MUNGE_CFLAGS"
+    LDFLAGS="$LDFLAGS -static-pie"
+    LIBS="$JSONC_LIBS $MUNGE_LIBS $LIBS"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <json-c/json.h>
+#include <munge.h>]], [[json_object_put(json_object_new_object()); return (int)munge_encode(0, 0, 0, 0);]])],
+      [tbm_static_forwarder=yes], [tbm_static_forwarder=no])
+    CFLAGS=$tbm_save_CFLAGS; LDFLAGS=$tbm_save_LDFLAGS; LIBS=$tbm_save_LIBS
+    AC_MSG_RESULT([$tbm_static_forwarder])
+    dnl libtool would put libmunge.la's shared library in place of -lmunge: the linker gets the -l itself
+    AS_IF([test "x$tbm_static_forwarder" = xyes], [TBM_FORWARD_LDFLAGS="-Xcompiler -static-pie"
+      TBM_FORWARD_MUNGE_LIBS=""
+      for tbm_f in $MUNGE_LIBS; do
+        AS_CASE([$tbm_f], [-l*], [TBM_FORWARD_MUNGE_LIBS="$TBM_FORWARD_MUNGE_LIBS -Wl,$tbm_f"],
+                [TBM_FORWARD_MUNGE_LIBS="$TBM_FORWARD_MUNGE_LIBS $tbm_f"])
+      done],
+          [test "x$enable_static_forwarder" = xyes], [AC_MSG_ERROR([--enable-static-forwarder: no static json-c, MUNGE or libc here])])
+    enable_static_forwarder=$tbm_static_forwarder
+  ])
+  AC_SUBST([TBM_FORWARD_LDFLAGS])
+  AC_SUBST([TBM_FORWARD_MUNGE_LIBS])
+])

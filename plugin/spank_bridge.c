@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 #include <slurm/slurm.h>
 
+#define FORWARDER_BESIDE "../libexec/slurm-tbmesh/macnode-forward"   /* from macnode's folder */
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
 #define FORWARDER_FAILED 255   /* macnode exec's status when the agent could not be reached or refused */
 #define AGENT_PROBE_MS 3000    /* how long root waits for the agent's answer at a failed task's end */
@@ -201,6 +202,26 @@ static int launch_stamps(spank_t sp)
     return set(sp, "TBMESH_LAUNCH_STAMPS", text);
 }
 
+/* Become the forwarder: macnode-forward (fwd[1..], its argv[0] its own name), whose exec loads only what it
+ * needs; where it is not installed (or cannot run here), `macnode exec` (fwd). Returns only when neither runs
+ * (errno: macnode's). */
+static void exec_forwarder(char **fwd, char **env)
+{
+    char path[4096];
+
+    if ((tbm_spank_args.forwarder[0] ? snprintf(path, sizeof(path), "%s", tbm_spank_args.forwarder) < (int)sizeof(path)
+                                      : tbm_path_beside(tbm_spank_args.macnode, FORWARDER_BESIDE, path,
+                                                        sizeof(path)) == 0)) {
+        fwd[1] = "macnode-forward";
+        execve(path, fwd + 1, env);
+        if (tbm_spank_args.forwarder[0])   /* named in plugstack.conf: worth a word on the task's stderr */
+            dprintf(STDERR_FILENO, "tbmesh: cannot start the forwarder %s (%m); running macnode exec instead\n",
+                    path);
+        fwd[1] = "exec";
+    }
+    execve(tbm_spank_args.macnode, fwd, env);
+}
+
 /* As the user, just before the task would exec: exec the forwarder instead. */
 int tbm_spank_bridge_task_init(spank_t sp)
 {
@@ -235,7 +256,7 @@ int tbm_spank_bridge_task_init(spank_t sp)
     fwd[n++] = "--";
     for (i = 0; i < argc; i++)
         fwd[n++] = argv[i];
-    execve(tbm_spank_args.macnode, fwd, env);
+    exec_forwarder(fwd, env);
     dprintf(STDERR_FILENO, "tbmesh: cannot start the forwarder %s: %m\n", tbm_spank_args.macnode);
     _exit(TBM_SPANK_REFUSED);
 }

@@ -23,7 +23,7 @@ void tbm_spank_say(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-tbm_spank_args_t tbm_spank_args = { "", TBM_BINDIR "/macnode", "", "/private/var/tmp/tbmesh-jobs",
+tbm_spank_args_t tbm_spank_args = { "", TBM_BINDIR "/macnode", "", "", "/private/var/tmp/tbmesh-jobs",
                                      "/run/slurm-tbmesh" };
 tbm_spank_step_t tbm_spank_step;
 
@@ -43,6 +43,7 @@ void tbm_spank_read_args(int ac, char **av)
     for (i = 0; i < ac; i++) {
         arg(av[i], "conf", a->conf, sizeof(a->conf));
         arg(av[i], "macnode", a->macnode, sizeof(a->macnode));
+        arg(av[i], "forwarder", a->forwarder, sizeof(a->forwarder));
         arg(av[i], "munge_socket", a->munge_socket, sizeof(a->munge_socket));
         arg(av[i], "jobs_dir", a->jobs_dir, sizeof(a->jobs_dir));
         arg(av[i], "state_dir", a->state_dir, sizeof(a->state_dir));

@@ -15,10 +15,12 @@
 #define TBM_SPANK_FILES_MAX 8                /* files of one step (device matrix, hostfile) */
 #define TBM_SPANK_REFUSED 125                /* exit status of each task of a step the plug-in refuses */
 
-/* plugstack.conf arguments: conf=PATH macnode=PATH munge_socket=PATH jobs_dir=PATH. */
+/* plugstack.conf arguments: conf=PATH macnode=PATH forwarder=PATH munge_socket=PATH jobs_dir=PATH state_dir=PATH. */
 typedef struct tbm_spank_args {
     char conf[4096];             /* tbmesh.conf; "" beside slurm.conf */
-    char macnode[4096];          /* the macnode command (bridge mode's forwarder) */
+    char macnode[4096];          /* the macnode command (job cleanup; the forwarder's fallback) */
+    char forwarder[4096];        /* bridge mode's forwarder; "": macnode-forward in ../libexec/slurm-tbmesh
+                                  * beside macnode's folder (an installed tree, wherever it was copied) */
     char munge_socket[4096];     /* munged's socket; "" libmunge's default */
     char jobs_dir[1024];         /* the Macs' jobs folder (made by root; agent and direct mode alike) */
     char state_dir[1024];        /* root's folder on the node for what the job's prolog hands its steps */
@@ -41,6 +43,7 @@ typedef struct tbm_spank_step {
 } tbm_spank_step_t;
 
 extern tbm_spank_args_t tbm_spank_args;
+
 extern tbm_spank_step_t tbm_spank_step;
 
 /* Submit side (srun, salloc, sbatch): options and what they tell the controller. */

@@ -52,9 +52,33 @@ t_match "... on a Mac of studio-a" "mac0[1-4]" "$pty"
 j=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun sh -c "sleep 888 & sleep 889"')
 for _ in $(seq 40); do [ -n "$(mac_procs 'sleep 889' mac01 mac02 mac03 mac04)" ] && break; sleep 0.5; done
 t_is "the job's tasks run on the four Macs" "4" "$(mac_procs 'sleep 889' mac01 mac02 mac03 mac04 | cut -d: -f1 | sort -u | wc -l)"
+t_is "on the bridge host each task is the forwarder, macnode-forward" "4" \
+    "$(pgrep -fc '^macnode-forward -- sh -c sleep 888 & sleep 889$')"
 scancel "$j"
 sleep 8
 t_is "after scancel no task or child is left on a Mac" "" "$(mac_procs 'sleep 88[89]' mac01 mac02 mac03 mac04)"
+
+# Without macnode-forward (a tree installed without it) the task becomes `macnode exec`; with forwarder= naming
+# one that cannot run, the same, saying so on the task's stderr.
+fwd=$T_INST/libexec/slurm-tbmesh/macnode-forward
+plug=$LAB/etc/plugstack.conf
+cp -p "$plug" "$plug.keep"
+mv "$fwd" "$fwd.aside"
+trap 'mv -f "$fwd.aside" "$fwd" 2>/dev/null; mv -f "$plug.keep" "$plug" 2>/dev/null' EXIT
+t_is "without macnode-forward the tasks still run on their Macs" "mac01 mac02" \
+    "$(as tbm-alice salloc --gres=tbmesh:studio-a:2 srun -N2 hostname 2>/dev/null | sort | paste -sd' ')"
+j=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:2 --wrap 'srun -N1 -n1 sleep 886')
+for _ in $(seq 40); do pgrep -f '^/.*/macnode exec -- sleep 886$|^macnode exec -- sleep 886$' > /dev/null && break; sleep 0.5; done
+t_is "... through macnode exec" "1" "$(pgrep -fc 'macnode exec -- sleep 886$')"
+scancel "$j"
+mv "$fwd.aside" "$fwd"
+sed -i 's|$| forwarder=/nonexistent/macnode-forward|' "$plug"
+out=$(as tbm-alice salloc --gres=tbmesh:studio-a:2 srun -N1 -n1 hostname 2>&1)
+t_match "forwarder= naming a missing program: the task runs through macnode exec" "^mac0[12]$" "$out"
+t_match "... and its stderr says why" \
+    "tbmesh: cannot start the forwarder /nonexistent/macnode-forward \(No such file or directory\); running macnode exec instead" "$out"
+mv -f "$plug.keep" "$plug"
+trap - EXIT
 
 # The time limit (set at the start): one minute, then nothing left.
 for _ in $(seq 90); do [ "$(wait_job "$tl" 1)" != "TIMEOUT-WAITING(RUNNING)" ] && break; done

@@ -117,6 +117,27 @@ START_TEST(replace_without_sync_writes_whole_files_and_nothing_beside)
 }
 END_TEST
 
+START_TEST(path_beside_another_file)
+{
+    char out[64];
+
+    ck_assert_int_eq(tbm_path_beside("/usr/bin/macnode", "../libexec/slurm-tbmesh/macnode-forward", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/usr/bin/../libexec/slurm-tbmesh/macnode-forward");
+    ck_assert_int_eq(tbm_path_beside("/macnode", "x", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/x");
+    ck_assert_int_eq(tbm_path_beside("macnode", "../libexec/x", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "../libexec/x");
+    ck_assert_int_eq(tbm_path_beside("/usr/bin/macnode", "/opt/fwd", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/opt/fwd");
+    /* too long for out: refused, never cut */
+    ck_assert_int_eq(tbm_path_beside("/a/very/long/folder/name/that/goes/on/and/on/bin/macnode",
+                                     "../libexec/slurm-tbmesh/macnode-forward", out, sizeof(out)), -1);
+    /* "/usr/bin/" and 39 characters and the NUL: 49 bytes */
+    ck_assert_int_eq(tbm_path_beside("/usr/bin/macnode", "012345678901234567890123456789012345678", out, 48), -1);
+    ck_assert_int_eq(tbm_path_beside("/usr/bin/macnode", "01234567890123456789012345678901234567", out, 48), 0);
+}
+END_TEST
+
 START_TEST(read_refusals)
 {
     char path[300], link[300];
@@ -188,6 +209,7 @@ static Suite *fileio_suite(void)
     tcase_add_test(tc, write_then_read_back);
     tcase_add_test(tc, write_replaces_symlink_without_following_it);
     tcase_add_test(tc, replace_without_sync_writes_whole_files_and_nothing_beside);
+    tcase_add_test(tc, path_beside_another_file);
     tcase_add_test(tc, read_refusals);
     tcase_add_test(tc, write_into_missing_folder_says_so);
     tcase_add_test(tc, write_all_through_a_pipe_and_to_a_bad_fd);
