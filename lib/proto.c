@@ -20,7 +20,7 @@ int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err)
 {
     memset(d, 0, sizeof(*d));
     d->limit = clamp_limit(limit);
-    d->cap = TBM_FRAME_HDR + d->limit;
+    d->cap = TBM_FRAME_HDR + (d->limit < TBM_FDEC_START ? d->limit : TBM_FDEC_START);
     d->buf = malloc(d->cap);
     if (!d->buf)
         return tbm_errprintf(err, "out of memory for a frame buffer of %zu bytes", d->cap);
@@ -35,16 +35,7 @@ void tbm_fdec_free(tbm_fdec_t *d)
 
 int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err)
 {
-    size_t want = TBM_FRAME_HDR + clamp_limit(limit);
-    unsigned char *buf;
-
-    if (want > d->cap) {
-        buf = realloc(d->buf, want);
-        if (!buf)
-            return tbm_errprintf(err, "out of memory for a frame buffer of %zu bytes", want);
-        d->buf = buf;
-        d->cap = want;
-    }
+    (void)err;   /* the buffer grows when a frame needs it (fdec_need_more), not here */
     d->limit = clamp_limit(limit);
     return 0;
 }
@@ -86,15 +77,30 @@ static int fdec_fail(tbm_fdec_t *d, tbm_err_t *err)
     return -1;
 }
 
-/* Make sure the frame being received fits behind its start: when it would not, move it to the front.
- * Moving only then (not on every call) keeps a stream of large data frames from being copied twice. */
-static int fdec_need_more(tbm_fdec_t *d)
+/* Make sure the frame being received fits behind its start: grow the buffer when the frame (its header
+ * read) is larger than it, up to its header and the limit (doubling, so that a stream of growing frames does
+ * not realloc each time); when it would not fit behind its start, move it to the front. Moving only then (not
+ * on every call) keeps a stream of large data frames from being copied twice. 0, or -1 (sticky) when memory
+ * ran out. */
+static int fdec_need_more(tbm_fdec_t *d, tbm_err_t *err)
 {
     const unsigned char *p = d->buf + d->start;
-    size_t n = d->end - d->start, want = d->limit;
+    size_t n = d->end - d->start, want = 0, cap;
+    unsigned char *grown;
 
     if (n >= TBM_FRAME_HDR)
         want = (size_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    if (TBM_FRAME_HDR + want > d->cap) {
+        cap = 2 * d->cap < TBM_FRAME_HDR + d->limit ? 2 * d->cap : TBM_FRAME_HDR + d->limit;
+        cap = cap > TBM_FRAME_HDR + want ? cap : TBM_FRAME_HDR + want;
+        if (!(grown = realloc(d->buf, cap))) {
+            tbm_errprintf(&d->err, "out of memory for a frame of %zu bytes", want);
+            return fdec_fail(d, err);
+        }
+        d->buf = grown;
+        d->cap = cap;
+        p = d->buf + d->start;
+    }
     if (n == 0) {
         d->start = d->end = 0;
     } else if (d->cap - d->start < TBM_FRAME_HDR + want) {
@@ -119,7 +125,7 @@ int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err)
     if (d->failed)
         return fdec_fail(d, err);
     if (have < TBM_FRAME_HDR)
-        return fdec_need_more(d);
+        return fdec_need_more(d, err);
     len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
     if (len == 0) {
         tbm_errprintf(&d->err, "frame error: empty frame (length 0); the peer does not speak this protocol");
@@ -136,7 +142,7 @@ int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err)
         return fdec_fail(d, err);
     }
     if (have < TBM_FRAME_HDR + len)
-        return fdec_need_more(d);
+        return fdec_need_more(d, err);
     f->kind = (tbm_frame_kind_t)p[4];
     f->data = f->kind == TBM_FRAME_JSON ? p + 4 : p + 5;
     f->len = f->kind == TBM_FRAME_JSON ? len : len - 1;

@@ -93,7 +93,8 @@ typedef struct tbm_frame {
 /* The incremental decoder: bytes in (in any pieces), whole frames out. */
 typedef struct tbm_fdec {
     unsigned char *buf;
-    size_t cap;      /* TBM_FRAME_HDR + the largest limit set so far (the buffer grows, never shrinks) */
+    size_t cap;      /* the buffer's size: from TBM_FRAME_HDR + TBM_FDEC_START (or the limit when less) up to
+                      * TBM_FRAME_HDR + the limit, grown when a frame needs it, never shrunk */
     size_t start;    /* first byte not yet handed out */
     size_t end;      /* one past the last byte received */
     size_t limit;    /* largest frame body accepted now */
@@ -101,14 +102,19 @@ typedef struct tbm_fdec {
     tbm_err_t err;
 } tbm_fdec_t;
 
-/* Set up a decoder accepting frames of up to `limit` bytes (at most TBM_FRAME_MAX); its buffer holds one
- * such frame, so a decoder for an unauthenticated hello costs TBM_HELLO_MAX bytes, not a megabyte. Returns
- * 0, or -1 with err set when memory ran out. */
+/* A decoder's first buffer: frames up to this size need no other (a connection's requests and replies, a
+ * line of output); larger ones grow it. */
+#define TBM_FDEC_START (64u * 1024u)
+
+/* Set up a decoder accepting frames of up to `limit` bytes (at most TBM_FRAME_MAX); its buffer starts at
+ * TBM_FDEC_START (or the limit when less: a decoder for an unauthenticated hello costs TBM_HELLO_MAX bytes)
+ * and grows to hold the frames that come, never beyond one frame of the limit. Returns 0, or -1 with err set
+ * when memory ran out. */
 int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
 void tbm_fdec_free(tbm_fdec_t *d);
 
-/* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped), growing
- * the buffer when needed (what was received is kept). 0, or -1 with err when memory ran out. */
+/* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped); what was
+ * received is kept, and the buffer grows when a frame needs it. Returns 0. */
 int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
 
 /* Where to put received bytes without copying: *avail bytes at the returned pointer. After reading into
@@ -123,7 +129,8 @@ void tbm_fdec_commit(tbm_fdec_t *d, size_t n);
 size_t tbm_fdec_feed(tbm_fdec_t *d, const void *data, size_t len);
 
 /* The next whole frame: 1 and *f filled, 0 when more bytes are needed, -1 with err set on a framing error
- * (empty frame, frame over the limit, unknown kind byte). Errors are sticky. */
+ * (empty frame, frame over the limit, unknown kind byte) or when no memory was left for a frame within the
+ * limit. Errors are sticky. */
 int tbm_fdec_next(tbm_fdec_t *d, tbm_frame_t *f, tbm_err_t *err);
 
 /* 1 and *f filled when what is buffered is exactly one whole frame within the limit, of a known kind; else

@@ -35,7 +35,7 @@ static int remember_made(const agent_conf_t *conf, uint32_t job, const struct st
                      (unsigned)st->st_uid);
 
     made_record_path(conf, job, path, sizeof(path));
-    return tbm_write_file_atomic(path, text, (size_t)n, 0600, err);
+    return tbm_write_file_replace(path, text, (size_t)n, 0600, err);   /* the state folder goes at boot */
 }
 
 static int made_here(const agent_conf_t *conf, uint32_t job, const struct stat *st)

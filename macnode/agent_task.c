@@ -682,22 +682,22 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     tbm_msg_t started = { .type = TBM_MSG_STARTED };
     tbm_task_usage_t usage;
     tbm_err_t err = { { 0 } };
-    char *buf = malloc(OUT_CHUNK), msg[TBM_ERR_MAX + 128];
+    static char out_chunk[OUT_CHUNK];   /* one task per server: no megabyte mapped and unmapped per task */
+    char *buf = out_chunk, msg[TBM_ERR_MAX + 128];
     int rc = -1;
 
     catch_signals();
-    if (!buf || (rc = task_start(&t, spawn, u, jobdir, &err)) < 0) {
+    if ((rc = task_start(&t, spawn, u, jobdir, &err)) < 0) {
         const char *code = rc == -2 ? "files" : "spawn";
 
         if (rc == -2)
             snprintf(msg, sizeof(msg), "job %u: cannot write the job's files on %s: %s", g->job, c->conf->node,
                      err.msg);
         else
-            snprintf(msg, sizeof(msg), "%s", buf ? err.msg : "out of memory");
+            snprintf(msg, sizeof(msg), "%s", err.msg);
         agent_log(rc == -2 ? "%s: refused (files): %s" : "%s: spawn failed: %s", c->peer, msg);
         wire_send_error(c->fd, code, msg);
         close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
-        free(buf);
         return;
     }
     if (jobdir)
@@ -726,5 +726,4 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     send_exit(c, &t, &usage);
     close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
     free(t.inbuf);
-    free(buf);
 }

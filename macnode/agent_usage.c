@@ -30,7 +30,9 @@ int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t 
         return tbm_errprintf(err, "out of memory");
     snprintf(path, sizeof(path), "%s/usage/%u.%u.%ld.json", conf->state_dir, u->job, u->step, (long)server);
     text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-    rc = tbm_write_file_atomic(path, text, strlen(text), 0600, err);
+    /* whole or not at all, but not synced: the state folder is emptied at boot (on tmpfs where the system
+     * has one), and the step's end asks for it right after the exit this precedes */
+    rc = tbm_write_file_replace(path, text, strlen(text), 0600, err);
     json_object_put(o);
     return rc;
 }

@@ -148,6 +148,7 @@ START_TEST(decoder_takes_a_maximal_data_frame_and_limits)
     tbm_data_header(hdr, TBM_FRAME_STDERR, TBM_DATA_MAX + 100);   /* clamped */
     ck_assert_int_eq(hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3], TBM_FRAME_MAX);
     tbm_fdec_feed(&d, hdr, 5);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);   /* the header read: room for the whole frame */
     p = tbm_fdec_space(&d, &room);
     ck_assert_uint_eq(room, TBM_DATA_MAX);
     memset(p, 'z', room);
@@ -189,12 +190,64 @@ START_TEST(decoder_grows_after_the_hello)
     tbm_fdec_feed(&d, hdr, 5);
     tbm_fdec_feed(&d, big, 100);
     ck_assert_int_eq(tbm_fdec_set_limit(&d, TBM_FRAME_MAX, &err), 0);
-    ck_assert_uint_eq(d.cap, TBM_FRAME_HDR + TBM_FRAME_MAX);
+    ck_assert_uint_eq(d.cap, TBM_FRAME_HDR + TBM_HELLO_MAX);   /* grown by the frame, not by the limit */
     ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+    ck_assert_uint_ge(d.cap, TBM_FRAME_HDR + TBM_HELLO_MAX * 2 - 1);
+    ck_assert_uint_le(d.cap, 2 * (TBM_FRAME_HDR + TBM_HELLO_MAX));   /* doubled */
     ck_assert_uint_eq(tbm_fdec_feed(&d, big + 100, TBM_HELLO_MAX * 2 - 100 - 1), TBM_HELLO_MAX * 2 - 100 - 1);
     ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
     ck_assert_uint_eq(f.len, TBM_HELLO_MAX * 2 - 1);
     ck_assert_int_eq(f.data[0], 'q');
+    tbm_fdec_free(&d);
+    free(big);
+}
+END_TEST
+
+/* A decoder of the largest limit starts at TBM_FDEC_START: small frames leave it so; a larger frame grows
+ * it (doubling, at least to the frame), never beyond one frame of the limit; what came is kept. */
+START_TEST(decoder_starts_small_and_grows_by_the_frame)
+{
+    tbm_fdec_t d;
+    tbm_frame_t f;
+    tbm_err_t err = { { 0 } };
+    unsigned char hdr[5];
+    char *big = malloc(TBM_FRAME_MAX);
+    size_t i, sizes[] = { 10, TBM_FDEC_START - 1, TBM_FDEC_START + 1, 200 * 1024, TBM_DATA_MAX, 10 };
+    size_t caps[] = { TBM_FRAME_HDR + TBM_FDEC_START, TBM_FRAME_HDR + TBM_FDEC_START,
+                      2 * (TBM_FRAME_HDR + TBM_FDEC_START), 4 * (TBM_FRAME_HDR + TBM_FDEC_START),
+                      TBM_FRAME_HDR + TBM_FRAME_MAX, TBM_FRAME_HDR + TBM_FRAME_MAX };
+
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'm', TBM_FRAME_MAX);
+    ck_assert_int_eq(tbm_fdec_init(&d, TBM_FRAME_MAX, &err), 0);
+    ck_assert_uint_eq(d.cap, TBM_FRAME_HDR + TBM_FDEC_START);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t n = sizes[i], fed = 0, piece;
+
+        ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);   /* nothing left: the buffer's start is free */
+        tbm_data_header(hdr, TBM_FRAME_STDOUT, n);
+        ck_assert_uint_eq(tbm_fdec_feed(&d, hdr, 5), 5);
+        big[0] = (char)('a' + i);
+        big[n - 1] = (char)('A' + i);
+        while (fed < n) {   /* in pieces of whatever fits, as a socket would give them */
+            ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 0);
+            piece = tbm_fdec_feed(&d, big + fed, n - fed < 70000 ? n - fed : 70000);
+            ck_assert_uint_gt(piece, 0);
+            fed += piece;
+        }
+        ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), 1);
+        ck_assert_uint_eq(f.len, n);
+        ck_assert_int_eq(f.data[0], 'a' + (int)i);
+        ck_assert_int_eq(f.data[n - 1], 'A' + (int)i);
+        ck_assert_uint_eq(d.cap, caps[i]);
+        big[0] = big[n - 1] = 'm';
+    }
+    /* one over the limit is still refused, however large the buffer has grown */
+    tbm_data_header(hdr, TBM_FRAME_STDOUT, 10);
+    hdr[0] = 0, hdr[1] = 0x10, hdr[2] = 0, hdr[3] = 1;
+    tbm_fdec_feed(&d, hdr, 5);
+    ck_assert_int_eq(tbm_fdec_next(&d, &f, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "exceeds the limit"));
     tbm_fdec_free(&d);
     free(big);
 }
@@ -903,6 +956,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, decoder_reports_garbage_before_the_frame_is_whole);
     tcase_add_test(tc, decoder_takes_a_maximal_data_frame_and_limits);
     tcase_add_test(tc, decoder_grows_after_the_hello);
+    tcase_add_test(tc, decoder_starts_small_and_grows_by_the_frame);
     tcase_add_test(tc, spawn_round_trip);
     tcase_add_test(tc, small_messages_round_trip);
     tcase_add_test(tc, exit_and_facts_round_trip);
