@@ -114,7 +114,7 @@ packages() {
     ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
     for f in usr/lib/$ma/slurm-wlm/spank_tbmesh.so usr/lib/$ma/slurm-wlm/job_submit_tbmesh.so usr/bin/tbmesh \
              usr/libexec/slurm-tbmesh/tbmesh-healthcheck usr/bin/macnode usr/sbin/macnoded \
-             usr/libexec/slurm-tbmesh/macnode-bench usr/share/man/man5/tbmesh.conf.5.gz usr/share/man/man8/macnode.8.gz \
+             usr/libexec/slurm-tbmesh/macnode-bench usr/libexec/slurm-tbmesh/macnode-forward usr/share/man/man5/tbmesh.conf.5.gz usr/share/man/man8/macnode.8.gz \
              usr/share/man/man1/tbmesh.1.gz usr/share/man/man1/tbmesh-accept.1.gz usr/share/man/man1/tbmesh-report.1.gz usr/share/man/man1/tbmesh-repro.1.gz \
              usr/share/slurm-tbmesh/systemd/tbmesh-watch.service \
              usr/share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist; do
