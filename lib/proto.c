@@ -33,11 +33,9 @@ void tbm_fdec_free(tbm_fdec_t *d)
     memset(d, 0, sizeof(*d));
 }
 
-int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err)
+void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit)
 {
-    (void)err;   /* the buffer grows when a frame needs it (fdec_need_more), not here */
-    d->limit = clamp_limit(limit);
-    return 0;
+    d->limit = clamp_limit(limit);   /* the buffer grows when a frame needs it (fdec_need_more), not here */
 }
 
 unsigned char *tbm_fdec_space(tbm_fdec_t *d, size_t *avail)

@@ -114,8 +114,8 @@ int tbm_fdec_init(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
 void tbm_fdec_free(tbm_fdec_t *d);
 
 /* Change the largest frame body accepted from now on (1..TBM_FRAME_MAX; other values are clamped); what was
- * received is kept, and the buffer grows when a frame needs it. Returns 0. */
-int tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit, tbm_err_t *err);
+ * received is kept, and the buffer grows when a frame needs it. */
+void tbm_fdec_set_limit(tbm_fdec_t *d, size_t limit);
 
 /* Where to put received bytes without copying: *avail bytes at the returned pointer. After reading into
  * it, call tbm_fdec_commit() with the count. After tbm_fdec_next() returned 0 there is always room for

@@ -260,13 +260,11 @@ static int child_entry(void *arg)
 static pid_t start_child(const child_args_t *a)
 {
 #ifdef __linux__
-    static char *stack;
+    static char stack[CHILD_STACK] __attribute__((aligned(16)));
     sigset_t all, old;
     pid_t pid;
     int saved;
 
-    if (!stack && (stack = malloc(CHILD_STACK)) == NULL)
-        return -1;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
     pid = clone(child_entry, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)a);

@@ -207,11 +207,13 @@ static int launch_stamps(spank_t sp)
  * (errno: macnode's). */
 static void exec_forwarder(char **fwd, char **env)
 {
-    char path[4096];
+    char path[sizeof(tbm_spank_args.forwarder)] = "";
 
-    if ((tbm_spank_args.forwarder[0] ? snprintf(path, sizeof(path), "%s", tbm_spank_args.forwarder) < (int)sizeof(path)
-                                      : tbm_path_beside(tbm_spank_args.macnode, FORWARDER_BESIDE, path,
-                                                        sizeof(path)) == 0)) {
+    if (tbm_spank_args.forwarder[0])
+        snprintf(path, sizeof(path), "%s", tbm_spank_args.forwarder);
+    else if (tbm_path_beside(tbm_spank_args.macnode, FORWARDER_BESIDE, path, sizeof(path)) < 0)
+        path[0] = '\0';
+    if (path[0]) {
         fwd[1] = "macnode-forward";
         execve(path, fwd + 1, env);
         if (tbm_spank_args.forwarder[0])   /* named in plugstack.conf: worth a word on the task's stderr */
