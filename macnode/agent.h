@@ -39,10 +39,10 @@ typedef struct agent_conn {
 typedef struct agent_task_rec {
     uint32_t job, step, uid;
     pid_t pgid;                /* the task's process group (its session) */
-    pid_t server;              /* the connection process that serves it */
+    pid_t server;              /* the server that serves its connection (one task at a time) */
 } agent_task_rec_t;
 
-/* Serve a connection the gate authenticated, to its end (in its own process); frees c->dec. */
+/* Serve a connection the gate authenticated, to its end (in a server, agent_pool.h); frees c->dec. */
 void agent_serve(agent_conn_t *c);
 
 /* Check a credential once: munged decodes it (*out: auth_cred_free it) and the state folder remembers it, so
@@ -58,6 +58,9 @@ int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred
  * files' are logged once the files are written. */
 void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u,
                     const char *jobdir, const long long stamps[3]);
+
+/* Whether a SIGTERM or SIGINT came while a task ran (its server ends once the task's connection is served). */
+int agent_task_stop_asked(void);
 
 /* Serve a watch request (root's; the caller checked): link messages until the client goes. Returns -1 (the
  * connection ends with it). */
@@ -94,7 +97,7 @@ void agent_kill_group(pid_t pgid, pid_t leader, int grace_s);
 /* Task usage (agent_usage.c) -------------------------------------------------------------------------- */
 
 /* Keep an ended task's usage in the state folder (usage/, 0600) until its job's cleanup; server is the pid
- * of the connection process that ran it. 0, or -1 with err. */
+ * of the server that ran it (with the task's pid in u, the file's name). 0, or -1 with err. */
 int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t server, tbm_err_t *err);
 
 /* Forget what job's tasks used (its cleanup). */

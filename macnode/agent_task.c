@@ -655,7 +655,7 @@ static void catch_signals(void)
     struct sigaction sa;
 
     memset(&sa, 0, sizeof(sa));
-    if (pipe(chld_pipe) == 0) {
+    if (chld_pipe[0] < 0 && pipe(chld_pipe) == 0) {   /* once per server: it serves one task after another */
         set_flags(chld_pipe[0], O_NONBLOCK, FD_CLOEXEC);
         set_flags(chld_pipe[1], O_NONBLOCK, FD_CLOEXEC);
     }
@@ -665,6 +665,11 @@ static void catch_signals(void)
     sa.sa_handler = on_stop;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+}
+
+int agent_task_stop_asked(void)
+{
+    return stop_requested != 0;
 }
 
 static double ms(long long from, long long to)

@@ -18,7 +18,8 @@
 #define PATH_LEN 4096
 #define USAGE_FILE_MAX 4096
 
-/* <state>/usage/<job>.<step>.<server>.json: one ended task; the server pid makes it unique. */
+/* <state>/usage/<job>.<step>.<server>.<task pid>.json: one ended task. A server serves one task after
+ * another (agent_pool.h), so its pid alone is not unique; with the task's it is while the job lasts. */
 int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t server, tbm_err_t *err)
 {
     char path[PATH_LEN];
@@ -28,7 +29,8 @@ int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t 
 
     if (!o)
         return tbm_errprintf(err, "out of memory");
-    snprintf(path, sizeof(path), "%s/usage/%u.%u.%ld.json", conf->state_dir, u->job, u->step, (long)server);
+    snprintf(path, sizeof(path), "%s/usage/%u.%u.%ld.%ld.json", conf->state_dir, u->job, u->step, (long)server,
+             (long)u->pid);
     text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
     /* whole or not at all, but not synced: the state folder is emptied at boot (on tmpfs where the system
      * has one), and the step's end asks for it right after the exit this precedes */

@@ -1,11 +1,12 @@
 /* macnoded.c: the agent on each Mac. Listens on the management address; connections wait at the gate until
- * their MUNGE hello checks out (agent_gate.c), then each is served in a process of its own (probe, spawn,
- * cleanup), and sweeps up after tasks whose
- * serving process is gone, including those of an agent that ran before it. Runs as root (launchd). */
+ * their MUNGE hello checks out (agent_gate.c), then each is served by a server, a process that serves one
+ * connection at a time (probe, spawn, cleanup, watch, usage) and then the next (agent_pool.c); and sweeps up
+ * after tasks whose server is gone, including those of an agent that ran before it. Runs as root (launchd). */
 #include "config.h"
 #include "agent.h"
 #include "agent_gate.h"
 #include "agent_log.h"
+#include "agent_pool.h"
 #include "clock.h"
 #include "conf.h"
 #include "fileio.h"
@@ -146,94 +147,82 @@ static void setup_signals(void)
     signal(SIGHUP, SIG_IGN);
 }
 
+/* The main loop's parts, for the gate's admit and the pool's new servers. */
+struct serving {
+    const agent_conf_t *conf;
+    agent_gate_t *gate;
+    agent_pool_t *pool;
+    int lfd;
+};
+
 /* Kill the tasks whose server is gone and forget expired credentials, in a child (grace periods block),
- * which keeps no copy of the connections waiting at the gate. */
-static void sweep(const agent_conf_t *c, agent_gate_t *gate)
+ * which keeps no copy of the connections waiting at the gate nor of the servers' channels. */
+static void sweep(struct serving *sv)
 {
     if (sweeper > 0)
         return;
     sweeper = fork();
     if (sweeper == 0) {
-        agent_gate_drop(gate);
-        agent_kill_tasks(c, 0, 1, 1);
-        agent_seen_sweep(c);
+        close(sv->lfd);
+        agent_gate_drop(sv->gate);
+        agent_pool_drop(sv->pool);
+        agent_kill_tasks(sv->conf, 0, 1, 1);
+        agent_seen_sweep(sv->conf);
         _exit(0);
     }
 }
 
-/* The forked servers of authenticated connections, with their callers' uids. */
-static struct server {
-    pid_t pid;
-    uid_t uid;
-} servers[MAX_CONNS];
-static int n_servers;
-
-static void reap_children(void)
+static void reap_children(struct serving *sv)
 {
     pid_t pid;
-    int i;
 
     while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
         if (pid == sweeper)
             sweeper = 0;
-        for (i = 0; i < n_servers; i++)
-            if (servers[i].pid == pid) {
-                servers[i] = servers[--n_servers];
-                break;
-            }
+        else
+            agent_pool_reaped(sv->pool, pid);
     }
 }
 
-static int servers_of(uid_t uid)
+/* In a new server: what is the main process's alone. */
+static void in_new_server(void *ctx)
 {
-    int i, n = 0;
+    struct serving *sv = ctx;
 
-    for (i = 0; i < n_servers; i++)
-        n += servers[i].uid == uid;
-    return n;
+    close(sv->lfd);
+    agent_gate_drop(sv->gate);
 }
 
-struct serving {
-    agent_gate_t *gate;
-    int lfd;
-};
+static void serve_conn(void *ctx, agent_conn_t *c)
+{
+    struct serving *sv = ctx;
 
-/* The gate let c in: root's usage request is answered here; else refuse c when the agent (or this user) has
- * all the servers it may have, or fork its server. */
+    c->conf = sv->conf;
+    agent_serve(c);
+}
+
+/* The gate let c in: root's usage request is answered here; else c goes to a server, unless the agent (or
+ * this user) has all the connections it may. */
 static void admit(void *ctx, agent_conn_t *c)
 {
     struct serving *sv = ctx;
-    const char *why = NULL;
-    char msg[160];
-    pid_t pid;
+    char why[200], msg[320];
+    int rc;
 
     if (agent_usage_inline(c)) {
         close(c->fd);
         tbm_fdec_free(&c->dec);
         return;
     }
-    if (n_servers >= MAX_CONNS)
-        why = "the agent is serving all the connections it may";
-    else if (c->uid != 0 && servers_of(c->uid) >= MAX_CONNS_PER_UID)
-        why = "this user has all the connections to the agent a user may have";
-    if (why) {
+    rc = agent_pool_give(sv->pool, c, why, sizeof(why));
+    if (rc == -1) {
         snprintf(msg, sizeof(msg), "busy: %s (%d in all, %d per user); try again when some have ended", why,
                  MAX_CONNS, MAX_CONNS_PER_UID);
         agent_log_noisy(AGENT_NOISE_BUSY, tbm_now_ms(), "%s: refused (busy): %s", c->peer, msg);
         wire_send_error(c->fd, "busy", msg);
-    } else if ((pid = fork()) == 0) {
-        close(sv->lfd);
-        agent_gate_drop(sv->gate);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        agent_serve(c);
-        close(c->fd);
-        _exit(0);
-    } else if (pid < 0) {
-        agent_log("%s: cannot fork a server for the connection: %s", c->peer, strerror(errno));
+    } else if (rc < 0) {
+        agent_log("%s: %s", c->peer, why);
         wire_send_error(c->fd, "internal", "the agent cannot fork a server for the connection");
-    } else {
-        servers[n_servers++] = (struct server){ pid, c->uid };
     }
     close(c->fd);
     tbm_fdec_free(&c->dec);
@@ -241,25 +230,32 @@ static void admit(void *ctx, agent_conn_t *c)
 
 static void serve(const agent_conf_t *c, int lfd)
 {
-    struct serving sv = { .lfd = lfd };
+    struct serving sv = { .conf = c, .lfd = lfd };
+    const agent_pool_limits_t lim = { .max = MAX_CONNS, .max_per_uid = MAX_CONNS_PER_UID,
+                                      .idle_keep = AGENT_POOL_IDLE, .idle_ms = AGENT_POOL_IDLE_S * 1000,
+                                      .conns = AGENT_POOL_CONNS };
     tbm_err_t err = { { 0 } };
     time_t last = 0;
 
     sv.gate = agent_gate_new(c, lfd, &err);
-    if (!sv.gate) {
+    sv.pool = sv.gate ? agent_pool_new(&lim, serve_conn, in_new_server, &sv, &err) : NULL;
+    if (!sv.pool) {
         agent_log("cannot serve: %s", err.msg);
+        agent_gate_free(sv.gate);
         return;
     }
     while (!stopping) {
         if (time(NULL) - last >= SWEEP_S) {
-            sweep(c, sv.gate);
+            sweep(&sv);
             last = time(NULL);
         }
         agent_gate_turn(sv.gate, 1000, admit, &sv);
         agent_log_tick(tbm_now_ms());
-        reap_children();
+        reap_children(&sv);
+        agent_pool_tick(sv.pool, tbm_now_ms());
     }
     agent_gate_free(sv.gate);
+    agent_pool_free(sv.pool);
 }
 
 static int write_pidfile(const char *path)

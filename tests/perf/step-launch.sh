@@ -61,15 +61,17 @@ turn() {
     read -r b0 t0 <<<"$(busy)"; v=$(ask "$1" "$2") || return 1; read -r b1 t1 <<<"$(busy)"
     BUSY[$1]=$(( BUSY[$1] + b1 - b0 )); TOTAL[$1]=$(( TOTAL[$1] + t1 - t0 ))
 }
-# agents_cpu GROUP: the clock ticks the group's agents (macnoded's main process on each of its Macs) and the
-# processes they reaped (their connections' servers, and the tasks those ran) have used so far
+# agents_cpu GROUP: the clock ticks the group's agents have used so far: every macnoded process of its Macs
+# (the main one and its servers, which serve one connection after another), each with what it reaped (the
+# main process: the servers that ended; a server: the tasks it ran). A server that ends between two calls is
+# counted once, in its main process's.
 agents_cpu() {
     local nodes p t=0 f
     nodes=$(scontrol show hostnames "$(sed -n "s/^Group=$1 Nodes=\([^ ]*\).*/\1/p" "$LAB/etc/tbmesh.conf")" | paste -sd'|')
     for p in $(pgrep -x macnoded); do
-        [ "$(ps -o comm= -p "$(ps -o ppid= -p "$p" | tr -d ' ')" 2>/dev/null)" = macnoded ] && continue
         tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -Eq -- "--node ($nodes) " || continue
-        f=($(sed 's/.*) //' "/proc/$p/stat")); t=$(( t + f[11] + f[12] + f[13] + f[14] ))
+        f=($(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null)) || continue
+        t=$(( t + f[11] + f[12] + f[13] + f[14] ))
     done
     echo "$t"
 }
