@@ -173,8 +173,9 @@ static int send_conn(int ch, const agent_conn_t *c)
 
 static void server_main(agent_pool_t *p, int ch) __attribute__((noreturn));
 
-/* A new server, busy from the start. 0, or -1 with errno. */
-static int fork_server(agent_pool_t *p, server_t **out)
+/* A new server, busy from the start (c is to be its first connection: the copy of c's socket the fork gives
+ * it is closed, the server takes the one sent over its channel as any other). 0, or -1 with errno. */
+static int fork_server(agent_pool_t *p, const agent_conn_t *c, server_t **out)
 {
     int sv[2], i, size = CHANNEL_BUF;
     pid_t pid;
@@ -190,6 +191,7 @@ static int fork_server(agent_pool_t *p, server_t **out)
     }
     if (pid == 0) {
         close(sv[0]);
+        close(c->fd);
         for (i = 0; i < p->n; i++)   /* the other servers' channels: theirs and the main process's alone */
             if (p->sv[i].ch >= 0)
                 close(p->sv[i].ch);
@@ -231,7 +233,7 @@ int agent_pool_give(agent_pool_t *p, agent_conn_t *c, char *why, size_t len)
                   strerror(errno));
         let_go(s);
     }
-    if (fork_server(p, &s) < 0)
+    if (fork_server(p, c, &s) < 0)
         return snprintf(why, len, "cannot fork a server for the connection: %s", strerror(errno)), -2;
     s->uid = c->uid;
     if (send_conn(s->ch, c) < 0) {

@@ -255,11 +255,28 @@ out=$(cd "$W" && TBMESH_JOB_FILES='{"b":"z"}' TBMESH_GRANT=$(JOB=12 grant) as_us
     --agent "$AGENT" -- cat "$T/jobs/12/b" 2>&1)
 expect_eq "the next task of the job writes its files and reads them" "$out" "z"
 
+# --- servers serve one connection after another (agent_pool.c) ---------------------------------------------
+# 20 pairs of tasks one after another, a user's then root's: each says its server (its parent), who it runs
+# as, and (root's) how many descriptors its server holds while it serves it
+for i in $(seq 20); do
+    fwd sh -c 'echo $PPID $(id -u) -'
+    (cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- sh -c 'echo $PPID $(id -u) $(ls /proc/$PPID/fd | wc -l)')
+done > "$T/servers"
+n=$(cut -d' ' -f1 "$T/servers" | sort -u | wc -l)
+[ "$n" -le 3 ] && ok "40 tasks one after another took $n server(s), not one each" || bad "40 tasks one after another took $n servers"
+top=$(cut -d' ' -f1 "$T/servers" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+expect_eq "... each ran as its user" "$(awk 'NR % 2 { print $2 }' "$T/servers" | sort -u) $(awk 'NR % 2 == 0 { print $2 }' "$T/servers" | sort -u)" "$USER_UID 0"
+expect_eq "... the busiest server ($top) served both users" "$(awk -v s="$top" '$1 == s { print $2 }' "$T/servers" | sort -u | wc -l)" 2
+expect_eq "... and held the same descriptors at each task it served (none leaked)" \
+    "$(awk -v s="$top" '$1 == s && $3 != "-" { print $3 }' "$T/servers" | sort -u | wc -l)" 1
+expect_eq "... a child of the agent's main process" "$(ps -o ppid= -p "$top" | tr -d ' ')" "$(cat "$T/agent.pid")"
+
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
 JOB=11 fwd sh -c 'exit 4'
 used=$("$MACNODE" usage --agent "$AGENT" --job 11 --step 0)
 expect_in "macnode usage: the step's tasks, none running" "$used" '{"job":11,"step":0,"running":0,"tasks":[{"job":11'
+expect_eq "... both of them (one server may have run both)" "$(grep -o '"job":11,' <<<"$used" | wc -l)" 3
 expect_in "... a task's rank from its SLURM_PROCID, -1 when it had none" "$used" '"task":-1,'
 expect_in "... and its exit status" "$used" '"status":4,'
 cpu=$(sed -n 's/.*"task":3,[^}]*"utime_us":\([0-9]*\).*/\1/p' <<<"$used")

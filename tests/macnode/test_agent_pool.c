@@ -110,6 +110,18 @@ static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, 
     return 0;
 }
 
+/* Read until the other end closes; 0, or -1 when nothing ended within 10 s. */
+static int read_until_eof(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    char b[64];
+
+    while (poll(&p, 1, 10000) == 1)
+        if (read(fd, b, sizeof(b)) <= 0)
+            return 0;
+    return -1;
+}
+
 static void hang_up(client_t *cl)
 {
     ends[cl->fd % 64] = 0;
@@ -158,6 +170,10 @@ START_TEST(a_connection_reaches_its_server_whole)
     snprintf(want, sizeof(want), "%ld 501 [10.0.0.1:5501 uid 501] 11 22 33 16:{\"type\":\"spawn\"}\n", a.pid);
     ck_assert_str_eq(a.line, want);
     ck_assert_int_eq(agent_pool_count(pool, NULL), 1);
+    /* the server's end closes once it has served it: it kept no other copy of the socket (the fork gave it
+     * one), else this read would never end */
+    ck_assert_int_eq(shutdown(a.fd, SHUT_WR), 0);
+    ck_assert_int_eq(read_until_eof(a.fd), 0);
     hang_up(&a);
     until_idle(1);
     /* nothing after the hello */
