@@ -356,8 +356,10 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     do
         n = recvmsg(ch, &mh, MSG_WAITALL);
     while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        return n == 0 ? 0 : tbm_errprintf(err, "cannot read the channel: %s", strerror(errno));
+    if (n == 0 || (n < 0 && errno == ECONNRESET))   /* closed: with this server's idle note unread, a reset */
+        return 0;
+    if (n < 0)
+        return tbm_errprintf(err, "cannot read the channel: %s", strerror(errno));
     for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg))
         if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
             cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
