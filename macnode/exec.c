@@ -362,11 +362,9 @@ static int read_agent(fwd_t *f, tbm_err_t *err)
 static int relay(fwd_t *f, tbm_err_t *err)
 {
     struct pollfd p[3];
-    char *buf = malloc(IN_CHUNK);
+    static char buf[IN_CHUNK];   /* one relay per process: no buffer mapped and unmapped per task */
     int rc = 0;
 
-    if (!buf)
-        return tbm_errprintf(err, "out of memory");
     rc = agent_frames(f, err);
     while (!f->done && rc == 0) {
         p[0] = (struct pollfd){ f->stdin_open ? STDIN_FILENO : -1, POLLIN, 0 };
@@ -381,7 +379,6 @@ static int relay(fwd_t *f, tbm_err_t *err)
         if (p[1].revents)
             rc = read_agent(f, err);
     }
-    free(buf);
     return rc;
 }
 
