@@ -3,7 +3,8 @@
 # stdin, the SIGTERM->SIGKILL grace, every refusal (forged, replayed, other uid, no grant, bad frames) and
 # that the agent keeps serving, the job's files in the spawn (and hostile ones: bad names, too big, too many,
 # a squatted or linked job folder), what each task used (macnode usage), cleanup, the time limit, a pty, and a
-# restarted agent's sweep.
+# restarted agent's sweep; servers that serve one task after another (no descriptor kept, each as its user, a
+# SIGTERM to a busy one).
 # Needs root (tasks run as other users; grants are made by uid 0): skipped otherwise.
 set -u
 
@@ -270,6 +271,21 @@ expect_eq "... the busiest server ($top) served both users" "$(awk -v s="$top" '
 expect_eq "... and held the same descriptors at each task it served (none leaked)" \
     "$(awk -v s="$top" '$1 == s && $3 != "-" { print $3 }' "$T/servers" | sort -u | wc -l)" 1
 expect_eq "... a child of the agent's main process" "$(ps -o ppid= -p "$top" | tr -d ' ')" "$(cat "$T/agent.pid")"
+# a SIGTERM to a server (as a stop of the agent's service sends to all its processes) ends its task, whose
+# exit still reaches the forwarder; then that server ends instead of serving another connection
+rm -f "$W/srvpid"
+(cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sh -c 'echo $PPID > srvpid; exec sleep 300' \
+    > /dev/null 2>&1) &
+fpid=$!
+for _ in $(seq 100); do [ -s "$W/srvpid" ] && break; sleep 0.1; done
+srv=$(cat "$W/srvpid")
+kill -TERM "$srv"
+wait $fpid; rc=$?
+expect_eq "a SIGTERM to a task's server ends the task, and its forwarder says so (143)" "$rc" 143
+for _ in $(seq 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$srv" 2>/dev/null && bad "server $srv still runs after its SIGTERM and its task's end" || ok "... then the server ends"
+expect_log "... as the agent's stop" "the agent is stopping: SIGTERM to its group"
+expect_eq "the next task runs, on another server" "$(fwd sh -c 'echo $PPID' | grep -vc "^$srv\$")" 1
 
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
