@@ -4,7 +4,7 @@
 # that the agent keeps serving, the job's files in the spawn (and hostile ones: bad names, too big, too many,
 # a squatted or linked job folder), what each task used (macnode usage), cleanup, the time limit, a pty, and a
 # restarted agent's sweep; servers that serve one task after another (no descriptor kept, each as its user, a
-# SIGTERM to a busy one).
+# SIGTERM to a busy one), and a user's 64 connections at most.
 # Needs root (tasks run as other users; grants are made by uid 0): skipped otherwise.
 set -u
 
@@ -286,6 +286,23 @@ for _ in $(seq 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$srv" 2>/dev/null && bad "server $srv still runs after its SIGTERM and its task's end" || ok "... then the server ends"
 expect_log "... as the agent's stop" "the agent is stopping: SIGTERM to its group"
 expect_eq "the next task runs, on another server" "$(fwd sh -c 'echo $PPID' | grep -vc "^$srv\$")" 1
+
+# a user holds at most 64 connections at once (a 65th is refused as busy, root still gets in); the servers
+# those leave idle count for nobody
+held=()
+for i in $(seq 64); do
+    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 60 > /dev/null 2>&1) &
+    held+=($!)
+done
+for _ in $(seq 300); do [ "$(pgrep -u "$USER_UID" -xc sleep)" -ge 64 ] && break; sleep 0.1; done
+expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -xc sleep)" 64
+out=$(fwd echo over 2>&1); rc=$?
+expect_eq "a 65th connection of the user fails its forwarder (255)" "$rc" 255
+expect_in "... refused as busy, saying why" "$out" \
+    "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user)"
+expect_eq "... root's still gets in" "$(cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- echo root)" root
+pkill -u "$USER_UID" -x sleep; wait "${held[@]}"
+expect_eq "once they ended, the user gets in again" "$(fwd echo back)" back
 
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
