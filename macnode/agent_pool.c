@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #ifndef MSG_NOSIGNAL
-#define MSG_NOSIGNAL 0   /* macOS: SIGPIPE is ignored in macnoded anyway */
+#define MSG_NOSIGNAL 0   /* macOS: the channel has SO_NOSIGPIPE instead */
 #endif
 
 #define CHANNEL_BUF (32 * 1024)   /* a handoff is at most 4 KiB and some; macOS's default is 8 KiB */
@@ -204,6 +204,9 @@ static int fork_server(agent_pool_t *p, const agent_conn_t *c, server_t **out)
     fcntl(sv[0], F_SETFD, FD_CLOEXEC);
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
     setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+#ifdef SO_NOSIGPIPE
+    setsockopt(sv[0], SOL_SOCKET, SO_NOSIGPIPE, &(int){ 1 }, sizeof(int));   /* macOS: no MSG_NOSIGNAL */
+#endif
     p->sv[p->n] = (server_t){ .pid = pid, .ch = sv[0], .busy = 1 };
     *out = &p->sv[p->n++];
     return 0;
