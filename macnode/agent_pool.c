@@ -50,6 +50,12 @@ typedef struct handoff {
     char peer[96];
 } handoff_t;
 
+/* Room for one descriptor's control message, aligned for it. */
+typedef union fd_control {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+} fd_control_t;
+
 #define HANDOFF_MAGIC 0x74626d68u
 #define IDLE_NOTE     "i"
 
@@ -137,10 +143,7 @@ static int send_conn(int ch, const agent_conn_t *c)
     size_t nbuf = tbm_fdec_pending(&c->dec);
     struct iovec iov[2];
     struct msghdr mh;
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } cm;
+    fd_control_t cm;
     struct cmsghdr *cmsg;
     ssize_t n;
 
@@ -343,10 +346,7 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     unsigned char after[TBM_FRAME_HDR + TBM_HELLO_MAX];
     struct iovec iov = { &h, sizeof(h) };
     struct msghdr mh;
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } cm;
+    fd_control_t cm;
     struct cmsghdr *cmsg;
     ssize_t n;
     int fd = -1;

@@ -38,7 +38,7 @@ static void stand_in(void *ctx, agent_conn_t *c)
 
 /* The clients' ends, which a server forked while they are open must not keep (as macnoded's new servers
  * close the connections waiting at the gate). */
-static int ends[64];
+static int ends[64];   /* indexed by the descriptor */
 
 static void in_new(void *ctx)
 {
@@ -86,7 +86,8 @@ static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, 
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
     snprintf(c.peer, sizeof(c.peer), "10.0.0.1:%u uid %u", 5000 + uid, uid);
     c.fd = sp[1];
-    ends[sp[0] % 64] = sp[0];
+    ck_assert_int_lt(sp[0], 64);
+    ends[sp[0]] = sp[0];
     ck_assert_int_eq(tbm_fdec_init(&c.dec, TBM_HELLO_MAX, &err), 0);
     ck_assert_uint_eq(tbm_fdec_feed(&c.dec, after, strlen(after)), strlen(after));
     rc = agent_pool_give(pool, &c, why, len);
@@ -95,7 +96,7 @@ static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, 
     memset(cl, 0, sizeof(*cl));
     cl->fd = sp[0];
     if (rc != 0) {
-        ends[sp[0] % 64] = 0;
+        ends[sp[0]] = 0;
         close(sp[0]);
         cl->fd = -1;
         return rc;
@@ -124,7 +125,7 @@ static int read_until_eof(int fd)
 
 static void hang_up(client_t *cl)
 {
-    ends[cl->fd % 64] = 0;
+    ends[cl->fd] = 0;
     close(cl->fd);
     cl->fd = -1;
 }
@@ -260,13 +261,14 @@ START_TEST(a_dead_or_stopped_server_is_replaced)
 {
     client_t a, b, c;
     char why[200];
+    siginfo_t dead;
 
     new_pool(8, 8, 8, 100);
     ck_assert_int_eq(connect_as(501, "", &a, why, sizeof(why)), 0);
     hang_up(&a);
     until_idle(1);
     kill((pid_t)a.pid, SIGKILL);                  /* dead, not reaped yet: the handoff fails, a new one serves */
-    usleep(50000);
+    ck_assert_int_eq(waitid(P_PID, (id_t)a.pid, &dead, WEXITED | WNOWAIT), 0);   /* dead, left for reap() */
     ck_assert_int_eq(connect_as(501, "again", &b, why, sizeof(why)), 0);
     ck_assert_int_ne(b.pid, a.pid);
     ck_assert_ptr_nonnull(strstr(b.line, " 5:again\n"));
