@@ -13,7 +13,12 @@
  *
  * CONVERSATION. The client's first frame must be hello; the agent reads nothing else before the MUNGE
  * credential in it checks out (and limits that first frame to TBM_HELLO_MAX bytes). Then requests:
- *   hello    {"type":"hello","version":1,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
+ *   hello    {"type":"hello","version":3,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
+ *             The credential is the caller's without a payload (the connection is its uid's), or a job grant
+ *             (root's credential whose payload is a grant for this node, current and unused: the connection
+ *             is the grant's user's, never root's unless the grant is for uid 0, and a spawn on it naming the
+ *             same credential, or none, uses that grant without checking it twice). A root credential with
+ *             any other payload is refused (code "grant").
  *   probe    {"type":"probe"}                                             -> facts {"facts":{...}}
  *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
  *             "rows":0,"cols":0,"time_limit":0,"files":{NAME:TEXT,..}}    -> started {"pid"}, then stdout
@@ -55,7 +60,7 @@
 
 #include "errbuf.h"
 
-#define TBM_PROTO_VERSION 2   /* 2: wall_us in exit rusage; usage/used */
+#define TBM_PROTO_VERSION 3   /* 2: wall_us in exit rusage; usage/used. 3: a hello may carry a job grant */
 #define TBM_FRAME_MAX     (1u << 20)             /* largest frame body */
 #define TBM_DATA_MAX      (TBM_FRAME_MAX - 1u)   /* largest data chunk in one data frame */
 #define TBM_HELLO_MAX     4096u                  /* largest first frame of a connection */

@@ -29,7 +29,12 @@ typedef struct agent_conn {
     const agent_conf_t *conf;
     int fd;
     char peer[96];             /* "10.0.0.1:5123", then "... uid 501" */
-    uid_t uid;                 /* the caller, as MUNGE says */
+    uid_t uid;                 /* the caller, as MUNGE says (a grant's user when the hello was a grant) */
+    int granted;               /* the hello's credential was a job grant, root's, for this node (checked):
+                                  the connection is its user's, and its spawn may use it without a second
+                                  check (the same credential twice would be a replay) */
+    tbm_grant_t grant;         /* that grant */
+    char grant_sum[65];        /* its credential's SHA-256 (hex), to know it again in the spawn */
     tbm_fdec_t dec;            /* holds what came after the hello */
     long long accepted, checking, admitted;   /* tbm_now_us at the gate: accepted, its hello's credential
                                                  checked from, let in; for the spawn's launch line */
@@ -74,6 +79,9 @@ int agent_state_init(const agent_conf_t *conf, tbm_err_t *err);
 /* Remember credential text until `expires`. 1 when it was new, 0 when it was seen before (a replay),
  * -1 with err when it cannot be recorded (refuse then: fail closed). */
 int agent_seen(const agent_conf_t *conf, const char *cred, int64_t expires, tbm_err_t *err);
+
+/* A credential's SHA-256 in hex (what agent_seen records it by). 0, or -1 when libcrypto fails. */
+int agent_cred_digest(const char *cred, char hex[65]);
 
 /* Record / forget this connection's task. */
 int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err);

@@ -108,8 +108,24 @@ static int welcome(agent_conn_t *c)
     return wire_send(c->fd, &w, &err) < 0 ? -1 : 0;
 }
 
-/* The grant of a spawn: MUNGE says root made it, it names this node, it is current and unused,
- * and the caller may use it for want_uid. */
+/* The grant the connection's hello was (the gate checked it: root's, for this node, unused), when the
+ * spawn names it (or none): once, and while it is current. 1 when it is that one, 0 when not, -1 refused. */
+static int hello_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm_grant_t *g)
+{
+    tbm_err_t err = { { 0 } };
+    char sum[65];
+
+    if (!c->granted || (text && (agent_cred_digest(text, sum) < 0 || strcmp(sum, c->grant_sum) != 0)))
+        return 0;
+    c->granted = 0;
+    *g = c->grant;
+    if (tbm_grant_check(g, 0, c->conf->node, time(NULL), &err) < 0 || tbm_grant_allows(g, c->uid, want_uid, &err) < 0)
+        return refuse(c, "grant", "%s", err.msg);
+    return 1;
+}
+
+/* The grant of a spawn: the hello's (hello_grant), or one MUNGE says root made, that names this node, is
+ * current and unused, and that the caller may use for want_uid. */
 static int check_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm_grant_t *g)
 {
     tbm_err_t err = { { 0 } };
@@ -117,6 +133,8 @@ static int check_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm
     const char *code = "grant";
     int rc;
 
+    if ((rc = hello_grant(c, text, want_uid, g)) != 0)
+        return rc < 0 ? -1 : 0;
     if (!text)
         return refuse(c, "grant", "refused: no job grant; a task runs only with a grant made by root on the "
                       "bridge host (macnode exec --grant or TBMESH_GRANT)");

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct agent_gate {
@@ -98,7 +99,26 @@ static void turn_away(agent_gate_t *g, int i, agent_noise_t kind, const char *co
     remove_at(g, i, 1);
 }
 
-/* The first frame came whole: a hello whose credential checks out goes on, anything else is refused. */
+/* A hello whose credential root made with a payload: a job grant (the SPANK plug-in greets a task's
+ * connection with the task's grant), good on this node now. The connection is then the grant's user's, never
+ * root's, and its spawn may use the grant without a second check (agent_conn.c). 0, or -1 with err. */
+static int hello_grant(agent_gate_t *g, agent_conn_t *c, const char *text, const auth_cred_t *cred, tbm_err_t *err)
+{
+    tbm_err_t why = { { 0 } };
+
+    if (tbm_grant_parse(cred->payload, cred->len, &c->grant, &why) < 0 ||
+        tbm_grant_check(&c->grant, cred->uid, g->conf->node, (int64_t)time(NULL), &why) < 0)
+        return tbm_errprintf(err, "a hello of root's with a payload must be a job grant for this node: %s",
+                             why.msg);
+    if (agent_cred_digest(text, c->grant_sum) < 0)
+        return tbm_errprintf(err, "cannot digest a credential (libcrypto)");
+    c->granted = 1;
+    c->uid = c->grant.uid;
+    return 0;
+}
+
+/* The first frame came whole: a hello whose credential checks out goes on, anything else is refused. Its
+ * credential is a user's (or root's) without a payload, or a job grant (hello_grant). */
 static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(void *, agent_conn_t *),
                   void *ctx)
 {
@@ -124,11 +144,19 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
         turn_away(g, i, AGENT_NOISE_REFUSED, code, "%s", err.msg);
         return;
     }
-    tbm_msg_free(&m);
-    c->admitted = tbm_now_us();
     c->uid = cred.uid;
+    c->granted = 0;
+    if (cred.uid == 0 && cred.len > 0 && hello_grant(g, c, m.cred, &cred, &err) < 0) {
+        tbm_msg_free(&m);
+        auth_cred_free(&cred);
+        turn_away(g, i, AGENT_NOISE_REFUSED, "grant", "%s", err.msg);
+        return;
+    }
+    tbm_msg_free(&m);
     auth_cred_free(&cred);
-    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " uid %u", (unsigned)c->uid);
+    c->admitted = tbm_now_us();
+    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), c->granted ? " uid %u (granted)" : " uid %u",
+             (unsigned)c->uid);
     handed = *c;
     remove_at(g, i, 0);
     admit(ctx, &handed);

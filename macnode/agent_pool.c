@@ -45,9 +45,11 @@ typedef struct handoff {
     uint32_t magic;
     uint32_t uid;
     uint32_t nbuf;         /* the bytes read after the hello, which follow */
-    uint32_t unused;
+    uint32_t granted;      /* the hello was a job grant: grant, grant_sum */
     long long accepted, checking, admitted;
     char peer[96];
+    tbm_grant_t grant;
+    char grant_sum[65];
 } handoff_t;
 
 /* Room for one descriptor's control message, aligned for it. */
@@ -153,6 +155,11 @@ static int send_conn(int ch, const agent_conn_t *c)
     h.nbuf = (uint32_t)nbuf;
     h.accepted = c->accepted, h.checking = c->checking, h.admitted = c->admitted;
     snprintf(h.peer, sizeof(h.peer), "%s", c->peer);
+    if (c->granted) {
+        h.granted = 1;
+        h.grant = c->grant;
+        memcpy(h.grant_sum, c->grant_sum, sizeof(h.grant_sum));
+    }
     iov[0].iov_base = &h, iov[0].iov_len = sizeof(h);
     iov[1].iov_base = nbuf ? c->dec.buf + c->dec.start : NULL, iov[1].iov_len = nbuf;
     memset(&mh, 0, sizeof(mh));
@@ -386,6 +393,13 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     c->accepted = h.accepted, c->checking = h.checking, c->admitted = h.admitted;
     h.peer[sizeof(h.peer) - 1] = '\0';
     snprintf(c->peer, sizeof(c->peer), "%s", h.peer);
+    c->granted = h.granted == 1;
+    if (c->granted) {
+        c->grant = h.grant;
+        c->grant.node[sizeof(c->grant.node) - 1] = '\0';
+        memcpy(c->grant_sum, h.grant_sum, sizeof(c->grant_sum));
+        c->grant_sum[sizeof(c->grant_sum) - 1] = '\0';
+    }
     return 1;
 }
 

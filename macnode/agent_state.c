@@ -64,7 +64,7 @@ int agent_state_init(const agent_conf_t *conf, tbm_err_t *err)
 
 /* Seen credentials ------------------------------------------------------------------------------------ */
 
-static int cred_digest(const char *cred, char hex[65])
+int agent_cred_digest(const char *cred, char hex[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0, i;
@@ -81,7 +81,7 @@ int agent_seen(const agent_conf_t *conf, const char *cred, int64_t expires, tbm_
     char hex[65], path[PATH_LEN], text[32];
     int fd, n;
 
-    if (cred_digest(cred, hex) < 0)
+    if (agent_cred_digest(cred, hex) < 0)
         return tbm_errprintf(err, "cannot digest a credential (libcrypto)");
     snprintf(path, sizeof(path), "%s/seen/%s", conf->state_dir, hex);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

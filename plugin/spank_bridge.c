@@ -4,9 +4,9 @@
  * node, user and expiry; as the user (task_init) it execs the forwarder with the task's argv and env. One
  * grant and one connection per task: the step's files (device matrix, ring hostfile) ride in the spawn
  * request (TBMESH_JOB_FILES), and the agent writes them in the job's folder on the Mac. The connection is
- * opened and greeted as root too, with a MUNGE hello of the task's user, while slurmstepd still sets the task
- * up: the forwarder takes it over (TBMESH_AGENT_FD) with the agent's welcome on its way, and only sends the
- * spawn. When that cannot be done, the forwarder connects itself and says why it cannot. */
+ * opened and greeted as root too, the grant itself its hello, while slurmstepd still sets the task up: the
+ * forwarder takes it over (TBMESH_AGENT_FD) with the agent's welcome on its way, and only sends the spawn.
+ * When that cannot be done, the forwarder connects itself and says why it cannot. */
 #include "config.h"
 #include "spank_tbmesh.h"
 
@@ -91,8 +91,9 @@ static void warn_pmi(spank_t sp)
                     "starts its daemons on the Macs through srun)", type);
 }
 
-/* A MUNGE credential of the task's user, as its forwarder would make it: munged goes by the caller's
- * effective ids, so root takes the user's for the call and its own again after. NULL on any failure. */
+/* A MUNGE credential of uid's without a payload: munged goes by the caller's effective ids, so the process
+ * takes uid's and gid's for the call and its own again after (root's questions to an agent: 0, 0). NULL on
+ * any failure. */
 static char *user_credential(uid_t uid, gid_t gid)
 {
     const char *sock = tbm_spank_args.munge_socket;
@@ -124,25 +125,25 @@ static char *user_credential(uid_t uid, gid_t gid)
     return cred;
 }
 
-/* Open the task's connection to its agent and say hello on it as the task's user (agent_fd), while
- * slurmstepd finishes the task's set-up: the agent checks the hello meanwhile. On any failure nothing is
- * kept, and the forwarder connects itself. */
+/* Open the task's connection to its agent and say hello on it with the task's grant (agent_fd), while
+ * slurmstepd finishes the task's set-up: the agent checks the grant meanwhile, takes the connection for the
+ * grant's user's, and the forwarder's spawn, naming the same grant, needs no other credential. One MUNGE
+ * credential per task, made and checked once. On any failure nothing is kept, and the forwarder connects
+ * itself (with a hello of its user's). */
 static void greet_agent(const tbm_spank_step_t *s)
 {
     unsigned char *frame = NULL;
-    char why[256], *cred;
+    char why[256];
     size_t len;
     int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why));
 
     if (fd < 0)
         return;
-    cred = user_credential(s->uid, s->gid);
-    if (cred && (frame = tbm_msg_encode_hello(cred, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
+    if ((frame = tbm_msg_encode_hello(grant, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
         agent_fd = fd;
     else
         close(fd);
     free(frame);
-    free(cred);
 }
 
 int tbm_spank_bridge_task_privileged(spank_t sp)

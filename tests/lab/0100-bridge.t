@@ -18,6 +18,15 @@ t_is "each studio-a task runs on its own Mac, as the user, in the job's folder" 
 1: mac02 tbm-alice $W
 2: mac03 tbm-alice $W
 3: mac04 tbm-alice $W" "$out"
+# One MUNGE credential per task: the plug-in greets the task's connection with its grant, which the agent
+# checks at its gate; the spawn on it is served as the grant's user's without a second check.
+before=(); for n in 1 2 3 4; do before[$n]=$(wc -l < "$LAB/log/macnoded-mac0$n.log"); done
+j=$(as tbm-alice sbatch --parsable --wait -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun true')
+uid=$(id -u tbm-alice)
+new_lines=$(for n in 1 2 3 4; do tail -n +$((before[n] + 1)) "$LAB/log/macnoded-mac0$n.log"; done)
+t_is "each task's connection was greeted with its grant (the agents' logs)" "4" \
+    "$(grep -c "uid $uid (granted): job $j step 0: task [0-9]* started as uid $uid: true" <<<"$new_lines")"
+t_is "... and nothing was refused meanwhile" "" "$(grep -E "refused" <<<"$new_lines" | tail -n 3)"
 t_is "and mini-b (direct mode) the same" "mac05 mac06 mac07 mac08" \
     "$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun hostname 2>/dev/null | sort | paste -sd' ')"
 t_match "the task sees the Mac's Thunderbolt interfaces" "en2(@[^ ]*)? +UP +169\.254\.1\.1/30" \

@@ -94,9 +94,9 @@ be32() { printf "\\$(printf %03o $(($1 >> 24 & 255)))\\$(printf %03o $(($1 >> 16
 # greeted CRED CMD...: the forwarder on a connection on which the hello with CRED was said already
 greeted() {
     local json
-    json=$(printf '{"type":"hello","version":2,"cred":"%s"}' "$1"); shift
+    json=$(printf '{"type":"hello","version":3,"cred":"%s"}' "$1"); shift
     (exec 9<>"/dev/tcp/127.0.0.1/$PORT" && { be32 ${#json}; printf '%s' "$json"; } >&9 &&
-        cd "$W" && TBMESH_AGENT_FD=9 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- "$@")
+        cd "$W" && TBMESH_AGENT_FD=9 TBMESH_GRANT=${SPAWN_GRANT:-$(grant)} as_user "$MACNODE" exec --agent "$AGENT" -- "$@")
 }
 out=$(greeted "$(as_user munge -n -S "$TBMESH_MUNGE_SOCKET")" sh -c 'echo hi; echo ${TBMESH_AGENT_FD:-none}' 2>&1)
 expect_eq "the forwarder sends the spawn alone on a greeted connection, which does not travel to the task" \
@@ -105,6 +105,32 @@ none"
 out=$(greeted "MUNGE:forged" echo ran 2>&1); rc=$?
 expect_eq "... and a greeted connection's refused hello is the forwarder's refusal (exit 255)" "$rc" 255
 expect_in "... saying why" "$out" "refused"
+
+# The SPANK plug-in's way: the task's grant is the hello (root's credential, a grant's payload), and the spawn
+# names the same grant, which the agent checked once, at the gate.
+g=$(grant)
+out=$(SPAWN_GRANT=$g greeted "$g" sh -c 'echo $(id -u)' 2>&1)
+expect_eq "a connection greeted with the task's grant runs the task as the grant's user" "$out" "$USER_UID"
+expect_log "... the connection taken for the grant's user's" "uid $USER_UID (granted): job 7 step 0: task"
+g2=$(grant)
+out=$(SPAWN_GRANT=$(grant) greeted "$g2" echo other-grant 2>&1)
+expect_eq "... a spawn naming another grant of the user's on it has that one checked" "$out" "other-grant"
+expect_in "... the hello's grant was used up all the same (replayed)" "$("$POKE" "$AGENT" --cred "$g2")" '"code":"replay"'
+expect_in "a grant as the hello: welcome says the grant's user" "$("$POKE" "$AGENT" --cred "$(grant)")" \
+    "\"uid\":$USER_UID"
+out=$("$POKE" "$AGENT" --cred "$(grant)" --json '{"type":"cleanup","job":7}')
+expect_in "... and the connection is not root's (cleanup refused)" "$out" "only root on the bridge host may clean up"
+out=$("$POKE" "$AGENT" --cred "$(grant 1)" --json "{\"type\":\"spawn\",\"uid\":$USER_UID,\"argv\":[\"true\"],\"env\":[],\"cwd\":\"/tmp\"}")
+expect_in "... whose spawn may ask for the grant's user only" "$out" "the spawn asks for uid $USER_UID but the grant is for uid 1"
+out=$("$POKE" "$AGENT" --cred "$(grant $USER_UID mac99)")
+expect_in "a grant for another node as the hello is refused" "$out" '"code":"grant"'
+expect_in "... saying why" "$out" "a hello of root's with a payload must be a job grant for this node: grant refused: it is for node 'mac99'"
+expect_in "a root credential with another payload as the hello is refused" \
+    "$("$POKE" "$AGENT" --cred "$(munge -S "$TBMESH_MUNGE_SOCKET" -s '{"job":7}')")" "must be a job grant for this node"
+payload='{"tbmesh_grant":1,"job":7,"step":0,"node":"testnode","uid":0,"gid":0,"expires":'$(( $(date +%s) + 60 ))'}'
+out=$("$POKE" "$AGENT" --cred "$(as_user munge -S "$TBMESH_MUNGE_SOCKET" -s "$payload")" --json '{"type":"cleanup","job":7}')
+expect_in "a user's credential with a grant for root as its payload is just the user's hello" "$out" "\"uid\":$USER_UID"
+expect_in "... who gets nothing of root's" "$out" "only root on the bridge host may clean up"
 
 # --- refusals ------------------------------------------------------------------------------------------
 cred=$(munge -S "$TBMESH_MUNGE_SOCKET" -n)

@@ -22,13 +22,18 @@ static agent_pool_t *pool;
  * closes its end. */
 static void stand_in(void *ctx, agent_conn_t *c)
 {
-    char line[512], b[64];
+    char line[640], b[160];
     size_t n = tbm_fdec_pending(&c->dec);
     int len;
 
     (void)ctx;
-    len = snprintf(line, sizeof(line), "%ld %u [%s] %lld %lld %lld %zu:%.*s\n", (long)getpid(), (unsigned)c->uid,
-                   c->peer, c->accepted, c->checking, c->admitted, n, (int)n, (char *)c->dec.buf + c->dec.start);
+    if (c->granted)
+        snprintf(b, sizeof(b), " granted %u.%u %s %u %.8s", c->grant.job, c->grant.step, c->grant.node,
+                 c->grant.uid, c->grant_sum);
+    else
+        snprintf(b, sizeof(b), " not granted");
+    len = snprintf(line, sizeof(line), "%ld %u [%s] %lld %lld %lld%s %zu:%.*s\n", (long)getpid(), (unsigned)c->uid,
+                   c->peer, c->accepted, c->checking, c->admitted, b, n, (int)n, (char *)c->dec.buf + c->dec.start);
     if (write(c->fd, line, (size_t)len) != len)
         _exit(3);
     while (read(c->fd, b, sizeof(b)) > 0)
@@ -73,11 +78,12 @@ typedef struct client {
     char line[512];
 } client_t;
 
-/* Hand the pool a connection of uid with `after` read behind its hello. The pool's answer; when 0, the
- * server's line is read into cl. */
+/* Hand the pool a connection of uid with `after` read behind its hello (uid 501's hello was a job grant). The
+ * pool's answer; when 0, the server's line is read into cl. */
 static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, size_t len)
 {
-    agent_conn_t c = { .uid = uid, .accepted = 11, .checking = 22, .admitted = 33 };
+    agent_conn_t c = { .uid = uid, .accepted = 11, .checking = 22, .admitted = 33, .granted = uid == 501,
+                       .grant = { .job = 7, .step = 1, .node = "mac01", .uid = uid, .gid = 20, .expires = 99 } };
     tbm_err_t err = { { 0 } };
     int sp[2], rc;
     ssize_t n;
@@ -85,6 +91,7 @@ static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, 
 
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
     snprintf(c.peer, sizeof(c.peer), "10.0.0.1:%u uid %u", 5000 + uid, uid);
+    snprintf(c.grant_sum, sizeof(c.grant_sum), "%s", "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0");
     c.fd = sp[1];
     ck_assert_int_lt(sp[0], 64);
     ends[sp[0]] = sp[0];
@@ -164,11 +171,14 @@ START_TEST(a_connection_reaches_its_server_whole)
 {
     client_t a;
     char why[200], want[256];
+    long pid;
 
     new_pool(8, 4, 8, 100);
     ck_assert_int_eq(connect_as(501, "{\"type\":\"spawn\"}", &a, why, sizeof(why)), 0);
     ck_assert_int_ne(a.pid, getpid());
-    snprintf(want, sizeof(want), "%ld 501 [10.0.0.1:5501 uid 501] 11 22 33 16:{\"type\":\"spawn\"}\n", a.pid);
+    snprintf(want, sizeof(want),
+             "%ld 501 [10.0.0.1:5501 uid 501] 11 22 33 granted 7.1 mac01 501 0f1e2d3c 16:{\"type\":\"spawn\"}\n",
+             a.pid);
     ck_assert_str_eq(a.line, want);
     ck_assert_int_eq(agent_pool_count(pool, NULL), 1);
     /* the server's end closes once it has served it: it kept no other copy of the socket (the fork gave it
@@ -177,9 +187,11 @@ START_TEST(a_connection_reaches_its_server_whole)
     ck_assert_int_eq(read_until_eof(a.fd), 0);
     hang_up(&a);
     until_idle(1);
-    /* nothing after the hello */
+    /* nothing after the hello; the same server keeps nothing of the grant before */
+    pid = a.pid;
     ck_assert_int_eq(connect_as(0, "", &a, why, sizeof(why)), 0);
-    ck_assert_ptr_nonnull(strstr(a.line, " 0 [10.0.0.1:5000 uid 0] 11 22 33 0:\n"));
+    ck_assert_int_eq(a.pid, pid);
+    ck_assert_ptr_nonnull(strstr(a.line, " 0 [10.0.0.1:5000 uid 0] 11 22 33 not granted 0:\n"));
     hang_up(&a);
     agent_pool_free(pool);
 }

@@ -389,11 +389,11 @@ START_TEST(message_refusals)
     ck_assert_str_eq(parse_error("{}"), "message: member 'type' is missing");
     ck_assert_str_eq(parse_error("{\"type\":5}"), "message: 'type' must be a string of 1 to 32 bytes without NUL");
     ck_assert_str_eq(parse_error("{\"type\":\"fork\"}"), "message: unknown type 'fork'; this side speaks protocol "
-                                                         "version 2");
+                                                         "version 3");
     ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}"),
                      "message: invalid JSON at line 1 column 36: nesting too deep");
-    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":3,\"cred\":\"c\"}"),
-                     "hello: protocol version 3 is not spoken here (this side speaks 2); install the same "
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":4,\"cred\":\"c\"}"),
+                     "hello: protocol version 4 is not spoken here (this side speaks 3); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1}"), "hello: member 'cred' is missing");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":\"1\",\"cred\":\"c\"}"),
@@ -406,7 +406,7 @@ START_TEST(message_refusals)
                      "welcome: 'uid' is -1, outside 0..4294967295");
     ck_assert_str_eq(parse_error("{\"type\":\"facts\",\"facts\":[]}"), "facts: member 'facts' must be a JSON object");
     ck_assert_str_eq(parse_error("{\"type\":\"prepare\"}"), "message: unknown type 'prepare'; this side speaks "
-                                                            "protocol version 2");
+                                                            "protocol version 3");
     ck_assert_str_eq(parse_error("{\"type\":\"started\",\"pid\":0}"), "started: 'pid' is 0, outside 1..2147483647");
     ck_assert_str_eq(parse_error("{\"type\":\"signal\",\"signal\":\"SIGTERM\"}"),
                      "signal: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
@@ -711,7 +711,11 @@ END_TEST
 START_TEST(hello_of_protocol_1_is_refused)
 {
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1,\"cred\":\"MUNGE:x\"}"),
-                     "hello: protocol version 1 is not spoken here (this side speaks 2); install the same "
+                     "hello: protocol version 1 is not spoken here (this side speaks 3); install the same "
+                     "slurm-tbmesh release on the bridge and the Macs");
+    /* 2's agents took a hello's grant for root's hello, and then refused its spawn as a replay */
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":2,\"cred\":\"MUNGE:x\"}"),
+                     "hello: protocol version 2 is not spoken here (this side speaks 3); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
 }
 END_TEST
