@@ -232,6 +232,8 @@ char *tbm_grant_payload(const tbm_grant_t *g, tbm_err_t *err)
     json_object_object_add(o, "uid", json_object_new_int64(g->uid));
     json_object_object_add(o, "gid", json_object_new_int64(g->gid));
     json_object_object_add(o, "expires", json_object_new_int64(g->expires));
+    if (g->hello)
+        json_object_object_add(o, "hello", json_object_new_int(1));
     text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
     if (!text)
@@ -241,7 +243,7 @@ char *tbm_grant_payload(const tbm_grant_t *g, tbm_err_t *err)
 
 static int grant_members(json_object *o, tbm_grant_t *g, tbm_err_t *err)
 {
-    int64_t v = 0, job = 0, step = 0, uid = 0, gid = 0;
+    int64_t v = 0, job = 0, step = 0, uid = 0, gid = 0, hello = 0;
     const char *node = NULL;
 
     if (tbm_json_get_int(o, "grant", "tbmesh_grant", 1, 1, 1, &v, err) < 0 ||
@@ -250,7 +252,8 @@ static int grant_members(json_object *o, tbm_grant_t *g, tbm_err_t *err)
         tbm_json_get_str(o, "grant", "node", 1, TBM_NODE_MAX - 1, &node, err) < 0 ||
         tbm_json_get_int(o, "grant", "uid", 1, 0, UINT32_MAX, &uid, err) < 0 ||
         tbm_json_get_int(o, "grant", "gid", 1, 0, UINT32_MAX, &gid, err) < 0 ||
-        tbm_json_get_int(o, "grant", "expires", 1, 0, INT64_MAX, &g->expires, err) < 0)
+        tbm_json_get_int(o, "grant", "expires", 1, 0, INT64_MAX, &g->expires, err) < 0 ||
+        tbm_json_get_int(o, "grant", "hello", 0, 0, 1, &hello, err) < 0)
         return -1;
     if (!node_name_ok(node))
         return tbm_errprintf(err, "grant: 'node' must be letters, digits, '.', '-' or '_'");
@@ -258,6 +261,7 @@ static int grant_members(json_object *o, tbm_grant_t *g, tbm_err_t *err)
     g->step = (uint32_t)step;
     g->uid = (uint32_t)uid;
     g->gid = (uint32_t)gid;
+    g->hello = (int)hello;
     snprintf(g->node, sizeof(g->node), "%s", node);
     return 0;
 }

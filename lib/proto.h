@@ -49,8 +49,11 @@
  * differ between Linux and macOS. A spawn runs one task per connection; the connection ends after exit.
  *
  * GRANTS. G is a MUNGE credential made by root (uid 0) on the bridge host whose payload is the JSON
- * object {"tbmesh_grant":1,"job":J,"step":S,"node":"mac01","uid":U,"gid":G,"expires":EPOCH}. The agent
- * decodes it and checks it with tbm_grant_check() and tbm_grant_allows(). */
+ * object {"tbmesh_grant":1,"job":J,"step":S,"node":"mac01","uid":U,"gid":G,"expires":EPOCH} with "hello":1
+ * when root made it to be a hello too (tbm_grant_t.hello). In a spawn, the agent decodes it and checks it with
+ * tbm_grant_check() and tbm_grant_allows() (the connection's uid is its user's or root's). As a hello, the gate
+ * decodes it, checks it with tbm_grant_check() and refuses it without "hello":1; the connection's uid is then
+ * the grant's, and the spawn naming it (or none) uses it without decoding it again. */
 #ifndef TBM_PROTO_H
 #define TBM_PROTO_H
 
@@ -295,6 +298,10 @@ typedef struct tbm_grant {
     uint32_t uid;
     uint32_t gid;
     int64_t expires;             /* seconds since the epoch */
+    int hello;                   /* 1: the grant may be the hello of its own connection (payload "hello":1),
+                                  * so whoever holds it needs no credential of its own: the SPANK plug-in's,
+                                  * which it spends at once; 0 (absent): only in a spawn, on a connection of
+                                  * its user's or root's */
 } tbm_grant_t;
 
 /* The payload text of a grant (malloc'd, NUL-terminated), NULL with err set when a field is invalid. */

@@ -30,9 +30,11 @@ typedef struct agent_conn {
     int fd;
     char peer[96];             /* "10.0.0.1:5123", then "... uid 501" */
     uid_t uid;                 /* the caller, as MUNGE says (a grant's user when the hello was a grant) */
-    int granted;               /* the hello's credential was a job grant, root's, for this node (checked):
-                                  the connection is its user's, and its spawn may use it without a second
-                                  check (the same credential twice would be a replay) */
+    int by_grant;              /* the hello's credential was a job grant, root's, for this node, made to be a
+                                  hello (checked): the connection is its user's, and never root's for
+                                  root's own requests, even when the grant is for uid 0 (agent_is_root) */
+    int granted;               /* that grant is still unused: its spawn may use it without a second check
+                                  (the same credential twice would be a replay) */
     tbm_grant_t grant;         /* that grant */
     char grant_sum[65];        /* its credential's SHA-256 (hex), to know it again in the spawn */
     tbm_fdec_t dec;            /* holds what came after the hello */
@@ -46,6 +48,12 @@ typedef struct agent_task_rec {
     pid_t pgid;                /* the task's process group (its session) */
     pid_t server;              /* the server that serves its connection (one task at a time) */
 } agent_task_rec_t;
+
+/* Whether the caller may make root's own requests (cleanup, usage, watch): root's hello, not a job grant. */
+static inline int agent_is_root(const agent_conn_t *c)
+{
+    return c->uid == 0 && !c->by_grant;
+}
 
 /* Serve a connection the gate authenticated, to its end (in a server, agent_pool.h); frees c->dec. */
 void agent_serve(agent_conn_t *c);

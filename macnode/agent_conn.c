@@ -66,7 +66,7 @@ int agent_usage_inline(agent_conn_t *c)
     ssize_t n;
     int served = 0;
 
-    if (c->uid != 0 || !tbm_fdec_only(&c->dec, &fr) || fr.kind != TBM_FRAME_JSON)
+    if (!agent_is_root(c) || !tbm_fdec_only(&c->dec, &fr) || fr.kind != TBM_FRAME_JSON)
         return 0;
     if (tbm_msg_parse(&fr, &req, &err) < 0)
         return 0;   /* the server refuses it, saying why */
@@ -115,7 +115,11 @@ static int hello_grant(agent_conn_t *c, const char *text, uint32_t want_uid, tbm
     tbm_err_t err = { { 0 } };
     char sum[65];
 
-    if (!c->granted || (text && (agent_cred_digest(text, sum) < 0 || strcmp(sum, c->grant_sum) != 0)))
+    if (!c->granted)
+        return 0;
+    if (text && agent_cred_digest(text, sum) < 0)
+        return refuse(c, "internal", "cannot digest the spawn's grant (libcrypto)");
+    if (text && strcmp(sum, c->grant_sum) != 0)
         return 0;
     c->granted = 0;
     *g = c->grant;
@@ -200,7 +204,7 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
     tbm_err_t err = { { 0 } };
     tbm_msg_t m = { .type = TBM_MSG_CLEANED, .job = req->job };
 
-    if (c->uid != 0)
+    if (!agent_is_root(c))
         return refuse(c, "uid", "cleanup of job %u refused: only root on the bridge host may clean up a job",
                       req->job);
     m.killed = agent_kill_tasks(c->conf, req->job, 0, 0);
@@ -213,7 +217,7 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
 
 static int do_watch(agent_conn_t *c)
 {
-    if (c->uid != 0)
+    if (!agent_is_root(c))
         return refuse(c, "uid", "watch refused: only root on the bridge host may watch a Mac's links "
                       "(macnode watch runs as root)");
     return agent_watch(c);

@@ -99,22 +99,42 @@ static void turn_away(agent_gate_t *g, int i, agent_noise_t kind, const char *co
     remove_at(g, i, 1);
 }
 
-/* A hello whose credential root made with a payload: a job grant (the SPANK plug-in greets a task's
- * connection with the task's grant), good on this node now. The connection is then the grant's user's, never
- * root's, and its spawn may use the grant without a second check (agent_conn.c). 0, or -1 with err. */
-static int hello_grant(agent_gate_t *g, agent_conn_t *c, const char *text, const auth_cred_t *cred, tbm_err_t *err)
+/* A hello whose credential root made with a payload: a job grant made to be a hello (the SPANK plug-in greets
+ * a task's connection with the task's grant), good on this node now. The connection is then the grant's
+ * user's, never root's for root's own requests, and its spawn may use the grant without a second check
+ * (agent_conn.c). 0, or -1 with err and *code. */
+static int hello_grant(agent_gate_t *g, agent_conn_t *c, const char *text, const auth_cred_t *cred,
+                       const char **code, tbm_err_t *err)
 {
+    tbm_grant_t *gr = &c->grant;
     tbm_err_t why = { { 0 } };
 
-    if (tbm_grant_parse(cred->payload, cred->len, &c->grant, &why) < 0 ||
-        tbm_grant_check(&c->grant, cred->uid, g->conf->node, (int64_t)time(NULL), &why) < 0)
-        return tbm_errprintf(err, "a hello of root's with a payload must be a job grant for this node: %s",
-                             why.msg);
-    if (agent_cred_digest(text, c->grant_sum) < 0)
+    *code = "grant";
+    if (tbm_grant_parse(cred->payload, cred->len, gr, &why) < 0)
+        return tbm_errprintf(err, "a hello of root's may carry a job grant and nothing else: %s", why.msg);
+    if (tbm_grant_check(gr, cred->uid, g->conf->node, (int64_t)time(NULL), &why) < 0)
+        return tbm_errprintf(err, "the hello's grant (job %u step %u, uid %u) is refused: %s", gr->job, gr->step,
+                             gr->uid, why.msg + (strncmp(why.msg, "grant refused: ", 15) == 0 ? 15 : 0));
+    if (!gr->hello)
+        return tbm_errprintf(err, "the hello's grant (job %u step %u, uid %u) was not made to be a hello: it is "
+                             "good in a spawn only, on a connection of uid %u's (or root's)", gr->job, gr->step,
+                             gr->uid, gr->uid);
+    if (agent_cred_digest(text, c->grant_sum) < 0) {
+        *code = "internal";
         return tbm_errprintf(err, "cannot digest a credential (libcrypto)");
-    c->granted = 1;
-    c->uid = c->grant.uid;
+    }
+    c->by_grant = c->granted = 1;
+    c->uid = gr->uid;
     return 0;
+}
+
+/* Refuse a hello MUNGE says root made: logged whole, as the refusals of requests are (not a stranger's noise,
+ * which is rate-limited). */
+static void refuse_root(agent_gate_t *g, int i, const char *code, const char *msg)
+{
+    agent_log("%s: refused (%s): %s", g->conn[i].peer, code, msg);
+    wire_send_error(g->conn[i].fd, code, msg);
+    remove_at(g, i, 1);
 }
 
 /* The first frame came whole: a hello whose credential checks out goes on, anything else is refused. Its
@@ -145,11 +165,11 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
         return;
     }
     c->uid = cred.uid;
-    c->granted = 0;
-    if (cred.uid == 0 && cred.len > 0 && hello_grant(g, c, m.cred, &cred, &err) < 0) {
+    c->by_grant = c->granted = 0;
+    if (cred.uid == 0 && cred.len > 0 && hello_grant(g, c, m.cred, &cred, &code, &err) < 0) {
         tbm_msg_free(&m);
         auth_cred_free(&cred);
-        turn_away(g, i, AGENT_NOISE_REFUSED, "grant", "%s", err.msg);
+        refuse_root(g, i, code, err.msg);
         return;
     }
     tbm_msg_free(&m);

@@ -393,7 +393,7 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     c->accepted = h.accepted, c->checking = h.checking, c->admitted = h.admitted;
     h.peer[sizeof(h.peer) - 1] = '\0';
     snprintf(c->peer, sizeof(c->peer), "%s", h.peer);
-    c->granted = h.granted == 1;
+    c->by_grant = c->granted = h.granted == 1;
     if (c->granted) {
         c->grant = h.grant;
         c->grant.node[sizeof(c->grant.node) - 1] = '\0';

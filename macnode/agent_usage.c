@@ -135,7 +135,7 @@ int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req)
     tbm_err_t err = { { 0 } };
     int rc;
 
-    if (c->uid != 0) {
+    if (!agent_is_root(c)) {
         agent_log("%s: refused (uid): usage of job %u step %u: only root may ask", c->peer, req->job, req->step);
         wire_send_error(c->fd, "uid", "usage refused: only root on the bridge host may read what a job's tasks "
                         "used (the reproducibility record's step end asks as root)");

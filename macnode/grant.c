@@ -20,11 +20,13 @@
 static void grant_usage(FILE *out)
 {
     fprintf(out,
-            "usage: macnode grant --job J --step S --node NAME --uid UID [--gid GID] [--ttl SECONDS]\n"
+            "usage: macnode grant --job J --step S --node NAME --uid UID [--gid GID] [--ttl SECONDS] [--hello]\n"
             "                     [--munge-socket PATH]\n"
             "  Print a job grant (a MUNGE credential naming job, step, node, user and expiry) that lets UID run\n"
-            "  tasks on NAME's agent until the TTL (default 300 s) passes. Root only: agents refuse grants not\n"
-            "  made by uid 0.\n");
+            "  one task on NAME's agent until the TTL (default 300 s) passes. Root only: agents refuse grants not\n"
+            "  made by uid 0. A grant is good once, in a spawn on a connection of UID's (or root's).\n"
+            "  --hello: the grant may also be the hello of its own connection, as the SPANK plug-in's are: then\n"
+            "  whoever holds it may run that task as UID without a credential of their own; spend it at once.\n");
 }
 
 /* An option's number from min to max, or -1 with a message. */
@@ -43,6 +45,7 @@ static int grant_options(int argc, char **argv, tbm_grant_t *g, long long *ttl, 
         { "node", required_argument, NULL, 'n' }, { "uid", required_argument, NULL, 'u' },
         { "gid", required_argument, NULL, 'g' }, { "ttl", required_argument, NULL, 't' },
         { "munge-socket", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+        { "hello", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 },
     };
     long long v, have = 0;
@@ -60,6 +63,7 @@ static int grant_options(int argc, char **argv, tbm_grant_t *g, long long *ttl, 
         case 'g': g->gid = (uint32_t)v; have |= 16; break;
         case 't': *ttl = v; break;
         case 'm': *socket = optarg; break;
+        case 'H': g->hello = 1; break;
         case 'h': grant_usage(stdout); exit(0);
         default: grant_usage(stderr); return -1;
         }

@@ -58,6 +58,7 @@ static int make_grant(spank_t sp, char **out, tbm_err_t *err)
     g.gid = s->gid;
     tbm_spank_say(g.node, sizeof(g.node), "%s", s->node);
     g.expires = (int64_t)time(NULL) + GRANT_TTL;
+    g.hello = 1;   /* it opens the task's connection itself (greet_agent) */
     if (!(payload = tbm_grant_payload(&g, err)))
         return -1;
     ctx = munge_ctx_create();
@@ -128,8 +129,8 @@ static char *user_credential(uid_t uid, gid_t gid)
 /* Open the task's connection to its agent and say hello on it with the task's grant (agent_fd), while
  * slurmstepd finishes the task's set-up: the agent checks the grant meanwhile, takes the connection for the
  * grant's user's, and the forwarder's spawn, naming the same grant, needs no other credential. One MUNGE
- * credential per task, made and checked once. On any failure nothing is kept, and the forwarder connects
- * itself (with a hello of its user's). */
+ * credential per task, made and checked once. When the connection cannot be made, or the hello not written,
+ * nothing is kept and the forwarder connects itself (with a hello of its user's and the grant, unspent). */
 static void greet_agent(const tbm_spank_step_t *s)
 {
     unsigned char *frame = NULL;
@@ -236,7 +237,13 @@ int tbm_spank_bridge_task_init(spank_t sp)
         return 0;
     if (s->planned && !(files = files_json(&s->plan)) && s->plan.n_files)
         rc = -1;
-    if (agent_fd >= 0 && fcntl(agent_fd, F_GETFD) >= 0) {
+    if (agent_fd >= 0 && fcntl(agent_fd, F_GETFD) < 0) {
+        /* the agent has spent the grant on it: the forwarder could not use it again */
+        dprintf(STDERR_FILENO, "tbmesh: the task's connection to the agent on %s was closed before the task "
+                "started (its grant was spent on it); run the step again\n", s->node);
+        _exit(TBM_SPANK_REFUSED);
+    }
+    if (agent_fd >= 0) {
         snprintf(fdtext, sizeof(fdtext), "%d", agent_fd);
         rc = rc < 0 ? rc : set(sp, "TBMESH_AGENT_FD", fdtext);
     } else {

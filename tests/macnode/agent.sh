@@ -106,28 +106,40 @@ out=$(greeted "MUNGE:forged" echo ran 2>&1); rc=$?
 expect_eq "... and a greeted connection's refused hello is the forwarder's refusal (exit 255)" "$rc" 255
 expect_in "... saying why" "$out" "refused"
 
-# The SPANK plug-in's way: the task's grant is the hello (root's credential, a grant's payload), and the spawn
-# names the same grant, which the agent checked once, at the gate.
-g=$(grant)
+# The SPANK plug-in's way: the task's grant, made to be a hello (--hello), is the hello (root's credential, a
+# grant's payload), and the spawn names the same grant, which the agent checked once, at the gate.
+hgrant() { "$MACNODE" grant --job "${JOB:-7}" --step 0 --node "${2:-testnode}" --uid "${1:-$USER_UID}" --gid "${1:-$USER_UID}" --ttl 120 --hello; }
+g=$(hgrant)
 out=$(SPAWN_GRANT=$g greeted "$g" sh -c 'echo $(id -u)' 2>&1)
 expect_eq "a connection greeted with the task's grant runs the task as the grant's user" "$out" "$USER_UID"
 expect_log "... the connection taken for the grant's user's" "uid $USER_UID (granted): job 7 step 0: task"
-g2=$(grant)
+g2=$(hgrant)
 out=$(SPAWN_GRANT=$(grant) greeted "$g2" echo other-grant 2>&1)
 expect_eq "... a spawn naming another grant of the user's on it has that one checked" "$out" "other-grant"
 expect_in "... the hello's grant was used up all the same (replayed)" "$("$POKE" "$AGENT" --cred "$g2")" '"code":"replay"'
-expect_in "a grant as the hello: welcome says the grant's user" "$("$POKE" "$AGENT" --cred "$(grant)")" \
+expect_in "a spawn naming no grant on it uses the hello's" \
+    "$("$POKE" "$AGENT" --cred "$(hgrant)" --json "{\"type\":\"spawn\",\"uid\":$USER_UID,\"argv\":[\"true\"],\"env\":[],\"cwd\":\"/tmp\"}")" \
+    '"type":"started"'
+expect_in "a grant as the hello: welcome says the grant's user" "$("$POKE" "$AGENT" --cred "$(hgrant)")" \
     "\"uid\":$USER_UID"
-out=$("$POKE" "$AGENT" --cred "$(grant)" --json '{"type":"cleanup","job":7}')
+out=$("$POKE" "$AGENT" --cred "$(hgrant)" --json '{"type":"cleanup","job":7}')
 expect_in "... and the connection is not root's (cleanup refused)" "$out" "only root on the bridge host may clean up"
-out=$("$POKE" "$AGENT" --cred "$(grant 1)" --json "{\"type\":\"spawn\",\"uid\":$USER_UID,\"argv\":[\"true\"],\"env\":[],\"cwd\":\"/tmp\"}")
+out=$("$POKE" "$AGENT" --cred "$(hgrant 0)" --json '{"type":"usage","job":7,"step":0}')
+expect_in "... not even with a grant for uid 0 (a job's grant is not root's hello: usage refused)" "$out" \
+    "usage refused: only root"
+out=$("$POKE" "$AGENT" --cred "$(hgrant 1)" --json "{\"type\":\"spawn\",\"uid\":$USER_UID,\"argv\":[\"true\"],\"env\":[],\"cwd\":\"/tmp\"}")
 expect_in "... whose spawn may ask for the grant's user only" "$out" "the spawn asks for uid $USER_UID but the grant is for uid 1"
-out=$("$POKE" "$AGENT" --cred "$(grant $USER_UID mac99)")
+out=$("$POKE" "$AGENT" --cred "$(grant)")
+expect_in "a grant not made to be a hello is refused as one" "$out" '"code":"grant"'
+expect_in "... saying where it is good" "$out" "was not made to be a hello: it is good in a spawn only, on a connection of uid $USER_UID's (or root's)"
+out=$("$POKE" "$AGENT" --cred "$(hgrant $USER_UID mac99)")
 expect_in "a grant for another node as the hello is refused" "$out" '"code":"grant"'
-expect_in "... saying why" "$out" "a hello of root's with a payload must be a job grant for this node: grant refused: it is for node 'mac99'"
+expect_in "... saying why" "$out" "the hello's grant (job 7 step 0, uid $USER_UID) is refused: it is for node 'mac99'"
+expect_log "... logged whole" "refused (grant): the hello's grant (job 7 step 0, uid $USER_UID) is refused: it is for node 'mac99'"
 expect_in "a root credential with another payload as the hello is refused" \
-    "$("$POKE" "$AGENT" --cred "$(munge -S "$TBMESH_MUNGE_SOCKET" -s '{"job":7}')")" "must be a job grant for this node"
-payload='{"tbmesh_grant":1,"job":7,"step":0,"node":"testnode","uid":0,"gid":0,"expires":'$(( $(date +%s) + 60 ))'}'
+    "$("$POKE" "$AGENT" --cred "$(munge -S "$TBMESH_MUNGE_SOCKET" -s '{"job":7}')")" \
+    "a hello of root's may carry a job grant and nothing else"
+payload='{"tbmesh_grant":1,"job":7,"step":0,"node":"testnode","uid":0,"gid":0,"hello":1,"expires":'$(( $(date +%s) + 60 ))'}'
 out=$("$POKE" "$AGENT" --cred "$(as_user munge -S "$TBMESH_MUNGE_SOCKET" -s "$payload")" --json '{"type":"cleanup","job":7}')
 expect_in "a user's credential with a grant for root as its payload is just the user's hello" "$out" "\"uid\":$USER_UID"
 expect_in "... who gets nothing of root's" "$out" "only root on the bridge host may clean up"

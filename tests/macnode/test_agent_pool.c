@@ -34,6 +34,8 @@ static void stand_in(void *ctx, agent_conn_t *c)
         snprintf(b, sizeof(b), " not granted");
     len = snprintf(line, sizeof(line), "%ld %u [%s] %lld %lld %lld%s %zu:%.*s\n", (long)getpid(), (unsigned)c->uid,
                    c->peer, c->accepted, c->checking, c->admitted, b, n, (int)n, (char *)c->dec.buf + c->dec.start);
+    if (len < 0 || (size_t)len >= sizeof(line))
+        _exit(4);
     if (write(c->fd, line, (size_t)len) != len)
         _exit(3);
     while (read(c->fd, b, sizeof(b)) > 0)

@@ -809,6 +809,13 @@ static tbm_grant_t sample_grant(void)
     return g;
 }
 
+/* Member by member (memcmp would compare the padding too). */
+static int same_grant(const tbm_grant_t *a, const tbm_grant_t *b)
+{
+    return a->job == b->job && a->step == b->step && strcmp(a->node, b->node) == 0 && a->uid == b->uid &&
+           a->gid == b->gid && a->expires == b->expires && a->hello == b->hello;
+}
+
 START_TEST(grant_round_trip_and_checks)
 {
     tbm_grant_t g = sample_grant(), b;
@@ -818,8 +825,17 @@ START_TEST(grant_round_trip_and_checks)
     ck_assert_str_eq(p, "{\"tbmesh_grant\":1,\"job\":42,\"step\":4294967291,\"node\":\"mac01\",\"uid\":501,"
                         "\"gid\":20,\"expires\":1000300}");
     ck_assert_int_eq(tbm_grant_parse(p, strlen(p), &b, &err), 0);
-    ck_assert(memcmp(&g, &b, sizeof(g)) == 0);
+    ck_assert(same_grant(&g, &b));
+    ck_assert_int_eq(b.hello, 0);
     free(p);
+    g.hello = 1;   /* a grant made to be a hello says so; one without the member is not one */
+    p = tbm_grant_payload(&g, &err);
+    ck_assert_str_eq(p, "{\"tbmesh_grant\":1,\"job\":42,\"step\":4294967291,\"node\":\"mac01\",\"uid\":501,"
+                        "\"gid\":20,\"expires\":1000300,\"hello\":1}");
+    ck_assert_int_eq(tbm_grant_parse(p, strlen(p), &b, &err), 0);
+    ck_assert(same_grant(&g, &b));
+    free(p);
+    g.hello = 0;
     ck_assert_int_eq(tbm_grant_check(&g, 0, "mac01", 1000000, &err), 0);
     ck_assert_int_eq(tbm_grant_check(&g, 501, "mac01", 1000000, &err), -1);
     ck_assert_str_eq(err.msg, "grant refused: made by uid 501, not by root on the bridge host; only slurmstepd (root) "
@@ -866,6 +882,12 @@ START_TEST(grant_refusals)
                                  "\"expires\":5}"),
                      "grant: 'node' must be letters, digits, '.', '-' or '_'");
     ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":-1}"), "grant: 'job' is -1, outside 0..4294967295");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":1,\"step\":1,\"node\":\"m\",\"uid\":1,\"gid\":1,"
+                                 "\"expires\":5,\"hello\":2}"),
+                     "grant: 'hello' is 2, outside 0..1");
+    ck_assert_str_eq(grant_error("{\"tbmesh_grant\":1,\"job\":1,\"step\":1,\"node\":\"m\",\"uid\":1,\"gid\":1,"
+                                 "\"expires\":5,\"hello\":true}"),
+                     "grant: 'hello' must be an integer");
     snprintf(g.node, sizeof(g.node), "bad name");
     ck_assert_ptr_null(tbm_grant_payload(&g, &err));
     ck_assert_str_eq(err.msg, "grant: node name 'bad name' must be 1 to 63 letters, digits, '.', '-' or '_'");
