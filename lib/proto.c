@@ -282,20 +282,44 @@ int tbm_grant_parse(const void *payload, size_t len, tbm_grant_t *g, tbm_err_t *
     return rc;
 }
 
-int tbm_grant_check(const tbm_grant_t *g, uint32_t cred_uid, const char *node, int64_t now, tbm_err_t *err)
+/* What is wrong with a decoded grant here and now (tbm_grant_check), said after a prefix of the caller's. */
+static int grant_fault(const tbm_grant_t *g, uint32_t cred_uid, const char *node, int64_t now, const char *prefix,
+                       tbm_err_t *err)
 {
     if (cred_uid != 0)
-        return tbm_errprintf(err, "grant refused: made by uid %u, not by root on the bridge host; only "
-                             "slurmstepd (root) may grant a task", cred_uid);
+        return tbm_errprintf(err, "%smade by uid %u, not by root on the bridge host; only slurmstepd (root) may "
+                             "grant a task", prefix, cred_uid);
     if (strcmp(g->node, node) != 0)
-        return tbm_errprintf(err, "grant refused: it is for node '%s', this is '%s'; a grant is good on its "
-                             "own node only", g->node, node);
+        return tbm_errprintf(err, "%sit is for node '%s', this is '%s'; a grant is good on its own node only",
+                             prefix, g->node, node);
     if (g->expires <= now)
-        return tbm_errprintf(err, "grant refused: expired %lld s ago; make a new one (are the clocks of the "
-                             "bridge and the Mac in step?)", (long long)(now - g->expires));
+        return tbm_errprintf(err, "%sexpired %lld s ago; make a new one (are the clocks of the bridge and the "
+                             "Mac in step?)", prefix, (long long)(now - g->expires));
     if (g->expires - now > TBM_GRANT_TTL_MAX)
-        return tbm_errprintf(err, "grant refused: it expires in %lld s, more than the %d s a grant may live",
+        return tbm_errprintf(err, "%sit expires in %lld s, more than the %d s a grant may live", prefix,
                              (long long)(g->expires - now), TBM_GRANT_TTL_MAX);
+    return 0;
+}
+
+int tbm_grant_check(const tbm_grant_t *g, uint32_t cred_uid, const char *node, int64_t now, tbm_err_t *err)
+{
+    return grant_fault(g, cred_uid, node, now, "grant refused: ", err);
+}
+
+int tbm_grant_hello(const void *payload, size_t len, uint32_t cred_uid, const char *node, int64_t now,
+                    tbm_grant_t *g, tbm_err_t *err)
+{
+    char prefix[128];
+    tbm_err_t why = { { 0 } };
+
+    if (tbm_grant_parse(payload, len, g, &why) < 0)
+        return tbm_errprintf(err, "a hello of root's may carry a job grant and nothing else: %s", why.msg);
+    snprintf(prefix, sizeof(prefix), "the hello's grant (job %u step %u, uid %u) ", g->job, g->step, g->uid);
+    if (grant_fault(g, cred_uid, node, now, "", &why) < 0)
+        return tbm_errprintf(err, "%sis refused: %s", prefix, why.msg);
+    if (!g->hello)
+        return tbm_errprintf(err, "%swas not made to be a hello: it is good in a spawn only, on a connection of "
+                             "uid %u's (or root's)", prefix, g->uid);
     return 0;
 }
 

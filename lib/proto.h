@@ -15,10 +15,11 @@
  * credential in it checks out (and limits that first frame to TBM_HELLO_MAX bytes). Then requests:
  *   hello    {"type":"hello","version":3,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
  *             The credential is the caller's without a payload (the connection is its uid's), or a job grant
- *             (root's credential whose payload is a grant for this node, current and unused: the connection
- *             is the grant's user's, never root's unless the grant is for uid 0, and a spawn on it naming the
- *             same credential, or none, uses that grant without checking it twice). A root credential with
- *             any other payload is refused (code "grant").
+ *             made to be a hello (root's credential whose payload is a grant for this node with "hello":1,
+ *             current and unused: the connection is the grant's user's, never with root's rights even when
+ *             the grant is for uid 0, and a spawn on it naming the same credential, or none, uses that grant
+ *             without checking it twice). A root credential with any other payload, or a grant without
+ *             "hello":1, is refused (code "grant"; tbm_grant_hello).
  *   probe    {"type":"probe"}                                             -> facts {"facts":{...}}
  *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
  *             "rows":0,"cols":0,"time_limit":0,"files":{NAME:TEXT,..}}    -> started {"pid"}, then stdout
@@ -52,7 +53,7 @@
  * object {"tbmesh_grant":1,"job":J,"step":S,"node":"mac01","uid":U,"gid":G,"expires":EPOCH} with "hello":1
  * when root made it to be a hello too (tbm_grant_t.hello). In a spawn, the agent decodes it and checks it with
  * tbm_grant_check() and tbm_grant_allows() (the connection's uid is its user's or root's). As a hello, the gate
- * decodes it, checks it with tbm_grant_check() and refuses it without "hello":1; the connection's uid is then
+ * decodes it and checks it with tbm_grant_hello(); the connection's uid is then
  * the grant's, and the spawn naming it (or none) uses it without decoding it again. */
 #ifndef TBM_PROTO_H
 #define TBM_PROTO_H
@@ -317,6 +318,12 @@ int tbm_grant_check(const tbm_grant_t *g, uint32_t cred_uid, const char *node, i
 /* May `caller_uid` (the connection's MUNGE uid) start a task as `want_uid` under this grant? The caller
  * must be the grant's user or root, and want_uid must be the grant's user. 0, or -1 with err. */
 int tbm_grant_allows(const tbm_grant_t *g, uint32_t caller_uid, uint32_t want_uid, tbm_err_t *err);
+
+/* A hello's credential whose payload (len bytes) MUNGE decoded, made by cred_uid: whether it opens its
+ * connection as a job grant: a grant (tbm_grant_parse) good here and now (tbm_grant_check) and made to be a
+ * hello ("hello":1). 0 with *g, or -1 with err naming the grant's job, step and uid once it is one. */
+int tbm_grant_hello(const void *payload, size_t len, uint32_t cred_uid, const char *node, int64_t now,
+                    tbm_grant_t *g, tbm_err_t *err);
 
 /* Signals by portable name --------------------------------------------------------------------------- */
 

@@ -106,25 +106,16 @@ static void turn_away(agent_gate_t *g, int i, agent_noise_t kind, const char *co
 static int hello_grant(agent_gate_t *g, agent_conn_t *c, const char *text, const auth_cred_t *cred,
                        const char **code, tbm_err_t *err)
 {
-    tbm_grant_t *gr = &c->grant;
-    tbm_err_t why = { { 0 } };
-
     *code = "grant";
-    if (tbm_grant_parse(cred->payload, cred->len, gr, &why) < 0)
-        return tbm_errprintf(err, "a hello of root's may carry a job grant and nothing else: %s", why.msg);
-    if (tbm_grant_check(gr, cred->uid, g->conf->node, (int64_t)time(NULL), &why) < 0)
-        return tbm_errprintf(err, "the hello's grant (job %u step %u, uid %u) is refused: %s", gr->job, gr->step,
-                             gr->uid, why.msg + (strncmp(why.msg, "grant refused: ", 15) == 0 ? 15 : 0));
-    if (!gr->hello)
-        return tbm_errprintf(err, "the hello's grant (job %u step %u, uid %u) was not made to be a hello: it is "
-                             "good in a spawn only, on a connection of uid %u's (or root's)", gr->job, gr->step,
-                             gr->uid, gr->uid);
+    if (tbm_grant_hello(cred->payload, cred->len, cred->uid, g->conf->node, (int64_t)time(NULL), &c->grant,
+                        err) < 0)
+        return -1;
     if (agent_cred_digest(text, c->grant_sum) < 0) {
         *code = "internal";
         return tbm_errprintf(err, "cannot digest a credential (libcrypto)");
     }
     c->by_grant = c->granted = 1;
-    c->uid = gr->uid;
+    c->uid = c->grant.uid;
     return 0;
 }
 
@@ -175,8 +166,8 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
     tbm_msg_free(&m);
     auth_cred_free(&cred);
     c->admitted = tbm_now_us();
-    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), c->granted ? " uid %u (granted)" : " uid %u",
-             (unsigned)c->uid);
+    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
+             c->by_grant ? " uid %u (granted)" : " uid %u", (unsigned)c->uid);
     handed = *c;
     remove_at(g, i, 0);
     admit(ctx, &handed);

@@ -155,7 +155,7 @@ static int send_conn(int ch, const agent_conn_t *c)
     h.nbuf = (uint32_t)nbuf;
     h.accepted = c->accepted, h.checking = c->checking, h.admitted = c->admitted;
     snprintf(h.peer, sizeof(h.peer), "%s", c->peer);
-    if (c->granted) {
+    if (c->by_grant) {   /* handed before its spawn: the grant is unused */
         h.granted = 1;
         h.grant = c->grant;
         memcpy(h.grant_sum, c->grant_sum, sizeof(h.grant_sum));

@@ -84,7 +84,8 @@ typedef struct client {
  * pool's answer; when 0, the server's line is read into cl. */
 static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, size_t len)
 {
-    agent_conn_t c = { .uid = uid, .accepted = 11, .checking = 22, .admitted = 33, .granted = uid == 501,
+    agent_conn_t c = { .uid = uid, .accepted = 11, .checking = 22, .admitted = 33, .by_grant = uid == 501,
+                       .granted = uid == 501,
                        .grant = { .job = 7, .step = 1, .node = "mac01", .uid = uid, .gid = 20, .expires = 99 } };
     tbm_err_t err = { { 0 } };
     int sp[2], rc;
@@ -93,7 +94,8 @@ static int connect_as(unsigned uid, const char *after, client_t *cl, char *why, 
 
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
     snprintf(c.peer, sizeof(c.peer), "10.0.0.1:%u uid %u", 5000 + uid, uid);
-    snprintf(c.grant_sum, sizeof(c.grant_sum), "%s", "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0");
+    snprintf(c.grant_sum, sizeof(c.grant_sum), "%s%s", "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+             "0f1e2d3c4b5a69788796a5b4c3d2e1f0");
     c.fd = sp[1];
     ck_assert_int_lt(sp[0], 64);
     ends[sp[0]] = sp[0];

@@ -894,6 +894,36 @@ START_TEST(grant_refusals)
 }
 END_TEST
 
+START_TEST(grant_as_a_hello)
+{
+    const char *ok = "{\"tbmesh_grant\":1,\"job\":42,\"step\":3,\"node\":\"mac01\",\"uid\":501,\"gid\":20,"
+                     "\"expires\":1000300,\"hello\":1}";
+    const char *spawn_only = "{\"tbmesh_grant\":1,\"job\":42,\"step\":3,\"node\":\"mac01\",\"uid\":501,"
+                             "\"gid\":20,\"expires\":1000300}";
+    tbm_err_t err = { { 0 } };
+    tbm_grant_t g;
+
+    ck_assert_int_eq(tbm_grant_hello(ok, strlen(ok), 0, "mac01", 1000000, &g, &err), 0);
+    ck_assert_uint_eq(g.uid, 501);
+    ck_assert_int_eq(g.hello, 1);
+    ck_assert_int_eq(tbm_grant_hello(spawn_only, strlen(spawn_only), 0, "mac01", 1000000, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "the hello's grant (job 42 step 3, uid 501) was not made to be a hello: it is good in a "
+                              "spawn only, on a connection of uid 501's (or root's)");
+    ck_assert_int_eq(tbm_grant_hello(ok, strlen(ok), 0, "mac02", 1000000, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "the hello's grant (job 42 step 3, uid 501) is refused: it is for node 'mac01', this is "
+                              "'mac02'; a grant is good on its own node only");
+    ck_assert_int_eq(tbm_grant_hello(ok, strlen(ok), 0, "mac01", 1000300, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "the hello's grant (job 42 step 3, uid 501) is refused: expired 0 s ago; make a new one "
+                              "(are the clocks of the bridge and the Mac in step?)");
+    ck_assert_int_eq(tbm_grant_hello(ok, strlen(ok), 501, "mac01", 1000000, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "the hello's grant (job 42 step 3, uid 501) is refused: made by uid 501, not by root on "
+                              "the bridge host; only slurmstepd (root) may grant a task");
+    ck_assert_int_eq(tbm_grant_hello("{\"job\":7}", 9, 0, "mac01", 1000000, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "a hello of root's may carry a job grant and nothing else: grant: member 'tbmesh_grant' "
+                              "is missing");
+}
+END_TEST
+
 START_TEST(signal_names)
 {
     ck_assert_int_eq(tbm_signal_by_name("TERM"), SIGTERM);
@@ -1000,6 +1030,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, encode_refusals);
     tcase_add_test(tc, grant_round_trip_and_checks);
     tcase_add_test(tc, grant_refusals);
+    tcase_add_test(tc, grant_as_a_hello);
     tcase_add_test(tc, signal_names);
     tcase_add_test(tc, watch_messages_round_trip);
     tcase_add_test(tc, watch_message_refusals);
