@@ -124,7 +124,7 @@ tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_us
     }
     while (slen > 0 && (seal[slen - 1] == '\n' || seal[slen - 1] == ' '))
         seal[--slen] = '\0';
-    if (tbm_seal_check(&rr->st, seal, jobid, sha, &err) < 0) {
+    if (tbm_seal_check(&rr->st, seal, jobid, sha, NULL, &err) < 0) {
         free(seal);
         unsealed(rr, err.msg);
         return TBM_COV_PRESENT;

@@ -285,7 +285,7 @@ static void show_page(json_object *rec, const char *sha, int sealed_ok, const ch
 }
 
 /* The seal's verdict: 0 sealed by root and matching, else -1 with err. */
-static int check_seal(const tbm_store_t *st, uint32_t job, const char *sha, tbm_err_t *err)
+static int check_seal(const tbm_store_t *st, uint32_t job, const char *sha, tbm_seal_what_t *what, tbm_err_t *err)
 {
     size_t len;
     char *seal = tbm_store_get(st, job, "seal", &len, err);
@@ -295,7 +295,7 @@ static int check_seal(const tbm_store_t *st, uint32_t job, const char *sha, tbm_
         return -1;
     while (len > 0 && (seal[len - 1] == '\n' || seal[len - 1] == ' '))
         seal[--len] = '\0';
-    rc = tbm_seal_check(st, seal, job, sha, err);
+    rc = tbm_seal_check(st, seal, job, sha, what, err);
     free(seal);
     return rc;
 }
@@ -318,21 +318,66 @@ static int cmd_show(const tbm_store_t *st, const opts_t *o, char **args, int n)
         printf("%s\n", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
     } else {
-        ok = check_seal(st, job, sha, &err) == 0;
+        ok = check_seal(st, job, sha, NULL, &err) == 0;
         show_page(rec, sha, ok, ok ? "" : "NOT VERIFIED: see tbmesh repro verify");
     }
     json_object_put(rec);
     return 0;
 }
 
+/* Which version of the job's record the sealed one is, told against Slurm's accounting: the end of a job
+ * puts its record's digest into the job's AdminComment, which only root and SlurmUser may set. 0 it is the
+ * current one (or nothing says otherwise; said), -1 an earlier one. */
+static int which_version(uint32_t job, const char *sha, const tbm_seal_what_t *what)
+{
+    char state[64] = "", sealed[96];
+    char *admin = NULL;
+    const char *digest = NULL;
+    json_object *sum = NULL;
+    tbm_err_t err = { { 0 } };
+    int rc = 0;
+
+    snprintf(sealed, sizeof(sealed), "phase %s, run %lld", what->phase[0] ? what->phase : "not named", what->restarts);
+    if (repro_acct_of(job, state, sizeof(state), &admin) < 0) {
+        printf("job %u: verified: sealed by root on the node (%s), sha256 %s; Slurm's accounting could not be asked "
+               "which version is the current one\n", job, sealed, sha);
+        return 0;
+    }
+    if (!strncmp(admin, TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) && (sum = tbm_summary_decode(admin, &err)))
+        digest = tbm_json_str(sum, "record");
+    if (digest && !strcmp(digest, sha))
+        printf("job %u: verified: the current record, sealed by root on the node (%s) and named by Slurm's "
+               "accounting, sha256 %s\n", job, sealed, sha);
+    else if (digest && !strcmp(what->phase, "sync"))
+        printf("job %u: verified: sealed by root with `tbmesh repro sync` (%s) after the job's end record, which Slurm's "
+               "accounting names (sha256 %.16s...), sha256 %s\n", job, sealed, digest, sha);
+    else if (digest) {
+        fprintf(stderr, "tbmesh repro verify: job %u: FAILED: sealed by root (%s), but not the job's current record: "
+                "Slurm's accounting names sha256 %.16s..., this is %.16s...: an earlier version was put back; ask "
+                "root to run `tbmesh repro sync -j %u`\n", job, sealed, digest, sha, job);
+        rc = -1;
+    } else if (!strcmp(what->phase, "start"))
+        printf("job %u: verified: the start record (%s) of a job that is %s; its end record replaces it, sha256 %s\n",
+               job, sealed, state[0] ? state : "not over", sha);
+    else
+        printf("job %u: verified: sealed by root on the node (%s), sha256 %s; Slurm's accounting names no record "
+               "digest (the job's end could not set its AdminComment), so it cannot tell this from another sealed "
+               "version\n", job, sealed, sha);
+    json_object_put(sum);
+    free(admin);
+    return rc;
+}
+
 static int cmd_verify(const tbm_store_t *st, char **args, int n)
 {
     char sha[TBM_SHA256_HEX];
     tbm_err_t err = { { 0 } };
+    tbm_seal_what_t what;
     json_object *rec;
     uint32_t job;
     size_t len;
     char *text;
+    int rc;
 
     if (n != 1)
         return fprintf(stderr, "tbmesh repro verify: give one job id\n"), 2;
@@ -344,7 +389,7 @@ static int cmd_verify(const tbm_store_t *st, char **args, int n)
     tbm_sha256_hex(text, len, sha);
     rec = tbm_record_parse(text, len, &err);
     free(text);
-    if (check_seal(st, job, sha, &err) < 0) {
+    if (check_seal(st, job, sha, &what, &err) < 0) {
         fprintf(stderr, "tbmesh repro verify: job %u: FAILED: %s\n", job, err.msg);
         json_object_put(rec);
         return 1;
@@ -353,9 +398,9 @@ static int cmd_verify(const tbm_store_t *st, char **args, int n)
         fprintf(stderr, "tbmesh repro verify: job %u: sealed, but it does not read: %s\n", job, err.msg);
         return 1;
     }
-    printf("job %u: verified: sealed by root on the node, sha256 %s\n", job, sha);
     json_object_put(rec);
-    return 0;
+    rc = which_version(job, sha, &what);
+    return rc < 0 ? 1 : 0;
 }
 
 static int cmd_diff(const tbm_store_t *st, const opts_t *o, char **args, int n)

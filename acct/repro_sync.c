@@ -196,7 +196,7 @@ static int sync_one(const tbm_store_t *st, char **f)
     json_object *summary, *rec, *parts = NULL, *names = NULL;
     long long id, uid;
     const char *phase, *had;
-    int fresh, merged = 0;
+    int fresh, merged = 0, stored = 0;
 
     snprintf(state, sizeof(state), "%s", f[F_STATE]);
     strtok(state, " ");
@@ -240,7 +240,7 @@ static int sync_one(const tbm_store_t *st, char **f)
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));
     apply_sacct(rec, f);
     tbm_redact_tree(rec, NULL, 0);
-    if (tbm_record_validate(rec, &err) < 0 || tbm_store_record(st, rec, (uid_t)uid, sha, &err) < 0) {
+    if (tbm_record_validate(rec, &err) < 0 || (stored = tbm_store_record(st, rec, (uid_t)uid, sha, &err)) < 0) {
         fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
         free((char *)had);
         json_object_put(parts);
@@ -248,6 +248,8 @@ static int sync_one(const tbm_store_t *st, char **f)
         json_object_put(rec);
         return -1;
     }
+    if (stored == 1)
+        fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
     if (parts && json_object_array_length(parts))
         tbm_store_parts_remove(st, (uint32_t)id, names);   /* merged into the record now */
     if (fresh)
@@ -262,10 +264,46 @@ static int sync_one(const tbm_store_t *st, char **f)
     return 0;
 }
 
+/* Split one line of sacct's output into its fields; 1 when it holds them all (AdminComment last). */
+static int split_line(char *line, char **f)
+{
+    char *p = line;
+    int n;
+
+    for (n = 0; n < F_N; n++) {
+        f[n] = p;
+        if ((p = strchr(p, '|')))
+            *p++ = '\0';
+        else
+            break;
+    }
+    return n == F_ADMIN;   /* AdminComment is the last field; the split stopped there */
+}
+
+int repro_acct_of(uint32_t job, char *state, size_t len, char **admin_comment)
+{
+    char id[16], *out, *line, *save = NULL, *f[F_N];
+    int rc = -1;
+
+    *admin_comment = NULL;
+    snprintf(id, sizeof(id), "%u", job);
+    if (!(out = run_sacct(NULL, id)))
+        return -1;
+    for (line = strtok_r(out, "\n", &save); line && rc < 0; line = strtok_r(NULL, "\n", &save))
+        if (split_line(line, f) && !strcmp(f[F_ID], id)) {
+            snprintf(state, len, "%s", f[F_STATE]);
+            state[strcspn(state, " ")] = '\0';
+            *admin_comment = strdup(f[F_ADMIN]);
+            rc = *admin_comment ? 0 : -1;
+        }
+    free(out);
+    return rc;
+}
+
 int repro_sync(const tbm_store_t *st, const char *since, const char *jobs)
 {
-    char *out, *line, *save = NULL, *f[F_N], *p;
-    int n, rc = 0;
+    char *out, *line, *save = NULL, *f[F_N];
+    int rc = 0;
 
     if (geteuid() != 0) {
         fprintf(stderr, "tbmesh repro sync: run it as root (it writes records and seals them)\n");
@@ -273,19 +311,9 @@ int repro_sync(const tbm_store_t *st, const char *since, const char *jobs)
     }
     if (!(out = run_sacct(since, jobs)))
         return 1;
-    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        for (n = 0, p = line; n < F_N; n++) {
-            f[n] = p;
-            if ((p = strchr(p, '|')))
-                *p++ = '\0';
-            else
-                break;
-        }
-        if (n != F_ADMIN)   /* AdminComment is the last field; the split stopped there */
-            continue;
-        if (sync_one(st, f) < 0)
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (split_line(line, f) && sync_one(st, f) < 0)
             rc = 1;
-    }
     free(out);
     return rc;
 }

@@ -10,6 +10,10 @@
  * is brought up to date. Prints one line per record written. Exit status: 0, or 1 when a job failed. */
 int repro_sync(const tbm_store_t *st, const char *since, const char *jobs);
 
+/* The job's state and AdminComment as Slurm's accounting holds them (sacct); the comment malloc'd. 0, or -1
+ * when sacct cannot say (its reason on stderr) or does not know the job. */
+int repro_acct_of(uint32_t job, char *state, size_t len, char **admin_comment);
+
 /* The record made from a job's TBM1 summary (the submit half) and what Slurm's accounting says. */
 json_object *repro_record_from_summary(json_object *summary, uint32_t job, const char *cluster, const char *state);
 

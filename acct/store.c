@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef HAVE_LIBACL
+#include <sys/acl.h>
+#endif
 
 #include "fileio.h"
 #include "json_read.h"
@@ -115,19 +118,58 @@ static int cluster_dir(const tbm_store_t *st, char *buf, size_t len, tbm_err_t *
     return root_dir(buf, 0711, err);
 }
 
+/* Let the job's user read a file of root's without owning it: an ACL entry user:UID:r (the owner root, the
+ * group RecordReaders or root, nobody else). 0; -1 with err when the system or the filesystem has no ACLs. */
+static int reader_acl(int fd, const char *path, uid_t owner, tbm_err_t *err)
+{
+#ifdef HAVE_LIBACL
+    char text[128];
+    acl_t acl;
+    int rc;
+
+    if (owner == 0)
+        return 0;
+    snprintf(text, sizeof(text), "u::r,u:%u:r,g::r,m::r,o::-", (unsigned)owner);
+    if (!(acl = acl_from_text(text)))
+        return tbm_errprintf(err, "cannot make the ACL %s: %s", text, strerror(errno));
+    rc = acl_set_fd(fd, acl);
+    acl_free(acl);
+    if (rc == 0)
+        return 0;
+    return tbm_errprintf(err, "%s is kept, readable by root and RecordReaders only: its user (uid %u) cannot be "
+                         "given read access (%s): put RecordDir on a filesystem with POSIX ACLs (ext4, xfs; NFS "
+                         "with ACL support)", path, (unsigned)owner, strerror(errno));
+#else
+    (void)fd;
+    if (owner == 0)
+        return 0;
+    return tbm_errprintf(err, "%s is kept, readable by root and RecordReaders only: this system has no POSIX ACLs to "
+                         "let its user (uid %u) read it", path, (unsigned)owner);
+#endif
+}
+
 int tbm_store_put(const tbm_store_t *st, uint32_t job, uid_t owner, const char *ext, const char *data, size_t len,
                   tbm_err_t *err)
 {
     char dir[TBM_RECORD_PATH_MAX + 80], path[TBM_RECORD_PATH_MAX + 128];
+    int fd, rc;
 
     if (cluster_dir(st, dir, sizeof(dir), err) < 0)
         return -1;
     tbm_store_path(st, job, ext, path, sizeof(path));
     if (tbm_write_file_atomic(path, data, len, 0400, err) < 0)
         return -1;
-    if (lchown(path, owner, st->readers_gid == (gid_t)-1 ? 0 : st->readers_gid) < 0 || chmod(path, 0440) < 0)
-        return tbm_errprintf(err, "cannot give %s to uid %u: %s", path, (unsigned)owner, strerror(errno));
-    return 0;
+    /* root's, the group RecordReaders (or root), 0440; its user reads it through an ACL entry and owns nothing */
+    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return tbm_errprintf(err, "cannot open %s again: %s", path, strerror(errno));
+    if (fchown(fd, 0, st->readers_gid == (gid_t)-1 ? 0 : st->readers_gid) < 0 || fchmod(fd, 0440) < 0) {
+        rc = tbm_errprintf(err, "cannot give %s to root and RecordReaders: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    rc = reader_acl(fd, path, owner, err) < 0 ? 1 : 0;
+    close(fd);
+    return rc;
 }
 
 char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t *len, tbm_err_t *err)
@@ -136,16 +178,15 @@ char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t
     char *text;
 
     tbm_store_path(st, job, ext, path, sizeof(path));
-    text = tbm_read_file(path, TBM_RECORD_MAX, len, err);
+    /* only root's files: one that anybody else wrote or could have written is no record */
+    text = tbm_read_file_owned(path, TBM_RECORD_MAX, 0, len, err);
     if (!text && errno == ENOENT && !strcmp(ext, "seal"))
         tbm_errprintf(err, "job %u has a record but no seal in %s/%s: it was not sealed (munged was not reachable "
                       "when it was written?): do not trust it", job, st->set.dir, st->cluster);
-    else if (!text && errno == ENOENT)
-        tbm_errprintf(err, "job %u has no record in %s/%s: the job made no record (not a Mac job, records off) or "
-                      "`tbmesh repro sync` has not filled it in yet", job, st->set.dir, st->cluster);
-    else if (!text && (errno == EACCES || errno == EPERM))
-        tbm_errprintf(err, "the record of job %u is not yours: only its user, root and the RecordReaders group may "
-                      "read it", job);
+    else if (!text && (errno == ENOENT || errno == EACCES))   /* another user's job answers as one without a record */
+        tbm_errprintf(err, "job %u has no record that you may read in %s/%s: the job made none (not a Mac job, "
+                      "records off), `tbmesh repro sync` has not filled it in yet, or it is not your job (its user, "
+                      "root and the RecordReaders group read a record)", job, st->set.dir, st->cluster);
     return text;
 }
 
@@ -157,7 +198,7 @@ int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char 
     uint32_t id;
     size_t len;
     char *text, *seal;
-    int rc;
+    int rc, seal_rc;
 
     if (!(text = tbm_record_text(rec, &len, err)))
         return -1;
@@ -185,13 +226,37 @@ int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char 
     free(text);
     if (rc < 0)
         return -1;
-    if (!(seal = tbm_seal_make(st, id, hex, err)))
-        return -1;
-    rc = tbm_store_put(st, id, owner, "seal", seal, strlen(seal), err);
-    free(seal);
-    if (rc == 0 && sha)
+    {
+        const char *phase = tbm_json_str(job, "phase");
+        json_object *rs = tbm_json_typed(job, "restarts", json_type_int);
+        tbm_seal_what_t what;
+        tbm_err_t seal_err = { { 0 } };
+        snprintf(what.phase, sizeof(what.phase), "%s", phase ? phase : "");
+        what.restarts = rs ? (long long)json_object_get_int64(rs) : 0;
+        if (!(seal = tbm_seal_make(st, id, hex, &what, &seal_err)))
+            return tbm_errprintf(err, "%s", seal_err.msg);
+        seal_rc = tbm_store_put(st, id, owner, "seal", seal, strlen(seal), &seal_err);
+        free(seal);
+        if (seal_rc < 0)
+            return tbm_errprintf(err, "%s", seal_err.msg);
+    }
+    if (sha)
         memcpy(sha, hex, TBM_SHA256_HEX);
-    return rc;
+    return rc;   /* 1: stored, but its user cannot read it (err says why) */
+}
+
+/* A stored record is this job's of this cluster, or refused (never rewritten under the job it names). */
+static int same_job(const tbm_store_t *st, json_object *rec, uint32_t job, tbm_err_t *err)
+{
+    json_object *j = tbm_json_typed(rec, "job", json_type_object);
+    json_object *id = tbm_json_typed(j, "id", json_type_int);
+    const char *cluster = tbm_json_str(j, "cluster");
+
+    if (!id || json_object_get_int64(id) != (int64_t)job || (cluster && strcmp(cluster, st->cluster) != 0))
+        return tbm_errprintf(err, "the record stored as job %u of %s names job %lld of %s: refused (a record is "
+                             "only ever read back under its own job)", job, st->cluster,
+                             id ? (long long)json_object_get_int64(id) : -1LL, cluster ? cluster : "?");
+    return 0;
 }
 
 json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err)
@@ -205,6 +270,10 @@ json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_
     rec = tbm_record_parse(text, len, err);
     if (!rec)
         tbm_errprefix(err, "job %u: ", job);
+    else if (same_job(st, rec, job, err) < 0) {
+        json_object_put(rec);
+        rec = NULL;
+    }
     if (rec && sha)
         tbm_sha256_hex(text, len, sha);
     free(text);
@@ -269,8 +338,13 @@ json_object *tbm_store_parts(const tbm_store_t *st, uint32_t job, json_object **
         if (!part_name(e->d_name))
             continue;
         tbm_record_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if ((text = tbm_read_file(path, TBM_RECORD_MAX, &len, &err)) && (doc = tbm_json_parse(text, len, &err)))
+        if ((text = tbm_read_file_owned(path, TBM_RECORD_MAX, 0, &len, &err)) && (doc = tbm_json_parse(text, len, &err)))
             json_object_array_add(all, doc);
+        else if ((doc = json_object_new_object())) {   /* said in the record, not dropped unseen */
+            json_object_object_add(doc, "unreadable", json_object_new_string(e->d_name));
+            json_object_object_add(doc, "why", json_object_new_string(err.msg));
+            json_object_array_add(all, doc);
+        }
         if (text && names)   /* read, whether or not it parsed: merged or known to be unreadable */
             json_object_array_add(*names, json_object_new_string(e->d_name));
         free(text);

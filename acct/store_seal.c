@@ -28,16 +28,19 @@ static munge_ctx_t context(const tbm_store_t *st, tbm_err_t *err)
     return ctx;
 }
 
-char *tbm_seal_make(const tbm_store_t *st, uint32_t job, const char *sha256, tbm_err_t *err)
+char *tbm_seal_make(const tbm_store_t *st, uint32_t job, const char *sha256, const tbm_seal_what_t *what,
+                    tbm_err_t *err)
 {
-    char payload[512], *cred = NULL;
+    char payload[640], *cred = NULL;
     munge_ctx_t ctx = context(st, err);
     munge_err_t rc;
 
     if (!ctx)
         return NULL;
-    snprintf(payload, sizeof(payload), "{\"seal\":\"%s\",\"v\":1,\"cluster\":\"%s\",\"job\":%u,\"sha256\":\"%s\"}",
-             SEAL_KIND, st->cluster, job, sha256);
+    snprintf(payload, sizeof(payload), "{\"seal\":\"%s\",\"v\":1,\"cluster\":\"%s\",\"job\":%u,\"sha256\":\"%s\","
+             "\"phase\":\"%s\",\"restarts\":%lld}", SEAL_KIND, st->cluster, job, sha256,
+             what && strspn(what->phase, "abcdefghijklmnopqrstuvwxyz") == strlen(what->phase) ? what->phase : "",
+             what ? what->restarts : 0);
     rc = munge_encode(&cred, ctx, payload, (int)strlen(payload));
     if (rc != EMUNGE_SUCCESS) {
         tbm_errprintf(err, "munge: cannot seal the record of job %u: %s (is munged running%s%s?)", job,
@@ -49,7 +52,8 @@ char *tbm_seal_make(const tbm_store_t *st, uint32_t job, const char *sha256, tbm
     return cred;
 }
 
-int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const char *sha256, tbm_err_t *err)
+int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const char *sha256, tbm_seal_what_t *what,
+                   tbm_err_t *err)
 {
     munge_ctx_t ctx = context(st, err);
     void *payload = NULL;
@@ -91,6 +95,12 @@ int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const 
         tbm_errprintf(err, "the record of job %u was changed after it was sealed (sealed SHA-256 %.16s..., now "
                       "%.16s...): do not trust it", job, digest, sha256);
         goto out;
+    }
+    if (what) {
+        const char *phase = tbm_json_str(p, "phase");
+        json_object *r = tbm_json_typed(p, "restarts", json_type_int);
+        snprintf(what->phase, sizeof(what->phase), "%s", phase ? phase : "");
+        what->restarts = r ? (long long)json_object_get_int64(r) : 0;
     }
     rc = 0;
 out:

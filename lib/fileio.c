@@ -54,6 +54,11 @@ static char *read_all(int fd, const char *path, size_t max, size_t *len, tbm_err
 
 char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
 {
+    return tbm_read_file_owned(path, max, (uid_t)-1, len, err);
+}
+
+char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err)
+{
     struct stat st;
     char *buf;
     int fd, saved;
@@ -73,6 +78,16 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
         close(fd);
         tbm_errprintf(err, "%s: not a regular file; only regular files are read", path);
         errno = EINVAL;
+        return NULL;
+    }
+    if (owner != (uid_t)-1 && (st.st_uid != owner || (st.st_mode & 022) || st.st_nlink != 1)) {
+        close(fd);
+        tbm_errprintf(err, "%s: %s: it was not written by uid %u alone; not trusted (remove it, or restore it "
+                      "from a copy you trust)", path,
+                      st.st_uid != owner ? "owned by another user" : (st.st_mode & 022) ? "writable by others"
+                                                                      : "linked under another name",
+                      (unsigned)owner);
+        errno = EPERM;
         return NULL;
     }
     buf = read_all(fd, path, max, len, err);

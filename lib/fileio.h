@@ -12,6 +12,9 @@
  * *len. NULL with err set when it is missing (errno ENOENT), a symlink, not a regular file, larger than
  * max, or unreadable. */
 char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
+/* As tbm_read_file, and only a file of `owner` ((uid_t)-1: anyone's) that nobody else may write and that has
+ * no second name (a hard link someone else made): else NULL, errno EPERM, err saying why. */
+char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err);
 
 /* Write `len` bytes to `path` atomically: a temporary file beside it, fsync, rename, fsync of the folder.
  * The file gets `mode`; an existing symlink at `path` is replaced, never followed. Returns 0 or -1 with

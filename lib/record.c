@@ -33,7 +33,7 @@ static const field_t job_f[] = {
     { "phase", K_STR, REQ, NULL }, { "state", K_STR, REQ, NULL }, { "exit_code", K_INT, 0, NULL },
     { "signal", K_INT, 0, NULL }, { "restarts", K_INT, 0, NULL }, { "work_dir", K_STR, 0, NULL },
     { "backend_requested", K_STR, 0, NULL }, { "backend_chosen", K_STR, FACT, NULL },
-    { "steps", K_OBJS, 0, step_f }, END
+    { "steps", K_OBJS, 0, step_f }, { "array_job_id", K_INT, 0, NULL }, { "array_task_id", K_INT, 0, NULL }, END
 };
 static const field_t git_f[] = {
     { "commit", K_STR, REQ, NULL }, { "branch", K_STR, 0, NULL }, { "dirty", K_BOOL, 0, NULL },
@@ -367,4 +367,106 @@ int tbm_summary_validate(json_object *s, tbm_err_t *err)
         return tbm_errprintf(err, "TBM1 summary: %s", msg);
     }
     return 0;
+}
+
+/* ---- text from the job's side that may not be UTF-8 ---- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need, i;
+    unsigned cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        need = 2, cp = s[0] & 0x1f;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        need = 3, cp = s[0] & 0x0f;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        need = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (n < need)
+        return 0;
+    for (i = 1; i < need; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return need;
+}
+
+char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *out = malloc(len * 3 + 1), *o = out;
+    size_t i = 0, k;
+
+    if (!out)
+        return NULL;
+    while (i < len) {
+        if (u[i] == 0) {   /* a NUL inside a string: shown, not cut at */
+            memcpy(o, "\xef\xbf\xbd", 3), o += 3, i++;
+            continue;
+        }
+        if ((k = utf8_len(u + i, len - i)) == 0) {
+            memcpy(o, "\xef\xbf\xbd", 3), o += 3, i++;   /* U+FFFD for each byte that is not UTF-8 */
+            continue;
+        }
+        memcpy(o, s + i, k), o += k, i += k;
+    }
+    *o = '\0';
+    if (out_len)
+        *out_len = (size_t)(o - out);
+    return out;
+}
+
+static int utf8_valid(const char *s, size_t len)
+{
+    size_t i = 0, k;
+
+    while (i < len) {
+        if (!s[i] || (k = utf8_len((const unsigned char *)s + i, len - i)) == 0)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+int tbm_utf8_clean_tree(json_object *v)
+{
+    int fixed = 0;
+    size_t i, n;
+
+    switch (json_object_get_type(v)) {
+    case json_type_string: {
+        const char *s = json_object_get_string(v);
+        size_t len = (size_t)json_object_get_string_len(v);
+        char *clean;
+        if (utf8_valid(s, len))
+            return 0;
+        if ((clean = tbm_utf8_clean(s, len, &n))) {
+            json_object_set_string_len(v, clean, (int)n);
+            free(clean);
+        }
+        return 1;
+    }
+    case json_type_array:
+        for (i = 0; i < json_object_array_length(v); i++)
+            fixed += tbm_utf8_clean_tree(json_object_array_get_idx(v, i));
+        return fixed;
+    case json_type_object: {
+        json_object_object_foreach(v, key, val) {
+            if (!utf8_valid(key, strlen(key)))
+                continue;   /* keys are the plug-in's own names or the backend's variables (checked names) */
+            fixed += tbm_utf8_clean_tree(val);
+        }
+        return fixed;
+    }
+    default:
+        return 0;
+    }
 }

@@ -41,6 +41,12 @@ json_object *tbm_record_parse(const char *text, size_t len, tbm_err_t *err);
 /* The record's text (validated first, pretty-printed, ending in a newline), malloc'd, or NULL with err. */
 char *tbm_record_text(json_object *rec, size_t *len, tbm_err_t *err);
 
+/* Text from the job's side (command lines, variables, file contents) as valid UTF-8: every byte that does not
+ * begin a valid sequence (and every NUL) becomes U+FFFD. malloc'd, its length in *out_len (may be NULL). */
+char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len);
+/* The same for every string value of a JSON tree, in place; how many strings it changed. */
+int tbm_utf8_clean_tree(json_object *v);
+
 /* Set (or replace) member key of obj; a NULL value sets {"absent": why_if_null}. Returns 0, or -1. */
 int tbm_record_set(json_object *obj, const char *key, json_object *value, const char *why_if_null);
 

@@ -89,7 +89,7 @@ json_object *tbm_record_usage_of_parts(json_object *parts, int bridge)
 
     for (i = 0; parts && i < json_object_array_length(parts); i++) {
         json_object *p = json_object_array_get_idx(parts, i);
-        if (json_object_is_type(p, json_type_object)) {
+        if (json_object_is_type(p, json_type_object) && !json_object_object_get_ex(p, "unreadable", NULL)) {
             bridge |= json_object_get_boolean(json_object_object_get(p, "bridge"));
             part_usage(p, usage);
         }

@@ -431,10 +431,27 @@ typedef struct job_ctx {
     tbm_conf_t conf;
     int have_conf;
     tbm_store_t store;
+    job_info_msg_t *info;   /* the batch step: slurmctld's record of the job, whence its identity */
+    char backend[32];       /* the batch step: the backend the job asked for, as job_submit decided */
 } job_ctx_t;
 
 static int task_status = -1;   /* this node's worst task exit status (wait status) */
 static int tasks_seen;
+
+/* slurmctld's record of the job (the batch step's identity: user, account, partition, folder, output
+ * paths, array, restarts, times). NULL when slurmctld cannot say, logged. */
+static const slurm_job_info_t *job_info(job_ctx_t *c)
+{
+    if (!c->info && (slurm_load_job(&c->info, c->job, SHOW_DETAIL) != SLURM_SUCCESS || !c->info ||
+                     c->info->record_count < 1)) {
+        slurm_error("tbmesh: job %u: slurmctld cannot say who runs it (%s): its record holds what the node knows "
+                    "itself", c->job, slurm_strerror(slurm_get_errno()));
+        if (c->info)
+            slurm_free_job_info_msg(c->info);
+        c->info = NULL;
+    }
+    return c->info ? &c->info->job_array[0] : NULL;
+}
 
 /* This step's job, node and store when the job runs on Macs of tbmesh.conf with records on; else 0. */
 static int job_context(spank_t sp, job_ctx_t *c)
@@ -456,13 +473,15 @@ static int job_context(spank_t sp, job_ctx_t *c)
     if (tbm_spank_load_conf(&c->conf, &err) < 0)
         return 0;
     c->have_conf = 1;
-    nodes = tbm_spank_step_nodes(sp, &n, &err);
-    if (!nodes || c->node_id >= n || (idx = tbm_conf_node(&c->conf, nodes[c->node_id])) < 0) {
-        tbm_spank_free_nodes(nodes, n);
-        return 0;   /* not a Mac */
-    }
-    snprintf(c->node, sizeof(c->node), "%s", nodes[c->node_id]);
+    /* this node, from slurmctld's record of the step (never the job's environment) */
+    nodes = tbm_spank_step_nodes(sp, &n, c->node, sizeof(c->node), &err);
     tbm_spank_free_nodes(nodes, n);
+    if (!nodes) {
+        slurm_error("tbmesh: job %u: no reproducibility record from this step: %s", c->job, err.msg);
+        return 0;
+    }
+    if ((idx = tbm_conf_node(&c->conf, c->node)) < 0)
+        return 0;   /* not a Mac */
     c->bridge = c->conf.groups[c->conf.nodes[idx].group].mode == TBM_MODE_BRIDGE;
     if (tbm_spank_args.conf[0])
         tbm_spank_say(conf_path, sizeof(conf_path), "%s", tbm_spank_args.conf);
@@ -477,6 +496,12 @@ static int job_context(spank_t sp, job_ctx_t *c)
         tbm_spank_say(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", tbm_spank_args.munge_socket);
     if (!c->store.set.records)
         return 0;
+    if (c->step == SLURM_BATCH_SCRIPT) {   /* read here: the start's work runs in a child that asks Slurm nothing */
+        tbm_jobtag_t tag = { 0, TBM_BACKEND_AUTO };
+        job_info(c);
+        if (tbm_spank_read_tag(c->job, &tag, &err) > 0 && tag.backend != TBM_BACKEND_AUTO)
+            tbm_spank_say(c->backend, sizeof(c->backend), "%s", tbm_backend_name(tag.backend));
+    }
     {
         const char *sub = repro_env(c->env, SUBMIT_ENV_REMOTE);
         if (sub && strstr(sub, "\"records\":\"off\""))
@@ -490,6 +515,9 @@ static void ctx_free(job_ctx_t *c)
     if (c->have_conf)
         tbm_conf_free(&c->conf);
     c->have_conf = 0;
+    if (c->info)
+        slurm_free_job_info_msg(c->info);
+    c->info = NULL;
 }
 
 /* Values of the job's variables whose names look secret: searched for and removed anywhere in the record. */
@@ -666,33 +694,35 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
     return nodes;
 }
 
+/* The job's identity, from slurmstepd (job id, uid) and slurmctld (the rest); the job's environment, which
+ * its user writes, is never asked. */
 static void job_facts(job_ctx_t *c, json_object *job, char **names, size_t n)
 {
+    const slurm_job_info_t *ji = job_info(c);
     json_object *a = json_object_new_array();
-    const char *v;
-    long long r;
+    struct passwd *pw = getpwuid(c->uid);
     size_t i;
     int idx;
 
-    add_str(job, "name", repro_env(c->env, "SLURM_JOB_NAME"));
-    {
-        struct passwd *pw = getpwuid(c->uid);
-        add_str(job, "user", repro_env(c->env, "SLURM_JOB_USER") ? repro_env(c->env, "SLURM_JOB_USER")
-                                                                  : pw ? pw->pw_name : NULL);
-    }
+    add_str(job, "user", pw ? pw->pw_name : NULL);
     json_object_object_add(job, "uid", json_object_new_int64(c->uid));
-    add_str(job, "account", repro_env(c->env, "SLURM_JOB_ACCOUNT"));
-    add_str(job, "partition", repro_env(c->env, "SLURM_JOB_PARTITION"));
-    add_str(job, "work_dir", repro_env(c->env, "SLURM_SUBMIT_DIR"));
+    if (ji) {
+        add_str(job, "name", ji->name);
+        add_str(job, "account", ji->account);
+        add_str(job, "partition", ji->partition);
+        add_str(job, "work_dir", ji->work_dir);
+        json_object_object_add(job, "restarts", json_object_new_int64(ji->restart_cnt));
+        if (ji->array_job_id && ji->array_task_id != NO_VAL) {
+            json_object_object_add(job, "array_job_id", json_object_new_int64(ji->array_job_id));
+            json_object_object_add(job, "array_task_id", json_object_new_int64(ji->array_task_id));
+        }
+    }
     for (i = 0; i < n; i++)
         json_object_array_add(a, json_object_new_string(names[i]));
     json_object_object_add(job, "nodes", a);
     if (n && (idx = tbm_conf_node(&c->conf, names[0])) >= 0)
         add_str(job, "group", c->conf.groups[c->conf.nodes[idx].group].caps.name);
-    v = repro_env(c->env, TBM_SPANK_ENV_PREFIX TBM_MLX_BACKEND_ENV);
-    add_str(job, "backend_requested", v && *v ? v : "auto");
-    if ((v = repro_env(c->env, "SLURM_RESTART_COUNT")) && tbm_parse_ll(v, 10, 0, 1000000, &r) == 0)
-        json_object_object_add(job, "restarts", json_object_new_int64(r));
+    add_str(job, "backend_requested", c->backend[0] ? c->backend : "auto");
     json_object_object_add(job, "start_time", json_object_new_int64((int64_t)time(NULL)));   /* Slurm's at the end */
 }
 
@@ -704,9 +734,14 @@ static int store_it(job_ctx_t *c, json_object *rec, const char *what, int admin_
     tbm_err_t err = { { 0 } };
 
     tbm_redact_tree(rec, secrets, ns);
-    if (tbm_store_record(&c->store, rec, c->uid, sha, &err) < 0) {
+    tbm_utf8_clean_tree(rec);
+    switch (tbm_store_record(&c->store, rec, c->uid, sha, &err)) {
+    case -1:
         slurm_error("tbmesh: job %u: the %s record was not stored: %s", c->job, what, err.msg);
         return -1;
+    case 1:
+        slurm_error("tbmesh: job %u: %s", c->job, err.msg);
+        break;
     }
     if (admin_comment)
         set_admin_comment(c->job, rec, sha);
@@ -734,25 +769,6 @@ static void script_digest(spank_t sp, json_object *rec)
     free(text);
 }
 
-/* A record of this job already in the store is an earlier run of a requeued job: this run counts one more
- * restart, whatever the environment says, so that the earlier record is kept beside it. */
-static void earlier_run(job_ctx_t *c, json_object *job)
-{
-    tbm_err_t err = { { 0 } };
-    json_object *old = tbm_store_load(&c->store, c->job, NULL, &err), *r;
-    long long before, now;
-
-    if (!old)
-        return;
-    r = tbm_json_typed(json_object_object_get(old, "job"), "restarts", json_type_int);
-    before = r ? (long long)json_object_get_int64(r) : 0;
-    r = tbm_json_typed(job, "restarts", json_type_int);
-    now = r ? (long long)json_object_get_int64(r) : 0;
-    if (now <= before)
-        json_object_object_add(job, "restarts", json_object_new_int64(before + 1));
-    json_object_put(old);
-}
-
 /* The batch step starts (root): the record as far as it is known. */
 static void batch_start(spank_t sp, job_ctx_t *c)
 {
@@ -763,9 +779,8 @@ static void batch_start(spank_t sp, job_ctx_t *c)
     char **names;
     size_t n = 0;
 
-    names = tbm_spank_step_nodes(sp, &n, &err);
+    names = tbm_spank_step_nodes(sp, &n, NULL, 0, &err);
     job_facts(c, json_object_object_get(rec, "job"), names, n);
-    earlier_run(c, json_object_object_get(rec, "job"));
     sub = text ? tbm_json_parse(text, strlen(text), &err) : NULL;
     if (sub && tbm_json_typed(sub, "submit", json_type_object))
         json_object_object_add(rec, "submit", json_object_get(json_object_object_get(sub, "submit")));
@@ -799,17 +814,25 @@ static void batch_start(spank_t sp, job_ctx_t *c)
     tbm_spank_free_nodes(names, n);
 }
 
-/* Which MLX/Open MPI/tbmesh variables of the step's environment make up its backend setup. */
-static int backend_var(const char *name)
+/* The backend's variables and files of this step on this node as the plug-in planned and exported them (as
+ * root, in spank_step.c): never read back from the job's environment or from a path it names, which its user
+ * writes. */
+static void backend_setup(const job_ctx_t *c, json_object *env, json_object *files)
 {
-    static const char *const prefixes[] = { "MLX_", "JACCL_", "TBMESH_BACKEND", "TBMESH_RANK", "TBMESH_SIZE",
-                                            "OMPI_MCA_btl_tcp_if", "OMPI_MCA_oob_tcp_if", NULL };
-    int i;
+    const tbm_spank_step_t *s = &tbm_spank_step;
+    size_t i;
 
-    for (i = 0; prefixes[i]; i++)
-        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-            return 1;
-    return 0;
+    if (!s->planned || s->job != c->job || s->step != c->step)
+        return;
+    for (i = 0; i < s->plan.n_vars; i++)
+        add_str(env, s->plan.vars[i].name, s->plan.vars[i].value);
+    for (i = 0; !c->bridge && i < s->plan.n_files; i++) {
+        const char *path = s->plan.files[i].path, *slash = strrchr(path, '/');
+        json_object *f = json_object_new_object();
+        add_str(f, "name", slash ? slash + 1 : path);
+        add_str(f, "content", s->plan.files[i].data);
+        json_object_array_add(files, f);
+    }
 }
 
 /* Bridge mode: what the step's tasks used on the Mac, as its agent measured them (asked as root, in this
@@ -883,27 +906,7 @@ static void step_end(spank_t sp, job_ctx_t *c)
         json_object_object_add(part, "exit_code", json_object_new_int(WIFEXITED(task_status) ? WEXITSTATUS(task_status) : 0));
         json_object_object_add(part, "signal", json_object_new_int(WIFSIGNALED(task_status) ? WTERMSIG(task_status) : 0));
     }
-    for (i = 0; c->env && c->env[i]; i++) {
-        const char *eq = strchr(c->env[i], '=');
-        char var[128];
-        if (!eq || (size_t)(eq - c->env[i]) >= sizeof(var))
-            continue;
-        memcpy(var, c->env[i], (size_t)(eq - c->env[i]));
-        var[eq - c->env[i]] = '\0';
-        if (!backend_var(var))
-            continue;
-        add_str(env, var, eq + 1);
-        if ((!strcmp(var, "MLX_HOSTFILE") || !strcmp(var, "MLX_IBV_DEVICES")) && !c->bridge) {
-            size_t len;
-            char *text = tbm_read_file(eq + 1, 65536, &len, &err);
-            json_object *f = json_object_new_object();
-            add_str(f, "name", strrchr(eq + 1, '/') ? strrchr(eq + 1, '/') + 1 : eq + 1);
-            if (text)
-                add_str(f, "content", text);
-            free(text);
-            json_object_array_add(files, f);
-        }
-    }
+    backend_setup(c, env, files);
     json_object_object_add(part, "backend_env", env);
     json_object_object_add(part, "backend_files", files);
     /* direct mode: the tasks were this slurmstepd's children, and Slurm's own step accounting is their wait4
@@ -916,6 +919,7 @@ static void step_end(spank_t sp, job_ctx_t *c)
     if (c->bridge)
         agent_usage(c, part);
     tbm_redact_tree(part, secrets, ns);
+    tbm_utf8_clean_tree(part);   /* a command line need not be UTF-8; the part must read back whole */
     snprintf(name, sizeof(name), "step-%u-%u", c->step, c->node_id);
     if (tbm_store_part_put(&c->store, c->job, name, json_object_to_json_string_ext(part, JSON_C_TO_STRING_PLAIN), &err) < 0)
         slurm_error("tbmesh: job %u step %u: %s", c->job, c->step, err.msg);
@@ -924,6 +928,8 @@ static void step_end(spank_t sp, job_ctx_t *c)
 
 static const char *state_name(uint32_t s)
 {
+    if (s & (JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED))
+        return "REQUEUED";   /* this run ends; the job runs again under the same id */
     switch (s & JOB_STATE_BASE) {
     case JOB_CANCELLED: return "CANCELLED";
     case JOB_TIMEOUT: return "TIMEOUT";
@@ -937,25 +943,33 @@ static const char *state_name(uint32_t s)
     }
 }
 
-/* The job's stderr file as Slurm names it (%j, %x, %u, %%), relative to its folder. */
-static void stderr_path(job_ctx_t *c, const char *pattern, const char *work_dir, char *out, size_t len)
+/* The job's stderr file as Slurm names it (%j, %A, %a, %x, %u, %N, %%), relative to its folder; Slurm's
+ * default, slurm-%j.out (slurm-%A_%a.out for an array's task), when the job named neither stderr nor stdout. */
+static void stderr_path(job_ctx_t *c, const slurm_job_info_t *ji, char *out, size_t len)
 {
+    const char *pattern = ji->std_err && *ji->std_err ? ji->std_err : ji->std_out && *ji->std_out ? ji->std_out
+                          : ji->array_job_id && ji->array_task_id != NO_VAL ? "slurm-%A_%a.out" : "slurm-%j.out";
+    struct passwd *pw = getpwuid(c->uid);
+    int array = ji->array_job_id && ji->array_task_id != NO_VAL;
     tbm_strbuf_t sb;
     const char *p;
     char *s;
 
     tbm_sb_init(&sb);
     if (pattern[0] != '/')
-        tbm_sb_printf(&sb, "%s/", work_dir ? work_dir : ".");
+        tbm_sb_printf(&sb, "%s/", ji->work_dir ? ji->work_dir : ".");
     for (p = pattern; *p; p++) {
         if (*p != '%' || !p[1]) {
             tbm_sb_append(&sb, p, 1);
             continue;
         }
         switch (*++p) {
-        case 'j': case 'A': tbm_sb_printf(&sb, "%u", c->job); break;
-        case 'x': tbm_sb_printf(&sb, "%s", repro_env(c->env, "SLURM_JOB_NAME") ? repro_env(c->env, "SLURM_JOB_NAME") : ""); break;
-        case 'u': tbm_sb_printf(&sb, "%s", repro_env(c->env, "SLURM_JOB_USER") ? repro_env(c->env, "SLURM_JOB_USER") : ""); break;
+        case 'j': tbm_sb_printf(&sb, "%u", c->job); break;
+        case 'A': tbm_sb_printf(&sb, "%u", array ? ji->array_job_id : c->job); break;
+        case 'a': tbm_sb_printf(&sb, "%u", array ? ji->array_task_id : 4294967294u); break;
+        case 'x': tbm_sb_printf(&sb, "%s", ji->name ? ji->name : ""); break;
+        case 'u': tbm_sb_printf(&sb, "%s", pw ? pw->pw_name : ""); break;
+        case 'N': tbm_sb_printf(&sb, "%s", ji->batch_host ? ji->batch_host : ""); break;
         case '%': tbm_sb_append(&sb, "%", 1); break;
         default: tbm_sb_printf(&sb, "%%%c", *p);
         }
@@ -980,13 +994,23 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
     json_object *nodes = tbm_json_typed(rec, "nodes", json_type_array), *results = tbm_record_obj(rec, "results");
     json_object *res_nodes = json_object_new_array(), *last_of = json_object_new_object();
     size_t i, k;
-    int failed = 0;
+    int failed = 0, unreadable = 0;
     char key[64];
 
     json_object_array_sort(parts, cmp_part);
     for (i = 0; i < json_object_array_length(parts); i++) {
         json_object *p = json_object_array_get_idx(parts, i), *step = NULL, *v;
         const char *node = tbm_json_str(p, "node");
+        if (tbm_json_str(p, "unreadable")) {   /* said, as a step of its own, rather than lost */
+            char why[TBM_ERR_MAX + 64];
+            unreadable++;
+            step = json_object_new_object();
+            add_str(step, "id", tbm_json_str(p, "unreadable"));
+            tbm_record_fmt(why, sizeof(why), "its part of the record could not be read: %s", tbm_json_str(p, "why"));
+            add_str(step, "state", why);
+            json_object_array_add(steps, step);
+            continue;
+        }
         snprintf(key, sizeof(key), "%lld", (long long)json_object_get_int64(json_object_object_get(p, "step")));
         for (k = 0; k < json_object_array_length(steps); k++)
             if (!strcmp(tbm_json_str(json_object_array_get_idx(steps, k), "id"), key))
@@ -1027,7 +1051,8 @@ static void merge_parts(job_ctx_t *c, json_object *rec, json_object *parts)
             json_object_object_add(r, "exit_code", json_object_new_int(json_object_get_int(json_object_object_get(p, "exit_code"))));
             json_object_object_add(r, "signal", json_object_new_int(json_object_get_int(json_object_object_get(p, "signal"))));
         } else {
-            tbm_record_set(n, "backend_env", NULL, "no step ran on this node");
+            tbm_record_set(n, "backend_env", NULL, unreadable ? "no step's part from this node could be read (see "
+                           "job.steps)" : "no step ran on this node");
         }
         json_object_array_add(res_nodes, r);
     }
@@ -1043,10 +1068,10 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     tbm_err_t err = { { 0 } };
     json_object *rec = tbm_store_load(&c->store, c->job, NULL, &err), *job, *parts, *results, *user = NULL, *v;
     json_object *merged = NULL;   /* the parts' file names */
-    job_info_msg_t *msg = NULL;
-    const char *state = NULL, *work_dir = repro_env(c->env, "SLURM_SUBMIT_DIR");
+    const slurm_job_info_t *ji;
+    const char *state = NULL;
     char errpath[PATH_MAX + 64] = "";
-    user_work_t w = { NULL, NULL, work_dir, NULL, 0, &c->store, NULL };
+    user_work_t w = { NULL, NULL, NULL, NULL, 0, &c->store, NULL };
     int code = WIFEXITED(task_status) ? WEXITSTATUS(task_status) : 0;
     int sig = WIFSIGNALED(task_status) ? WTERMSIG(task_status) : 0;
 
@@ -1055,7 +1080,7 @@ static void batch_end(spank_t sp, job_ctx_t *c)
         char **names;
         size_t n = 0;
         rec = tbm_record_new(c->job, c->store.cluster, "end", "RUNNING");
-        names = tbm_spank_step_nodes(sp, &n, &err);
+        names = tbm_spank_step_nodes(sp, &n, NULL, 0, &err);
         job_facts(c, json_object_object_get(rec, "job"), names, n);
         json_object_object_add(rec, "nodes", node_facts(c, names, n, NULL));
         tbm_spank_free_nodes(names, n);
@@ -1065,13 +1090,16 @@ static void batch_end(spank_t sp, job_ctx_t *c)
     json_object_object_add(job, "end_time", json_object_new_int64((int64_t)time(NULL)));
     json_object_object_add(job, "exit_code", json_object_new_int(code));
     json_object_object_add(job, "signal", json_object_new_int(sig));
-    if (slurm_load_job(&msg, c->job, SHOW_DETAIL) == SLURM_SUCCESS && msg && msg->record_count > 0) {
-        state = state_name(msg->job_array[0].job_state);
-        json_object_object_add(job, "submit_time", json_object_new_int64((int64_t)msg->job_array[0].submit_time));
-        json_object_object_add(job, "start_time", json_object_new_int64((int64_t)msg->job_array[0].start_time));
-        if (msg->job_array[0].std_err || msg->job_array[0].std_out)
-            stderr_path(c, msg->job_array[0].std_err ? msg->job_array[0].std_err : msg->job_array[0].std_out,
-                        work_dir, errpath, sizeof(errpath));
+    if (c->info) {   /* the start's answer is old: the job's state now */
+        slurm_free_job_info_msg(c->info);
+        c->info = NULL;
+    }
+    if ((ji = job_info(c))) {
+        state = state_name(ji->job_state);
+        json_object_object_add(job, "submit_time", json_object_new_int64((int64_t)ji->submit_time));
+        json_object_object_add(job, "start_time", json_object_new_int64((int64_t)ji->start_time));
+        stderr_path(c, ji, errpath, sizeof(errpath));
+        w.work_dir = ji->work_dir;
     }
     if (!state)
         state = code || sig ? "FAILED" : "COMPLETED";
@@ -1097,8 +1125,6 @@ static void batch_end(spank_t sp, job_ctx_t *c)
         tbm_store_parts_remove(&c->store, c->job, merged);   /* one that came since stays */
         slurm_info("tbmesh: job %u: reproducibility record stored (%s)", c->job, state);
     }
-    if (msg)
-        slurm_free_job_info_msg(msg);
     json_object_put(user);
     json_object_put(parts);
     json_object_put(merged);

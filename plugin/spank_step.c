@@ -85,38 +85,110 @@ int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, s
     return TBM_SPANK_BRIDGE_MAC;
 }
 
-/* The step's nodes in Slurm's order, through Slurm's own hostlist. */
-char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err)
+/* The step's nodes in Slurm's order and this node's name, as slurmctld knows them: never from the job's
+ * environment, which its user writes (SLURM_STEP_NODELIST, SLURM_JOB_NODELIST). A job step's nodes come from
+ * its step record, this node being the step's node S_JOB_NODEID (slurmstepd's own fact); the batch step's
+ * are the job's nodes, this node being the job's batch host. Asked once per step and kept: the step's start
+ * and end in this slurmstepd read the same answer. */
+static struct {
+    uint32_t job, step;
+    char **names;
+    size_t n;
+    char self[TBM_HOSTNAME_MAX];
+} known;
+
+static int split_nodes(const char *list, tbm_err_t *err)
 {
-    char list[8192], *host, **names = NULL, **grown;
+    char *host, **grown;
     hostlist_t hl;
 
-    *n = 0;
-    if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS &&
-        spank_getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS)
-        return tbm_errprintf(err, "the step's node list is not in its environment"), NULL;
+    if (!list || !*list)
+        return tbm_errprintf(err, "slurmctld names no node for it");
     if (!(hl = slurm_hostlist_create(list)))
-        return tbm_errprintf(err, "cannot read the node list '%s'", list), NULL;
+        return tbm_errprintf(err, "cannot read slurmctld's node list '%s'", list);
     while ((host = slurm_hostlist_shift(hl))) {
-        grown = realloc(names, (*n + 1) * sizeof(*names));
-        if (!grown || !(grown[*n] = strdup(host))) {
+        grown = realloc(known.names, (known.n + 1) * sizeof(*known.names));
+        if (!grown || !(grown[known.n] = strdup(host))) {
             free(host);
-            names = grown ? grown : names;
-            tbm_errprintf(err, "out of memory reading the node list");
-            break;
+            known.names = grown ? grown : known.names;
+            slurm_hostlist_destroy(hl);
+            return tbm_errprintf(err, "out of memory reading the node list");
         }
-        names = grown;
-        (*n)++;
+        known.names = grown;
+        known.n++;
         free(host);
     }
     slurm_hostlist_destroy(hl);
-    if (tbm_erris(err)) {
-        while (*n)
-            free(names[--*n]);
-        free(names);
-        return NULL;
+    return 0;
+}
+
+static void forget_nodes(void)
+{
+    tbm_spank_free_nodes(known.names, known.n);
+    memset(&known, 0, sizeof(known));
+}
+
+/* Ask slurmctld for job's step (or the batch step's job). 0, or -1 with err. */
+static int ask_nodes(uint32_t job, uint32_t step, uint32_t node_id, tbm_err_t *err)
+{
+    job_step_info_response_msg_t *steps = NULL;
+    job_info_msg_t *msg = NULL;
+    int rc = -1;
+
+    forget_nodes();
+    known.job = job;
+    known.step = step;
+    if (step == SLURM_BATCH_SCRIPT) {
+        if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1)
+            tbm_errprintf(err, "slurmctld cannot say where job %u runs: %s", job, slurm_strerror(slurm_get_errno()));
+        else if (split_nodes(msg->job_array[0].nodes, err) == 0 && msg->job_array[0].batch_host)
+            rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", msg->job_array[0].batch_host);
+        else if (!tbm_erris(err))
+            tbm_errprintf(err, "slurmctld names no batch host for job %u", job);
+        if (msg)
+            slurm_free_job_info_msg(msg);
+    } else {
+        if (slurm_get_job_steps(0, job, step, &steps, SHOW_ALL) != SLURM_SUCCESS || !steps ||
+            steps->job_step_count < 1)
+            tbm_errprintf(err, "slurmctld cannot say where step %u.%u runs: %s", job, step,
+                          slurm_strerror(slurm_get_errno()));
+        else if (split_nodes(steps->job_steps[0].nodes, err) == 0 && node_id < known.n)
+            rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", known.names[node_id]);
+        else if (!tbm_erris(err))
+            tbm_errprintf(err, "this node (%u) is not among the %zu nodes slurmctld gives step %u.%u", node_id,
+                          known.n, job, step);
+        if (steps)
+            slurm_free_job_step_info_response_msg(steps);
     }
-    return names;
+    if (rc < 0)
+        forget_nodes();
+    return rc;
+}
+
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, char *self, size_t len, tbm_err_t *err)
+{
+    uint32_t job, step, node_id = 0;
+    char **copy;
+    size_t i;
+
+    *n = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+        return tbm_errprintf(err, "slurmstepd gave no job or step id"), NULL;
+    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS)
+        node_id = 0;
+    if ((!known.names || known.job != job || known.step != step) && ask_nodes(job, step, node_id, err) < 0)
+        return NULL;
+    if (!(copy = calloc(known.n, sizeof(*copy))))
+        return tbm_errprintf(err, "out of memory"), NULL;
+    for (i = 0; i < known.n; i++)
+        if (!(copy[i] = strdup(known.names[i]))) {
+            tbm_spank_free_nodes(copy, i);
+            return tbm_errprintf(err, "out of memory"), NULL;
+        }
+    *n = known.n;
+    if (self)
+        tbm_spank_say(self, len, "%s", known.self);
+    return copy;
 }
 
 void tbm_spank_free_nodes(char **names, size_t n)
@@ -159,7 +231,7 @@ void tbm_spank_tag_drop(uint32_t job)
 /* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, kept by the job's prolog. A job without
  * a tag was submitted before this release's job_submit/tbmesh (or the prolog could not keep it): its request
  * is read from slurmctld once, with lib/jobreq's parser. 1 with the tag, 0 no, -1 with err. */
-static int read_tag(spank_t sp, uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
+int tbm_spank_read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
 {
     char path[1100], group[TBM_GROUP_NAME_MAX], *text;
     tbm_err_t ignored = { { 0 } };
@@ -168,7 +240,6 @@ static int read_tag(spank_t sp, uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
     size_t len;
     int mac;
 
-    (void)sp;
     tag_path(job, path, sizeof(path));
     if ((text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &ignored)) != NULL) {
         mac = tbm_jobtag_parse(text, tag, err) < 0 ? -1 : 1;
@@ -273,20 +344,19 @@ int tbm_spank_step_init(spank_t sp)
         slurm_error("tbmesh: %s: steps run without tbmesh until tbmesh.conf can be read", err.msg);
         return 0;
     }
-    nodes = tbm_spank_step_nodes(sp, &n, &err);
-    if (!nodes || s->node_id >= n) {   /* cannot tell whether this is a Mac: run nothing rather than the wrong way */
+    nodes = tbm_spank_step_nodes(sp, &n, s->node, sizeof(s->node), &err);
+    if (!nodes) {   /* cannot tell whether this is a Mac: run nothing rather than the wrong way */
         s->active = 1;
-        tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", nodes ? "this node is not in the step's node list" : err.msg);
+        tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", err.msg);
         goto out;
     }
-    snprintf(s->node, sizeof(s->node), "%s", nodes[s->node_id]);
     kind = tbm_spank_node_kind(&conf, s->node, s->agent, sizeof(s->agent));
     if (kind == TBM_SPANK_NOT_A_MAC)
         goto out;
     s->active = 1;
     s->bridge = kind == TBM_SPANK_BRIDGE_MAC;
     snprintf(s->job_dir, sizeof(s->job_dir), "%s/%u", tbm_spank_args.jobs_dir, s->job);
-    mac = read_tag(sp, s->job, &tag, &err);
+    mac = tbm_spank_read_tag(s->job, &tag, &err);
     if (mac < 0) {
         tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", err.msg);
         goto out;

@@ -57,6 +57,9 @@ int tbm_spank_backend(char *buf, size_t len);
  * kept in state_dir for them; the epilog removes it. */
 void tbm_spank_tag_keep(uint32_t job);
 void tbm_spank_tag_drop(uint32_t job);
+/* Did the job ask for Macs, and which backend? As job_submit/tbmesh decided: the tag the prolog kept, else
+ * the request as slurmctld holds it. 1 with the tag, 0 no Macs, -1 with err. */
+int tbm_spank_read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err);
 
 /* spank_step.c: the arguments, and the step's facts and decisions (root, once per step). */
 void tbm_spank_read_args(int ac, char **av);
@@ -69,8 +72,10 @@ void tbm_spank_step_fini(void);
 /* A message into one of the step's fixed buffers (note, refusal), cut when too long. */
 void tbm_spank_say(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The step's nodes in Slurm's order (Slurm's hostlist); free with tbm_spank_free_nodes. */
-char **tbm_spank_step_nodes(spank_t sp, size_t *n, tbm_err_t *err);
+/* The step's nodes in Slurm's order (the batch step: the job's nodes) and this node's name in self (when not
+ * NULL), as slurmctld knows them, never from the job's environment; asked once per step. Free with
+ * tbm_spank_free_nodes. NULL with err when slurmctld cannot say. */
+char **tbm_spank_step_nodes(spank_t sp, size_t *n, char *self, size_t len, tbm_err_t *err);
 void tbm_spank_free_nodes(char **names, size_t n);
 
 /* spank_remote.c: a Mac job's MLX environment on each node. */

@@ -8,7 +8,7 @@ PKGS=(
   libslurm-dev slurmctld slurmd slurmdbd slurm-client
   mariadb-server mariadb-client munge libmunge-dev
   libhwloc-dev hwloc libopenmpi-dev openmpi-bin
-  libjson-c-dev check libssl-dev
+  libjson-c-dev check libssl-dev libacl1-dev acl
   iproute2 util-linux procps psmisc valgrind graphviz socat jq git
   dpkg-dev debhelper lintian python3
   chromium
