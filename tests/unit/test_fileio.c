@@ -165,6 +165,34 @@ START_TEST(read_refusals)
 }
 END_TEST
 
+START_TEST(owned_reads_take_only_the_owner_s_unshared_files)
+{
+    char path[300], other[300];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/mine", dir);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "root's", 6, 0440, &err), 0);
+    text = tbm_read_file_owned(path, 100, geteuid(), &len, &err);
+    ck_assert_str_eq(text, "root's");
+    free(text);
+    ck_assert_ptr_null(tbm_read_file_owned(path, 100, geteuid() + 1, &len, &err));
+    ck_assert_int_eq(errno, EPERM);
+    ck_assert_msg(strstr(err.msg, "mine: owned by another user: it was not written by uid ") && strstr(err.msg, "not trusted"),
+                  "%s", err.msg);
+    ck_assert_int_eq(chmod(path, 0460), 0);
+    ck_assert_ptr_null(tbm_read_file_owned(path, 100, geteuid(), &len, &err));
+    ck_assert_msg(strstr(err.msg, "mine: writable by others"), "%s", err.msg);
+    ck_assert_int_eq(chmod(path, 0440), 0);
+    /* a second name for the file (a hard link someone made to swap it in later) */
+    snprintf(other, sizeof(other), "%s/other", dir);
+    ck_assert_int_eq(link(path, other), 0);
+    ck_assert_ptr_null(tbm_read_file_owned(path, 100, geteuid(), &len, &err));
+    ck_assert_msg(strstr(err.msg, "mine: linked under another name"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(write_into_missing_folder_says_so)
 {
     tbm_err_t err = { { 0 } };
@@ -211,6 +239,7 @@ static Suite *fileio_suite(void)
     tcase_add_test(tc, replace_without_sync_writes_whole_files_and_nothing_beside);
     tcase_add_test(tc, path_beside_another_file);
     tcase_add_test(tc, read_refusals);
+    tcase_add_test(tc, owned_reads_take_only_the_owner_s_unshared_files);
     tcase_add_test(tc, write_into_missing_folder_says_so);
     tcase_add_test(tc, write_all_through_a_pipe_and_to_a_bad_fd);
     suite_add_tcase(s, tc);

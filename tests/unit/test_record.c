@@ -1,5 +1,6 @@
 /* test_record.c: unit tests of lib/record.c (the schema, strict reading and writing). */
 #include "tbm_record_fixture.h"
+#include "json_read.h"
 
 static json_object *edited(const char *from, const char *to)
 {
@@ -149,6 +150,36 @@ START_TEST(a_new_record_is_valid_and_grows_by_path)
 }
 END_TEST
 
+START_TEST(text_that_is_not_utf8_becomes_utf8)
+{
+    size_t n;
+    char *s = tbm_utf8_clean("ok \xff\xfe caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80", 23, &n);
+    json_object *o = json_object_new_object(), *back;
+    tbm_err_t err = { { 0 } };
+    const char *text;
+
+    ck_assert_str_eq(s, "ok \xef\xbf\xbd\xef\xbf\xbd caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd "
+                        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xf0\x9f\x98\x80");
+    ck_assert_uint_eq(n, strlen(s));
+    free(s);
+    s = tbm_utf8_clean("a\0b", 3, &n);   /* a NUL inside is shown, not cut at */
+    ck_assert_str_eq(s, "a\xef\xbf\xbd" "b");
+    free(s);
+    /* a command line with Latin-1 bytes: the whole tree reads back through the strict parser */
+    json_object_object_add(o, "command", json_object_new_string("python3 train.py --name=caf\xe9"));
+    json_object_object_add(o, "fine", json_object_new_string("caf\xc3\xa9"));
+    ck_assert_int_eq(tbm_utf8_clean_tree(o), 1);
+    text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    back = tbm_json_parse(text, strlen(text), &err);
+    ck_assert_msg(back != NULL, "%s", err.msg);
+    ck_assert_str_eq(tbm_json_str(back, "command"), "python3 train.py --name=caf\xef\xbf\xbd");
+    ck_assert_str_eq(tbm_json_str(back, "fine"), "caf\xc3\xa9");
+    ck_assert_int_eq(tbm_utf8_clean_tree(o), 0);
+    json_object_put(back);
+    json_object_put(o);
+}
+END_TEST
+
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -160,6 +191,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, malformed_records_are_refused_with_the_place);
     tcase_add_test(tc, usage_per_task_with_wall_time_or_why);
     tcase_add_test(tc, a_new_record_is_valid_and_grows_by_path);
+    tcase_add_test(tc, text_that_is_not_utf8_becomes_utf8);
     suite_add_tcase(s, tc);
     return s;
 }

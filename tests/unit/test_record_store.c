@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -76,14 +77,28 @@ START_TEST(files_modes_and_refusals)
 
     open_store(&st);
     ck_assert_ptr_null(tbm_store_get(&st, 7, "json", &len, &err));
-    ck_assert_msg(strstr(err.msg, "job 7 has no record in ") && strstr(err.msg, "tbmesh repro sync"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "job 7 has no record that you may read in ") && strstr(err.msg, "tbmesh repro sync") &&
+                  strstr(err.msg, "not your job"), "%s", err.msg);
     if (geteuid() != 0)
         return;   /* the rest makes files for another owner */
     ck_assert_int_eq(tbm_store_put(&st, 7, 4242, "json", "{}\n", 3, &err), 0);
     tbm_store_path(&st, 7, "json", path, sizeof(path));
     ck_assert_int_eq(stat(path, &s), 0);
-    ck_assert_int_eq(s.st_uid, 4242);
+    ck_assert_int_eq(s.st_uid, 0);   /* root's: the user reads it through an ACL entry and owns nothing */
     ck_assert_int_eq(s.st_mode & 0777, 0440);
+    {
+        char xattr[256];
+        ck_assert_int_gt(getxattr(path, "system.posix_acl_access", xattr, sizeof(xattr)), 0);
+    }
+    /* a file of the store that is not root's, or that others may write, is not read as a record */
+    ck_assert_int_eq(chown(path, 4242, 0), 0);
+    ck_assert_ptr_null(tbm_store_get(&st, 7, "json", &len, &err));
+    ck_assert_msg(strstr(err.msg, "owned by another user") && strstr(err.msg, "not trusted"), "%s", err.msg);
+    ck_assert_int_eq(chown(path, 0, 0), 0);
+    ck_assert_int_eq(chmod(path, 0446), 0);
+    ck_assert_ptr_null(tbm_store_get(&st, 7, "json", &len, &err));
+    ck_assert_msg(strstr(err.msg, "writable by others"), "%s", err.msg);
+    ck_assert_int_eq(chmod(path, 0440), 0);
     snprintf(path, sizeof(path), "%s/shared/records/cluster", dir);
     ck_assert_int_eq(stat(path, &s), 0);
     ck_assert_int_eq(s.st_mode & 0777, 0711);
@@ -114,8 +129,20 @@ START_TEST(parts_and_cache)
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-0-1", "{\"step\": 0, \"node_id\": 1}", &err), 0);
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "bad", "not json", &err), 0);
     parts = tbm_store_parts(&st, 9, &names);
-    ck_assert_uint_eq(json_object_array_length(parts), 2);   /* what does not read is left out */
+    ck_assert_uint_eq(json_object_array_length(parts), 3);   /* what does not read is said, not dropped */
     ck_assert_uint_eq(json_object_array_length(names), 3);   /* ... and removed with the others */
+    {
+        size_t i, said = 0;
+        for (i = 0; i < 3; i++) {
+            json_object *p = json_object_array_get_idx(parts, i);
+            if (tbm_json_str(p, "unreadable")) {
+                ck_assert_str_eq(tbm_json_str(p, "unreadable"), "bad.json");
+                ck_assert_ptr_nonnull(tbm_json_str(p, "why"));
+                said++;
+            }
+        }
+        ck_assert_uint_eq(said, 1);
+    }
     json_object_put(parts);
     /* a part that comes after the merger read the others stays for sync, and so does one being written */
     ck_assert_int_eq(tbm_store_part_put(&st, 9, "step-1-1", "{\"step\": 1}", &err), 0);
@@ -151,6 +178,34 @@ START_TEST(parts_and_cache)
 }
 END_TEST
 
+START_TEST(a_record_is_read_back_under_its_own_job_only)
+{
+    tbm_store_t st;
+    tbm_err_t err = { { 0 } };
+    json_object *rec = tbm_record_new(12, "cluster", "end", "COMPLETED"), *back;
+    size_t len;
+    char *text;
+
+    if (geteuid() != 0) {
+        json_object_put(rec);
+        return;
+    }
+    open_store(&st);
+    text = tbm_record_text(rec, &len, &err);
+    ck_assert_ptr_nonnull(text);
+    /* job 12's text stored as job 13 (a copy, a forgery): refused, never taken for 13 nor rewritten as 12 */
+    ck_assert_int_eq(tbm_store_put(&st, 13, 4242, "json", text, len, &err), 0);
+    ck_assert_ptr_null(tbm_store_load(&st, 13, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "the record stored as job 13 of cluster names job 12 of cluster: refused"), "%s", err.msg);
+    ck_assert_int_eq(tbm_store_put(&st, 12, 4242, "json", text, len, &err), 0);
+    back = tbm_store_load(&st, 12, NULL, &err);
+    ck_assert_ptr_nonnull(back);
+    json_object_put(back);
+    free(text);
+    json_object_put(rec);
+}
+END_TEST
+
 START_TEST(seals_need_munged_and_refuse_garbage)
 {
     tbm_store_t st;
@@ -160,11 +215,11 @@ START_TEST(seals_need_munged_and_refuse_garbage)
 
     open_store(&st);
     snprintf(st.munge_socket, sizeof(st.munge_socket), "%s/no-munged.socket", dir);
-    seal = tbm_seal_make(&st, 5, "ab", &err);
+    seal = tbm_seal_make(&st, 5, "ab", NULL, &err);
     ck_assert_ptr_null(seal);
     ck_assert_msg(strstr(err.msg, "munge: cannot seal the record of job 5") && strstr(err.msg, "is munged running at"),
                   "%s", err.msg);
-    ck_assert_int_eq(tbm_seal_check(&st, "MUNGE:garbage:", 5, "ab", &err), -1);
+    ck_assert_int_eq(tbm_seal_check(&st, "MUNGE:garbage:", 5, "ab", NULL, &err), -1);
     ck_assert_msg(strstr(err.msg, "the seal of job 5 is not a valid MUNGE credential of this cluster"), "%s", err.msg);
     if (geteuid() == 0) {   /* a record whose seal cannot be made is not left half-written as sealed */
         ck_assert_int_eq(tbm_store_record(&st, rec, 0, NULL, &err), -1);
@@ -183,6 +238,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, settings_from_both_files);
     tcase_add_test(tc, files_modes_and_refusals);
     tcase_add_test(tc, parts_and_cache);
+    tcase_add_test(tc, a_record_is_read_back_under_its_own_job_only);
     tcase_add_test(tc, seals_need_munged_and_refuse_garbage);
     suite_add_tcase(s, tc);
     return s;
