@@ -73,7 +73,8 @@ t_match "AdminComment holds the end summary, set while the job still ran" '"phas
 t_ok "the record is in the store" test -s "$STORE/$one.json"
 t_is "the summary names the stored record's digest" "$(sha256sum < "$STORE/$one.json" | cut -c1-64)" \
     "$(sed -n 's/.*"record":"\([0-9a-f]*\)".*/\1/p' <<<"$s")"
-t_is "record: owned by the user, mode 0440" "tbm-alice 440" "$(stat -c '%U %a' "$STORE/$one.json")"
+t_is "record: root's, mode 0440" "root 440" "$(stat -c '%U %a' "$STORE/$one.json")"
+t_match "... which its user reads through an ACL entry" "user:tbm-alice:r--" "$(getfacl -p "$STORE/$one.json" 2>/dev/null)"
 show=$(repro tbm-alice show "$one" 2>&1)
 t_match "show: state, 1 node, sealed" "Job $one on tbmlab: COMPLETED, exit 0 \(record: end phase, sealed by root\)" "$show"
 t_match "show: the Mac's facts from its agent (bridge mode)" "macOS 26\.[0-9.]+ \([0-9A-Z]+\); chip Apple" "$show"
@@ -159,18 +160,18 @@ t_ok "pending-cancelled: sealed" repro tbm-alice verify "$pending"
 out=$(as tbm-alice sbatch -t 1 --gres=tbmesh:studio-a:1 -o /dev/null "$W/sleep.sh" 2>&1); timedout=$(jid "$out")
 
 # ---- an edited record fails verify ----
-cp -p "$STORE/$one.json" "$W/saved.json"
-sed -i 's/"seed": "7"/"seed": "8"/' "$STORE/$one.json"
+cp "$STORE/$one.json" "$W/saved.json"
+sed 's/"seed": "7"/"seed": "8"/' "$W/saved.json" > "$STORE/$one.json"   # as root: only root may write the store
 out=$(repro tbm-alice verify "$one" 2>&1); rc=$?
 t_is "edited record: verify fails" "1" "$rc"
 t_match "edited record: and says why" "was changed after it was sealed" "$out"
-cp -p "$W/saved.json" "$STORE/$one.json"
+cat "$W/saved.json" > "$STORE/$one.json"
 t_ok "restored record verifies again" repro tbm-alice verify "$one"
 
 # ---- privacy ----
 out=$(repro tbm-bob show "$one" 2>&1); rc=$?
 t_is "another user cannot read the record" "1" "$rc"
-t_match "... and is told why" "the record of job $one is not yours" "$out"
+t_match "... and is told no more than for a job without a record" "job $one has no record that you may read" "$out"
 t_fail "... nor list the store" runuser -u tbm-bob -- ls "$STORE"
 rm -rf "$W/crate"
 t_ok "export as the user" repro tbm-alice export "$one" --ro-crate "$W/crate"
