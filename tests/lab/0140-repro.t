@@ -209,6 +209,8 @@ wait_running "$requeued" 200
 wait_record "$requeued" start
 scancel "$requeued"; wait_job "$requeued" 60 > /dev/null; wait_record "$requeued"
 t_ok "requeued: the first run's record is kept" test -s "$STORE/$requeued.run0.json"
+t_match "requeued: the first run's record says REQUEUED, as Slurm does (not FAILED)" '"state": "REQUEUED"' \
+    "$(cat "$STORE/$requeued.run0.json")"
 t_match "requeued: the last run's record counts the restart" '"restarts": 1' "$(cat "$STORE/$requeued.json")"
 
 # ---- timed out (submitted above) ----
