@@ -43,14 +43,16 @@ dliar=$(jid "$out"); t_match "... and one on a direct-mode Mac" "^[0-9]+$" "$dli
 t_is "bridge mode: done" COMPLETED "$(wait_job "$liar" 90)"
 t_is "direct mode: done" COMPLETED "$(wait_job "$dliar" 90)"
 wait_record "$liar"; wait_record "$dliar"
-t_is "the step ran on the Mac Slurm placed it on (bridge mode), not the one its variables named" mac01 "$(cat "$W/liar.out")"
-t_is "... and in direct mode" mac05 "$(cat "$W/dliar.out")"
+t_is "the step ran on the Mac Slurm placed it on (bridge mode), not the one its variables named" mac01 \
+    "$(grep -x 'mac[0-9]*' "$W/liar.out")"
+t_is "... and in direct mode" mac05 "$(grep -x 'mac[0-9]*' "$W/dliar.out")"
 rec=$(repro tbm-alice show "$liar" --json 2>&1)
 t_is "the record's user is Slurm's, not SLURM_JOB_USER" tbm-alice "$(jq -r .job.user <<<"$rec")"
 t_is "... its nodes are Slurm's" '["mac01"]' "$(jq -c .job.nodes <<<"$rec")"
 t_is "... its account and name are Slurm's" "$(sacct -n -X -P -j "$liar" -o Account,JobName | head -n1)" \
     "$(jq -r '.job.account + "|" + .job.name' <<<"$rec")"
-t_is "... its folder is the submit folder, not SLURM_SUBMIT_DIR" "$W" "$(jq -r .job.work_dir <<<"$rec")"
+t_is "... its folder is Slurm's, not SLURM_SUBMIT_DIR" "$(sacct -n -X -P -j "$liar" -o WorkDir | head -n1)" \
+    "$(jq -r .job.work_dir <<<"$rec")"
 t_is "... its run is Slurm's restart count" 0 "$(jq -r .job.restarts <<<"$rec")"
 t_is "... each step part names the Mac it ran on" '["mac01"]' "$(jq -c '[.job.steps[].nodes[]] | unique' <<<"$rec")"
 t_is "the root-only marker is in no store file" "" "$(grep -rl "$MARK" "$STORE" 2>/dev/null)"
@@ -116,7 +118,8 @@ wait_record "$failed"
 t_match "its record holds the end of stderr from Slurm's default output file" "last words of the job" \
     "$(repro tbm-alice show "$failed" --json 2>&1 | jq -c .results.stderr_tail)"
 
-out=$(as tbm-alice sbatch --gres=tbmesh:mini-b:1 -o /dev/null --wrap "srun sh -c 'exit 0' x $'caf\xe9'" 2>&1); latin=$(jid "$out")
+printf '#!/bin/sh\nsrun sh -c "exit 0" x caf\351\n' > "$W/latin.sh"; chmod +x "$W/latin.sh"; chown tbm-alice: "$W/latin.sh"
+out=$(as tbm-alice sbatch --gres=tbmesh:mini-b:1 -o /dev/null "$W/latin.sh" 2>&1); latin=$(jid "$out")
 t_is "a step whose command line is Latin-1" COMPLETED "$(wait_job "$latin" 90)"
 wait_record "$latin"
 rec=$(repro tbm-alice show "$latin" --json 2>&1)
