@@ -928,8 +928,8 @@ static void step_end(spank_t sp, job_ctx_t *c)
 
 static const char *state_name(uint32_t s)
 {
-    if (s & (JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED))
-        return "REQUEUED";   /* this run ends; the job runs again under the same id */
+    if ((s & (JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED)) || (s & JOB_STATE_BASE) == JOB_PENDING)
+        return "REQUEUED";   /* this run ends and the job waits to run again under the same id */
     switch (s & JOB_STATE_BASE) {
     case JOB_CANCELLED: return "CANCELLED";
     case JOB_TIMEOUT: return "TIMEOUT";
