@@ -29,7 +29,8 @@ void report_records_open(report_records_t *rr, const char *tbmesh_conf, const ch
 /* Coverage of Mac job `jobid` (a tbm_coverage_fn; ctx is the report_records_t): TBM_COV_ABSENT without a
  * record, TBM_COV_VERIFIED for a complete record (phase end or sync) whose seal checks, TBM_COV_PRESENT for
  * any other record (incomplete, unsealed, changed, or not readable by the caller). *cpu_used_s gets the
- * record's per-task CPU use (user + system) summed, or -1 when it does not hold it. */
+ * record's per-task CPU use (user + system) summed, or -1 when it does not hold it; the report counts it only
+ * for a verified record whose use fits the job's allocation (lib/report_trust.c). */
 tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_used_s);
 
 /* The notes the report should carry about what the look-ups found (records the caller may not read,

@@ -28,7 +28,7 @@ static void usage(FILE *out)
             "  show JOBID [--json]          the job's record as a readable page (or its JSON)\n"
             "  diff JOBID_A JOBID_B [--json] every difference, classified, and whether the runs can be compared\n"
             "  verify JOBID                 the record is the one root sealed on the node (exit 0), else exit 1\n"
-            "  export JOBID --ro-crate DIR  a Workflow Run RO-Crate (Process Run Crate) of the record in DIR\n"
+            "  export JOBID --ro-crate DIR  a Workflow Run RO-Crate of the record in DIR (new, or empty and yours)\n"
             "  rerun JOBID                  the sbatch line that repeats the run (same options and inputs)\n"
             "  sync [-S SINCE] [-j JOBID]   (root) fill in from Slurm's accounting what jobs could not write\n"
             "  digest [--cache FILE] PATH... what --repro-data records of PATH (SHA-256, size; folders: manifest)\n"
@@ -462,9 +462,26 @@ static int cmd_diff(const tbm_store_t *st, const opts_t *o, char **args, int n)
     return rc;
 }
 
+/* Write the crate's two files into DIR, a folder of the caller's own made for them (lib/fileio_at.c): when
+ * root exports, a link planted on the way or at DIR by another user cannot send its writes elsewhere, and no
+ * file already there is replaced. 0, or -1 with err. */
+static int export_write(const char *dir, const char *record, size_t len, const char *crate, tbm_err_t *err)
+{
+    int fd = tbm_dir_make_own(dir, 0755, err), rc;
+
+    if (fd < 0)
+        return -1;
+    rc = tbm_write_file_at(fd, "record.json", record, len, 0644, err) < 0 ||
+                 tbm_write_file_at(fd, "ro-crate-metadata.json", crate, strlen(crate), 0644, err) < 0
+             ? tbm_errprefix(err, "%s/", dir)
+             : 0;
+    close(fd);
+    return rc;
+}
+
 static int cmd_export(const tbm_store_t *st, const opts_t *o, char **args, int n)
 {
-    char path[4200], sha[TBM_SHA256_HEX];
+    char sha[TBM_SHA256_HEX];
     tbm_err_t err = { { 0 } };
     json_object *rec;
     uint32_t job;
@@ -478,21 +495,12 @@ static int cmd_export(const tbm_store_t *st, const opts_t *o, char **args, int n
         return 2;
     if (!(rec = load(st, job, sha)))
         return 1;
-    if (mkdir(o->crate, 0755) < 0 && errno != EEXIST) {
-        fprintf(stderr, "tbmesh repro export: cannot make %s: %s\n", o->crate, strerror(errno));
-        json_object_put(rec);
-        return 1;
-    }
     tbm_redact_tree(rec, NULL, 0);   /* records are redacted when written; once more costs nothing */
     text = tbm_record_text(rec, &len, &err);
     crate = text ? tbm_record_crate(rec, "record.json", &err) : NULL;
-    snprintf(path, sizeof(path), "%s/record.json", o->crate);
-    if (crate && tbm_write_file_atomic(path, text, len, 0644, &err) == 0) {
-        snprintf(path, sizeof(path), "%s/ro-crate-metadata.json", o->crate);
-        if (tbm_write_file_atomic(path, crate, strlen(crate), 0644, &err) == 0) {
-            printf("%s: Workflow Run RO-Crate of job %u (ro-crate-metadata.json, record.json)\n", o->crate, job);
-            rc = 0;
-        }
+    if (crate && export_write(o->crate, text, len, crate, &err) == 0) {
+        printf("%s: Workflow Run RO-Crate of job %u (ro-crate-metadata.json, record.json)\n", o->crate, job);
+        rc = 0;
     }
     if (rc)
         fprintf(stderr, "tbmesh repro export: %s\n", err.msg);

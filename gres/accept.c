@@ -324,18 +324,12 @@ static void step_physical(acc_t *c)
 
 /* ---- steps 2 and 5: the jobs ---- */
 
-/* The shell words of a rank's reference workload: rank 0 prints its output as one base64 line. */
+/* The shell words of a rank's reference workload (lib/: a private folder for its output, never a fixed path in
+ * /tmp); rank 0 prints its output as one base64 line. */
 static void refwork_script(const acc_t *c, char *buf, size_t len)
 {
-    const tbm_refwork_t *w = &c->a.plan.refwork;
-
-    snprintf(buf, len,
-             "f=\"${TMPDIR:-/tmp}/tbmesh-accept-$SLURM_JOB_ID-$SLURM_PROCID.rw\"; "
-             "%s refwork -L %d -H %d -B %d -s %llu -o \"$f\" || exit $?; "
-             "if [ -s \"$f\" ]; then printf \"%%s\" \"" TBM_ACCEPT_RW_TAG "\"; "
-             "base64 < \"$f\" | tr -d \"\\n\"; echo; fi; "
-             "rm -f \"$f\"",
-             c->macnode, w->layers, w->hidden, w->batch, (unsigned long long)w->seed);
+    if (tbm_accept_refwork_script(&c->a.plan.refwork, c->macnode, buf, len) < 0)
+        snprintf(buf, len, "echo \"tbmesh accept: --macnode is too long: give a shorter path\" >&2; exit 2");
 }
 
 /* One part of a job's script: CMD under srun, then its exit status on a line of its own. */

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "tbmcoll.h"
 #include "clock.h"
+#include "fileio.h"
 #include "refwork.h"
 #include "scalar.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAGIC "TBMRW1\n"
 #define HEADER_WORDS 6   /* seed (2 words), layers, hidden, batch, ranks */
@@ -60,11 +62,15 @@ static int write_out(const char *path, const tbm_refwork_t *w, int ranks, const 
 {
     uint32_t hdr[HEADER_WORDS] = { (uint32_t)(w->seed >> 32), (uint32_t)w->seed, (uint32_t)w->layers,
                                    (uint32_t)w->hidden, (uint32_t)w->batch, (uint32_t)ranks };
-    FILE *f = fopen(path, "wb");
-    int ok;
+    tbm_err_t err = { { 0 } };
+    int fd = tbm_open_for_writing(path, 0644, &err), ok;   /* never through a link: root runs this too */
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 
-    if (!f)
-        return fprintf(stderr, "macnode refwork: cannot write %s: %s\n", path, strerror(errno)), -1;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return fprintf(stderr, "macnode refwork: -o %s\n", fd < 0 ? err.msg : strerror(errno)), -1;
+    }
     ok = fwrite(MAGIC, 1, strlen(MAGIC), f) == strlen(MAGIC) && fwrite(hdr, sizeof(hdr), 1, f) == 1 &&
          fwrite(y, sizeof(*y), n, f) == n;
     if (fclose(f) != 0 || !ok)

@@ -68,6 +68,13 @@ typedef struct tbm_accept_plan {
 /* The defaults above, no plan read. */
 void tbm_accept_plan_defaults(tbm_accept_plan_t *p);
 
+/* The shell words of one rank's reference workload in steps 2 and 5, run as root on a Mac: `macnode` refwork
+ * of the plan's shape writes its output in a folder that `mktemp -d` makes for it (mode 0700, a name nobody
+ * can predict, under $TMPDIR or /tmp: never a fixed path in a shared folder), rank 0 prints the output in
+ * base64 on a TBM_ACCEPT_RW_TAG line, the folder is removed and refwork's exit status kept. Holds no single
+ * quote (the caller quotes it). 0, or -1 when it does not fit in len. */
+int tbm_accept_refwork_script(const tbm_refwork_t *w, const char *macnode, char *buf, size_t len);
+
 /* Parse a plan file's text (`file` names it in messages): `key = value` lines, `#` comments, blank lines, an
  * optional `[acceptance]` header; keys and their values in tbmesh-accept(1), PLAN FILE. Every bad line becomes
  * an error finding in `errors` (where "file:line", what, fix). Returns 0, or -1 when a line was bad (then err

@@ -1,6 +1,7 @@
 /* accept_plan.c: the acceptance plan file (tbmesh-accept(1), PLAN FILE): `key = value` lines saying the task,
  * model, data and expected output, the backend wanted and the tolerances of the comparisons. Every bad line is
- * reported with its line number and what to write instead; the rest of the file is still read. */
+ * reported with its line number and what to write instead; the rest of the file is still read. And the shell
+ * words that run the plan's reference workload on a Mac. */
 #include "accept.h"
 
 #include <ctype.h>
@@ -318,4 +319,17 @@ int tbm_accept_plan_parse(const char *text, size_t len, const char *file, tbm_ac
     }
     tbm_findings_free(&own);
     return 0;
+}
+
+int tbm_accept_refwork_script(const tbm_refwork_t *w, const char *macnode, char *buf, size_t len)
+{
+    int n = snprintf(buf, len,
+                     "d=$(mktemp -d \"${TMPDIR:-/tmp}/tbmesh-accept.XXXXXXXX\") || exit 1; "
+                     "%s refwork -L %d -H %d -B %d -s %llu -o \"$d/out.rw\"; rc=$?; "
+                     "if [ $rc = 0 ] && [ -s \"$d/out.rw\" ]; then printf \"%%s\" \"" TBM_ACCEPT_RW_TAG "\"; "
+                     "base64 < \"$d/out.rw\" | tr -d \"\\n\"; echo; fi; "
+                     "rm -rf \"$d\"; exit $rc",
+                     macnode, w->layers, w->hidden, w->batch, (unsigned long long)w->seed);
+
+    return n > 0 && (size_t)n < len && !strchr(buf, '\'') ? 0 : -1;
 }

@@ -1,6 +1,8 @@
-/* fileio.h: the two file operations the shims share, done safely: read a bounded regular file without
- * following a symlink, and write a file atomically (temporary file, fsync, rename) with a fixed mode.
- * The only file I/O in lib/; everything else in lib/ takes buffers. */
+/* fileio.h: the file operations the shims share, done safely: read a bounded regular file without following a
+ * symlink, write a file atomically (temporary file, fsync, rename) with a fixed mode, and (fileio_at.c) write
+ * where others may write too: a file opened without following a link, a folder of the caller's reached
+ * without following another user's link, new files made inside it. The only file I/O in lib/; everything
+ * else in lib/ takes buffers. */
 #ifndef TBM_FILEIO_H
 #define TBM_FILEIO_H
 
@@ -26,6 +28,21 @@ int tbm_write_file_atomic(const char *path, const char *data, size_t len, mode_t
  * every task's start; after a crash the job is gone too), where waiting for the disk buys nothing. Uses no
  * heap memory (the task's process calls it before its exec). */
 int tbm_write_file_replace(const char *path, const char *data, size_t len, mode_t mode, tbm_err_t *err);
+
+/* Open `path` to write it from its start: made (with `mode`) when missing; an existing plain file (one name,
+ * regular) is emptied; a symbolic link (even one to nowhere), a hard-linked file, a fifo or a device is refused
+ * and left as it is. The fd (close-on-exec), or -1 with err and errno. */
+int tbm_open_for_writing(const char *path, mode_t mode, tbm_err_t *err);
+
+/* A folder of the caller's own at `path`, open: made (with `mode`) when missing, or an existing empty real
+ * folder owned by the caller (euid). On the way to it only symbolic links made by root or by the caller are
+ * followed (another user's link could send root's writes anywhere); `path` itself is never a link. The
+ * folder's fd (O_DIRECTORY, close-on-exec), or -1 with err saying what was found and what to give instead. */
+int tbm_dir_make_own(const char *path, mode_t mode, tbm_err_t *err);
+
+/* Make the new file `name` in the folder open at `dirfd` (O_CREAT | O_EXCL | O_NOFOLLOW: never an existing
+ * file or a link) with `mode`, write `len` bytes and fsync it. 0, or -1 with err (the partial file removed). */
+int tbm_write_file_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode, tbm_err_t *err);
 
 /* Write all of buf to fd (short writes and EINTR handled). 0, or -1 with errno set. */
 int tbm_write_all(int fd, const void *buf, size_t len);

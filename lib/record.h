@@ -168,10 +168,12 @@ void tbm_pydist_normalize(char *name);
 
 /* ---- Workflow Run RO-Crate (record_crate.c) ---- */
 
-/* The ro-crate-metadata.json of a Process Run Crate for a record: a CreateAction of the job with its
- * instrument (the batch script and code), objects (declared data), results (outputs), agent (the user),
- * times, actionStatus and environment. The record itself is named `record_name` in the crate. malloc'd JSON
- * text, or NULL with err. */
+/* The ro-crate-metadata.json of a Workflow Run Crate 0.5 (also Process Run Crate 0.5 and Workflow RO-Crate 1.0)
+ * for a record: the batch script as the main workflow (mainEntity) with formal parameters for the declared
+ * inputs and outputs, and a CreateAction of the job with the script as instrument, objects (declared data,
+ * model and seed, each an entity), results (outputs), agent (the user), times, actionStatus and environment.
+ * Every @id referred to is an entity of the graph (but the RO-Crate specification and schema.org's action
+ * statuses). The record itself is named `record_name` in the crate. malloc'd JSON text, or NULL with err. */
 char *tbm_record_crate(json_object *rec, const char *record_name, tbm_err_t *err);
 
 /* ---- resource use (record_usage.c) ---- */

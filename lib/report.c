@@ -43,6 +43,8 @@ struct tbm_report {
     uint64_t *series;
     char **notes;
     size_t n_notes;
+    tbm_rtrust_t trust;           /* Mac jobs whose record CPU use was left out */
+    long trust_note;              /* the index of the note about them, -1 before the first */
 };
 
 /* ---- names ---- */
@@ -306,6 +308,7 @@ tbm_report_t *tbm_report_new(const tbm_report_opts_t *o, tbm_err_t *err)
     if (r->o.top <= 0)
         r->o.top = DEFAULT_TOP;
     r->horizon = o->now < o->period.until ? o->now : o->period.until;
+    r->trust_note = -1;
     r->use = calloc(r->o.conf->n_groups + 1, sizeof(*r->use));
     r->node_count = calloc(r->o.conf->n_groups + 1, sizeof(*r->node_count));
     if (!r->use || !r->node_count || timeline_init(r) < 0)
@@ -333,6 +336,25 @@ int tbm_report_note(tbm_report_t *r, const char *note, tbm_err_t *err)
     if (!(n[r->n_notes] = strdup(note)))
         return tbm_errprintf(err, "out of memory");
     r->n_notes++;
+    return 0;
+}
+
+/* The note on the Mac jobs whose record CPU use was left out: added with the first, then kept up to date. */
+static int trust_note(tbm_report_t *r, tbm_err_t *err)
+{
+    char text[1024], *dup;
+
+    tbm_rtrust_note(&r->trust, text, sizeof(text));
+    if (r->trust_note < 0) {
+        if (tbm_report_note(r, text, err) < 0)
+            return -1;
+        r->trust_note = (long)r->n_notes - 1;
+        return 0;
+    }
+    if (!(dup = strdup(text)))
+        return tbm_errprintf(err, "out of memory");
+    free(r->notes[r->trust_note]);
+    r->notes[r->trust_note] = dup;
     return 0;
 }
 
@@ -462,10 +484,15 @@ int tbm_report_add_job(tbm_report_t *r, const tbm_rjob_t *j, tbm_err_t *err)
         run = e > s ? (uint64_t)(e - s) : 0;
         whole = end > j->start ? (double)(end - j->start) : 0;
     }
-    if (mac && r->o.coverage) {
+    if (mac) {
+        uint64_t left_out = r->trust.unverified + r->trust.over;
         mj = *j;
-        mj.coverage = r->o.coverage(r->o.coverage_ctx, j->id, &mj.rec_cpu_used_s);
+        if (r->o.coverage)
+            mj.coverage = r->o.coverage(r->o.coverage_ctx, j->id, &mj.rec_cpu_used_s);
+        mj.rec_cpu_used_s = tbm_rtrust_cpu(&r->trust, &mj, whole);
         j = &mj;
+        if (r->trust.unverified + r->trust.over != left_out && trust_note(r, err) < 0)
+            return -1;
     }
     key[TBM_RDIM_KIND] = mac ? "mac" : "linux";
     key[TBM_RDIM_GROUP] = first >= 0 ? c->groups[first].caps.name : mac ? "(none)" : "linux";

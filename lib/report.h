@@ -62,7 +62,9 @@ typedef struct tbm_rjob {
     uint64_t tbmesh_units;        /* gres/tbmesh allocated (from tres_alloc_str), or requested if it never ran */
     double cpu_used_s;            /* Slurm's TotalCPU (user + system), seconds */
     tbm_coverage_t coverage;
-    double rec_cpu_used_s;        /* the record's per-task CPU use summed (Mac jobs); < 0 when not known */
+    double rec_cpu_used_s;        /* the record's per-task CPU use summed (Mac jobs); < 0 when not known;
+                                   * counted only as tbm_rtrust_cpu says (a verified record, within the
+                                   * allocation) */
 } tbm_rjob_t;
 
 /* A node event: the node was down or drained in [start, end) (end 0: still). */
@@ -155,7 +157,7 @@ typedef struct tbm_rfailure {
 typedef struct tbm_report tbm_report_t;
 
 /* The record store's word on one Mac job: its coverage, and in *rec_cpu_used_s the record's per-task CPU use
- * summed (< 0 when the record does not hold it). */
+ * summed (< 0 when the record does not hold it; the report counts it only for a verified record). */
 typedef tbm_coverage_t (*tbm_coverage_fn)(void *ctx, uint32_t job, double *rec_cpu_used_s);
 
 typedef struct tbm_report_opts {
@@ -196,6 +198,28 @@ size_t tbm_report_notes(const tbm_report_t *r, const char *const **out);
  * groups in tbmesh.conf order then "linux"; node-seconds in series[s * n_buckets + b]. */
 void tbm_report_timeline(const tbm_report_t *r, size_t *n_buckets, time_t *bucket_s, size_t *n_series,
                          const char *const **series_names, const uint64_t **series);
+
+/* ---- the records' CPU figures (report_trust.c) ---- */
+
+/* A Mac job's CPU use from its record counts in the efficiency tables only when the record verified
+ * (TBM_COV_VERIFIED: anyone may have written an unverified one) and the use fits what the job's CPUs could give
+ * while it ran, (elapsed + TBM_RTRUST_SLACK_S) x CPUs (Slurm keeps the times in whole seconds). The jobs left
+ * out are counted, for the note that says so (the report adds and updates it as jobs come in). */
+#define TBM_RTRUST_SLACK_S 2
+
+typedef struct tbm_rtrust {
+    uint64_t unverified;          /* records with a CPU figure that did not verify */
+    uint64_t over;                /* verified records with more CPU time than the job's CPUs could give */
+    uint32_t over_job;            /* the first of those, and its use in percent of its allocated CPU time */
+    double over_pct;
+} tbm_rtrust_t;
+
+/* The record CPU use of job j (which ran whole_s seconds) to count, in seconds; -1 when it has none, or when
+ * it is left out (then counted in t). */
+double tbm_rtrust_cpu(tbm_rtrust_t *t, const tbm_rjob_t *j, double whole_s);
+
+/* The note on the jobs left out and why, in buf; 0 (buf empty) when none was. */
+int tbm_rtrust_note(const tbm_rtrust_t *t, char *buf, size_t len);
 
 /* ---- writers ---- */
 

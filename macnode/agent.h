@@ -81,7 +81,8 @@ int agent_watch(agent_conn_t *c);
 
 /* State folder ---------------------------------------------------------------------------------------- */
 
-/* Create the state folder (0700) and its seen/ folder. 0, or -1 with err. */
+/* Create the state folder (0700) and its seen/ and usage/ folders, and check the jobs folder
+ * (agent_jobs_base). 0, or -1 with err. */
 int agent_state_init(const agent_conf_t *conf, tbm_err_t *err);
 
 /* Remember credential text until `expires`. 1 when it was new, 0 when it was seen before (a replay),
@@ -135,6 +136,12 @@ int agent_usage_inline(agent_conn_t *c);
 int agent_usage_serve(agent_conn_t *c, const tbm_msg_t *req);
 
 /* Jobs folders ---------------------------------------------------------------------------------------- */
+
+/* The jobs folder (jobs_dir, in a folder every user may write, such as /var/tmp): a real folder of root's that
+ * no one else may write, made when missing; anything else found at its path (a user's folder or link, made
+ * when the old one was cleaned away) is moved aside, logged, and never used. Checked at the agent's start and
+ * before every job folder is made in it. 0, or -1 with err. */
+int agent_jobs_base(const agent_conf_t *conf, tbm_err_t *err);
 
 /* Check the n files' names, then make the job's folder <jobs_dir>/<job> (as root; then the grant's user's,
  * 0700), or reuse the one this agent made before for the same user; refuse a link or a folder it did not

@@ -1,10 +1,11 @@
-/* agent_jobdir.c: the jobs' folders on a Mac. The jobs folder is root's (no one else may write in it); the
- * agent makes each job's folder there itself, gives it to the job's user (0700), remembers which folder it
- * made (device and inode, in its state folder) and refuses to use any folder it did not make or a link; the
- * job's files are written by the task's own process once it is the user (0600). Cleanup removes the
- * contents as the owner, the folder as root (see agent.h). */
+/* agent_jobdir.c: the jobs' folders on a Mac. The jobs folder is root's (no one else may write in it; checked
+ * at every use, since it sits in a shared folder); the agent makes each job's folder there itself, gives it to
+ * the job's user (0700), remembers which folder it made (device and inode, in its state folder) and refuses to
+ * use any folder it did not make or a link; the job's files are written by the task's own process once it is
+ * the user (0600). Cleanup removes the contents as the owner, the folder as root (see agent.h). */
 #include "config.h"
 #include "agent.h"
+#include "agent_log.h"
 #include "agent_privdrop.h"
 #include "fileio.h"
 #include "jobdir.h"
@@ -101,6 +102,17 @@ int agent_job_write(const char *dir, const tbm_jobfile_t *files, int n, tbm_err_
     return 0;
 }
 
+int agent_jobs_base(const agent_conf_t *conf, tbm_err_t *err)
+{
+    char note[600];
+
+    if (tbm_jobdir_base(conf->jobs_dir, note, sizeof(note), err) < 0)
+        return tbm_errprefix(err, "the jobs folder (--jobs-dir): ");
+    if (note[0])
+        agent_log("the jobs folder (--jobs-dir): %s", note);
+    return 0;
+}
+
 int agent_job_folder(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_jobfile_t *files, int n, char *dir,
                      size_t dirlen, tbm_err_t *err)
 {
@@ -121,7 +133,7 @@ int agent_job_folder(const agent_conf_t *conf, const tbm_grant_t *g, const tbm_j
             close(lock);
         return -1;
     }
-    rc = job_folder(conf, g, dir, err);
+    rc = agent_jobs_base(conf, err) < 0 ? -1 : job_folder(conf, g, dir, err);
     close(lock);
     return rc;
 }
@@ -140,6 +152,8 @@ int agent_job_remove(const agent_conf_t *conf, uint32_t job, tbm_err_t *err)
     snprintf(dir, sizeof(dir), "%s/%u", conf->jobs_dir, job);
     made_record_path(conf, job, record, sizeof(record));
     unlink(record);
+    if (agent_jobs_base(conf, err) < 0)
+        return -1;
     if (lstat(dir, &st) < 0)
         return errno == ENOENT ? 0 : tbm_errprintf(err, "%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))

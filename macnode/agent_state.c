@@ -56,8 +56,7 @@ int agent_state_init(const agent_conf_t *conf, tbm_err_t *err)
     snprintf(seen, sizeof(seen), "%s/seen", conf->state_dir);
     snprintf(usage, sizeof(usage), "%s/usage", conf->state_dir);
     return make_dir(conf->state_dir, 0700, err) < 0 || make_dir(seen, 0700, err) < 0 ||
-                   make_dir(usage, 0700, err) < 0 ||
-                   make_dir(conf->jobs_dir, 0755, err) < 0
+                   make_dir(usage, 0700, err) < 0 || agent_jobs_base(conf, err) < 0
                ? -1
                : 0;
 }

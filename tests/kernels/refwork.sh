@@ -29,6 +29,15 @@ if ! cmp -s "$dir/one.bin" "$dir/n3.bin"; then
   out=$(rw --compare "$dir/one.bin" "$dir/n3.bin" --rtol 0 --atol 0) && { say "rtol 0 passed"; fail=1; }
   echo "$out" | grep -q '^verdict: DIFFERENT: .* at batch [0-9]*, column [0-9]*: ' || { say "no place: $out"; fail=1; }
 fi
+# -o never writes through a link (root runs refwork in tbmesh accept): the link's target is left as it was;
+# a plain file is written again.
+printf 'root file\n' > "$dir/target"; ln -s "$dir/target" "$dir/planted.bin"
+err=$(rw -L 1 -H 8 -B 1 -o "$dir/planted.bin" 2>&1) && { say "-o through a link accepted"; fail=1; }
+echo "$err" | grep -q "macnode refwork: -o $dir/planted.bin: is a symbolic link; a file is never written through a link: remove the link or give another path" ||
+  { say "-o link: $err"; fail=1; }
+[ "$(cat "$dir/target")" = "root file" ] || { say "the link's target was written"; fail=1; }
+rw -L 3 -H 131 -B 3 -s 7 -o "$dir/one.bin" > /dev/null && rw --compare "$dir/one.bin" "$dir/n3.bin" > /dev/null ||
+  { say "-o over an earlier output failed"; fail=1; }
 printf 'junk' > "$dir/junk.bin"
 err=$(rw --compare "$dir/one.bin" "$dir/junk.bin" 2>&1) && { say "junk accepted"; fail=1; }
 echo "$err" | grep -q 'junk.bin is not an output of macnode refwork (-o): make it again' || { say "junk: $err"; fail=1; }

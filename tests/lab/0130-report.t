@@ -202,6 +202,26 @@ t_ok "--efficiency: tbm-bob's Linux CPU use ($BOB_EFF h) is sacct's TotalCPU ($B
 t_ok "the CPU loop used CPU time ($BOB_CPU h)" awk -v b="$BOB_CPU" 'BEGIN { exit !(b >= 0.0001) }'
 t_is "without --efficiency, Slurm's CPU columns are empty" "," "$(section efficiency-user | grep '^tbm-bob,' | cut -d, -f3,4)"
 t_match "without --efficiency, a note says how to have them" "add --efficiency to read it" "$(jq -r '.notes[]' <<<"$JSON")"
+# A record changed after root sealed it (here root plays the forger: the usage claims about 278 CPU-hours) no
+# longer counts in the records' CPU efficiency, and a note says how many were left out and why.
+rec_eff() { grep '^efficiency-user,tbm-alice,' <<<"$1" | cut -d, -f9-11; }
+cp -p "$STORE/$j3.json" "$OUT/j3-sealed.json"
+python3 - "$STORE/$j3.json" <<'PY'
+import json, sys
+rec = json.load(open(sys.argv[1]))
+rec["usage"] = [{"node": "mac01", "step": "0", "source": "agent", "cpu_user_us": 10**12, "cpu_system_us": 0}]
+json.dump(rec, open(sys.argv[1], "w"), indent=2)
+PY
+t_is "the changed record fails verify" "1" "$("$TBMESH" repro verify "$j3" > /dev/null 2>&1; echo $?)"
+FORGED=$("$TBMESH" report "${PERIOD[@]}" --csv 2>&1)
+t_is "... its CPU use is not in the records' efficiency (none of tbm-alice's counts)" "0.0000,0.0000," \
+    "$(rec_eff "$FORGED")"
+t_match "... and a note says it was left out and why" \
+    "counts only records that verify .*left out: 1 whose record does not verify \(anyone may have written its CPU use" \
+    "$("$TBMESH" report "${PERIOD[@]}" --json 2>&1 | jq -r '.notes[]')"
+cp -p "$OUT/j3-sealed.json" "$STORE/$j3.json"
+t_is "the sealed record put back: the records' efficiency is as before" "$(section efficiency-user | grep '^tbm-alice,' | cut -d, -f8-10)" \
+    "$(rec_eff "$("$TBMESH" report "${PERIOD[@]}" --csv 2>&1)")"
 # Records off in tbmesh.conf: the coverage is left out, with the note saying why.
 { echo "Records=no"; cat "$LAB/etc/tbmesh.conf"; } > "$OUT/tbmesh-records-off.conf"
 JOFF=$("$TBMESH" report "${PERIOD[@]}" --conf "$OUT/tbmesh-records-off.conf" --json 2>&1)

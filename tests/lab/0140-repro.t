@@ -191,12 +191,13 @@ out=$(cd "$rc_dir" && node -e '
 const { ROCrate } = require("ro-crate");
 const fs = require("fs");
 const crate = new ROCrate(JSON.parse(fs.readFileSync(process.argv[1] + "/ro-crate-metadata.json")), { array: true, link: true });
-const run = crate.rootDataset.mentions[0];
-console.log([crate.rootDataset["@type"], run["@type"], run.instrument[0]["@id"], run.object.length,
-             run.result.length, run.actionStatus[0]["@id"]].join(" "));
+const root = crate.rootDataset, run = root.mentions[0];
+console.log([root["@type"], run["@type"], run.instrument[0]["@id"] === root.mainEntity[0]["@id"],
+             run.instrument[0]["@id"], run.object.map(o => o["@type"]).sort().join(","), run.result.length,
+             run.actionStatus[0]["@id"], root.conformsTo.map(p => p["@id"]).sort().join(",")].join(" "));
 ' "$W/crate" 2>&1)
-t_match "ro-crate (npm) loads the export: the run, its script, inputs and outputs" \
-    "Dataset CreateAction #batch-script 2 1 http://schema.org/CompletedActionStatus" "$out"
+t_match "ro-crate (npm) loads the export: the run, its script (the main workflow), inputs (data, model, seed) and outputs" \
+    "^Dataset CreateAction true file://$W/refwork\.sh CreativeWork,Dataset,File,PropertyValue 1 http://schema.org/CompletedActionStatus https://w3id.org/ro/wfrun/process/0\.5,https://w3id.org/ro/wfrun/workflow/0\.5,https://w3id.org/workflowhub/workflow-ro-crate/1\.0$" "$out"
 
 # ---- requeued: each run keeps its record ----
 out=$(as tbm-alice sbatch --requeue --gres=tbmesh:mini-b:4 -o /dev/null "$W/sleep.sh" 2>&1); requeued=$(jid "$out")

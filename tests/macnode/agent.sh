@@ -216,7 +216,7 @@ expect_log "the job files" "job 7: 2 files written in $T/jobs/7"
 expect_eq "the job folder belongs to the user, 0700" "$(stat -c '%u %a' "$T/jobs/7")" "$USER_UID 700"
 expect_eq "the job files belong to the user, 0600" \
     "$(stat -c '%u %a' "$T/jobs/7/hostfile.json" "$T/jobs/7/devices.json" | sort -u)" "$USER_UID 600"
-expect_eq "the jobs folder is root's, writable by root only" "$(stat -c '%u %a' "$T/jobs")" "0 755"
+expect_eq "the jobs folder is root's, writable by root only, not listable" "$(stat -c '%u %a' "$T/jobs")" "0 711"
 out=$(cd "$W" && TBMESH_JOB_FILES='{"hostfile.json":"second"}' TBMESH_GRANT=$(grant) as_user "$MACNODE" exec \
     --agent "$AGENT" -- cat "$T/jobs/7/hostfile.json")
 expect_eq "a later task of the job reuses the folder the agent made and rewrites its file" "$out" "second"
@@ -293,6 +293,15 @@ rm -f "$W/ran"
 out=$(cd "$W" && TBMESH_JOB_FILES='{"b":"z"}' TBMESH_GRANT=$(JOB=12 grant) as_user "$MACNODE" exec \
     --agent "$AGENT" -- cat "$T/jobs/12/b" 2>&1)
 expect_eq "the next task of the job writes its files and reads them" "$out" "z"
+# The jobs folder itself replaced by a user's (as after a cleaner emptied /var/tmp): moved aside, never used.
+mv "$T/jobs" "$T/jobs.before" && mkdir -m 0777 "$T/jobs" && chown $USER_UID:$USER_UID "$T/jobs"
+out=$(cd "$W" && TBMESH_JOB_FILES='{"a":"x"}' TBMESH_GRANT=$(JOB=14 grant) as_user "$MACNODE" exec \
+    --agent "$AGENT" -- cat "$T/jobs/14/a" 2>&1)
+expect_eq "a jobs folder replaced by a user's: the next task runs with its files" "$out" "x"
+expect_eq "... in a new jobs folder of root's, 0711" "$(stat -c '%U %a' "$T/jobs" 2>&1)" "root 711"
+expect_log "... the user's folder moved aside" "the jobs folder (--jobs-dir): $T/jobs was not a folder only root may write (owner uid $USER_UID, mode 0777): moved aside to $T/jobs.squatted."
+[ -e "$T"/jobs.squatted.*/14 ] && bad "a job folder was made in the user's folder" || ok "nothing was made in the user's folder"
+rm -rf "$T"/jobs.squatted.* "$T/jobs" && mv "$T/jobs.before" "$T/jobs"
 
 # --- servers serve one connection after another (agent_pool.c) ---------------------------------------------
 # 20 pairs of tasks one after another, a user's then root's: each says its server (its parent), who it runs

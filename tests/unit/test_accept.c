@@ -5,6 +5,9 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "record.h"
@@ -512,6 +515,75 @@ START_TEST(names_and_jobs)
 }
 END_TEST
 
+/* The reference workload's shell words, run with a stand-in for macnode that writes "output" to its -o file and
+ * says the mode of the folder it was given: the output comes back tagged, from a private folder (0700, made by
+ * mktemp -d) that is gone afterwards; a link planted at a name of the old fixed path is left alone; refwork's
+ * failure is its exit status, with no output line. */
+static char *run_script(const char *dir, const char *macnode_exit, int *status)
+{
+    char stub[400], script[2048], cmd[2600], *out = calloc(1, 4096);
+    tbm_refwork_t w = { 7, 2, 64, 4 };
+    size_t n;
+    FILE *p;
+
+    snprintf(stub, sizeof(stub), "%s/macnode", dir);
+    snprintf(cmd, sizeof(cmd),
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && printf output > \"$2\" && "
+             "echo \"folder mode $(stat -c %%a \"$(dirname \"$2\")\")\"; shift; done\nexit %s\n", macnode_exit);
+    tbm_scratch_put(dir, "macnode", cmd);
+    ck_assert_int_eq(chmod(stub, 0755), 0);
+    ck_assert_int_eq(tbm_accept_refwork_script(&w, stub, script, sizeof(script)), 0);
+    snprintf(cmd, sizeof(cmd), "cd / && TMPDIR='%s/tmp' sh -c '%s'", dir, script);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    n = fread(out, 1, 4095, p);
+    out[n] = '\0';
+    *status = WEXITSTATUS(pclose(p));
+    return out;
+}
+
+START_TEST(refwork_script_writes_in_a_private_folder)
+{
+    char dir[256], script[2048], link[400], target[400], *out;
+    tbm_refwork_t w = { 7, 2, 64, 4 };
+    int status;
+    FILE *f;
+
+    tbm_scratch_make(dir, sizeof(dir), "tbm-accept-rw");
+    ck_assert_int_eq(tbm_accept_refwork_script(&w, "/usr/bin/macnode", script, sizeof(script)), 0);
+    ck_assert_msg(strstr(script, "d=$(mktemp -d \"${TMPDIR:-/tmp}/tbmesh-accept.XXXXXXXX\") || exit 1; "
+                                 "/usr/bin/macnode refwork -L 2 -H 64 -B 4 -s 7 -o \"$d/out.rw\"; ") == script,
+                  "%s", script);
+    ck_assert_ptr_null(strstr(script, "SLURM_JOB_ID"));   /* no name anyone could predict */
+    ck_assert_int_eq(tbm_accept_refwork_script(&w, "/usr/bin/macnode", script, 100), -1);
+    ck_assert_int_eq(tbm_accept_refwork_script(&w, "/it's", script, sizeof(script)), -1);
+    /* a user plants links at the old fixed names, to a file of root's */
+    snprintf(link, sizeof(link), "%s/tmp", dir);
+    ck_assert_int_eq(mkdir(link, 01777), 0);
+    tbm_scratch_put(dir, "root-file", "root's own\n");
+    snprintf(target, sizeof(target), "%s/root-file", dir);
+    snprintf(link, sizeof(link), "%s/tmp/tbmesh-accept-1-0.rw", dir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    out = run_script(dir, "0", &status);
+    ck_assert_int_eq(status, 0);
+    ck_assert_msg(strstr(out, "folder mode 700\n" TBM_ACCEPT_RW_TAG "b3V0cHV0\n") != NULL, "%s", out);
+    free(out);
+    f = fopen(target, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(script, sizeof(script), f));
+    fclose(f);
+    ck_assert_str_eq(script, "root's own\n");
+    snprintf(script, sizeof(script), "test \"$(ls -A '%s/tmp')\" = tbmesh-accept-1-0.rw", dir);
+    ck_assert_int_eq(system(script), 0);   /* the private folder is gone; only the planted link is there */
+    out = run_script(dir, "3", &status);
+    ck_assert_int_eq(status, 3);
+    ck_assert_ptr_null(strstr(out, TBM_ACCEPT_RW_TAG));
+    free(out);
+    ck_assert_int_eq(system(script), 0);
+    tbm_scratch_remove(dir);
+}
+END_TEST
+
 static Suite *accept_suite(void)
 {
     Suite *s = suite_create("accept");
@@ -531,6 +603,7 @@ static Suite *accept_suite(void)
     tcase_add_test(tc, verdict_different_output_and_wrong_values);
     tcase_add_test(tc, record_markdown_and_json);
     tcase_add_test(tc, names_and_jobs);
+    tcase_add_test(tc, refwork_script_writes_in_a_private_folder);
     suite_add_tcase(s, tc);
     return s;
 }
