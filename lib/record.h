@@ -75,17 +75,33 @@ json_object *tbm_digest_path(const char *path, tbm_digest_cache_t *c);
 /* ---- redaction (record_redact.c) ---- */
 
 /* 1 when a variable or option name looks like it holds a secret: TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
- * CREDENTIAL anywhere in it, or a word KEY, AUTH, PASS, COOKIE, SESSION, PRIVATE, SIGNATURE (any case;
- * words split at '_', '-', '.'), e.g. HF_TOKEN, aws_secret_access_key, API-KEY, GITHUB_PAT. */
+ * CREDENTIAL, APIKEY, PRIVATEKEY, ACCESSKEY anywhere in it, or a word KEY, AUTH, AUTHORIZATION, PASS, PAT,
+ * COOKIE, SESSION, PRIVATE, SIGNATURE, CREDS, DSN, PWD (any case; words split at '_', '-', '.'; PWD alone is
+ * the working folder), e.g. HF_TOKEN, aws_secret_access_key, API-KEY, GITHUB_PAT, MYSQL_PWD. */
 int tbm_secret_name(const char *name);
 
 #define TBM_REDACTED "[redacted]"
 
-/* Redact a text: credentials inside URLs (scheme://user:pass@host -> scheme://host), the values of
- * NAME=VALUE and --name=VALUE / --name VALUE where the name looks secret, URL query parameters with secret
- * names, and every occurrence of one of the given secret values (values shorter than 6 bytes are not
- * searched for). malloc'd, or NULL when out of memory. */
+/* Redact a text, reading it once; where one of the forms below starts, what names the secret is kept and its
+ * value becomes TBM_REDACTED (a URL's user-info is dropped):
+ *   - a value of one of the given secrets (the job's secret variables; shorter than 6 bytes: not searched);
+ *   - a PEM private-key block (the lines between BEGIN and END; the rest of the text without an END);
+ *   - scheme://user:password@host (up to the last '@' before the host) -> scheme://host;
+ *   - Authorization: / Proxy-Authorization: SCHEME credentials (the scheme is kept);
+ *   - "name": "value" / 'name': 'value' / "name": 123 in JSON or a dict, where the name looks secret;
+ *   - NAME="value" / NAME='value' / NAME: "value" (quoted values, to the closing quote);
+ *   - NAME=value, --name=value, NAME = value, NAME: value, ?name=value&... (a query's value ends at '&');
+ *   - --name value (the next word, unless it is an option);
+ *   - -pPASSWORD in a mysql or mariadb command; curl's -u / --user / -U / --proxy-user user:password;
+ *   - tokens by shape anywhere: ghp_ gho_ ghs_ ghu_ ghr_ (20+), github_pat_ (20+), hf_ (30+ letters and
+ *     digits), xoxb- xoxp- xoxa- xoxr- xoxs- xapp- (Slack), AKIA/ASIA + 16 (AWS access key ids);
+ *   - 40 characters of base64 in both cases after an AWS access key id or after a secret name (an AWS secret
+ *     access key; a git commit's 40 hex digits are not one).
+ * malloc'd, or NULL when out of memory. */
 char *tbm_redact_text(const char *s, const char *const *secrets, size_t n_secrets);
+
+/* The name of the i-th form tbm_redact_text knows (in the order they are tried), NULL past the last. */
+const char *tbm_redact_form(size_t i);
 
 /* Redact every string of a JSON tree in place (as tbm_redact_text); the values of members whose names look
  * secret become TBM_REDACTED. Returns the number of strings changed. */
