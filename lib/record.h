@@ -18,6 +18,8 @@
 #define TBM_RECORD_STR_MAX (256u * 1024u)     /* bytes of one string inside a record */
 #define TBM_SUMMARY_PREFIX "TBM1:"
 #define TBM_SUMMARY_MAX 4096                  /* bytes of a TBM1 summary's JSON (AdminComment stays short) */
+#define TBM_SUMMARY_VERSION 2                 /* the summary's "v" written; version 1 is still read */
+#define TBM_SUBMIT_HALF_MAX (64u * 1024u)     /* bytes of the submit half's JSON in the job control env */
 #define TBM_SHA256_HEX 65                     /* 64 hex digits and a NUL */
 
 /* ---- the record (record.c) ---- */
@@ -148,11 +150,31 @@ const char *tbm_verdict_name(tbm_verdict_t v);
 
 /* ---- the TBM1 summary (record_codec.c) ---- */
 
-/* The summary of a record for AdminComment (job, phase, state, exit, backend, group, node count, model,
- * code revision, seed, number of data inputs, the stored record's digest when known). */
+/* AdminComment is shown to every user (scontrol show job, sacct), so the summary (version 2) holds only what
+ * a report needs: v, job, phase, state, exit, backend, group, node count, records (on/off as asked at
+ * submit) and the stored record's digest. No command line, paths, git remote, model, seed, data or note: the
+ * submit half travels to the nodes in the job control environment, which only the job's user and root see.
+ * Version 1 summaries (which also held the submit half and declared inputs) are still read. */
+
+/* The summary of a record: v, job, phase, state, exit, backend, group, nodes, and record_sha256 if given. */
 json_object *tbm_summary_of_record(json_object *rec, const char *record_sha256);
 
-/* Check a summary's members and types. 0, or -1 with err. */
+/* The summary job_submit writes: phase submit, state PENDING, the backend asked for ("auto" when NULL or
+ * empty), the group (may be NULL) and "records" as the submit half says (may be NULL). */
+json_object *tbm_summary_at_submit(const char *backend, const char *group, const char *records);
+
+/* The record `tbmesh repro sync` makes for a job that left no record (phase sync): the backend asked for and
+ * the group from the summary; a version 1 summary's submit half and declared inputs; else the submit half
+ * absent, saying why (`started`: whether Slurm says the job started). */
+json_object *tbm_record_of_summary(json_object *summary, uint32_t job, const char *cluster, const char *state,
+                                   int started);
+
+/* The submit half as sbatch's spank_tbmesh passes it (TBMESH_REPRO_SUBMIT): at most TBM_SUBMIT_HALF_MAX
+ * bytes of JSON with "submit", "declared" and "records" as the record has them. The object, or NULL with
+ * err saying what is wrong. */
+json_object *tbm_submit_half_parse(const char *text, size_t len, tbm_err_t *err);
+
+/* Check a summary's members and types (as its version, 1 or 2, has them). 0, or -1 with err. */
 int tbm_summary_validate(json_object *summary, tbm_err_t *err);
 
 /* "TBM1:" + base64(gzip(JSON)) of a valid summary, malloc'd, or NULL with err. */
