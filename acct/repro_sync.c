@@ -216,7 +216,9 @@ static int sync_one(const tbm_store_t *st, char **f)
             fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
             return -1;
         }
-        rec = tbm_record_of_summary(summary, (uint32_t)id, st->cluster, state, sacct_time(f[F_START]) > 0);
+        /* a job cancelled while pending has a start time (its end) but no node */
+        rec = tbm_record_of_summary(summary, (uint32_t)id, st->cluster, state,
+                                    *f[F_NODES] && strcmp(f[F_NODES], "None assigned") && sacct_time(f[F_START]) > 0);
         json_object_put(summary);
     }
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));

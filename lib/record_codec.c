@@ -150,8 +150,8 @@ json_object *tbm_record_of_summary(json_object *summary, uint32_t job, const cha
             "environment, not in AdminComment, which every user can read"));
     else
         json_object_object_add(rec, "submit", tbm_record_absent(
-            "the job never started, so no node received its submit half (it travels in the job's own "
-            "environment, not in AdminComment, which every user can read)"));
+            "the job never started, so no node received its submit half: it travels in the job's own "
+            "environment, not in AdminComment, which every user can read"));
     if (version && json_object_get_int64(version) == 1 &&
         (v = tbm_json_typed(summary, "declared", json_type_object)))
         json_object_object_add(rec, "declared", json_object_get(v));
