@@ -237,7 +237,7 @@ static void show_page(json_object *rec, const char *sha, int sealed_ok, const ch
     when(job, "end_time", t3, sizeof(t3));
     printf("  submitted %s, started %s, ended %s\n", t1, t2, t3);
     printf("Code\n");
-    if (!submit)
+    if (!submit || tbm_record_is_absent(submit, NULL))
         printf("  absent (%s)\n", absent_why(rec, "submit") ? absent_why(rec, "submit") : "no submit half");
     else {
         if (git && !tbm_record_is_absent(git, NULL))

@@ -108,24 +108,6 @@ static void add_time(json_object *job, const char *key, const char *s)
         json_object_object_add(job, key, json_object_new_int64(t));
 }
 
-json_object *repro_record_from_summary(json_object *summary, uint32_t job, const char *cluster, const char *state)
-{
-    json_object *rec = tbm_record_new(job, cluster, "sync", state), *j = json_object_object_get(rec, "job"), *v;
-
-    if ((v = tbm_json_typed(summary, "backend", json_type_string)))
-        json_object_object_add(j, "backend_requested", json_object_new_string(json_object_get_string(v)));
-    if ((v = tbm_json_typed(summary, "group", json_type_string)))
-        json_object_object_add(j, "group", json_object_new_string(json_object_get_string(v)));
-    if (json_object_object_get_ex(summary, "submit", &v))
-        json_object_object_add(rec, "submit", json_object_get(v));
-    else
-        json_object_object_add(rec, "submit", tbm_record_absent("the job's AdminComment holds no submit half"));
-    if ((v = tbm_json_typed(summary, "declared", json_type_object)))
-        json_object_object_add(rec, "declared", json_object_get(v));
-    json_object_object_add(rec, "usage", tbm_record_absent("the job never ran, or its node could not report"));
-    return rec;
-}
-
 /* Bring rec's job facts to what sacct says. */
 static void apply_sacct(json_object *rec, char **f)
 {
@@ -234,7 +216,9 @@ static int sync_one(const tbm_store_t *st, char **f)
             fprintf(stderr, "tbmesh repro sync: job %lld: %s\n", id, err.msg);
             return -1;
         }
-        rec = repro_record_from_summary(summary, (uint32_t)id, st->cluster, state);
+        /* a job cancelled while pending has a start time (its end) but no node */
+        rec = tbm_record_of_summary(summary, (uint32_t)id, st->cluster, state,
+                                    *f[F_NODES] && strcmp(f[F_NODES], "None assigned") && sacct_time(f[F_START]) > 0);
         json_object_put(summary);
     }
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));
@@ -253,7 +237,7 @@ static int sync_one(const tbm_store_t *st, char **f)
     if (parts && json_object_array_length(parts))
         tbm_store_parts_remove(st, (uint32_t)id, names);   /* merged into the record now */
     if (fresh)
-        printf("job %lld: %s: record made from its submit half and Slurm's accounting\n", id, state);
+        printf("job %lld: %s: record made from its AdminComment summary and Slurm's accounting\n", id, state);
     else
         printf("job %lld: %s -> %s: record brought up to date from Slurm's accounting%s\n", id, had ? had : "?",
                state, merged ? " and its steps' parts (resource use)" : "");

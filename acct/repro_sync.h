@@ -5,16 +5,13 @@
 #include "store.h"
 
 /* Jobs since `since` (sacct -S; NULL: sacct's default) or the comma list `jobs`: a Mac job (TBM1 in its
- * AdminComment) that ended without an end record gets one from its submit half and Slurm's accounting
- * (cancelled while pending, node failure, a batch host lost); a record whose state Slurm saw end otherwise
+ * AdminComment) that ended without an end record gets one from its summary and Slurm's accounting
+ * (cancelled while pending, node failure, a batch host lost; tbm_record_of_summary says what it holds); a record whose state Slurm saw end otherwise
  * is brought up to date. Prints one line per record written. Exit status: 0, or 1 when a job failed. */
 int repro_sync(const tbm_store_t *st, const char *since, const char *jobs);
 
 /* The job's state and AdminComment as Slurm's accounting holds them (sacct); the comment malloc'd. 0, or -1
  * when sacct cannot say (its reason on stderr) or does not know the job. */
 int repro_acct_of(uint32_t job, char *state, size_t len, char **admin_comment);
-
-/* The record made from a job's TBM1 summary (the submit half) and what Slurm's accounting says. */
-json_object *repro_record_from_summary(json_object *summary, uint32_t job, const char *cluster, const char *state);
 
 #endif

@@ -341,7 +341,9 @@ json_object *tbm_record_obj(json_object *rec, const char *path)
 
 /* ---- the TBM1 summary's members (record_codec.c encodes and decodes it) ---- */
 
-static const field_t summary_f[] = {
+/* Version 1 also held the submit half and the declared inputs, which every user could read through
+ * `scontrol show job` and sacct: still read (jobs in slurmdbd keep it), no longer written. */
+static const field_t summary1_f[] = {
     { "v", K_INT, REQ, NULL }, { "job", K_INT, 0, NULL }, { "phase", K_STR, REQ, NULL },
     { "state", K_STR, REQ, NULL }, { "exit", K_INT, 0, NULL }, { "backend", K_STR, 0, NULL },
     { "group", K_STR, 0, NULL }, { "nodes", K_INT, 0, NULL }, { "model", K_STR, 0, NULL },
@@ -350,23 +352,65 @@ static const field_t summary_f[] = {
     { "records", K_STR, 0, NULL }, { "why", K_STR, 0, NULL },
     { "submit", K_OBJ, FACT, submit_f }, { "declared", K_OBJ, 0, declared_f }, END
 };
+/* Version 2: the least a report needs, as every user may read it. */
+static const field_t summary_f[] = {
+    { "v", K_INT, REQ, NULL }, { "job", K_INT, 0, NULL }, { "phase", K_STR, REQ, NULL },
+    { "state", K_STR, REQ, NULL }, { "exit", K_INT, 0, NULL }, { "backend", K_STR, 0, NULL },
+    { "group", K_STR, 0, NULL }, { "nodes", K_INT, 0, NULL }, { "records", K_STR, 0, NULL },
+    { "record", K_STR, 0, NULL }, END
+};
+
+/* check_object's message without its "record: ", after `prefix`. */
+static int checked(json_object *o, const field_t *fields, const char *prefix, tbm_err_t *err)
+{
+    char msg[TBM_ERR_MAX];
+
+    if (check_object(o, fields, "", err) == 0)
+        return 0;
+    snprintf(msg, sizeof(msg), "%s", err ? err->msg + (strncmp(err->msg, "record: ", 8) ? 0 : 8) : "");
+    return tbm_errprintf(err, "%s%s", prefix, msg);
+}
 
 int tbm_summary_validate(json_object *s, tbm_err_t *err)
 {
     json_object *v;
+    long long version;
 
     if (!json_object_is_type(s, json_type_object))
         return tbm_errprintf(err, "TBM1 summary: not a JSON object");
     v = tbm_json_typed(s, "v", json_type_int);
-    if (v && json_object_get_int64(v) != 1)
-        return tbm_errprintf(err, "TBM1 summary: version %lld is not known (this slurm-tbmesh reads 1)",
-                             (long long)json_object_get_int64(v));
-    if (check_object(s, summary_f, "", err) < 0) {
-        char msg[TBM_ERR_MAX];
-        snprintf(msg, sizeof(msg), "%s", err ? err->msg + (strncmp(err->msg, "record: ", 8) ? 0 : 8) : "");
-        return tbm_errprintf(err, "TBM1 summary: %s", msg);
+    version = v ? (long long)json_object_get_int64(v) : TBM_SUMMARY_VERSION;   /* none: "v is missing" */
+    if (version != 1 && version != TBM_SUMMARY_VERSION)
+        return tbm_errprintf(err, "TBM1 summary: version %lld is not known (this slurm-tbmesh reads 1 to %d): "
+                             "read it with a newer slurm-tbmesh", version, TBM_SUMMARY_VERSION);
+    return checked(s, version == 1 ? summary1_f : summary_f, "TBM1 summary: ", err);
+}
+
+/* ---- the submit half, as sbatch's spank_tbmesh passes it in the job control environment ---- */
+
+static const field_t submit_half_f[] = {
+    { "submit", K_OBJ, FACT, submit_f }, { "declared", K_OBJ, 0, declared_f }, { "records", K_STR, 0, NULL }, END
+};
+
+json_object *tbm_submit_half_parse(const char *text, size_t len, tbm_err_t *err)
+{
+    json_object *doc;
+
+    if (len > TBM_SUBMIT_HALF_MAX)
+        return tbm_errprintf(err, "the submit half is %zu bytes, more than %u", len, TBM_SUBMIT_HALF_MAX), NULL;
+    if (!(doc = tbm_json_parse(text, len, err))) {
+        tbm_errprefix(err, "the submit half: ");
+        return NULL;
     }
-    return 0;
+    if (!json_object_is_type(doc, json_type_object)) {
+        json_object_put(doc);
+        return tbm_errprintf(err, "the submit half is not a JSON object"), NULL;
+    }
+    if (checked(doc, submit_half_f, "the submit half: ", err) < 0) {
+        json_object_put(doc);
+        return NULL;
+    }
+    return doc;
 }
 
 /* ---- text from the job's side that may not be UTF-8 ---- */

@@ -18,6 +18,8 @@
 #define TBM_RECORD_STR_MAX (256u * 1024u)     /* bytes of one string inside a record */
 #define TBM_SUMMARY_PREFIX "TBM1:"
 #define TBM_SUMMARY_MAX 4096                  /* bytes of a TBM1 summary's JSON (AdminComment stays short) */
+#define TBM_SUMMARY_VERSION 2                 /* the summary's "v" written; version 1 is still read */
+#define TBM_SUBMIT_HALF_MAX (64u * 1024u)     /* bytes of the submit half's JSON in the job control env */
 #define TBM_SHA256_HEX 65                     /* 64 hex digits and a NUL */
 
 /* ---- the record (record.c) ---- */
@@ -81,17 +83,33 @@ json_object *tbm_digest_path(const char *path, tbm_digest_cache_t *c);
 /* ---- redaction (record_redact.c) ---- */
 
 /* 1 when a variable or option name looks like it holds a secret: TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
- * CREDENTIAL anywhere in it, or a word KEY, AUTH, PASS, COOKIE, SESSION, PRIVATE, SIGNATURE (any case;
- * words split at '_', '-', '.'), e.g. HF_TOKEN, aws_secret_access_key, API-KEY, GITHUB_PAT. */
+ * CREDENTIAL, APIKEY, PRIVATEKEY, ACCESSKEY anywhere in it, or a word KEY, AUTH, AUTHORIZATION, PASS, PAT,
+ * COOKIE, SESSION, PRIVATE, SIGNATURE, CREDS, DSN, PWD (any case; words split at '_', '-', '.'; PWD alone is
+ * the working folder), e.g. HF_TOKEN, aws_secret_access_key, API-KEY, GITHUB_PAT, MYSQL_PWD. */
 int tbm_secret_name(const char *name);
 
 #define TBM_REDACTED "[redacted]"
 
-/* Redact a text: credentials inside URLs (scheme://user:pass@host -> scheme://host), the values of
- * NAME=VALUE and --name=VALUE / --name VALUE where the name looks secret, URL query parameters with secret
- * names, and every occurrence of one of the given secret values (values shorter than 6 bytes are not
- * searched for). malloc'd, or NULL when out of memory. */
+/* Redact a text, reading it once; where one of the forms below starts, what names the secret is kept and its
+ * value becomes TBM_REDACTED (a URL's user-info is dropped):
+ *   - a value of one of the given secrets (the job's secret variables; shorter than 6 bytes: not searched);
+ *   - a PEM private-key block (the lines between BEGIN and END; the rest of the text without an END);
+ *   - scheme://user:password@host (up to the last '@' before the host) -> scheme://host;
+ *   - Authorization: / Proxy-Authorization: SCHEME credentials (the scheme is kept);
+ *   - "name": "value" / 'name': 'value' / "name": 123 in JSON or a dict, where the name looks secret;
+ *   - NAME="value" / NAME='value' / NAME: "value" (quoted values, to the closing quote);
+ *   - NAME=value, --name=value, NAME = value, NAME: value, ?name=value&... (a query's value ends at '&');
+ *   - --name value (the next word, unless it is an option);
+ *   - -pPASSWORD in a mysql or mariadb command; curl's -u / --user / -U / --proxy-user user:password;
+ *   - tokens by shape anywhere: ghp_ gho_ ghs_ ghu_ ghr_ (20+), github_pat_ (20+), hf_ (30+ letters and
+ *     digits), xoxb- xoxp- xoxa- xoxr- xoxs- xapp- (Slack), AKIA/ASIA + 16 (AWS access key ids);
+ *   - 40 characters of base64 in both cases after an AWS access key id or after a secret name (an AWS secret
+ *     access key; a git commit's 40 hex digits are not one).
+ * malloc'd, or NULL when out of memory. */
 char *tbm_redact_text(const char *s, const char *const *secrets, size_t n_secrets);
+
+/* The name of the i-th form tbm_redact_text knows (in the order they are tried), NULL past the last. */
+const char *tbm_redact_form(size_t i);
 
 /* Redact every string of a JSON tree in place (as tbm_redact_text); the values of members whose names look
  * secret become TBM_REDACTED. Returns the number of strings changed. */
@@ -138,11 +156,31 @@ const char *tbm_verdict_name(tbm_verdict_t v);
 
 /* ---- the TBM1 summary (record_codec.c) ---- */
 
-/* The summary of a record for AdminComment (job, phase, state, exit, backend, group, node count, model,
- * code revision, seed, number of data inputs, the stored record's digest when known). */
+/* AdminComment is shown to every user (scontrol show job, sacct), so the summary (version 2) holds only what
+ * a report needs: v, job, phase, state, exit, backend, group, node count, records (on/off as asked at
+ * submit) and the stored record's digest. No command line, paths, git remote, model, seed, data or note: the
+ * submit half travels to the nodes in the job control environment, which only the job's user and root see.
+ * Version 1 summaries (which also held the submit half and declared inputs) are still read. */
+
+/* The summary of a record: v, job, phase, state, exit, backend, group, nodes, and record_sha256 if given. */
 json_object *tbm_summary_of_record(json_object *rec, const char *record_sha256);
 
-/* Check a summary's members and types. 0, or -1 with err. */
+/* The summary job_submit writes: phase submit, state PENDING, the backend asked for ("auto" when NULL or
+ * empty), the group (may be NULL) and "records" as the submit half says (may be NULL). */
+json_object *tbm_summary_at_submit(const char *backend, const char *group, const char *records);
+
+/* The record `tbmesh repro sync` makes for a job that left no record (phase sync): the backend asked for and
+ * the group from the summary; a version 1 summary's submit half and declared inputs; else the submit half
+ * absent, saying why (`started`: whether Slurm says the job started). */
+json_object *tbm_record_of_summary(json_object *summary, uint32_t job, const char *cluster, const char *state,
+                                   int started);
+
+/* The submit half as sbatch's spank_tbmesh passes it (TBMESH_REPRO_SUBMIT): at most TBM_SUBMIT_HALF_MAX
+ * bytes of JSON with "submit", "declared" and "records" as the record has them. The object, or NULL with
+ * err saying what is wrong. */
+json_object *tbm_submit_half_parse(const char *text, size_t len, tbm_err_t *err);
+
+/* Check a summary's members and types (as its version, 1 or 2, has them). 0, or -1 with err. */
 int tbm_summary_validate(json_object *summary, tbm_err_t *err);
 
 /* "TBM1:" + base64(gzip(JSON)) of a valid summary, malloc'd, or NULL with err. */

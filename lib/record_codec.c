@@ -1,4 +1,5 @@
-/* record_codec.c: the TBM1 summary Slurm keeps in AdminComment: "TBM1:" + base64(gzip(JSON)). */
+/* record_codec.c: the TBM1 summary Slurm keeps in AdminComment: "TBM1:" + base64(gzip(JSON)), what it holds
+ * (the least a report needs: every user can read it), and the record sync makes from it. */
 #include "record.h"
 
 #include <stdio.h>
@@ -93,15 +94,10 @@ static void add_int(json_object *s, const char *key, json_object *from, const ch
 json_object *tbm_summary_of_record(json_object *rec, const char *record_sha256)
 {
     json_object *s = json_object_new_object(), *job = tbm_json_typed(rec, "job", json_type_object), *v;
-    json_object *submit = tbm_json_typed(rec, "submit", json_type_object);
-    json_object *declared = tbm_json_typed(rec, "declared", json_type_object);
-    json_object *git = tbm_json_typed(submit, "git", json_type_object);
-    json_object *model = tbm_json_typed(declared, "model", json_type_object);
-    char m[600];
 
     if (!s)
         return NULL;
-    json_object_object_add(s, "v", json_object_new_int(1));
+    json_object_object_add(s, "v", json_object_new_int(TBM_SUMMARY_VERSION));
     add_int(s, "job", job, "id");
     add_str(s, "phase", job, "phase");
     add_str(s, "state", job, "state");
@@ -112,23 +108,55 @@ json_object *tbm_summary_of_record(json_object *rec, const char *record_sha256)
     add_str(s, "group", job, "group");
     if ((v = tbm_json_typed(job, "nodes", json_type_array)))
         json_object_object_add(s, "nodes", json_object_new_int((int)json_object_array_length(v)));
-    if (model && tbm_json_str(model, "id")) {
-        tbm_record_fmt(m, sizeof(m), "%.300s%s%.200s", tbm_json_str(model, "id"), tbm_json_str(model, "revision") ? "@" : "",
-                 tbm_json_str(model, "revision") ? tbm_json_str(model, "revision") : "");
-        json_object_object_add(s, "model", json_object_new_string(m));
-    }
-    if (git) {
-        add_str(s, "commit", git, "commit");
-        if ((v = tbm_json_typed(git, "dirty", json_type_boolean)))
-            json_object_object_add(s, "dirty", json_object_new_boolean(json_object_get_boolean(v)));
-    }
-    add_str(s, "script", submit, "script_sha256");
-    add_str(s, "seed", declared, "seed");
-    if ((v = tbm_json_typed(declared, "data", json_type_array)))
-        json_object_object_add(s, "data", json_object_new_int((int)json_object_array_length(v)));
     if (record_sha256 && *record_sha256)
         json_object_object_add(s, "record", json_object_new_string(record_sha256));
     return s;
+}
+
+json_object *tbm_summary_at_submit(const char *backend, const char *group, const char *records)
+{
+    json_object *s = json_object_new_object();
+
+    if (!s)
+        return NULL;
+    json_object_object_add(s, "v", json_object_new_int(TBM_SUMMARY_VERSION));
+    json_object_object_add(s, "phase", json_object_new_string("submit"));
+    json_object_object_add(s, "state", json_object_new_string("PENDING"));
+    json_object_object_add(s, "backend", json_object_new_string(backend && *backend ? backend : "auto"));
+    if (group && *group)
+        json_object_object_add(s, "group", json_object_new_string(group));
+    if (records && *records)
+        json_object_object_add(s, "records", json_object_new_string(records));
+    return s;
+}
+
+json_object *tbm_record_of_summary(json_object *summary, uint32_t job, const char *cluster, const char *state,
+                                   int started)
+{
+    json_object *rec = tbm_record_new(job, cluster, "sync", state), *j = json_object_object_get(rec, "job"), *v;
+    json_object *version = tbm_json_typed(summary, "v", json_type_int);
+
+    if (!rec)
+        return NULL;
+    if ((v = tbm_json_typed(summary, "backend", json_type_string)))
+        json_object_object_add(j, "backend_requested", json_object_new_string(json_object_get_string(v)));
+    if ((v = tbm_json_typed(summary, "group", json_type_string)))
+        json_object_object_add(j, "group", json_object_new_string(json_object_get_string(v)));
+    if (version && json_object_get_int64(version) == 1 && json_object_object_get_ex(summary, "submit", &v))
+        json_object_object_add(rec, "submit", json_object_get(v));   /* an older job's AdminComment held it */
+    else if (started)
+        json_object_object_add(rec, "submit", tbm_record_absent(
+            "the job started, but no node stored its record; the submit half travels only in the job's own "
+            "environment, not in AdminComment, which every user can read"));
+    else
+        json_object_object_add(rec, "submit", tbm_record_absent(
+            "the job never started, so no node received its submit half: it travels in the job's own "
+            "environment, not in AdminComment, which every user can read"));
+    if (version && json_object_get_int64(version) == 1 &&
+        (v = tbm_json_typed(summary, "declared", json_type_object)))
+        json_object_object_add(rec, "declared", json_object_get(v));
+    json_object_object_add(rec, "usage", tbm_record_absent("the job never ran, or its node could not report"));
+    return rec;
 }
 
 char *tbm_summary_encode(json_object *summary, tbm_err_t *err)

@@ -22,6 +22,7 @@ void tbm_html_text(tbm_strbuf_t *sb, const char *v)
         case '>': tbm_sb_printf(sb, "&gt;"); break;
         case '&': tbm_sb_printf(sb, "&amp;"); break;
         case '"': tbm_sb_printf(sb, "&quot;"); break;
+        case '\'': tbm_sb_printf(sb, "&#39;"); break;
         default: tbm_sb_append(sb, v, 1);
         }
     }

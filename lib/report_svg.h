@@ -22,7 +22,7 @@ char *tbm_svg_bars(const char *id, const char *title, const char *const *labels,
 char *tbm_svg_lines(const char *id, const char *title, const char *const *x, size_t nx,
                     const tbm_svg_series_t *series, size_t ns, const char *unit);
 
-/* Append text with <, >, & and " escaped for HTML and SVG. */
+/* Append text with <, >, &, " and ' escaped for HTML and SVG (in text and in quoted attributes). */
 void tbm_html_text(tbm_strbuf_t *sb, const char *v);
 
 #endif

@@ -1,5 +1,7 @@
 /* report_write.c: the usage report's sections (one set of formatted cells) written as an aligned table,
- * CSV, JSON or one self-contained HTML page with inline SVG charts. Every format shows the same cells. */
+ * CSV, JSON or one self-contained HTML page with inline SVG charts. Every format shows the same cells; names
+ * come from users (accounts, backends from the submit line), so CSV text cells cannot start a formula, the
+ * table's text has no control characters, and HTML, SVG and JSON escape what they must. */
 #include "config.h"
 #include "report.h"
 #include "report_svg.h"
@@ -356,6 +358,60 @@ static void period_text(const tbm_report_t *r, char *a, char *b, size_t len)
 
 /* ---- table ---- */
 
+/* The bytes of the printable character at s (a valid UTF-8 sequence that is no C0 or C1 control, nor DEL),
+ * or 0. */
+static size_t printable_len(const unsigned char *s)
+{
+    size_t n, k;
+    unsigned cp;
+
+    if (*s < 0x80)
+        return *s >= 0x20 && *s != 0x7f;
+    n = *s >= 0xf0 && *s <= 0xf4 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 && *s <= 0xdf ? 2 : 0;
+    if (!n || (n == 3 && *s > 0xef))
+        return 0;
+    for (cp = *s & (0x7f >> n), k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3f);
+    }
+    if ((n == 2 && cp < 0xa0) || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;   /* C1 controls, overlong forms, surrogates */
+    return n;
+}
+
+/* Text for a terminal: every control character (ESC, newline, C1) and every byte that is not UTF-8 becomes
+ * '?', in place (the text never grows). */
+static void printable(char *s)
+{
+    const unsigned char *r = (const unsigned char *)s;
+    char *w = s;
+    size_t n;
+
+    while (*r) {
+        if ((n = printable_len(r))) {
+            memmove(w, r, n);
+            w += n, r += n;
+        } else {
+            *w++ = '?', r++;
+        }
+    }
+    *w = '\0';
+}
+
+/* The table's text cells made printable (the numbers are the report's own). */
+static void sections_printable(sections_t *ss)
+{
+    size_t i, k, c;
+
+    for (i = 0; i < ss->n; i++)
+        for (k = 0; k < ss->s[i].n_rows; k++)
+            for (c = 0; c < ss->s[i].n_text; c++)
+                if (ss->s[i].cells[k * ss->s[i].n_cols + c])
+                    printable(ss->s[i].cells[k * ss->s[i].n_cols + c]);
+}
+
 static int is_hours(const char *col)
 {
     size_t n = strlen(col);
@@ -370,8 +426,13 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
 
     period_text(r, a, b, sizeof(a));
     tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU- and gres/tbmesh-hours)\n", a, b);
-    for (i = 0; i < n_notes; i++)
-        tbm_sb_printf(sb, "note: %s\n", notes[i]);
+    for (i = 0; i < n_notes; i++) {
+        char *note = strdup(notes[i]);
+        if (note)
+            printable(note);
+        tbm_sb_printf(sb, "note: %s\n", note ? note : "?");
+        free(note);
+    }
     for (i = 0; i < ss->n; i++) {
         const section_t *s = &ss->s[i];
         size_t w[MAX_COLS];
@@ -405,13 +466,22 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
 
 /* ---- CSV ---- */
 
-static void csv_field(tbm_strbuf_t *sb, const char *v)
+/* A text cell that a spreadsheet would take for a formula (=, +, -, @, or a tab or CR first) gets a single
+ * quote before it, inside the CSV quoting; a lone "-" (the report's own "none") is no formula. */
+static int formula_like(const char *v)
 {
-    if (!strpbrk(v, ",\"\n\r")) {
+    return v[0] && strchr("=+-@\t\r", v[0]) && strcmp(v, "-") != 0;
+}
+
+static void csv_field(tbm_strbuf_t *sb, const char *v, int text)
+{
+    int neutralise = text && formula_like(v);
+
+    if (!neutralise && !strpbrk(v, ",\"\n\r")) {
         tbm_sb_printf(sb, "%s", v);
         return;
     }
-    tbm_sb_append(sb, "\"", 1);
+    tbm_sb_append(sb, neutralise ? "\"'" : "\"", neutralise ? 2 : 1);
     for (; *v; v++) {
         if (*v == '"')
             tbm_sb_append(sb, "\"", 1);
@@ -429,14 +499,16 @@ static void write_csv(tbm_strbuf_t *sb, const sections_t *ss)
         if (i)
             tbm_sb_printf(sb, "\n");
         tbm_sb_printf(sb, "%s", s->id);
-        for (c = 0; c < s->n_cols; c++)
-            tbm_sb_printf(sb, ",%s", s->cols[c]);
+        for (c = 0; c < s->n_cols; c++) {
+            tbm_sb_append(sb, ",", 1);
+            csv_field(sb, s->cols[c], 1);
+        }
         tbm_sb_printf(sb, "\n");
         for (k = 0; k < s->n_rows; k++) {
             tbm_sb_printf(sb, "%s", s->id);
             for (c = 0; c < s->n_cols; c++) {
                 tbm_sb_append(sb, ",", 1);
-                csv_field(sb, at(s, k, c));
+                csv_field(sb, at(s, k, c), c < s->n_text);
             }
             tbm_sb_printf(sb, "\n");
         }
@@ -521,8 +593,11 @@ static void html_table(tbm_strbuf_t *sb, const section_t *s)
     size_t k, c;
 
     tbm_sb_printf(sb, "<table id=\"%s\">\n<thead><tr>", s->id);
-    for (c = 0; c < s->n_cols; c++)
-        tbm_sb_printf(sb, "<th>%s</th>", s->cols[c]);
+    for (c = 0; c < s->n_cols; c++) {
+        tbm_sb_printf(sb, "<th>");
+        tbm_html_text(sb, s->cols[c]);
+        tbm_sb_printf(sb, "</th>");
+    }
     tbm_sb_printf(sb, "</tr></thead>\n<tbody>\n");
     for (k = 0; k < s->n_rows; k++) {
         tbm_sb_printf(sb, "<tr>");
@@ -678,7 +753,9 @@ static void write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t
         if (!strcmp(s->id, "timeline") || !strcmp(s->id, "utilisation") || !strcmp(s->id, "failures") ||
             !strcmp(s->id, "coverage-user"))
             continue;
-        tbm_sb_printf(sb, "<section>\n<h2>%s</h2>\n", s->title);
+        tbm_sb_printf(sb, "<section>\n<h2>");
+        tbm_html_text(sb, s->title);
+        tbm_sb_printf(sb, "</h2>\n");
         html_table(sb, s);
         tbm_sb_printf(sb, "</section>\n");
     }
@@ -700,7 +777,7 @@ char *tbm_report_write(tbm_report_t *r, tbm_rformat_t f, const tbm_rdim_t *dims,
     }
     tbm_sb_init(&sb);
     switch (f) {
-    case TBM_RFMT_TABLE: write_table(&sb, r, &ss); out = tbm_sb_take(&sb); break;
+    case TBM_RFMT_TABLE: sections_printable(&ss); write_table(&sb, r, &ss); out = tbm_sb_take(&sb); break;
     case TBM_RFMT_CSV: write_csv(&sb, &ss); out = tbm_sb_take(&sb); break;
     case TBM_RFMT_JSON: out = write_json(r, &ss); break;
     case TBM_RFMT_HTML: write_html(&sb, r, &ss); out = tbm_sb_take(&sb); break;

@@ -282,8 +282,9 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
     }
     pthread_mutex_unlock(&lock);
     if (rc == SLURM_SUCCESS && mac_job) {   /* the submit half of the job's reproducibility record */
-        char why[TBM_ERR_MAX], *stamp = tbm_repro_submit_stamp(d->spank_job_env, d->spank_job_env_size, d->script,
-                                                               spank_env(d, TBM_MLX_BACKEND_ENV, NULL), NULL, why, sizeof(why));
+        char why[TBM_ERR_MAX], *stamp = tbm_repro_submit_stamp(d->spank_job_env, d->spank_job_env_size,
+                                                               spank_env(d, TBM_MLX_BACKEND_ENV, NULL), NULL, why,
+                                                               sizeof(why));
         if (stamp && !d->admin_comment)
             set_string(&d->admin_comment, stamp);
         else if (!stamp && why[0]) {

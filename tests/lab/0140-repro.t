@@ -66,7 +66,13 @@ t_is "the lab's tbmesh.conf puts the record store in the lab's state" "RecordDir
 out=$(as tbm-alice env HF_TOKEN=$SECRET sbatch --gres=tbmesh:studio-a:1 "${opts[@]}" --repro-output="$W/single.bin" \
       -o "$W/one.out" "$W/refwork.sh" "$W/single.bin" 2>&1)
 one=$(jid "$out"); t_match "baseline submitted" "^[0-9]+$" "$one"
-t_match "the submit half is in AdminComment at once (job_submit)" '"phase":"submit".*"script":"[0-9a-f]{64}"' "$(ctl_summary "$one")"
+s=$(ctl_summary "$one")
+t_match "AdminComment at submit holds the least a report needs (job_submit)" \
+    '^\{"v":2,"phase":"submit","state":"PENDING","backend":"[a-z-]+"(,"group":"[a-z0-9-]+")?(,"records":"o[nf]+")?\}$' "$s"
+t_is "... and nothing of the submit half: no command line, path, code, model, seed or note" "" \
+    "$(grep -oE 'sbatch|/|commit|script|Llama|seed|baseline' <<<"$s")"
+t_match "... which tbm-bob reads as well, so it must stay that small" "AdminComment=TBM1:" \
+    "$(as tbm-bob scontrol show job -o "$one")"
 t_is "wait_job: $one done" "COMPLETED" "$(wait_job "$one" 120)"
 s=$(summary "$one")
 t_match "AdminComment holds the end summary, set while the job still ran" '"phase":"end".*"state":"COMPLETED"' "$s"
@@ -145,15 +151,16 @@ t_match "direct mode: Python environment of the batch node (dist-info METADATA)"
 t_match "direct mode: Open MPI's version from the ompi.pc beside mpirun" "Open MPI [0-9]+\.[0-9]+\.[0-9]+" "$show"
 t_match "direct mode: resource use from Slurm's step accounting" "step 0: user [0-9.]+ s, system [0-9.]+ s, max RSS [0-9]+ KiB \(slurmstepd" "$show"
 
-# ---- cancelled while pending: sync makes its record from the submit half ----
+# ---- cancelled while pending: sync makes its record from AdminComment; no node received the submit half ----
 out=$(as tbm-alice sbatch --hold --gres=tbmesh:mini-b:4 "${opts[@]}" "$W/sleep.sh" 2>&1); pending=$(jid "$out")
 scancel "$pending"; wait_job "$pending" 30 > /dev/null
 t_fail "no record before sync" test -e "$STORE/$pending.json"
 out=$("$TBMESH" repro sync -j "$pending" 2>&1)
-t_match "sync: record made from the submit half" "job $pending: CANCELLED: record made from its submit half" "$out"
+t_match "sync: record made from the summary" "job $pending: CANCELLED: record made from its AdminComment summary" "$out"
 show=$(repro tbm-alice show "$pending" 2>&1)
-t_match "pending-cancelled: state, and the declared seed" "CANCELLED.*|seed 7" "$show"
-t_match "pending-cancelled: code revision or why not" "git (absent|[0-9a-f]{40})" "$show"
+t_match "pending-cancelled: the state" "Job $pending on tbmlab: CANCELLED" "$show"
+t_match "pending-cancelled: the submit half absent, and why" \
+    "absent \(the job never started, so no node received its submit half" "$show"
 t_ok "pending-cancelled: sealed" repro tbm-alice verify "$pending"
 
 # ---- timed out ----

@@ -603,6 +603,111 @@ START_TEST(names_are_escaped)
 }
 END_TEST
 
+/* CSV: a text cell a spreadsheet would run as a formula gets a ' inside its quotes; the report's own numbers
+ * (a negative one too) and its "-" stay as they are. */
+START_TEST(csv_cells_start_no_formula)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_ACCOUNT };
+    static const char *const accounts[] = { "=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
+                                             "\tx", "\rx", "plain" };
+    static const char *const want[] = { "\n\"'=HYPERLINK(\"\"http://x\"\")\",1,", "\n\"'+1+cmd|' /C calc'!A0\",1,",
+                                        "\n\"'-2+3\",1,", "\n\"'@SUM(A1)\",1,", "\n\"'\tx\",1,", "\n\"'\rx\",1,",
+                                        "\nplain,1," };
+    char *csv, line[128];
+    size_t i;
+
+    make_report(0, NULL);
+    for (i = 0; i < sizeof(accounts) / sizeof(accounts[0]); i++)
+        add((uint32_t)i + 1, "u", accounts[i], "p", "COMPLETED", "lnx01", 1, 1, 0, T0, T0, T0 + 1, 0, 0);
+    csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
+    ck_assert_ptr_nonnull(csv);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        snprintf(line, sizeof(line), "\nusage-account,%s", want[i] + 1);
+        ck_assert_msg(strstr(csv, line) != NULL, "no %s in\n%s", line + 1, csv);
+    }
+    ck_assert_ptr_nonnull(strstr(csv, "\nusage-account,plain,1,1,"));
+    free(csv);
+    done();
+}
+END_TEST
+
+START_TEST(csv_leaves_the_reports_own_values)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_BACKEND };
+    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "lnx01", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1 };
+    tbm_rjob_t m = { 10, "u", "a", "p", "COMPLETED", "mac05", "=1+1", T0, T0, T0 + 1, 1, 1, 1, 0, 0, -1 };
+    tbm_err_t err = { { 0 } };
+    char *csv;
+
+    make_report(0, NULL);
+    ck_assert_int_eq(tbm_report_add_job(rep, &j, &err), 0);
+    ck_assert_int_eq(tbm_report_add_job(rep, &m, &err), 0);
+    csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
+    ck_assert_ptr_nonnull(strstr(csv, "\nusage-backend,-,1,"));           /* a Linux job: the report's "-" */
+    ck_assert_ptr_nonnull(strstr(csv, "\nusage-backend,\"'=1+1\",1,"));   /* the submit line's backend */
+    free(csv);
+    done();
+}
+END_TEST
+
+/* Text output: no escape sequence, newline or C1 control of a name reaches the terminal; UTF-8 stays. */
+START_TEST(table_text_has_no_control_characters)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_ACCOUNT };
+    char *table;
+    const char *p;
+
+    make_report(0, NULL);
+    add(1, "u", "\033[31mred\033[0m\nfake line", "p", "COMPLETED", "lnx01", 1, 1, 0, T0, T0, T0 + 1, 0, 0);
+    add(2, "u", "c1\xc2\x9b" "2J and \x9b" "2J", "p", "COMPLETED", "lnx01", 1, 1, 0, T0, T0, T0 + 1, 0, 0);
+    add(3, "u", "caf\xc3\xa9", "p", "COMPLETED", "lnx01", 1, 1, 0, T0, T0, T0 + 1, 0, 0);
+    tbm_report_note(rep, "a note with \033]0;title\007 in it", NULL);
+    table = tbm_report_write(rep, TBM_RFMT_TABLE, dims, 1);
+    ck_assert_ptr_nonnull(table);
+    for (p = table; *p; p++)
+        ck_assert_msg(*p == '\n' || ((unsigned char)*p >= 0x20 && *p != 0x7f), "control byte 0x%02x in\n%s",
+                      (unsigned char)*p, table);
+    ck_assert_ptr_null(strstr(table, "\xc2\x9b"));
+    ck_assert_ptr_null(strstr(table, "\x9b"));
+    ck_assert_ptr_nonnull(strstr(table, "?[31mred?[0m?fake line "));
+    ck_assert_ptr_nonnull(strstr(table, "c1??2J and ?2J "));
+    ck_assert_ptr_nonnull(strstr(table, "caf\xc3\xa9 "));
+    ck_assert_ptr_nonnull(strstr(table, "note: a note with ?]0;title? in it\n"));
+    free(table);
+    done();
+}
+END_TEST
+
+/* HTML (and its SVG) escape < > & " '; JSON keeps the text whole and escaped. */
+START_TEST(html_and_json_stay_escaped)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_ACCOUNT, TBM_RDIM_GROUP };
+    static const char *name = "<script>alert('x')</script>&\"\033";
+    char *html, *json;
+    json_object *root, *arr, *v;
+
+    make_report(0, NULL);
+    add(1, "u", name, "p", "COMPLETED", "mac05", 1, 1, 1, T0, T0, T0 + 1, 0, 0);
+    html = tbm_report_write(rep, TBM_RFMT_HTML, dims, 2);
+    json = tbm_report_write(rep, TBM_RFMT_JSON, dims, 2);
+    ck_assert_ptr_null(strstr(html, "<script"));
+    ck_assert_ptr_null(strstr(html, "alert('x')"));
+    ck_assert_ptr_nonnull(strstr(html, "<td>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\033</td>"));
+    root = json_tokener_parse(json);
+    ck_assert_ptr_nonnull(root);
+    ck_assert(json_object_object_get_ex(root, "usage", &v));
+    ck_assert(json_object_object_get_ex(v, "account", &arr));
+    ck_assert(json_object_object_get_ex(json_object_array_get_idx(arr, 0), "account", &v));
+    ck_assert_str_eq(json_object_get_string(v), name);
+    ck_assert_ptr_null(strstr(json, "\033"));
+    ck_assert_ptr_nonnull(strstr(json, "\\u001b"));
+    json_object_put(root);
+    free(html);
+    free(json);
+    done();
+}
+END_TEST
+
 START_TEST(dimensions_by_name)
 {
     tbm_rdim_t d;
@@ -635,6 +740,10 @@ static Suite *report_suite(void)
     tcase_add_test(tc, coverage_from_the_store_hook);
     tcase_add_test(tc, efficiency_without_slurm_cpu);
     tcase_add_test(tc, names_are_escaped);
+    tcase_add_test(tc, csv_cells_start_no_formula);
+    tcase_add_test(tc, csv_leaves_the_reports_own_values);
+    tcase_add_test(tc, table_text_has_no_control_characters);
+    tcase_add_test(tc, html_and_json_stay_escaped);
     tcase_add_test(tc, dimensions_by_name);
     suite_add_tcase(s, tc);
     return s;
