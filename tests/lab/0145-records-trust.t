@@ -37,8 +37,12 @@ EOF
 chmod +x "$W/liar.sh"; chown tbm-alice: "$W/liar.sh"
 out=$(as tbm-alice sbatch --export="$lies" --gres=tbmesh:studio-a:1 -w mac01 -o "$W/liar.out" "$W/liar.sh" 2>&1)
 liar=$(jid "$out"); t_match "a job whose variables lie is queued" "^[0-9]+$" "$liar"
-out=$(as tbm-alice sbatch --export="ALL,MLX_HOSTFILE=$MARKER,MLX_IBV_DEVICES=$MARKER,SLURM_STEP_NODELIST=mac08" \
-      --gres=tbmesh:mini-b:1 -w mac05 -o "$W/dliar.out" "$W/liar.sh" 2>&1)
+# direct mode: only the backend's variables name the root-only file (the node list is left alone, so that
+# the step is taken for the direct-mode Mac it is)
+printf '#!/bin/sh\nexport MLX_HOSTFILE=%s MLX_IBV_DEVICES=%s\nsrun hostname\n' "$MARKER" "$MARKER" > "$W/dliar.sh"
+chmod +x "$W/dliar.sh"; chown tbm-alice: "$W/dliar.sh"
+out=$(as tbm-alice sbatch --export="ALL,MLX_HOSTFILE=$MARKER,MLX_IBV_DEVICES=$MARKER" \
+      --gres=tbmesh:mini-b:1 -w mac05 -o "$W/dliar.out" "$W/dliar.sh" 2>&1)
 dliar=$(jid "$out"); t_match "... and one on a direct-mode Mac" "^[0-9]+$" "$dliar"
 t_is "bridge mode: done" COMPLETED "$(wait_job "$liar" 90)"
 t_is "direct mode: done" COMPLETED "$(wait_job "$dliar" 90)"
