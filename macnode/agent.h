@@ -38,8 +38,9 @@ typedef struct agent_conn {
     tbm_grant_t grant;         /* that grant */
     char grant_sum[65];        /* its credential's SHA-256 (hex), to know it again in the spawn */
     tbm_fdec_t dec;            /* holds what came after the hello */
-    long long accepted, checking, admitted;   /* tbm_now_us at the gate: accepted, its hello's credential
-                                                 checked from, let in; for the spawn's launch line */
+    long long accepted, proved, checking, admitted;   /* tbm_now_us at the gate: accepted, the agent's proof
+                                                         sent, its hello's credential checked from, let in; for
+                                                         the spawn's launch line */
 } agent_conn_t;
 
 /* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */
@@ -57,6 +58,10 @@ static inline int agent_is_root(const agent_conn_t *c)
 
 /* Serve a connection the gate authenticated, to its end (in a server, agent_pool.h); frees c->dec. */
 void agent_serve(agent_conn_t *c);
+
+/* The agent's proof for a prove's nonce: a MUNGE credential made by this process (root) whose payload names
+ * this node and the nonce (tbm_proof_payload). malloc'd, or NULL with err. */
+char *agent_proof(const agent_conf_t *conf, const char *nonce, tbm_err_t *err);
 
 /* Check a credential once: munged decodes it (*out: auth_cred_free it) and the state folder remembers it, so
  * a replay is refused. 0, or -1 with the error code in *code ("forged", "replay", ...) and err. */

@@ -46,7 +46,7 @@ typedef struct handoff {
     uint32_t uid;
     uint32_t nbuf;         /* the bytes read after the hello, which follow */
     uint32_t granted;      /* the hello was a job grant: grant, grant_sum */
-    long long accepted, checking, admitted;
+    long long accepted, proved, checking, admitted;
     char peer[96];
     tbm_grant_t grant;
     char grant_sum[65];
@@ -153,7 +153,7 @@ static int send_conn(int ch, const agent_conn_t *c)
     h.magic = HANDOFF_MAGIC;
     h.uid = (uint32_t)c->uid;
     h.nbuf = (uint32_t)nbuf;
-    h.accepted = c->accepted, h.checking = c->checking, h.admitted = c->admitted;
+    h.accepted = c->accepted, h.proved = c->proved, h.checking = c->checking, h.admitted = c->admitted;
     snprintf(h.peer, sizeof(h.peer), "%s", c->peer);
     if (c->by_grant) {   /* handed before its spawn: the grant is unused */
         h.granted = 1;
@@ -390,7 +390,7 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     }
     c->fd = fd;
     c->uid = (uid_t)h.uid;
-    c->accepted = h.accepted, c->checking = h.checking, c->admitted = h.admitted;
+    c->accepted = h.accepted, c->proved = h.proved, c->checking = h.checking, c->admitted = h.admitted;
     h.peer[sizeof(h.peer) - 1] = '\0';
     snprintf(c->peer, sizeof(c->peer), "%s", h.peer);
     c->by_grant = c->granted = h.granted == 1;

@@ -713,10 +713,11 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     }
     if (jobdir)
         agent_log("%s: job %u: %d files written in %s", c->peer, g->job, spawn->n_files, jobdir);
-    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f hello_credential=%.2f welcome=%.2f "
-              "request=%.2f grant=%.2f files=%.2f", c->peer, g->job, g->step, ms(c->accepted, c->admitted),
-              ms(c->checking, c->admitted), ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]),
-              ms(stamps[1], stamps[2]), jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
+    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f proof=%.2f hello_credential=%.2f "
+              "welcome=%.2f request=%.2f grant=%.2f files=%.2f", c->peer, g->job, g->step,
+              ms(c->accepted, c->admitted), ms(c->accepted, c->proved), ms(c->checking, c->admitted),
+              ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]), ms(stamps[1], stamps[2]),
+              jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
     rec.pgid = t.pid;
     if (agent_task_record(c->conf, &rec, &err) < 0)
         agent_log("%s: cannot record task %ld (a restarted agent will not know it): %s", c->peer, (long)t.pid,
