@@ -101,12 +101,20 @@ int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_e
 void agent_task_forget(const agent_conf_t *conf, pid_t server);
 
 /* Signal every recorded task of `job` (all jobs when all != 0, only those whose server is gone when
- * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes their records. Returns how many
- * tasks were signalled. */
+ * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes the records of dead servers (a live
+ * one removes its own when its task has ended). Returns how many tasks were signalled. */
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans);
 
 /* How many recorded tasks of job `job` step `step` still have a live server (are running). */
 int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step);
+
+/* Wait up to ms until no task of job (any step) is recorded with a live server: their servers have seen them
+ * end and ended what they left. How many are still there. */
+int agent_tasks_wait(const agent_conf_t *conf, uint32_t job, int ms);
+
+/* How many other jobs than `job` of uid this agent knows on its Mac: running tasks, and job folders it made
+ * that no cleanup removed yet. */
+int agent_other_jobs(const agent_conf_t *conf, uint32_t job, uint32_t uid);
 
 /* Drop expired seen-credential entries. */
 void agent_seen_sweep(const agent_conf_t *conf);

@@ -284,27 +284,36 @@ int tbm_spank_bridge_task_init(spank_t sp)
     _exit(TBM_SPANK_REFUSED);
 }
 
-/* Job epilog (slurmd, root): `macnode cleanup` has the agent end what is left of the job on the Mac and
- * remove the job's folder there. */
-void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent)
+/* Job epilog (slurmd, root): `macnode cleanup` has the agent (once it has proved itself as node's) end what
+ * is left of the job on the Mac and remove the job's folder; with the job's user, and whether the Macs are
+ * the jobs' own (ExclusiveMacs), it ends too what the job's processes left outside their groups. */
+void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, uid_t uid, int exclusive)
 {
-    char jobarg[16], agentarg[TBM_HOSTNAME_MAX + 8];
-    char *argv[] = { "macnode", "cleanup", "--agent", agentarg, "--job", jobarg, NULL };
-    int status;
-    pid_t pid;
+    char jobarg[16], uidarg[16], agentarg[TBM_HOSTNAME_MAX + 8], nodearg[TBM_HOSTNAME_MAX];
+    char *argv[] = { "macnode", "cleanup", "--agent", agentarg, "--node", nodearg, "--job", jobarg, "--uid", uidarg,
+                     exclusive ? "--exclusive" : NULL, NULL };
 
     snprintf(jobarg, sizeof(jobarg), "%u", job);
+    snprintf(uidarg, sizeof(uidarg), "%u", (unsigned)uid);
     snprintf(agentarg, sizeof(agentarg), "%s", agent);
-    pid = fork();
+    snprintf(nodearg, sizeof(nodearg), "%s", node);
+    if (tbm_spank_run_macnode(argv) < 0)
+        slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
+                    node, agent);
+}
+
+int tbm_spank_run_macnode(char **argv)
+{
+    int status;
+    pid_t pid = fork();
+
     if (pid == 0) {
         if (tbm_spank_args.munge_socket[0])
             setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket, 1);
         execv(tbm_spank_args.macnode, argv);
         _exit(127);
     }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
-                    node, agent);
+    return pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
 }
 
 /* A TCP connection to the agent ("addr:port") made within ms: its fd (blocking, TCP_NODELAY, kept across

@@ -489,6 +489,74 @@ kill -0 "$(cat "$W/pid2")" 2>/dev/null && bad "the job's task survived cleanup" 
 [ -e "$T/jobs/7" ] && bad "cleanup left the job folder" || ok "macnode cleanup removed the job folder"
 wait $! 2>/dev/null
 
+# --- what a job leaves outside its process groups ends with it -------------------------------------------
+# A second agent in a PID namespace of its own, as a Mac of its own: "every process of the user on the Mac"
+# is then this namespace's, not the test machine's (where others may run as the test user).
+P2=$((PORT + 2)); AGENT2=127.0.0.1:$P2; LOG2=$T/agent2.log
+unshare --pid --kill-child --mount-proc -- sh -c '"$@" & wait' sh "$MACNODED" --listen "$AGENT2" --node testnode \
+    --state-dir "$T/state2" --jobs-dir "$T/jobs2" --grace 1 --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG2" \
+    --replay "$REPLAY" &
+mac2=$!
+trap 'kill -KILL $mac2 2>/dev/null; cleanup' EXIT
+for _ in $(seq 50); do grep -q "listening on $AGENT2" "$LOG2" 2>/dev/null && break; sleep 0.1; done
+init2=$(pgrep -P "$mac2" | head -n1)
+on_mac2() { nsenter -t "$init2" -p -m -- "$@"; }      # a command on that Mac (its processes, its /proc)
+left() { pgrep -u "$USER_UID" -f "^sleep $1\$" | wc -l; }   # how many of the user's "sleep N" run
+fwd2() { (cd "$W" && TBMESH_GRANT=$(JOB=${JOB:-21} grant) as_user "$MACNODE" exec --agent "$AGENT2" -- "$@"); }
+# a task that leaves three: setsid, a double fork, nohup; its output ends when it does
+out=$(fwd2 sh -c 'setsid sleep 6001 & (sleep 6002 &) ; nohup sleep 6003 > /dev/null 2>&1 & echo started')
+expect_eq "a task leaves setsid, double-forked and nohup processes and ends" "$out" started
+sleep 0.3
+expect_eq "... none of them outlives the task (Linux: the agent's server is their subreaper)" \
+    "$(left 6001) $(left 6002) $(left 6003)" "0 0 0"
+grep -q "task [0-9]* left [1-3] processes outside its group: ended" "$LOG2" && ok "... the agent says so (logged)" \
+    || bad "the task's leftovers are not in the log: $(grep -i left "$LOG2" | tail -3)"
+# what left even the server's tree (started through a daemon of the Mac, as launchd or at would): on that Mac,
+# as the user, not under the agent
+stray() { on_mac2 setsid setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups sleep "$1" < /dev/null > /dev/null 2>&1 & }
+stray 6004; stray 6005
+on_mac2 setsid sleep 6006 < /dev/null > /dev/null 2>&1 &   # root's
+for _ in $(seq 50); do [ "$(left 6004)$(left 6005)" = 11 ] && break; sleep 0.1; done
+JOB=21 fwd2 true
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 21 --uid $USER_UID)
+expect_eq "a shared Mac's cleanup (no --exclusive) leaves what it cannot tell is the job's" "$out $(left 6004)" \
+    "job 21: 0 tasks ended 1"
+# another job of the same user still runs here: nothing of the user's but the job's own goes
+(cd "$W" && TBMESH_GRANT=$(JOB=22 grant) as_user "$MACNODE" exec --agent "$AGENT2" -- sleep 6007 > /dev/null 2>&1) &
+other=$!
+for _ in $(seq 50); do [ "$(left 6007)" = 1 ] && break; sleep 0.1; done
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 21 --uid $USER_UID --exclusive)
+expect_eq "an exclusive Mac's cleanup spares the user's other job" "$(left 6004) $(left 6007)" "1 1"
+grep -q "job 21: 0 processes it left ended (job 21's own processes only (those of its tasks): uid $USER_UID has another job on this Mac" "$LOG2" \
+    && ok "... saying why (logged)" || bad "no reason in the log: $(grep 'job 21' "$LOG2" | tail -2)"
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 22 --uid $USER_UID --exclusive); wait $other
+expect_in "an exclusive Mac's cleanup ends the job's tasks and every other process of the user" "$out" \
+    "job 22: 1 tasks ended, and 2 processes they left outside their groups"
+expect_eq "... none of the user's is left, root's is" "$(left 6004) $(left 6005) $(left 6007) $(pgrep -u 0 -f '^sleep 6006$' | wc -l)" \
+    "0 0 0 1"
+# direct mode: the epilog runs macnode cleanup --local on the Mac (Slurm's proctrack/pgid ended the groups)
+stray 6008
+mkdir -p "$T/stepd" && cp /bin/sh "$T/stepd/slurmstepd"
+on_mac2 setsid "$T/stepd/slurmstepd" -c "setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups sleep 6009; :" \
+    < /dev/null > /dev/null 2>&1 &
+for _ in $(seq 50); do [ "$(left 6008)$(left 6009)" = 11 ] && break; sleep 0.1; done
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+expect_eq "direct mode: another job's step of the user's (a slurmstepd) keeps the user's processes" \
+    "$(left 6008) $(left 6009)" "1 1"
+expect_in "... saying why" "$out" "uid $USER_UID has another job on this Mac (a step of it runs)"
+pkill -f "^$T/stepd/slurmstepd"; sleep 0.2
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+expect_in "direct mode: then the job's epilog ends what it left" "$out" "job 23: 2 processes left outside its steps ended"
+expect_eq "... none left" "$(left 6008) $(left 6009)" "0 0"
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 2>&1); rc=$?
+expect_eq "macnode cleanup --local wants the job's user (usage error)" "$rc $out" \
+    "2 macnode cleanup: --job J (a job id) is needed, with --uid U (the job's user), and nothing else"
+pkill -u 0 -f '^sleep 6006$'
+pkill -TERM -P "$init2" macnoded                     # the agent stops; its namespace's init (sh) ends with it
+for _ in $(seq 50); do kill -0 "$mac2" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$mac2" 2>/dev/null; wait "$mac2" 2>/dev/null
+trap cleanup EXIT
+
 # --- a restarted agent kills what its dead servers left ------------------------------------------------
 rm -f "$W/pid"
 (cd "$W" && TBMESH_GRANT=$(grant) exec setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$MACNODE" \
