@@ -21,7 +21,9 @@ typedef struct agent_conf {
     const char *jobs_dir;      /* root's folder of the per-job folders (job files) */
     int grace_s;               /* SIGTERM -> SIGKILL */
     int request_timeout_ms;    /* from the welcome to the first request */
-    int idle_timeout_ms;       /* between later requests */
+    int idle_timeout_ms;       /* between later requests: root's connections */
+    int user_idle_timeout_ms;  /* ... the others' (a user's probe or spawn is one request: holding a server idle
+                                  longer only keeps it from others) */
 } agent_conf_t;
 
 /* One connection: waiting at the gate (uid not known yet), then authenticated and served. */

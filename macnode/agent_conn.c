@@ -299,7 +299,7 @@ void agent_serve(agent_conn_t *c)
             tbm_msg_free(&m);
             if (rc < 0)
                 break;
-            timeout = c->conf->idle_timeout_ms;
+            timeout = agent_is_root(c) ? c->conf->idle_timeout_ms : c->conf->user_idle_timeout_ms;
         }
         if (rc < 0 && tbm_erris(&err))
             refuse(c, "frame", "malformed request: %s", err.msg);

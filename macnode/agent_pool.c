@@ -225,16 +225,19 @@ static int fork_server(agent_pool_t *p, const agent_conn_t *c, server_t **out)
 int agent_pool_give(agent_pool_t *p, agent_conn_t *c, char *why, size_t len)
 {
     server_t *s;
-    int all, mine;
+    int all, mine, root = c->uid == 0, most = root ? p->lim.max : p->lim.max - p->lim.root_reserve;
 
     mine = busy_of(p, c->uid, &all);
-    if (!idle_one(p) || all >= p->lim.max || (c->uid != 0 && mine >= p->lim.max_per_uid)) {
+    if (!idle_one(p) || all >= most || (!root && mine >= p->lim.max_per_uid)) {
         collect(p, tbm_now_ms());
         mine = busy_of(p, c->uid, &all);
     }
-    if (all >= p->lim.max)
+    if (all >= most && (root || !p->lim.root_reserve))
         return snprintf(why, len, "the agent is serving all the connections it may"), -1;
-    if (c->uid != 0 && mine >= p->lim.max_per_uid)
+    if (all >= most)
+        return snprintf(why, len, "the agent is serving all the connections users may have (the last %d are kept "
+                        "for root's requests)", p->lim.root_reserve), -1;
+    if (!root && mine >= p->lim.max_per_uid)
         return snprintf(why, len, "this user has all the connections to the agent a user may have"), -1;
     while ((s = idle_one(p))) {
         if (send_conn(s->ch, c) == 0) {

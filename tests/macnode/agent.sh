@@ -417,18 +417,45 @@ expect_eq "the next task runs, on another server" "$(fwd sh -c 'echo $PPID' | gr
 # those leave idle count for nobody
 held=()
 for i in $(seq 64); do
-    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 60 > /dev/null 2>&1) &
+    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 6060 > /dev/null 2>&1) &
     held+=($!)
 done
-for _ in $(seq 300); do [ "$(pgrep -u "$USER_UID" -xc sleep)" -ge 64 ] && break; sleep 0.1; done
-expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -xc sleep)" 64
+# (sleep 6060: another run of these tests on the machine has its own sleeps of the same user)
+for _ in $(seq 300); do [ "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" -ge 64 ] && break; sleep 0.1; done
+expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" 64
 out=$(fwd echo over 2>&1); rc=$?
 expect_eq "a 65th connection of the user fails its forwarder (255)" "$rc" 255
 expect_in "... refused as busy, saying why" "$out" \
-    "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user)"
+    "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user, 16 kept for root)"
 expect_eq "... root's still gets in" "$(cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- echo root)" root
-pkill -u "$USER_UID" -x sleep; wait "${held[@]}"
+pkill -u "$USER_UID" -f '^sleep 6060$'; wait "${held[@]}"
 expect_eq "once they ended, the user gets in again" "$(fwd echo back)" back
+
+# users holding every connection they can, idle after a probe (four users: 64 each, 256 in all, as many as the
+# agent serves): root's requests still get in, kept 16 of them; and a user's idle connection is closed after
+# 10 s without a request, not 10 minutes
+held=()
+for u in $USER_UID 1 2 3; do
+    for i in $(seq 64); do
+        setpriv --reuid=$u --regid=$u --clear-groups "$POKE" "$AGENT" --keep --hello --json '{"type":"probe"}' \
+            > "$T/held.$u.$i" 2>&1 &
+        held+=($!)
+    done
+done
+for _ in $(seq 200); do [ "$(grep -l '"type":"facts"\|"code":"busy"' "$T"/held.* 2>/dev/null | wc -l)" -ge 256 ] && break; sleep 0.1; done
+expect_eq "users hold 240 connections idle" "$(grep -l '"type":"facts"' "$T"/held.* | wc -l)" 240
+expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 '"code":"busy"')" \
+    "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
+out=$("$MACNODE" probe --agent "$AGENT" --node testnode --compact 2>&1)
+expect_in "root's probe (its health check) still answers" "$out" '"tbmesh_facts":'
+expect_in "root's usage too" "$("$MACNODE" usage --agent "$AGENT" --job 99 --step 0 2>&1)" '"running":0'
+start=$SECONDS
+closed() { grep -l '^EOF' $(grep -l '"type":"facts"' "$T"/held.*) 2>/dev/null | wc -l; }
+for _ in $(seq 150); do [ "$(closed)" -ge 240 ] && break; sleep 0.1; done
+expect_eq "the users' idle connections are closed within 13 s" "$(closed) $([ $((SECONDS - start)) -le 13 ] && echo in-time)" "240 in-time"
+kill "${held[@]}" 2>/dev/null; wait "${held[@]}" 2>/dev/null
+rm -f "$T"/held.*
+expect_eq "then a user gets in again" "$(fwd echo back)" back
 
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
