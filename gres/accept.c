@@ -210,7 +210,7 @@ static void slurm_state(acc_t *c, const char *name)
 static int mac_facts(acc_t *c, const tbm_conf_node_t *n, tbm_host_facts_t *f)
 {
     char agent[300], line[200];
-    char *argv[] = { (char *)c->macnode, "probe", "--agent", agent, NULL };
+    char *argv[] = { (char *)c->macnode, "probe", "--agent", agent, "--node", (char *)n->name, NULL };
     tbm_err_t err = { { 0 } };
     accept_out_t o;
     int rc;

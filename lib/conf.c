@@ -100,6 +100,33 @@ int tbm_conf_node(const tbm_conf_t *c, const char *name)
     return -1;
 }
 
+void tbm_conf_agent_of(const tbm_conf_t *c, int n, char *buf, size_t len)
+{
+    const tbm_conf_node_t *nd = &c->nodes[n];
+
+    snprintf(buf, len, "%s:%d", nd->agent_addr[0] ? nd->agent_addr : nd->name,
+             nd->agent_port ? nd->agent_port : c->agent_port);
+}
+
+int tbm_conf_node_at(const tbm_conf_t *c, const char *agent)
+{
+    const char *colon = strrchr(agent, ':');
+    size_t hostlen = colon ? (size_t)(colon - agent) : strlen(agent), i;
+    char mine[TBM_HOSTNAME_MAX + 16];
+    int found = -1;
+
+    for (i = 0; i < c->n_nodes; i++) {
+        tbm_conf_agent_of(c, (int)i, mine, sizeof(mine));
+        if (strncmp(mine, agent, hostlen) != 0 || mine[hostlen] != ':' ||
+            (colon && strcmp(mine + hostlen, colon) != 0))
+            continue;
+        if (found >= 0)
+            return -1;   /* two Macs' agents at that address: which one is not known */
+        found = (int)i;
+    }
+    return found;
+}
+
 /* ---- comparison ---- */
 
 static int same_node(const tbm_conf_t *a, const tbm_conf_node_t *x, const tbm_conf_t *b)

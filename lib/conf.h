@@ -144,4 +144,12 @@ const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name);
 const char *tbm_conf_owner(const tbm_conf_t *c, const tbm_conf_group_t *g, tbm_owner_role_t r);
 int tbm_conf_node(const tbm_conf_t *c, const char *name);
 
+/* Where node n's agent listens: "ADDR:PORT" (AgentAddr, else the node's name; its AgentPort, else the global
+ * one). */
+void tbm_conf_agent_of(const tbm_conf_t *c, int n, char *buf, size_t len);
+
+/* The node whose agent listens at `agent` ("ADDR:PORT", or "ADDR": any port), as tbm_conf_agent_of says it:
+ * its index, or -1 when no node's agent is there, or more than one's. */
+int tbm_conf_node_at(const tbm_conf_t *c, const char *agent);
+
 #endif

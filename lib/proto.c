@@ -334,6 +334,97 @@ int tbm_grant_allows(const tbm_grant_t *g, uint32_t caller_uid, uint32_t want_ui
     return 0;
 }
 
+/* The agent's proof ------------------------------------------------------------------------------------ */
+
+int tbm_nonce_ok(const char *s)
+{
+    return s && strlen(s) == TBM_NONCE_LEN && strspn(s, "0123456789abcdef") == TBM_NONCE_LEN;
+}
+
+void tbm_nonce_format(const unsigned char *raw, char out[TBM_NONCE_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    int i;
+
+    for (i = 0; i < TBM_NONCE_LEN / 2; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[TBM_NONCE_LEN] = '\0';
+}
+
+char *tbm_proof_payload(const char *node, const char *nonce, tbm_err_t *err)
+{
+    json_object *o;
+    char *text;
+
+    if (!node_name_ok(node))
+        return tbm_errprintf(err, "proof: node name '%.*s' must be 1 to %d letters, digits, '.', '-' or '_'",
+                             TBM_NODE_MAX, node, TBM_NODE_MAX - 1), NULL;
+    if (!tbm_nonce_ok(nonce))
+        return tbm_errprintf(err, "proof: a nonce is %d lowercase hex digits", TBM_NONCE_LEN), NULL;
+    o = json_object_new_object();
+    json_object_object_add(o, "tbmesh_proof", json_object_new_int(1));
+    json_object_object_add(o, "kind", json_object_new_string(TBM_PROOF_KIND));
+    json_object_object_add(o, "node", json_object_new_string(node));
+    json_object_object_add(o, "nonce", json_object_new_string(nonce));
+    text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+    if (!text)
+        tbm_errprintf(err, "proof: out of memory");
+    return text;
+}
+
+/* A proof's payload: its node and nonce (pointing into o). 0, or -1 with err. */
+static int proof_members(json_object *o, const char **node, const char **nonce, tbm_err_t *err)
+{
+    const char *kind = NULL;
+    int64_t v = 0;
+
+    if (tbm_json_get_int(o, "proof", "tbmesh_proof", 1, 1, 1, &v, err) < 0 ||
+        tbm_json_get_str(o, "proof", "kind", 1, 64, &kind, err) < 0 ||
+        tbm_json_get_str(o, "proof", "node", 1, TBM_NODE_MAX - 1, node, err) < 0 ||
+        tbm_json_get_str(o, "proof", "nonce", 1, TBM_NONCE_LEN, nonce, err) < 0)
+        return -1;
+    if (strcmp(kind, TBM_PROOF_KIND) != 0)
+        return tbm_errprintf(err, "proof: its kind is '%s', not '%s'", kind, TBM_PROOF_KIND);
+    return 0;
+}
+
+#define PROOF_FIX "something other than macnoded holds the port; check the Mac"
+
+int tbm_proof_check(const tbm_proof_cred_t *p, const char *agent, const char *node, const char *nonce,
+                    tbm_err_t *err)
+{
+    tbm_err_t why = { { 0 } };
+    const char *said_node = NULL, *said_nonce = NULL;
+    json_object *o;
+    int rc = -1;
+
+    if (!p->decoded)
+        return tbm_errprintf(err, "the agent at %s did not prove itself (its credential does not decode: %s): it does "
+                             "not share this cluster's MUNGE key, or " PROOF_FIX, agent, p->why ? p->why : "?");
+    if (p->uid != 0)
+        return tbm_errprintf(err, "the agent at %s did not prove itself (the credential was made by uid %u, not root): "
+                             PROOF_FIX, agent, p->uid);
+    o = tbm_proto_json(p->payload, p->len, "proof", &why);
+    if (!o || proof_members(o, &said_node, &said_nonce, &why) < 0)
+        tbm_errprintf(err, "the agent at %s did not prove itself (the credential is root's but no agent's proof: %s): "
+                      PROOF_FIX, agent, why.msg);
+    else if (strcmp(said_nonce, nonce) != 0)
+        tbm_errprintf(err, "the agent at %s did not prove itself (its proof answers another connection's nonce: a "
+                      "replayed proof): " PROOF_FIX, agent);
+    else if (strcmp(said_node, node) != 0)
+        tbm_errprintf(err, "the agent at %s proved itself as %s's, not %s's: the address tbmesh.conf gives %s "
+                      "(AgentAddr, AgentPort) leads to another Mac's agent; correct it, or check the Mac", agent,
+                      said_node, node, node);
+    else
+        rc = 0;
+    if (o)
+        json_object_put(o);
+    return rc;
+}
+
 /* Signals ---------------------------------------------------------------------------------------------- */
 
 static const struct {

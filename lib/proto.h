@@ -11,9 +11,17 @@
  * Any other first byte, N = 0 or N > the limit is a framing error: the reader sends an error frame and
  * closes the connection (a frame stream cannot be resynchronised).
  *
- * CONVERSATION. The client's first frame must be hello; the agent reads nothing else before the MUNGE
- * credential in it checks out (and limits that first frame to TBM_HELLO_MAX bytes). Then requests:
- *   hello    {"type":"hello","version":3,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
+ * CONVERSATION. The agent proves itself first, before the client sends any credential: the client's first
+ * frame must be prove, carrying a fresh random nonce and nothing else; the agent answers proof, a MUNGE
+ * credential made by root on the Mac whose payload names the agent's node and that nonce
+ * (tbm_proof_payload); the client has its own munged decode it and checks it (tbm_proof_check: root's, a
+ * proof, its own nonce, the node it meant to reach) and only then says hello. A squatter on the agent's port
+ * gets a nonce, which nothing accepts; a proof it replays answers another nonce. The agent makes proofs at a
+ * bounded rate (agent_gate.h). Then the hello: the agent reads nothing else before the MUNGE credential in it
+ * checks out (and limits each of these first frames to TBM_HELLO_MAX bytes). Then requests:
+ *   prove    {"type":"prove","version":4,"nonce":N}                      -> proof {"version","node","cred"}
+ *             N: TBM_NONCE_LEN lowercase hex digits (16 random bytes), new for every connection.
+ *   hello    {"type":"hello","version":4,"cred":"MUNGE:..."}               -> welcome {"version","uid","node"}
  *             The credential is the caller's without a payload (the connection is its uid's), or a job grant
  *             made to be a hello (root's credential whose payload is a grant for this node with "hello":1,
  *             current and unused: the connection is the grant's user's, never with root's rights even when
@@ -28,7 +36,12 @@
  *             wait4 rusage (user and system CPU, peak resident memory of the task) and its wall time from
  *             fork to reaping. While it runs the client may send stdin data frames, signal
  *             {"signal":"TERM"} and resize {"rows","cols"}.
- *   cleanup  {"type":"cleanup","job":J}                                   -> cleaned {"job","killed"}
+ *   cleanup  {"type":"cleanup","job":J,"uid":U,"exclusive":B}  (root only)  -> cleaned {"job","killed","swept"}
+ *             ends the job's tasks (killed: their process groups), then whatever else of the job is left on
+ *             the Mac (swept), whatever it did to leave its group (lib/reap.h): when B (the Macs are the jobs'
+ *             own, ExclusiveMacs=yes) and uid U has no other job here, every process of U; else the
+ *             processes descended from the job's tasks. "uid" and "exclusive" may be left out (then only
+ *             the job's tasks' descendants).
  *   usage    {"type":"usage","job":J,"step":S}  (root only)  -> used {"job","step","running":R,"tasks":[T..]}
  *             what the agent measured of the step's ended tasks (at most TBM_USAGE_TASKS_MAX), each T a task
  *             usage {"job","step","task","pid","status","signal","core","rusage":{...as in exit}} ("task" is
@@ -64,7 +77,11 @@
 
 #include "errbuf.h"
 
-#define TBM_PROTO_VERSION 3   /* 2: wall_us in exit rusage; usage/used. 3: a hello may carry a job grant */
+#define TBM_PROTO_VERSION 4   /* 2: wall_us in exit rusage; usage/used. 3: a hello may carry a job grant.
+                               * 4: the agent proves itself (prove, proof) before the hello; cleanup may sweep
+                               * the job's user's processes (uid, exclusive; cleaned's swept) */
+#define TBM_NONCE_LEN     32                     /* hex digits of a prove's nonce (16 random bytes) */
+#define TBM_PROOF_KIND    "tbmesh-agent-proof"   /* the kind a proof's payload names */
 #define TBM_FRAME_MAX     (1u << 20)             /* largest frame body */
 #define TBM_DATA_MAX      (TBM_FRAME_MAX - 1u)   /* largest data chunk in one data frame */
 #define TBM_HELLO_MAX     4096u                  /* largest first frame of a connection */
@@ -174,6 +191,8 @@ typedef enum tbm_msg_type {
     TBM_MSG_MISSED,
     TBM_MSG_USAGE,
     TBM_MSG_USED,
+    TBM_MSG_PROVE,
+    TBM_MSG_PROOF,
 } tbm_msg_type_t;
 
 /* One job file of a spawn: a plain name (no folders) and its text, written into the job's folder. */
@@ -208,11 +227,12 @@ typedef struct tbm_task_usage {
 typedef struct tbm_msg {
     tbm_msg_type_t type;
     json_object *doc;
-    int version;                 /* hello, welcome */
-    const char *cred;            /* hello */
+    int version;                 /* prove, proof, hello, welcome */
+    const char *nonce;           /* prove */
+    const char *cred;            /* hello, proof */
     const char *grant;           /* spawn */
     uint32_t uid;                /* spawn (the user asked for), welcome (the caller as MUNGE says) */
-    const char *node;            /* welcome */
+    const char *node;            /* welcome, proof (what the agent says it is; its credential is what counts) */
     const char **argv;           /* spawn: argc strings */
     size_t argc;
     const char **env;            /* spawn: envc "NAME=value" strings */
@@ -228,7 +248,10 @@ typedef struct tbm_msg {
     tbm_jobfile_t files[TBM_FILES_MAX]; /* spawn: the job's files (n_files of them) */
     int n_files;
     uint32_t job;                /* cleanup, cleaned */
-    int killed;                  /* cleaned: processes signalled */
+    int64_t job_uid;             /* cleanup: the job's user (-1: not said; the agent then sweeps nothing) */
+    int exclusive;               /* cleanup: the Mac was the job's alone (ExclusiveMacs=yes) */
+    int killed;                  /* cleaned: the job's tasks signalled */
+    int swept;                   /* cleaned: other processes of the job ended (outside its tasks' groups) */
     json_object *facts;          /* facts */
     const char *code, *message;  /* error */
     const char *iface;           /* link: the interface's name (1..TBM_IFACE_MAX of [A-Za-z0-9._-]) */
@@ -324,6 +347,35 @@ int tbm_grant_allows(const tbm_grant_t *g, uint32_t caller_uid, uint32_t want_ui
  * hello ("hello":1). 0 with *g, or -1 with err naming the grant's job, step and uid once it is one. */
 int tbm_grant_hello(const void *payload, size_t len, uint32_t cred_uid, const char *node, int64_t now,
                     tbm_grant_t *g, tbm_err_t *err);
+
+/* The agent's proof --------------------------------------------------------------------------------- */
+
+/* Is `s` a prove's nonce: exactly TBM_NONCE_LEN lowercase hex digits? */
+int tbm_nonce_ok(const char *s);
+
+/* The nonce of TBM_NONCE_LEN / 2 random bytes: out gets its hex digits and a NUL. */
+void tbm_nonce_format(const unsigned char *raw, char out[TBM_NONCE_LEN + 1]);
+
+/* The payload of the agent's proof for a prove's nonce: {"tbmesh_proof":1,"kind":TBM_PROOF_KIND,"node":NODE,
+ * "nonce":N} (malloc'd), which is no grant (tbm_grant_parse wants "tbmesh_grant") and no record's seal. NULL
+ * with err when the node's name or the nonce is not one. */
+char *tbm_proof_payload(const char *node, const char *nonce, tbm_err_t *err);
+
+/* A proof's credential as the client's munged saw it. */
+typedef struct tbm_proof_cred {
+    int decoded;                 /* munged decoded it; else `why` says what munged said */
+    const char *why;
+    uint32_t uid;                /* who made it (decoded) */
+    const void *payload;         /* its payload (decoded) */
+    size_t len;
+} tbm_proof_cred_t;
+
+/* Did the agent at `agent` (ADDR:PORT, for messages) prove that it is macnoded of `node`, answering `nonce`?
+ * The credential must decode (the cluster's MUNGE key), be root's, be a proof (its kind), name `nonce` (else
+ * it was made for another connection: replayed) and `node`. 0, or -1 with err saying what was wrong and what
+ * to do: nothing may be sent to that agent then. */
+int tbm_proof_check(const tbm_proof_cred_t *p, const char *agent, const char *node, const char *nonce,
+                    tbm_err_t *err);
 
 /* Signals by portable name --------------------------------------------------------------------------- */
 

@@ -53,16 +53,42 @@ static int pj_strings(json_object *o, const char *what, const char *key, size_t 
 
 /* Message parsers, one per type ---------------------------------------------------------------------- */
 
-static int parse_hello(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+/* A prove's or hello's version (read): this side's only. */
+static int version_spoken(const char *what, const tbm_msg_t *m, tbm_err_t *err)
 {
-    if (pj_int32(o, "hello", "version", 1, 1, 1000, &m->version, err) < 0 ||
-        tbm_json_get_str(o, "hello", "cred", 1, TBM_HELLO_MAX, &m->cred, err) < 0)
-        return -1;
     if (m->version != TBM_PROTO_VERSION)
-        return tbm_errprintf(err, "hello: protocol version %d is not spoken here (this side speaks %d); "
-                             "install the same slurm-tbmesh release on the bridge and the Macs",
+        return tbm_errprintf(err, "%s: protocol version %d is not spoken here (this side speaks %d); "
+                             "install the same slurm-tbmesh release on the bridge and the Macs", what,
                              m->version, TBM_PROTO_VERSION);
     return 0;
+}
+
+static int parse_hello(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    return pj_int32(o, "hello", "version", 1, 1, 1000, &m->version, err) < 0 ||
+                   tbm_json_get_str(o, "hello", "cred", 1, TBM_HELLO_MAX, &m->cred, err) < 0 ||
+                   version_spoken("hello", m, err) < 0
+               ? -1
+               : 0;
+}
+
+static int parse_prove(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    if (pj_int32(o, "prove", "version", 1, 1, 1000, &m->version, err) < 0 ||
+        tbm_json_get_str(o, "prove", "nonce", 1, 64, &m->nonce, err) < 0 || version_spoken("prove", m, err) < 0)
+        return -1;
+    if (!tbm_nonce_ok(m->nonce))
+        return tbm_errprintf(err, "prove: 'nonce' must be %d lowercase hex digits (16 random bytes)", TBM_NONCE_LEN);
+    return 0;
+}
+
+static int parse_proof(json_object *o, tbm_msg_t *m, tbm_err_t *err)
+{
+    return pj_int32(o, "proof", "version", 1, 1, 1000, &m->version, err) < 0 ||
+                   tbm_json_get_str(o, "proof", "node", 1, TBM_NODE_MAX - 1, &m->node, err) < 0 ||
+                   tbm_json_get_str(o, "proof", "cred", 1, TBM_HELLO_MAX, &m->cred, err) < 0
+               ? -1
+               : 0;
 }
 
 static int parse_welcome(json_object *o, tbm_msg_t *m, tbm_err_t *err)
@@ -306,13 +332,19 @@ static int parse_job(json_object *o, const char *what, tbm_msg_t *m, tbm_err_t *
 
 static int parse_cleanup(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
-    return parse_job(o, "cleanup", m, err);
+    m->job_uid = -1;
+    return parse_job(o, "cleanup", m, err) < 0 ||
+                   tbm_json_get_int(o, "cleanup", "uid", 0, 0, UINT32_MAX - 1, &m->job_uid, err) < 0 ||
+                   tbm_json_get_bool(o, "cleanup", "exclusive", &m->exclusive, err) < 0
+               ? -1
+               : 0;
 }
 
 static int parse_cleaned(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
     return parse_job(o, "cleaned", m, err) < 0 ||
-                   pj_int32(o, "cleaned", "killed", 1, 0, INT32_MAX, &m->killed, err) < 0
+                   pj_int32(o, "cleaned", "killed", 1, 0, INT32_MAX, &m->killed, err) < 0 ||
+                   pj_int32(o, "cleaned", "swept", 0, 0, INT32_MAX, &m->swept, err) < 0
                ? -1
                : 0;
 }
@@ -437,6 +469,18 @@ static void build_welcome(json_object *o, const tbm_msg_t *m)
     add_str(o, "node", m->node);
 }
 
+static void build_prove(json_object *o, const tbm_msg_t *m)
+{
+    add_int(o, "version", m->version ? m->version : TBM_PROTO_VERSION);
+    add_str(o, "nonce", m->nonce);
+}
+
+static void build_proof(json_object *o, const tbm_msg_t *m)
+{
+    build_hello(o, m);
+    add_str(o, "node", m->node);
+}
+
 static void build_nothing(json_object *o, const tbm_msg_t *m)
 {
     (void)o, (void)m;
@@ -500,15 +544,22 @@ static void build_exit(json_object *o, const tbm_msg_t *m)
     add_rusage(o, &m->rusage);
 }
 
+/* A cleanup's "uid" and "exclusive" go only with a uid: a zeroed message (job_uid 0) names none, as -1 does;
+ * root's own jobs are never swept by uid anyway (lib/reap.h). */
 static void build_cleanup(json_object *o, const tbm_msg_t *m)
 {
     add_int(o, "job", m->job);
+    if (m->job_uid > 0) {
+        add_int(o, "uid", m->job_uid);
+        json_object_object_add(o, "exclusive", json_object_new_boolean(m->exclusive));
+    }
 }
 
 static void build_cleaned(json_object *o, const tbm_msg_t *m)
 {
     add_int(o, "job", m->job);
     add_int(o, "killed", m->killed);
+    add_int(o, "swept", m->swept);
 }
 
 static void build_usage(json_object *o, const tbm_msg_t *m)
@@ -576,6 +627,8 @@ static const struct msg_kind {
     [TBM_MSG_MISSED] = {"missed", parse_missed, build_missed},
     [TBM_MSG_USAGE] = {"usage", parse_usage, build_usage},
     [TBM_MSG_USED] = {"used", parse_used, build_used},
+    [TBM_MSG_PROVE] = {"prove", parse_prove, build_prove},
+    [TBM_MSG_PROOF] = {"proof", parse_proof, build_proof},
 };
 #define N_KINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 

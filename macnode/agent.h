@@ -21,7 +21,9 @@ typedef struct agent_conf {
     const char *jobs_dir;      /* root's folder of the per-job folders (job files) */
     int grace_s;               /* SIGTERM -> SIGKILL */
     int request_timeout_ms;    /* from the welcome to the first request */
-    int idle_timeout_ms;       /* between later requests */
+    int idle_timeout_ms;       /* between later requests: root's connections */
+    int user_idle_timeout_ms;  /* ... the others' (a user's probe or spawn is one request: holding a server idle
+                                  longer only keeps it from others) */
 } agent_conf_t;
 
 /* One connection: waiting at the gate (uid not known yet), then authenticated and served. */
@@ -38,8 +40,9 @@ typedef struct agent_conn {
     tbm_grant_t grant;         /* that grant */
     char grant_sum[65];        /* its credential's SHA-256 (hex), to know it again in the spawn */
     tbm_fdec_t dec;            /* holds what came after the hello */
-    long long accepted, checking, admitted;   /* tbm_now_us at the gate: accepted, its hello's credential
-                                                 checked from, let in; for the spawn's launch line */
+    long long accepted, proved, checking, admitted;   /* tbm_now_us at the gate: accepted, the agent's proof
+                                                         sent, its hello's credential checked from, let in; for
+                                                         the spawn's launch line */
 } agent_conn_t;
 
 /* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */
@@ -57,6 +60,10 @@ static inline int agent_is_root(const agent_conn_t *c)
 
 /* Serve a connection the gate authenticated, to its end (in a server, agent_pool.h); frees c->dec. */
 void agent_serve(agent_conn_t *c);
+
+/* The agent's proof for a prove's nonce: a MUNGE credential made by this process (root) whose payload names
+ * this node and the nonce (tbm_proof_payload). malloc'd, or NULL with err. */
+char *agent_proof(const agent_conf_t *conf, const char *nonce, tbm_err_t *err);
 
 /* Check a credential once: munged decodes it (*out: auth_cred_free it) and the state folder remembers it, so
  * a replay is refused. 0, or -1 with the error code in *code ("forged", "replay", ...) and err. */
@@ -97,12 +104,20 @@ int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_e
 void agent_task_forget(const agent_conf_t *conf, pid_t server);
 
 /* Signal every recorded task of `job` (all jobs when all != 0, only those whose server is gone when
- * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes their records. Returns how many
- * tasks were signalled. */
+ * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes the records of dead servers (a live
+ * one removes its own when its task has ended). Returns how many tasks were signalled. */
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans);
 
 /* How many recorded tasks of job `job` step `step` still have a live server (are running). */
 int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step);
+
+/* Wait up to ms until no task of job (any step) is recorded with a live server: their servers have seen them
+ * end and ended what they left. How many are still there. */
+int agent_tasks_wait(const agent_conf_t *conf, uint32_t job, int ms);
+
+/* How many other jobs than `job` of uid this agent knows on its Mac: running tasks, and job folders it made
+ * that no cleanup removed yet. */
+int agent_other_jobs(const agent_conf_t *conf, uint32_t job, uint32_t uid);
 
 /* Drop expired seen-credential entries. */
 void agent_seen_sweep(const agent_conf_t *conf);

@@ -10,6 +10,7 @@
 #include "facts_json.h"
 #include "fileio.h"
 #include "probe_host.h"
+#include "sweep.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -23,6 +24,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#define CLEANUP_SERVERS_MS 5000   /* how long a cleanup waits for its job's servers to end what their tasks left */
 
 /* Log a refusal, tell the client, and say the connection is over (returns -1). */
 static int refuse(agent_conn_t *c, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -199,6 +202,27 @@ static int do_spawn(agent_conn_t *c, const tbm_msg_t *req, long long welcomed, l
     return -1;
 }
 
+/* After its tasks: whatever of the job is left on this Mac, whatever it did to leave their groups (lib/reap.h:
+ * every process of the job's user when the Mac was the job's alone and the user has no other job here).
+ * How many processes were ended. */
+static int sweep_after(agent_conn_t *c, const tbm_msg_t *req)
+{
+    tbm_reap_ask_t ask = { .job = req->job, .uid = (uint32_t)req->job_uid, .exclusive = req->exclusive,
+                           .self = (long)getpid() };
+    tbm_err_t err = { { 0 } };
+    char why[TBM_ERR_MAX];
+    int ended = 0;
+
+    if (req->job_uid < 0)
+        return 0;
+    ask.other_jobs = agent_other_jobs(c->conf, req->job, ask.uid);
+    if (sweep_job(&ask, c->conf->grace_s * 1000, &ended, why, sizeof(why), &err) < 0)
+        agent_log("%s: job %u: what it left cannot be looked for: %s", c->peer, req->job, err.msg);
+    else
+        agent_log("%s: job %u: %d processes it left ended (%s)", c->peer, req->job, ended, why);
+    return ended;
+}
+
 static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
 {
     tbm_err_t err = { { 0 } };
@@ -208,10 +232,14 @@ static int do_cleanup(agent_conn_t *c, const tbm_msg_t *req)
         return refuse(c, "uid", "cleanup of job %u refused: only root on the bridge host may clean up a job",
                       req->job);
     m.killed = agent_kill_tasks(c->conf, req->job, 0, 0);
+    if (agent_tasks_wait(c->conf, req->job, CLEANUP_SERVERS_MS) > 0)
+        agent_log("%s: job %u: its tasks' servers have not finished after %d ms", c->peer, req->job,
+                  CLEANUP_SERVERS_MS);
+    m.swept = sweep_after(c, req);
     agent_usage_forget(c->conf, req->job);
     if (agent_job_remove(c->conf, req->job, &err) < 0)
         return refuse(c, "cleanup", "job %u: %s", req->job, err.msg);
-    agent_log("%s: job %u cleaned up (%d tasks killed)", c->peer, req->job, m.killed);
+    agent_log("%s: job %u cleaned up (%d tasks killed, %d other processes)", c->peer, req->job, m.killed, m.swept);
     return wire_send(c->fd, &m, &err);
 }
 
@@ -271,7 +299,7 @@ void agent_serve(agent_conn_t *c)
             tbm_msg_free(&m);
             if (rc < 0)
                 break;
-            timeout = c->conf->idle_timeout_ms;
+            timeout = agent_is_root(c) ? c->conf->idle_timeout_ms : c->conf->user_idle_timeout_ms;
         }
         if (rc < 0 && tbm_erris(&err))
             refuse(c, "frame", "malformed request: %s", err.msg);

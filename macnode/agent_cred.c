@@ -1,9 +1,23 @@
-/* agent_cred.c: a MUNGE credential (a hello's, a grant's) checked once: decoded by munged, then recorded in
- * the state folder so that a replay is refused even when munged has forgotten it (see agent.h). */
+/* agent_cred.c: the agent's MUNGE credentials: its proof for a prove, made; a hello's or a grant's, checked
+ * once: decoded by munged, then recorded in the state folder so that a replay is refused even when munged has
+ * forgotten it (see agent.h). */
 #include "config.h"
 #include "agent.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *agent_proof(const agent_conf_t *conf, const char *nonce, tbm_err_t *err)
+{
+    char *payload = tbm_proof_payload(conf->node, nonce, err), *cred;
+
+    if (!payload)
+        return NULL;
+    cred = auth_encode(conf->munge_socket, payload, strlen(payload), 0, err);
+    free(payload);
+    return cred;
+}
 
 int agent_cred_once(const agent_conf_t *conf, const char *what, const char *cred, auth_cred_t *out,
                     const char **code, tbm_err_t *err)

@@ -1,5 +1,5 @@
-/* agent_gate.c: connections wait for their MUNGE hello in macnoded's main process, bounded and with a
- * deadline (see agent_gate.h). */
+/* agent_gate.c: connections wait in macnoded's main process, bounded and with a deadline, for the agent's
+ * proof (made at a bounded rate) and their MUNGE hello (see agent_gate.h). */
 #include "config.h"
 #include "agent_gate.h"
 #include "agent_log.h"
@@ -26,6 +26,8 @@ struct agent_gate {
     agent_conn_t conn[GATE_WAITING_MAX];
     agent_waiting_t wait[GATE_WAITING_MAX];
     struct pollfd pfd[GATE_WAITING_MAX + 1];
+    agent_bucket_t proofs;                   /* the proofs' rate limit */
+    int token_ms;                            /* with a proof due and no token: when the next comes */
 };
 
 int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per_peer, int total)
@@ -33,17 +35,54 @@ int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per
     int i, mine = 0, oldest_mine = -1, oldest = -1;
 
     for (i = 0; i < n; i++) {
-        if (oldest < 0 || w[i].since < w[oldest].since)
+        if (oldest < 0 || w[i].moved < w[oldest].moved)
             oldest = i;
         if (strcmp(w[i].addr, addr) != 0)
             continue;
         mine++;
-        if (oldest_mine < 0 || w[i].since < w[oldest_mine].since)
+        if (oldest_mine < 0 || w[i].moved < w[oldest_mine].moved)
             oldest_mine = i;
     }
     if (mine >= per_peer)
         return oldest_mine;
     return n >= total ? oldest : -1;
+}
+
+int agent_gate_next_proof(const agent_waiting_t *w, int n)
+{
+    int i, j, best = -1, best_open = 0, open;
+
+    for (i = 0; i < n; i++) {
+        if (w[i].phase != GATE_PROOF_DUE)
+            continue;
+        for (j = open = 0; j < n; j++)
+            open += w[j].phase == GATE_PROVED && strcmp(w[j].addr, w[i].addr) == 0;
+        if (best < 0 || open < best_open || (open == best_open && w[i].since < w[best].since))
+            best = i, best_open = open;
+    }
+    return best;
+}
+
+int agent_bucket_take(agent_bucket_t *b, long long now, int rate, int burst, int *wait_ms)
+{
+    double need;
+
+    if (!b->at || now < b->at)
+        b->tokens = burst;
+    else
+        b->tokens += (double)(now - b->at) * rate / 1000.0;
+    if (b->tokens > burst)
+        b->tokens = burst;
+    b->at = now;
+    if (b->tokens >= 1.0) {
+        b->tokens -= 1.0;
+        return 1;
+    }
+    need = (1.0 - b->tokens) * 1000.0 / rate;   /* ms until a whole token, rounded up, 1 at least */
+    *wait_ms = (int)need < need ? (int)need + 1 : (int)need;
+    if (*wait_ms < 1)
+        *wait_ms = 1;
+    return 0;
 }
 
 static void set_nonblock(int fd)
@@ -62,6 +101,7 @@ agent_gate_t *agent_gate_new(const agent_conf_t *conf, int lfd, tbm_err_t *err)
         return tbm_errprintf(err, "out of memory for the connection gate"), NULL;
     g->conf = conf;
     g->lfd = lfd;
+    g->token_ms = -1;
     set_nonblock(lfd);
     return g;
 }
@@ -140,12 +180,12 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
     tbm_msg_t m;
 
     if (tbm_msg_parse(f, &m, &err) < 0) {
-        turn_away(g, i, AGENT_NOISE_REFUSED, "frame", "malformed first frame: %s", err.msg);
+        turn_away(g, i, AGENT_NOISE_REFUSED, "frame", "malformed hello: %s", err.msg);
         return;
     }
     if (m.type != TBM_MSG_HELLO) {
-        turn_away(g, i, AGENT_NOISE_REFUSED, "auth", "the first frame must be hello with a MUNGE credential, "
-                  "not %s", tbm_msg_type_name(m.type));
+        turn_away(g, i, AGENT_NOISE_REFUSED, "auth", "after the agent's proof the next frame must be hello with "
+                  "a MUNGE credential, not %s", tbm_msg_type_name(m.type));
         tbm_msg_free(&m);
         return;
     }
@@ -173,14 +213,96 @@ static void hello(agent_gate_t *g, int i, const tbm_frame_t *f, void (*admit)(vo
     admit(ctx, &handed);
 }
 
-/* Read what entry i sent. A whole frame is judged at once; a closed or failed connection goes. */
-static void read_waiting(agent_gate_t *g, int i, void (*admit)(void *, agent_conn_t *), void *ctx)
+/* The first frame came whole: a prove (its nonce kept, its proof due), or a refusal. 0, or -1 (turned away). */
+static int prove(agent_gate_t *g, int i, const tbm_frame_t *f)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m;
+
+    if (tbm_msg_parse(f, &m, &err) < 0)
+        return turn_away(g, i, AGENT_NOISE_REFUSED, "frame", "malformed first frame: %s", err.msg), -1;
+    if (m.type != TBM_MSG_PROVE) {
+        turn_away(g, i, AGENT_NOISE_REFUSED, "auth", "the first frame must be prove: the agent proves itself before "
+                  "any credential is sent (protocol version %d; install the same slurm-tbmesh release on the "
+                  "bridge and the Macs), not %s", TBM_PROTO_VERSION, tbm_msg_type_name(m.type));
+        tbm_msg_free(&m);
+        return -1;
+    }
+    snprintf(g->wait[i].nonce, sizeof(g->wait[i].nonce), "%s", m.nonce);
+    g->wait[i].phase = GATE_PROOF_DUE;
+    g->wait[i].moved = tbm_now_ms();
+    tbm_msg_free(&m);
+    return 0;
+}
+
+/* Make entry i's proof and send it (one short frame on a new socket: its send buffer takes it at once). 0,
+ * or -1 (turned away). */
+static int send_proof(agent_gate_t *g, int i)
+{
+    agent_conn_t *c = &g->conn[i];
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m = { .type = TBM_MSG_PROOF, .version = TBM_PROTO_VERSION, .node = g->conf->node };
+    char *cred = agent_proof(g->conf, g->wait[i].nonce, &err);
+    int rc = -1;
+
+    if (!cred)
+        turn_away(g, i, AGENT_NOISE_REFUSED, "internal", "the agent cannot prove itself: %s", err.msg);
+    else if (m.cred = cred, wire_send(c->fd, &m, &err) < 0)
+        turn_away(g, i, AGENT_NOISE_CLOSED, "proof", "cannot send the proof: %s", err.msg);
+    else
+        rc = 0;
+    free(cred);
+    if (rc == 0) {
+        g->wait[i].phase = GATE_PROVED;
+        g->wait[i].moved = tbm_now_ms();
+        c->proved = tbm_now_us();
+    }
+    return rc;
+}
+
+/* Make the proofs due, as many as the rate limit lets through now, fairly among peers. */
+static void give_proofs(agent_gate_t *g)
+{
+    int i;
+
+    g->token_ms = -1;
+    while ((i = agent_gate_next_proof(g->wait, g->n)) >= 0) {
+        if (!agent_bucket_take(&g->proofs, tbm_now_ms(), GATE_PROOF_RATE, GATE_PROOF_BURST, &g->token_ms))
+            return;
+        send_proof(g, i);
+    }
+    g->token_ms = -1;
+}
+
+/* Judge the whole frames entry i holds: its prove, then (proved) its hello. */
+static void advance(agent_gate_t *g, int i, void (*admit)(void *, agent_conn_t *), void *ctx)
 {
     agent_conn_t *c = &g->conn[i];
     tbm_err_t err = { { 0 } };
     tbm_frame_t f;
-    ssize_t n = wire_fill(c->fd, &c->dec);
     int rc;
+
+    while (g->wait[i].phase != GATE_PROOF_DUE) {
+        rc = tbm_fdec_next(&c->dec, &f, &err);
+        if (rc < 0)
+            turn_away(g, i, AGENT_NOISE_REFUSED, "frame", "malformed %s: %s",
+                      g->wait[i].phase == GATE_PROVED ? "hello" : "first frame", err.msg);
+        if (rc <= 0)
+            return;
+        if (g->wait[i].phase == GATE_PROVED) {
+            hello(g, i, &f, admit, ctx);
+            return;
+        }
+        if (prove(g, i, &f) < 0)
+            return;
+    }
+}
+
+/* Read what entry i sent, and judge it; a closed or failed connection goes. */
+static void read_waiting(agent_gate_t *g, int i, void (*admit)(void *, agent_conn_t *), void *ctx)
+{
+    agent_conn_t *c = &g->conn[i];
+    ssize_t n = wire_fill(c->fd, &c->dec);
 
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
@@ -190,11 +312,18 @@ static void read_waiting(agent_gate_t *g, int i, void (*admit)(void *, agent_con
         remove_at(g, i, 1);
         return;
     }
-    rc = tbm_fdec_next(&c->dec, &f, &err);
-    if (rc < 0)
-        turn_away(g, i, AGENT_NOISE_REFUSED, "frame", "malformed first frame: %s", err.msg);
-    else if (rc > 0)
-        hello(g, i, &f, admit, ctx);
+    advance(g, i, admit, ctx);
+}
+
+/* Entries proved this turn whose hello came with their prove (a client that did not wait for the proof): judged
+ * now, as nothing more may come to wake them. */
+static void proved_waiting(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), void *ctx)
+{
+    int i;
+
+    for (i = g->n - 1; i >= 0; i--)
+        if (g->wait[i].phase == GATE_PROVED && tbm_fdec_pending(&g->conn[i].dec) > 0)
+            advance(g, i, admit, ctx);
 }
 
 /* Take one new connection; make room for it first when a limit is reached. */
@@ -205,7 +334,7 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     tbm_err_t err = { { 0 } };
     int fd = accept(g->lfd, (struct sockaddr *)&sa, &len), victim, one = 1;
     agent_conn_t c = { .conf = g->conf, .fd = fd, .accepted = tbm_now_us() };
-    agent_waiting_t w = { .since = tbm_now_ms() };
+    agent_waiting_t w = { .since = tbm_now_ms(), .moved = tbm_now_ms() };
     const char *colon;
 
     if (fd < 0) {
@@ -227,15 +356,17 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     }
     victim = agent_gate_victim(g->wait, g->n, w.addr, GATE_WAITING_PER_PEER, GATE_WAITING_MAX);
     if (victim >= 0) {
-        agent_log_noisy(AGENT_NOISE_SHED, w.since, "%s: closed without a hello after %lld ms, to make room (at "
-                        "most %d connections wait for their hello, %d from one address)", g->conn[victim].peer,
-                        w.since - g->wait[victim].since, GATE_WAITING_MAX, GATE_WAITING_PER_PEER);
+        agent_log_noisy(AGENT_NOISE_SHED, w.since, "%s: closed without a hello after %lld ms, %lld ms since it last "
+                        "moved on, to make room (at most %d connections wait for their hello, %d from one address)",
+                        g->conn[victim].peer, w.since - g->wait[victim].since, w.since - g->wait[victim].moved,
+                        GATE_WAITING_MAX, GATE_WAITING_PER_PEER);
         remove_at(g, victim, 1);
     }
     g->conn[g->n] = c;
     g->wait[g->n] = w;
     g->n++;
-    read_waiting(g, g->n - 1, admit, ctx);   /* a client that sent its hello with the connection gets in now */
+    read_waiting(g, g->n - 1, admit, ctx);   /* a client that sent its prove with the connection is answered now */
+    give_proofs(g);
     return 0;
 }
 
@@ -245,8 +376,10 @@ static void expire(agent_gate_t *g, long long now)
 
     for (i = g->n - 1; i >= 0; i--)
         if (now - g->wait[i].since >= GATE_DEADLINE_MS)
-            turn_away(g, i, AGENT_NOISE_TIMEOUT, "auth", "no hello within %d ms; a client says hello with its MUNGE "
-                      "credential at once", GATE_DEADLINE_MS);
+            turn_away(g, i, AGENT_NOISE_TIMEOUT, "auth", "no %s within %d ms; a client sends prove at once, and its "
+                      "hello as soon as the proof came%s", g->wait[i].phase == GATE_WANTS_PROVE ? "prove" : "hello",
+                      GATE_DEADLINE_MS, g->wait[i].phase == GATE_PROOF_DUE ? " (its proof waited for the agent's "
+                      "rate limit of proofs: it is flooded with proves)" : "");
 }
 
 static int wait_ms(const agent_gate_t *g, int timeout_ms, long long now)
@@ -260,6 +393,8 @@ static int wait_ms(const agent_gate_t *g, int timeout_ms, long long now)
     if (first < 0)
         return timeout_ms;
     left = first + GATE_DEADLINE_MS - now;
+    if (g->token_ms >= 0 && g->token_ms < left)
+        left = g->token_ms;   /* a proof is due: the rate limit lets it through then */
     return left < 0 ? 0 : left < timeout_ms ? (int)left : timeout_ms;
 }
 
@@ -271,6 +406,8 @@ void agent_gate_turn(agent_gate_t *g, int timeout_ms, void (*admit)(void *ctx, a
     for (i = 0; i < n; i++)
         g->pfd[i + 1] = (struct pollfd){ .fd = g->conn[i].fd, .events = POLLIN };
     if (poll(g->pfd, (nfds_t)n + 1, wait_ms(g, timeout_ms, tbm_now_ms())) <= 0) {
+        give_proofs(g);
+        proved_waiting(g, admit, ctx);
         expire(g, tbm_now_ms());
         return;
     }
@@ -278,10 +415,13 @@ void agent_gate_turn(agent_gate_t *g, int timeout_ms, void (*admit)(void *ctx, a
     for (i = n - 1; i >= 0; i--)
         if (g->pfd[i + 1].revents)
             read_waiting(g, i, admit, ctx);
+    give_proofs(g);
+    proved_waiting(g, admit, ctx);
     expire(g, tbm_now_ms());
     for (k = 0; g->pfd[0].revents && k < GATE_ACCEPT_BATCH; k++)
         if (accept_one(g, admit, ctx) < 0)
             break;
+    proved_waiting(g, admit, ctx);
 }
 
 static void close_all(agent_gate_t *g, int tell)

@@ -1,19 +1,27 @@
-/* agent_gate.h: macnoded's front door. Every connection waits here, in the agent's main process, until its
- * first frame is a hello whose MUNGE credential checks out: nothing is forked and no large buffer is given to
- * a stranger (a hello fits in TBM_HELLO_MAX bytes). Waiting connections are bounded per peer address and in
- * total: a new connection is always taken, and the oldest waiting one (of its peer when that peer is at its
- * limit) is closed to make room, so a flood of idle connections ages out while a client that sends its hello
- * at once gets through. A connection without a whole hello after GATE_DEADLINE_MS is closed. Garbage is
- * refused as soon as it is read; all this is logged under the rate limit (agent_log.h). */
+/* agent_gate.h: macnoded's front door. Every connection waits here, in the agent's main process, until the
+ * agent has proved itself to it and its hello's MUNGE credential checks out: nothing is forked and no large
+ * buffer is given to a stranger (each first frame fits in TBM_HELLO_MAX bytes). The client's first frame is
+ * prove (a nonce); the agent answers proof, a MUNGE credential of root's naming this node and the nonce
+ * (lib/proto.h), once per connection, and at most GATE_PROOF_RATE a second (GATE_PROOF_BURST at once), so that
+ * a flood of proves does not turn the agent into a munged hammer: a prove beyond that waits (its deadline
+ * running) for the next, and the proofs due go first to the peers with the fewest proofs unanswered by a
+ * hello. Then the hello. Waiting connections are bounded per peer address and in total: a new connection is
+ * always taken, and the waiting one that has stood still the longest (no frame, no proof since) is closed to
+ * make room (of its peer when that peer is at its limit), so a flood of idle connections ages out while a
+ * client that sends its frames at once gets through. A
+ * connection without a whole hello after GATE_DEADLINE_MS is closed. Garbage is refused as soon as it is read;
+ * all this is logged under the rate limit (agent_log.h). */
 #ifndef MACNODE_AGENT_GATE_H
 #define MACNODE_AGENT_GATE_H
 
 #include "agent.h"
 
 #define GATE_WAITING_MAX      128    /* connections waiting for their hello, in total */
-#define GATE_WAITING_PER_PEER 32     /* ... from one peer address */
+#define GATE_WAITING_PER_PEER 64     /* ... from one peer address (the bridge launches a step's tasks at once) */
 #define GATE_DEADLINE_MS      3000   /* from accept to a whole hello */
 #define GATE_ACCEPT_BATCH     64     /* connections accepted per turn before the waiting ones are read again */
+#define GATE_PROOF_RATE       256    /* proofs made a second at most (each a munge_encode) ... */
+#define GATE_PROOF_BURST      128    /* ... and at once (every waiting connection) */
 
 typedef struct agent_gate agent_gate_t;
 
@@ -31,14 +39,38 @@ void agent_gate_turn(agent_gate_t *g, int timeout_ms, void (*admit)(void *ctx, a
 /* In a forked server: close the waiting connections' sockets (this process's copies) and free the gate. */
 void agent_gate_drop(agent_gate_t *g);
 
+/* Where a waiting connection is. */
+typedef enum agent_gate_phase {
+    GATE_WANTS_PROVE = 0,   /* its first frame, prove, has not come */
+    GATE_PROOF_DUE,         /* its prove came; its proof waits for the rate limit */
+    GATE_PROVED,            /* its proof was sent; its hello has not come */
+} agent_gate_phase_t;
+
 /* What the limits decide, apart so that it can be tested: which waiting connection to close so that one more
- * from `addr` fits, given the waiting ones' addresses and arrival times. Its index, or -1 when there is
- * room. The oldest of addr's own when addr has per_peer waiting, else the oldest of all when total are. */
+ * from `addr` fits, given the waiting ones' addresses and when they last moved on. Its index, or -1 when there
+ * is room. The one of addr's own that stood still the longest when addr has per_peer waiting, else the one of
+ * all when total are. */
 typedef struct agent_waiting {
     char addr[64];       /* the peer's address, without the port */
     long long since;     /* accepted at (tbm_now_ms) */
+    long long moved;     /* accepted, its prove read or its proof sent at, the last of them (tbm_now_ms) */
+    agent_gate_phase_t phase;
+    char nonce[TBM_NONCE_LEN + 1];   /* its prove's (GATE_PROOF_DUE) */
 } agent_waiting_t;
 
 int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per_peer, int total);
+
+/* Which connection's proof is made next: of those GATE_PROOF_DUE, one whose peer has the fewest connections
+ * GATE_PROVED (proofs that no hello answered yet), the oldest of those. Its index, or -1 when none is due. */
+int agent_gate_next_proof(const agent_waiting_t *w, int n);
+
+/* The proofs' rate limit: a bucket of tokens, `rate` a second, at most `burst` kept. */
+typedef struct agent_bucket {
+    double tokens;
+    long long at;        /* when it was last filled (tbm_now_ms); 0: never (it starts full) */
+} agent_bucket_t;
+
+/* Take a token at `now` (ms): 1 when there was one; 0 when not, with *wait_ms until the next. */
+int agent_bucket_take(agent_bucket_t *b, long long now, int rate, int burst, int *wait_ms);
 
 #endif

@@ -46,7 +46,7 @@ typedef struct handoff {
     uint32_t uid;
     uint32_t nbuf;         /* the bytes read after the hello, which follow */
     uint32_t granted;      /* the hello was a job grant: grant, grant_sum */
-    long long accepted, checking, admitted;
+    long long accepted, proved, checking, admitted;
     char peer[96];
     tbm_grant_t grant;
     char grant_sum[65];
@@ -153,7 +153,7 @@ static int send_conn(int ch, const agent_conn_t *c)
     h.magic = HANDOFF_MAGIC;
     h.uid = (uint32_t)c->uid;
     h.nbuf = (uint32_t)nbuf;
-    h.accepted = c->accepted, h.checking = c->checking, h.admitted = c->admitted;
+    h.accepted = c->accepted, h.proved = c->proved, h.checking = c->checking, h.admitted = c->admitted;
     snprintf(h.peer, sizeof(h.peer), "%s", c->peer);
     if (c->by_grant) {   /* handed before its spawn: the grant is unused */
         h.granted = 1;
@@ -225,16 +225,19 @@ static int fork_server(agent_pool_t *p, const agent_conn_t *c, server_t **out)
 int agent_pool_give(agent_pool_t *p, agent_conn_t *c, char *why, size_t len)
 {
     server_t *s;
-    int all, mine;
+    int all, mine, root = c->uid == 0, most = root ? p->lim.max : p->lim.max - p->lim.root_reserve;
 
     mine = busy_of(p, c->uid, &all);
-    if (!idle_one(p) || all >= p->lim.max || (c->uid != 0 && mine >= p->lim.max_per_uid)) {
+    if (!idle_one(p) || all >= most || (!root && mine >= p->lim.max_per_uid)) {
         collect(p, tbm_now_ms());
         mine = busy_of(p, c->uid, &all);
     }
-    if (all >= p->lim.max)
+    if (all >= most && (root || !p->lim.root_reserve))
         return snprintf(why, len, "the agent is serving all the connections it may"), -1;
-    if (c->uid != 0 && mine >= p->lim.max_per_uid)
+    if (all >= most)
+        return snprintf(why, len, "the agent is serving all the connections users may have (the last %d are kept "
+                        "for root's requests)", p->lim.root_reserve), -1;
+    if (!root && mine >= p->lim.max_per_uid)
         return snprintf(why, len, "this user has all the connections to the agent a user may have"), -1;
     while ((s = idle_one(p))) {
         if (send_conn(s->ch, c) == 0) {
@@ -390,7 +393,7 @@ static int take_conn(int ch, agent_conn_t *c, tbm_err_t *err)
     }
     c->fd = fd;
     c->uid = (uid_t)h.uid;
-    c->accepted = h.accepted, c->checking = h.checking, c->admitted = h.admitted;
+    c->accepted = h.accepted, c->proved = h.proved, c->checking = h.checking, c->admitted = h.admitted;
     h.peer[sizeof(h.peer) - 1] = '\0';
     snprintf(c->peer, sizeof(c->peer), "%s", h.peer);
     c->by_grant = c->granted = h.granted == 1;

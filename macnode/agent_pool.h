@@ -27,6 +27,7 @@ typedef struct agent_pool_limits {
     int idle_keep;      /* AGENT_POOL_IDLE */
     int idle_ms;        /* AGENT_POOL_IDLE_S * 1000 */
     int conns;          /* AGENT_POOL_CONNS */
+    int root_reserve;   /* of max, the last connections are root's alone (its health check, cleanup, usage) */
 } agent_pool_limits_t;
 
 typedef struct agent_pool agent_pool_t;
@@ -38,8 +39,9 @@ agent_pool_t *agent_pool_new(const agent_pool_limits_t *lim, void (*serve)(void 
                              void (*in_new)(void *ctx), void *ctx, tbm_err_t *err);
 
 /* Hand c to a server: an idle one, else a new one. 0 when handed on; -1 when the agent (or c's uid) has all
- * the connections it may have (`busy`), -2 when no server can take it (cannot fork); why says which. Either
- * way c's socket and decoder are still the caller's to close and free (the server has its own copy). */
+ * the connections it may have (`busy`: users' connections take at most max - root_reserve in all, root's up to
+ * max), -2 when no server can take it (cannot fork); why says which. Either way c's socket and decoder are
+ * still the caller's to close and free (the server has its own copy). */
 int agent_pool_give(agent_pool_t *p, agent_conn_t *c, char *why, size_t len);
 
 /* A child of the main process was reaped: forget it when it was a server. 1 when it was one. */

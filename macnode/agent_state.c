@@ -7,6 +7,7 @@
 #include "fileio.h"
 #include "scalar.h"
 #include "json_read.h"
+#include "sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -262,7 +263,8 @@ static int each_record(const agent_conf_t *conf, int (*fn)(const agent_conf_t *c
 
 typedef struct which {
     uint32_t job, step;
-    int all, orphans;
+    int all, orphans, any_step;
+    uint32_t uid;        /* count_others: whose other jobs */
 } which_t;
 
 static int count_running(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
@@ -270,32 +272,61 @@ static int count_running(const agent_conf_t *conf, const char *path, const agent
     const which_t *w = arg;
 
     (void)conf;
-    return r->job == w->job && r->step == w->step && server_alive(path);
+    return r->job == w->job && (w->any_step || r->step == w->step) && server_alive(path);
 }
 
 int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step)
 {
-    which_t w = { job, step, 0, 0 };
+    which_t w = { job, step, 0, 0, 0, 0 };
 
     return each_record(conf, count_running, &w);
+}
+
+int agent_tasks_wait(const agent_conf_t *conf, uint32_t job, int ms)
+{
+    which_t w = { job, 0, 0, 0, 1, 0 };
+    long long end = tbm_now_ms() + ms;
+    struct timespec pause = { 0, 20 * 1000 * 1000 };
+    int left;
+
+    while ((left = each_record(conf, count_running, &w)) > 0 && tbm_now_ms() < end)
+        nanosleep(&pause, NULL);
+    return left;
+}
+
+static int count_others(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
+{
+    const which_t *w = arg;
+
+    (void)conf;
+    return r->job != w->job && r->uid == w->uid && server_alive(path);
+}
+
+int agent_other_jobs(const agent_conf_t *conf, uint32_t job, uint32_t uid)
+{
+    which_t w = { job, 0, 0, 0, 0, uid };
+
+    return each_record(conf, count_others, &w) + sweep_other_folders(conf->jobs_dir, job, uid);
 }
 
 static int kill_one(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
 {
     const which_t *w = arg;
+    int alive = server_alive(path);
 
-    if ((!w->all && r->job != w->job) || (w->orphans && server_alive(path)))
+    if ((!w->all && r->job != w->job) || (w->orphans && alive))
         return 0;
     agent_log("killing task group %ld of job %u step %u (uid %u)%s", (long)r->pgid, r->job, r->step, r->uid,
               w->orphans ? ": its server is gone" : "");
     agent_kill_group(r->pgid, 0, conf->grace_s);
-    unlink(path);
+    if (!alive)
+        unlink(path);   /* a live server forgets its task itself, once it has ended what the task left */
     return 1;
 }
 
 int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphans)
 {
-    which_t w = { job, 0, all, orphans };
+    which_t w = { job, 0, all, orphans, 0, 0 };
 
     return each_record(conf, kill_one, &w);
 }

@@ -1,13 +1,16 @@
 /* agent_task.c: run one granted task as its user and relay it: stdout/stderr (or a pty) to data frames,
  * stdin frames to the task, signals to its process group, SIGTERM then SIGKILL when the client goes, the
  * time limit passes or the agent stops; finally the exit status and resource use (wait4 rusage and wall
- * time), kept in the state folder for the job's record (agent_usage.c) and sent in the exit (see agent.h). */
+ * time), kept in the state folder for the job's record (agent_usage.c) and sent in the exit (see agent.h).
+ * On Linux the server is the subreaper of its task (PR_SET_CHILD_SUBREAPER): what the task started and
+ * left (setsid, a double fork, nohup) comes back to the server as its child, and ends with the task. */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"
 #include "agent_privdrop.h"
 #include "clock.h"
 #include "scalar.h"
+#include "sweep.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <poll.h>
 #ifdef __linux__
 #include <sched.h>
+#include <sys/prctl.h>
 #endif
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/asan_interface.h>
@@ -49,6 +53,7 @@ typedef struct task {
     int sock_open, stdin_eof;
     char *inbuf;
     size_t inlen;
+    uint32_t job, uid;        /* the grant's: whose leftovers end with the task */
 } task_t;
 
 static int chld_pipe[2] = { -1, -1 };
@@ -530,20 +535,53 @@ static void read_setup(agent_conn_t *c, task_t *t)
         wire_send_data(c->fd, TBM_FRAME_STDERR, line, (size_t)n);
 }
 
+/* The task has ended and its group was sent SIGKILL: what it started and left out of its group (setsid, a
+ * double fork, nohup) still runs under the server (Linux: their subreaper) and ends now, with SIGKILL as the
+ * group did, so that it neither outlives the task nor holds its output open. With no child left (nothing
+ * escaped) this is one system call. Root's tasks' leftovers are never looked for (lib/reap.h). */
+static void end_leftovers(agent_conn_t *c, const task_t *t)
+{
+    long self = (long)getpid();
+    tbm_reap_ask_t ask = { .job = t->job, .uid = t->uid, .self = self, .roots = &self, .n_roots = 1 };
+    tbm_err_t err = { { 0 } };
+    char why[TBM_ERR_MAX];
+    int ended = 0;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        ;
+    if (pid < 0 || t->uid == 0)
+        return;
+    if (sweep_job(&ask, 0, &ended, why, sizeof(why), &err) < 0)
+        agent_log("%s: job %u: cannot look for what its task left: %s", c->peer, t->job, err.msg);
+    else if (ended > 0)
+        agent_log("%s: job %u: task %ld left %d processes outside its group: ended", c->peer, t->job,
+                  (long)t->pid, ended);
+}
+
+/* Reap the task, and the orphans of it that came back to the server (its subreaper) and ended. */
 static void reap(agent_conn_t *c, task_t *t)
 {
     char b[64];
+    struct rusage ru;
+    int status;
+    pid_t pid;
 
     while (read(chld_pipe[0], b, sizeof(b)) > 0)
         ;
     if (stop_requested)
         start_kill(c, t, "the agent is stopping");
-    if (t->exited || wait4(t->pid, &t->status, WNOHANG, &t->ru) != t->pid)
-        return;
-    t->end_us = tbm_now_us();
-    t->exited = 1;
-    t->drain_until = tbm_now_ms() + DRAIN_MS;
-    kill(-t->pid, SIGKILL);   /* what the task left behind in its group ends with it, as in a Slurm step */
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+        if (pid != t->pid || t->exited)
+            continue;
+        t->status = status;
+        t->ru = ru;
+        t->end_us = tbm_now_us();
+        t->exited = 1;
+        t->drain_until = tbm_now_ms() + DRAIN_MS;
+        kill(-t->pid, SIGKILL);   /* what the task left behind in its group ends with it, as in a Slurm step */
+        end_leftovers(c, t);
+    }
 }
 
 static int poll_timeout(const task_t *t)
@@ -611,6 +649,7 @@ static void relay(agent_conn_t *c, task_t *t, char *buf)
         t->end_us = tbm_now_us();
 }
 
+
 /* How the task ended and what it used: wait4's rusage (its own and that of the children it waited for;
  * ru_maxrss is in bytes on macOS, KiB on Linux) and the wall time from fork to reaping. */
 static void task_usage(const task_t *t, const tbm_msg_t *spawn, const tbm_grant_t *g, tbm_task_usage_t *u)
@@ -666,6 +705,11 @@ static void catch_signals(void)
     if (chld_pipe[0] < 0 && pipe(chld_pipe) == 0) {   /* once per server: it serves one task after another */
         set_flags(chld_pipe[0], O_NONBLOCK, FD_CLOEXEC);
         set_flags(chld_pipe[1], O_NONBLOCK, FD_CLOEXEC);
+#ifdef PR_SET_CHILD_SUBREAPER
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+            agent_log("cannot be the subreaper of the tasks (%s): what a task leaves outside its group is found "
+                      "only at the job's cleanup", strerror(errno));
+#endif
     }
     sa.sa_handler = on_sigchld;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
@@ -688,7 +732,8 @@ static double ms(long long from, long long to)
 void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *g, const agent_user_t *u,
                     const char *jobdir, const long long stamps[3])
 {
-    task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1 };
+    task_t t = { .out = -1, .err = -1, .in = -1, .pty = -1, .setup = -1, .sock_open = 1, .job = g->job,
+                 .uid = g->uid };
     agent_task_rec_t rec = { g->job, g->step, g->uid, 0, getpid() };
     tbm_msg_t started = { .type = TBM_MSG_STARTED };
     tbm_task_usage_t usage;
@@ -713,10 +758,11 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     }
     if (jobdir)
         agent_log("%s: job %u: %d files written in %s", c->peer, g->job, spawn->n_files, jobdir);
-    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f hello_credential=%.2f welcome=%.2f "
-              "request=%.2f grant=%.2f files=%.2f", c->peer, g->job, g->step, ms(c->accepted, c->admitted),
-              ms(c->checking, c->admitted), ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]),
-              ms(stamps[1], stamps[2]), jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
+    agent_log("%s: job %u step %u: launch on the agent (ms): gate=%.2f proof=%.2f hello_credential=%.2f "
+              "welcome=%.2f request=%.2f grant=%.2f files=%.2f", c->peer, g->job, g->step,
+              ms(c->accepted, c->admitted), ms(c->accepted, c->proved), ms(c->checking, c->admitted),
+              ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]), ms(stamps[1], stamps[2]),
+              jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
     rec.pgid = t.pid;
     if (agent_task_record(c->conf, &rec, &err) < 0)
         agent_log("%s: cannot record task %ld (a restarted agent will not know it): %s", c->peer, (long)t.pid,

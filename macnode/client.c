@@ -1,4 +1,4 @@
-/* client.c: connect, authenticate and ask the agent (see client.h). */
+/* client.c: connect, have the agent prove itself, authenticate and ask it (see client.h). */
 #include "config.h"
 #include "client.h"
 #include "auth.h"
@@ -8,11 +8,14 @@
 #include "fileio.h"
 #include "wire.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 const char *client_who(const client_t *c, char *buf, size_t len)
@@ -26,11 +29,11 @@ const char *client_who(const client_t *c, char *buf, size_t len)
     return buf;
 }
 
-/* The next message, which must be of type want; an error message becomes err. */
-static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err)
+/* The next message within ms, which must be of type want; an error message becomes err. */
+static int expect_within(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, int ms, tbm_err_t *err)
 {
     char who[160];
-    int rc = wire_next_msg(c->fd, &c->dec, m, c->reply_ms > 0 ? c->reply_ms : CLIENT_REPLY_MS, err);
+    int rc = wire_next_msg(c->fd, &c->dec, m, ms, err);
 
     client_who(c, who, sizeof(who));
     if (rc == 0)
@@ -48,6 +51,11 @@ static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err
     return -1;
 }
 
+static int expect(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, tbm_err_t *err)
+{
+    return expect_within(c, want, m, c->reply_ms > 0 ? c->reply_ms : CLIENT_REPLY_MS, err);
+}
+
 /* Why the connection failed, and what to look at. */
 static int unreachable(client_t *c, tbm_err_t *err)
 {
@@ -59,6 +67,106 @@ static int unreachable(client_t *c, tbm_err_t *err)
     return tbm_errprintf(err, "cannot reach %s: %s; check that macnoded runs on %s (launchd job "
                          "org.slurm-tbmesh.macnoded) and that tbmesh.conf's AgentAddr and AgentPort for it are "
                          "right", client_who(c, who, sizeof(who)), strerror(errno), name);
+}
+
+/* The node tbmesh.conf puts at the agent's address, into buf: 0, or -1 (no tbmesh.conf, no such node). */
+static int node_in_conf(const char *agent, char *buf, size_t len)
+{
+    const char *path = getenv("TBMESH_CONF");
+    char def[4096], *text;
+    size_t n;
+    tbm_conf_t conf;
+    int i = -1;
+
+    if (!path || !*path) {
+        tbm_conf_default_path(getenv("SLURM_CONF"), def, sizeof(def));
+        path = def;
+    }
+    if (!(text = tbm_read_file(path, TBM_CONF_MAX_BYTES, &n, NULL)))
+        return -1;
+    if (tbm_conf_parse(text, n, path, &conf, NULL, NULL) == 0) {
+        if ((i = tbm_conf_node_at(&conf, agent)) >= 0)
+            snprintf(buf, len, "%s", conf.nodes[i].name);
+        tbm_conf_free(&conf);
+    }
+    free(text);
+    return i >= 0 ? 0 : -1;
+}
+
+/* The host of "HOST[:PORT]" when it is a name (its first label), not an address: 0, or -1. */
+static int node_in_name(const char *agent, char *buf, size_t len)
+{
+    char host[256];
+    unsigned char addr[16];
+    size_t n = strcspn(agent, ":");
+
+    if (n == 0 || n >= sizeof(host) || strchr(agent + n + (agent[n] ? 1 : 0), ':'))
+        return -1;   /* empty, too long, or an IPv6 address */
+    memcpy(host, agent, n);
+    host[n] = '\0';
+    if (inet_pton(AF_INET, host, addr) == 1)
+        return -1;
+    host[strcspn(host, ".")] = '\0';
+    snprintf(buf, len, "%s", host);
+    return 0;
+}
+
+int client_expected_node(const client_t *c, char *buf, size_t len, tbm_err_t *err)
+{
+    if (c->want && *c->want)
+        snprintf(buf, len, "%s", c->want);
+    else if (node_in_conf(c->agent, buf, len) == 0)
+        return 0;
+    else if (c->mac && *c->mac)
+        snprintf(buf, len, "%s", c->mac);
+    else if (node_in_name(c->agent, buf, len) < 0)
+        return tbm_errprintf(err, "cannot tell which Mac's agent %s should be, so it cannot prove itself: give "
+                             "--node NAME (the Mac's name in tbmesh.conf), or list the Mac with AgentAddr in "
+                             "tbmesh.conf ($TBMESH_CONF)", c->agent);
+    return 0;
+}
+
+/* A fresh nonce of random bytes. */
+static int fresh_nonce(char out[TBM_NONCE_LEN + 1], tbm_err_t *err)
+{
+    unsigned char raw[TBM_NONCE_LEN / 2];
+
+    if (getentropy(raw, sizeof(raw)) < 0)
+        return tbm_errprintf(err, "no random bytes for the agent's challenge: %s", strerror(errno));
+    tbm_nonce_format(raw, out);
+    return 0;
+}
+
+/* The agent proves itself before anything else is sent: a prove with a fresh nonce, its proof within
+ * CLIENT_PROOF_MS, decoded by our munged and checked (root's, a proof, our nonce, node `want`). 0, or -1 with
+ * err (the connection is to be closed then, with nothing of ours sent). */
+static int agent_proves(client_t *c, const char *want, tbm_err_t *err)
+{
+    char nonce[TBM_NONCE_LEN + 1];
+    tbm_msg_t prove = { .type = TBM_MSG_PROVE, .version = TBM_PROTO_VERSION, .nonce = nonce }, m;
+    tbm_err_t why = { { 0 } };
+    auth_cred_t cred;
+    tbm_proof_cred_t seen = { 0 };
+    int ms = c->reply_ms > 0 && c->reply_ms < CLIENT_PROOF_MS ? c->reply_ms : CLIENT_PROOF_MS, rc;
+
+    if (fresh_nonce(nonce, err) < 0 || wire_send(c->fd, &prove, err) < 0)
+        return -1;
+    if (expect_within(c, TBM_MSG_PROOF, &m, ms, err) < 0) {
+        why = *err;
+        return tbm_errprintf(err, "%s%s; it did not prove itself, so nothing was sent to it", why.msg,
+                             strstr(why.msg, "unknown type 'prove'") ? " (an older macnoded? install the same "
+                             "slurm-tbmesh release on the bridge and the Macs)" : "");
+    }
+    seen.decoded = auth_decode(c->socket, m.cred, &cred, &why) == AUTH_OK;
+    seen.why = why.msg;
+    seen.uid = (uint32_t)cred.uid, seen.payload = cred.payload, seen.len = cred.len;
+    rc = tbm_proof_check(&seen, c->agent, want, nonce, err);
+    if (rc == 0)
+        snprintf(c->node, sizeof(c->node), "%s", want);
+    auth_cred_free(&cred);
+    tbm_msg_free(&m);
+    c->times.proof = tbm_now_us();
+    return rc;
 }
 
 /* The hello, and req (when not NULL) right behind it, in one write. */
@@ -78,11 +186,12 @@ static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_e
     return 0;
 }
 
-/* The welcome m read: when, and the agent's name for its node. */
+/* The welcome m read: when, and the agent's name for its node (the one it proved itself for, when it did). */
 static int welcomed(client_t *c, tbm_msg_t *m)
 {
     c->times.welcome = tbm_now_us();
-    snprintf(c->node, sizeof(c->node), "%s", m->node);
+    if (!c->node[0])
+        snprintf(c->node, sizeof(c->node), "%s", m->node);
     tbm_msg_free(m);
     return 0;
 }
@@ -90,7 +199,7 @@ static int welcomed(client_t *c, tbm_msg_t *m)
 int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
 {
     tbm_msg_t m;
-    char *cred;
+    char *cred, want[TBM_NODE_MAX];
     int rc;
 
     memset(&c->times, 0, sizeof(c->times));
@@ -106,7 +215,10 @@ int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
         welcomed(c, &m);
         return req ? wire_send(c->fd, req, err) : 0;
     }
-    /* the credential first: the agent gives a connection only a few seconds to say hello */
+    /* whom to expect, and the credential, first: the agent gives a connection only a few seconds to say hello;
+     * the credential is sent only once the agent has proved itself */
+    if (client_expected_node(c, want, sizeof(want), err) < 0)
+        return -1;
     cred = auth_encode(c->socket, NULL, 0, 0, err);
     if (!cred)
         return -1;
@@ -118,7 +230,7 @@ int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
         free(cred);
         return unreachable(c, err);
     }
-    rc = send_hello(c, cred, req, err);
+    rc = agent_proves(c, want, err) < 0 ? -1 : send_hello(c, cred, req, err);
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
@@ -189,9 +301,10 @@ char *client_load_grant(const char *arg, tbm_err_t *err)
     return text;
 }
 
-int client_probe(const char *agent, const char *socket, int reply_ms, tbm_host_facts_t *f, tbm_err_t *err)
+int client_probe(const char *agent, const char *node, const char *socket, int reply_ms, tbm_host_facts_t *f,
+                 tbm_err_t *err)
 {
-    client_t cl = { .agent = agent, .socket = socket, .reply_ms = reply_ms, .fd = -1 };
+    client_t cl = { .agent = agent, .want = node, .socket = socket, .reply_ms = reply_ms, .fd = -1 };
     tbm_msg_t req = { .type = TBM_MSG_PROBE }, reply;
     const char *text;
     int rc = -1;
@@ -236,7 +349,7 @@ void client_launch_line(const client_launch_t *l, char *buf, size_t len)
 {
     const long long *first = NULL, *last = NULL;
     const long long order[] = { l->grant_start, l->grant_end, l->exec, l->main, l->open.cred, l->open.connect,
-                                l->open.welcome, l->started, l->first_output };
+                                l->open.proof, l->open.welcome, l->started, l->first_output };
     size_t n = 0, i;
 
     if (len == 0)
@@ -252,7 +365,8 @@ void client_launch_line(const client_launch_t *l, char *buf, size_t len)
     n += part(buf + n, len - n, "exec", l->exec, l->main);
     n += part(buf + n, len - n, "credential", l->main, l->open.cred);
     n += part(buf + n, len - n, "connect", l->open.cred, l->open.connect);
-    n += part(buf + n, len - n, "authenticate", l->open.connect, l->open.welcome);
+    n += part(buf + n, len - n, "proof", l->open.connect, l->open.proof);
+    n += part(buf + n, len - n, "authenticate", l->open.proof ? l->open.proof : l->open.connect, l->open.welcome);
     n += part(buf + n, len - n, "spawn", l->open.welcome, l->started);
     n += part(buf + n, len - n, "first_output", l->started, l->first_output);
     n += part(buf + n, len - n, "total", first ? *first : 0, last ? *last : 0);

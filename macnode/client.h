@@ -1,5 +1,6 @@
 /* client.h: the client side of the bridge-agent protocol, shared by macnode exec, cleanup, probe --agent and check:
- * connect and authenticate (MUNGE hello), then one request and its reply. */
+ * connect, have the agent prove itself (lib/proto.h: prove, proof), authenticate (MUNGE hello), then one
+ * request and its reply. */
 #ifndef MACNODE_CLIENT_H
 #define MACNODE_CLIENT_H
 
@@ -11,6 +12,7 @@
 typedef struct client_times {
     long long cred;       /* the hello's MUNGE credential made */
     long long connect;    /* the agent's address resolved and the TCP connection made */
+    long long proof;      /* the agent's proof read and checked */
     long long welcome;    /* the hello sent and the agent's welcome read */
 } client_times_t;
 
@@ -18,12 +20,13 @@ typedef struct client {
     const char *agent;    /* ADDR[:PORT] */
     const char *socket;   /* munged's socket, NULL for libmunge's default */
     const char *mac;      /* the Mac's name for messages ($SLURMD_NODENAME by default); NULL: not known */
+    const char *want;     /* the node whose agent must prove itself (--node); NULL: client_expected_node finds it */
     int reply_ms;         /* the longest wait for each message of the agent; 0: CLIENT_REPLY_MS */
     int fd;
     int greeted;          /* fd is already connected and said hello (the SPANK plug-in did, TBMESH_AGENT_FD): the
                            * welcome is still to be read */
     tbm_fdec_t dec;
-    char node[TBM_NODE_MAX];   /* the node name the agent gave in its welcome */
+    char node[TBM_NODE_MAX];   /* the node the agent proved itself for (then named in its welcome) */
     client_times_t times;
 } client_t;
 
@@ -31,8 +34,16 @@ typedef struct client {
  * else c->mac), or "the agent at 10.0.0.1:6830". */
 const char *client_who(const client_t *c, char *buf, size_t len);
 
-/* Make a fresh MUNGE credential, connect to c->agent, say hello at once and wait for the welcome. 0, or -1
- * with err naming the Mac and the agent's address (connection refused, MUNGE failed, the agent refused).
+/* Which node's agent c->agent must be, for its proof: c->want; else the node tbmesh.conf ($TBMESH_CONF, else
+ * beside $SLURM_CONF's slurm.conf) puts at that address; else c->mac; else the address's host when it is a
+ * name, not a number (its first label: "mac01" for mac01.lab:6830). Into buf; 0, or -1 with err saying how to
+ * name it. */
+int client_expected_node(const client_t *c, char *buf, size_t len, tbm_err_t *err);
+
+/* Make a fresh MUNGE credential, connect to c->agent, have the agent prove itself (a fresh nonce in prove,
+ * its proof checked with lib's tbm_proof_check: root's, this nonce, the expected node) within CLIENT_PROOF_MS,
+ * and only then say hello and wait for the welcome. 0, or -1 with err naming the Mac and the agent's address
+ * (connection refused, MUNGE failed, no proof or a false one: nothing was sent then, the agent refused).
  * Call client_close() either way. */
 int client_open(client_t *c, tbm_err_t *err);
 
@@ -53,11 +64,13 @@ int client_ask(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t
 void client_close(client_t *c);
 
 #define CLIENT_REPLY_MS 60000
+#define CLIENT_PROOF_MS 5000   /* the longest wait for the agent's proof (the agent's gate allows 3 s for all) */
 
-/* A Mac's facts from its agent (the probe request): connect to agent (ADDR[:PORT]) with munged's socket
- * (NULL: libmunge's default), ask, parse, waiting at most reply_ms for each reply (0: CLIENT_REPLY_MS). 0,
- * or -1 with err naming the agent. */
-int client_probe(const char *agent, const char *socket, int reply_ms, tbm_host_facts_t *f, tbm_err_t *err);
+/* A Mac's facts from its agent (the probe request): connect to agent (ADDR[:PORT]), which must prove itself as
+ * node's (NULL: client_expected_node), with munged's socket (NULL: libmunge's default), ask, parse, waiting
+ * at most reply_ms for each reply (0: CLIENT_REPLY_MS). 0, or -1 with err naming the agent. */
+int client_probe(const char *agent, const char *node, const char *socket, int reply_ms, tbm_host_facts_t *f,
+                 tbm_err_t *err);
 
 /* The agent from --agent or $TBMESH_AGENT, the socket from --munge-socket or $TBMESH_MUNGE_SOCKET, the Mac's
  * name from $SLURMD_NODENAME; -1 with a message on stderr when no agent is known. */
@@ -83,10 +96,12 @@ typedef struct client_launch {
 int client_launch_stamps(const char *text, client_launch_t *l);
 
 /* One line of the launch's parts in milliseconds, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51
- * connect=0.12 authenticate=1.93 spawn=3.02 first_output=0.44 total=9.12 end=0.80": grant (the job grant's MUNGE
- * credential, made as root in slurmstepd), stepd (slurmstepd's set-up of the task from there to the
- * plug-in's exec: as the user, the task's environment), exec (that exec to the forwarder's main), credential
- * (the hello's MUNGE credential), connect (resolve and TCP connect), authenticate (the hello, with the spawn
+ * connect=0.12 proof=0.40 authenticate=1.93 spawn=3.02 first_output=0.44 total=9.12 end=0.80": grant (the job
+ * grant's MUNGE credential, made as root in slurmstepd), stepd (slurmstepd's set-up of the task from there to
+ * the plug-in's exec: as the user, the task's environment; with the plug-in's greeted connection, the agent's
+ * proof too), exec (that exec to the forwarder's main), credential (the hello's MUNGE credential), connect
+ * (resolve and TCP connect), proof (the prove sent to the agent's proof checked: the agent's MUNGE credential
+ * made there, decoded here), authenticate (the hello, with the spawn
  * behind it, sent to the welcome read: the agent checks the credential and forks the connection's server),
  * spawn (the welcome to the agent's started: grant checked, job files written, task forked), first_output
  * (started to the first output frame: the task's set-up as its user, its exec, its output relayed), total

@@ -53,20 +53,23 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 static void exec_usage(FILE *out)
 {
     fprintf(out,
-            "usage: macnode exec [--agent ADDR[:PORT]] [--grant FILE|-] [--pty] [--time-limit SECONDS]\n"
+            "usage: macnode exec [--agent ADDR[:PORT]] [--node NAME] [--grant FILE|-] [--pty] [--time-limit SECONDS]\n"
             "                    [--munge-socket PATH] [--uid UID] [--verbose] -- CMD [ARGS...]\n"
             "  Run CMD on a Mac through its agent (macnoded) as if here: same user, working directory and\n"
             "  environment; stdin, stdout, stderr and signals relayed; exits with CMD's exit code, or dies of\n"
             "  the same signal. Exit 255 when the agent could not be reached or refused (the reason on stderr,\n"
             "  naming the Mac ($SLURMD_NODENAME until the agent says its name) and the agent's address).\n"
             "  --agent   the agent (default $TBMESH_AGENT; port default %d)\n"
+            "  --node    the Mac whose agent that must be: it proves itself as that Mac's before the grant or any\n"
+            "            credential is sent (default: the Mac tbmesh.conf puts at that address, else\n"
+            "            $SLURMD_NODENAME, else the address's host name)\n"
             "  --grant   a file holding the job grant, '-' for one line of stdin (default: $TBMESH_GRANT, the\n"
             "            credential itself, as the SPANK plug-in sets it); see macnode grant\n"
             "  --pty     run CMD on a pty (srun --pty); a terminal on stdin is put in raw mode meanwhile\n"
             "  --munge-socket  munged's socket (default $TBMESH_MUNGE_SOCKET, else libmunge's default)\n"
             "  --verbose print the launch's parts on stderr once the task has ended, in milliseconds (also when\n"
             "            $TBMESH_LAUNCH_TIMES is set and not 0): \"macnode exec: launch: grant=.. stepd=..\n"
-            "            exec=.. credential=.. connect=.. authenticate=.. spawn=.. first_output=.. total=..\n"
+            "            exec=.. credential=.. connect=.. proof=.. authenticate=.. spawn=.. first_output=.. total=..\n"
             "            end=..\" (grant, stepd and exec from the SPANK plug-in's $TBMESH_LAUNCH_STAMPS; '-'\n"
             "            for a part not measured)\n"
             "  $TBMESH_JOB_FILES, when set, is a JSON object mapping file names to their text: the agent writes\n"
@@ -120,14 +123,15 @@ static int exec_options(int argc, char **argv, fwd_t *f, const char **grant_arg)
         { "pty", no_argument, NULL, 'p' },          { "time-limit", required_argument, NULL, 't' },
         { "munge-socket", required_argument, NULL, 'm' }, { "uid", required_argument, NULL, 'u' },
         { "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "node", required_argument, NULL, 'n' },   { NULL, 0, NULL, 0 },
     };
     long long v;
     int o;
 
-    while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:vh", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "+a:g:pt:m:u:vn:h", opts, NULL)) != -1) {
         switch (o) {
         case 'a': f->cl.agent = optarg; break;
+        case 'n': f->cl.want = optarg; break;
         case 'g': *grant_arg = optarg; break;
         case 'p': f->pty = 1; break;
         case 't': if (number("--time-limit", optarg, 0, TBM_TIME_LIMIT_MAX, &v) < 0) return -1;

@@ -111,14 +111,6 @@ static int set_state(const char *scontrol, const char *node, const char *reason)
 }
 
 /* Where the node's agent listens: AgentAddr (or its name) and AgentPort. */
-static void agent_of(const tbm_conf_t *conf, int n, char *buf, size_t len)
-{
-    const tbm_conf_node_t *nd = &conf->nodes[n];
-
-    snprintf(buf, len, "%s:%d", nd->agent_addr[0] ? nd->agent_addr : nd->name,
-             nd->agent_port ? nd->agent_port : conf->agent_port);
-}
-
 static void print_findings(const tbm_findings_t *fs)
 {
     size_t i;
@@ -214,10 +206,10 @@ int macnode_check(int argc, char **argv)
     }
     if (!agent && !backend && n >= 0 && conf.groups[conf.nodes[n].group].mode == TBM_MODE_BRIDGE &&
         strcmp(node, me) != 0) {
-        agent_of(&conf, n, agent_buf, sizeof(agent_buf));
+        tbm_conf_agent_of(&conf, n, agent_buf, sizeof(agent_buf));
         agent = agent_buf;
     }
-    if (agent ? client_probe(agent, socket, TBM_HEALTH_AGENT_MS, f, &err)
+    if (agent ? client_probe(agent, node, socket, TBM_HEALTH_AGENT_MS, f, &err)
               : probe_host(backend ? backend : probe_default_backend(), dir, 20000, f, &pfs, &err)) {
         fprintf(stderr, "macnode check: %s: no facts: %s\n", node, err.msg);
         snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);

@@ -31,12 +31,14 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: macnode probe [--backend darwin|linux|replay] [--replay DIR] [--hostname NAME]\n"
-            "                     [--timeout MS] [--compact] | --agent ADDR[:PORT] [--munge-socket PATH]\n"
+            "                     [--timeout MS] [--compact] | --agent ADDR[:PORT] [--node NAME] [--munge-socket PATH]\n"
             "  Print this host's facts as one JSON document (tbmesh_facts version %d) on stdout and what the\n"
             "  probe found wrong on stderr. Backends: darwin (runs the macOS commands; the default on macOS),\n"
             "  linux (hwloc and the kernel; the default elsewhere), replay (recorded outputs in DIR, as the\n"
             "  embedded lab writes them; implied by --replay). --agent asks a Mac's agent (macnoded) for its\n"
-            "  facts instead, e.g. from the bridge host: then tbmesh inventory takes the files.\n"
+            "  facts instead, e.g. from the bridge host: then tbmesh inventory takes the files. The agent proves\n"
+            "  itself first as --node's (default: the Mac tbmesh.conf puts at that address, else the address's\n"
+            "  host name).\n"
             "  Exit: 0 fit, 1 facts printed with errors found, 2 bad usage, 3 nothing could be probed.\n"
             "usage: macnode check [--drain] ...\n"
             "  Check this Mac (or a bridge-mode Mac through its agent) against tbmesh.conf; --drain drains it in\n"
@@ -214,10 +216,10 @@ static int cmd_probe(int argc, char **argv)
         { "hostname", required_argument, NULL, 'H' }, { "timeout", required_argument, NULL, 't' },
         { "compact", no_argument, NULL, 'c' },         { "help", no_argument, NULL, 'h' },
         { "agent", required_argument, NULL, 'a' },     { "munge-socket", required_argument, NULL, 'm' },
-        { NULL, 0, NULL, 0 },
+        { "node", required_argument, NULL, 'n' },      { NULL, 0, NULL, 0 },
     };
     const char *backend = probe_default_backend();
-    const char *dir = NULL, *hostname = NULL, *agent = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET");
+    const char *dir = NULL, *hostname = NULL, *agent = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET"), *node = NULL;
     int local = 0;
     int timeout_ms = 20000, pretty = 1, c, rc;
     long long timeout;
@@ -226,11 +228,12 @@ static int cmd_probe(int argc, char **argv)
     tbm_err_t err = { { 0 } };
     char *json;
 
-    while ((c = getopt_long(argc, argv, "b:r:H:t:ca:m:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:r:H:t:ca:m:n:h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': backend = optarg; local = 1; break;
         case 'r': dir = optarg; backend = "replay"; local = 1; break;
         case 'a': agent = optarg; break;
+        case 'n': node = optarg; break;
         case 'm': socket = optarg; break;
         case 'H': hostname = optarg; break;
         case 't':
@@ -272,7 +275,8 @@ static int cmd_probe(int argc, char **argv)
         return EXIT_PROBE;
     }
     tbm_findings_init(&fs);
-    rc = agent ? client_probe(agent, socket, timeout_ms, f, &err) : probe_host(backend, dir, timeout_ms, f, &fs, &err);
+    rc = agent ? client_probe(agent, node, socket, timeout_ms, f, &err)
+               : probe_host(backend, dir, timeout_ms, f, &fs, &err);
     if (rc < 0) {
         fprintf(stderr, "macnode probe: %s\n", err.msg);
         tbm_findings_free(&fs);

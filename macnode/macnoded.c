@@ -29,6 +29,7 @@
 #define SWEEP_S    10
 #define MAX_CONNS  256   /* authenticated connections served at once; more are refused (busy) */
 #define MAX_CONNS_PER_UID 64   /* ... of one user other than root */
+#define ROOT_RESERVE 16        /* ... of which root's alone: users together hold at most MAX_CONNS - this */
 
 #ifdef __APPLE__
 #define STATE_DIR "/var/run/tbmesh/macnoded"
@@ -216,8 +217,8 @@ static void admit(void *ctx, agent_conn_t *c)
     }
     rc = agent_pool_give(sv->pool, c, why, sizeof(why));
     if (rc == -1) {
-        snprintf(msg, sizeof(msg), "busy: %s (%d in all, %d per user); try again when some have ended", why,
-                 MAX_CONNS, MAX_CONNS_PER_UID);
+        snprintf(msg, sizeof(msg), "busy: %s (%d in all, %d per user, %d kept for root); try again when some "
+                 "have ended", why, MAX_CONNS, MAX_CONNS_PER_UID, ROOT_RESERVE);
         agent_log_noisy(AGENT_NOISE_BUSY, tbm_now_ms(), "%s: refused (busy): %s", c->peer, msg);
         wire_send_error(c->fd, "busy", msg);
     } else if (rc < 0) {
@@ -232,8 +233,8 @@ static void serve(const agent_conf_t *c, int lfd)
 {
     struct serving sv = { .conf = c, .lfd = lfd };
     const agent_pool_limits_t lim = { .max = MAX_CONNS, .max_per_uid = MAX_CONNS_PER_UID,
-                                      .idle_keep = AGENT_POOL_IDLE, .idle_ms = AGENT_POOL_IDLE_S * 1000,
-                                      .conns = AGENT_POOL_CONNS };
+                                      .root_reserve = ROOT_RESERVE, .idle_keep = AGENT_POOL_IDLE,
+                                      .idle_ms = AGENT_POOL_IDLE_S * 1000, .conns = AGENT_POOL_CONNS };
     tbm_err_t err = { { 0 } };
     time_t last = 0;
 
@@ -274,7 +275,7 @@ static int write_pidfile(const char *path)
 int main(int argc, char **argv)
 {
     agent_conf_t c = { .listen = "0.0.0.0", .state_dir = STATE_DIR, .jobs_dir = JOBS_DIR, .grace_s = 10,
-                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000 };
+                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000, .user_idle_timeout_ms = 10000 };
     const char *log = NULL, *pidfile = NULL;
     char host[256];
     tbm_err_t err = { { 0 } };

@@ -15,12 +15,13 @@
 static void usage_usage(FILE *out)
 {
     fprintf(out,
-            "usage: macnode usage [--agent ADDR[:PORT]] [--munge-socket PATH] --job J --step S\n"
+            "usage: macnode usage [--agent ADDR[:PORT]] [--node NAME] [--munge-socket PATH] --job J --step S\n"
             "  Print what step S of job J used on the Mac, one JSON object: {\"job\",\"step\",\"running\" (its\n"
             "  tasks not ended yet), \"tasks\": [{\"task\" (SLURM_PROCID, -1 unknown), \"pid\", \"status\",\n"
             "  \"signal\", \"core\", \"rusage\": {\"utime_us\", \"stime_us\", \"maxrss_kb\", \"wall_us\"}}]}, as the\n"
             "  agent measured each task (wait4 and its own clock); kept until the job's cleanup. Root only.\n"
-            "  The agent and munged's socket default to $TBMESH_AGENT and $TBMESH_MUNGE_SOCKET.\n");
+            "  The agent and munged's socket default to $TBMESH_AGENT and $TBMESH_MUNGE_SOCKET; the agent proves\n"
+            "  itself first as --node's (default: the Mac tbmesh.conf puts at that address).\n");
 }
 
 static int id_arg(const char *s, long long *out)
@@ -48,7 +49,7 @@ int macnode_usage(int argc, char **argv)
     static const struct option opts[] = {
         { "agent", required_argument, NULL, 'a' }, { "job", required_argument, NULL, 'j' },
         { "step", required_argument, NULL, 's' }, { "munge-socket", required_argument, NULL, 'm' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+        { "node", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
     client_t c = { .fd = -1 };
     tbm_msg_t req = { .type = TBM_MSG_USAGE }, reply;
@@ -56,9 +57,10 @@ int macnode_usage(int argc, char **argv)
     long long job = -1, step = -1;
     int o, rc;
 
-    while ((o = getopt_long(argc, argv, "a:j:s:m:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "a:j:s:m:n:h", opts, NULL)) != -1) {
         switch (o) {
         case 'a': c.agent = optarg; break;
+        case 'n': c.want = optarg; break;
         case 'm': c.socket = optarg; break;
         case 'j': id_arg(optarg, &job); break;
         case 's': id_arg(optarg, &step); break;

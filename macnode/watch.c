@@ -153,7 +153,7 @@ static int more_waiting(client_t *c)
  * the agent took the watch (the outage, if any, is over), 0 when not; err says why it ended. */
 static int watch_once(const watch_opts_t *o, const mac_t *m, int *outage, tbm_err_t *err)
 {
-    client_t c = { .agent = m->agent, .socket = o->socket, .mac = m->name, .fd = -1 };
+    client_t c = { .agent = m->agent, .socket = o->socket, .mac = m->name, .want = m->name, .fd = -1 };
     tbm_msg_t req = { .type = TBM_MSG_WATCH }, msg;
     char names[TBM_WATCH_IFACES_MAX * (TBM_IFACE_MAX + 1) + 1] = "";
     int rc, pending = 0;

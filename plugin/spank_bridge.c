@@ -4,9 +4,11 @@
  * node, user and expiry; as the user (task_init) it execs the forwarder with the task's argv and env. One
  * grant and one connection per task: the step's files (device matrix, ring hostfile) ride in the spawn
  * request (TBMESH_JOB_FILES), and the agent writes them in the job's folder on the Mac. The connection is
- * opened and greeted as root too, the grant itself its hello, while slurmstepd still sets the task up: the
- * forwarder takes it over (TBMESH_AGENT_FD) with the agent's welcome on its way, and only sends the spawn.
- * When that cannot be done, the forwarder connects itself and says why it cannot. */
+ * opened as root too while slurmstepd still sets the task up: the agent proves itself on it (lib/proto.h:
+ * prove, proof; nothing is sent before) and the grant itself is its hello; the forwarder takes it over
+ * (TBMESH_AGENT_FD) with the agent's welcome on its way, and only sends the spawn. When that cannot be done,
+ * the forwarder connects itself and says why it cannot. Root's own questions to an agent (tbm_spank_agent_ask)
+ * have it prove itself first as well. */
 #include "config.h"
 #include "spank_tbmesh.h"
 
@@ -21,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,12 +38,15 @@
 #define AGENT_PROBE_MS 3000    /* how long root waits for the agent's answer at a failed task's end */
 #define GREET_CONNECT_MS 200   /* how long the task's early connection may take before the forwarder is left
                                 * to connect itself (and to say what is wrong) */
+#define GREET_PROOF_MS 1000    /* ... and the agent's proof on it */
 
 static char *grant;     /* made as root for this task */
 static long long grant_start, grant_end;   /* when (tbm_now_us), for the forwarder's launch times */
 static int agent_fd = -1;   /* the task's connection to its agent, greeted; -1: the forwarder connects */
 
 static int agent_connect(const char *agent, int ms, char *why, size_t len);
+static int agent_proves(int fd, tbm_fdec_t *dec, const char *agent, const char *node, long long end, char *why,
+                        size_t len);
 
 static int make_grant(spank_t sp, char **out, tbm_err_t *err)
 {
@@ -126,21 +133,27 @@ static char *user_credential(uid_t uid, gid_t gid)
     return cred;
 }
 
-/* Open the task's connection to its agent and say hello on it with the task's grant (agent_fd), while
- * slurmstepd finishes the task's set-up: the agent checks the grant meanwhile, takes the connection for the
- * grant's user's, and the forwarder's spawn, naming the same grant, needs no other credential. One MUNGE
- * credential per task, made and checked once. When the connection cannot be made, or the hello not written,
- * nothing is kept and the forwarder connects itself (with a hello of its user's and the grant, unspent). */
+/* Open the task's connection to its agent, have the agent prove itself on it, and say hello with the task's
+ * grant (agent_fd), while slurmstepd finishes the task's set-up: the agent checks the grant meanwhile, takes
+ * the connection for the grant's user's, and the forwarder's spawn, naming the same grant, needs no other
+ * credential. One MUNGE credential per task, made and checked once. When the connection cannot be made, the
+ * agent does not prove itself in time, or the hello is not written, nothing is kept and the forwarder
+ * connects itself (it has the agent prove itself too, and says what is wrong; the grant is unspent). */
 static void greet_agent(const tbm_spank_step_t *s)
 {
     unsigned char *frame = NULL;
-    char why[256];
+    char why[1024];
     size_t len;
-    int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why));
+    tbm_fdec_t dec;
+    int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why)), proved = 0;
 
     if (fd < 0)
         return;
-    if ((frame = tbm_msg_encode_hello(grant, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
+    if (tbm_fdec_init(&dec, TBM_FRAME_MAX, NULL) == 0) {
+        proved = agent_proves(fd, &dec, s->agent, s->node, tbm_now_ms() + GREET_PROOF_MS, why, sizeof(why)) == 1;
+        tbm_fdec_free(&dec);
+    }
+    if (proved && (frame = tbm_msg_encode_hello(grant, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
         agent_fd = fd;
     else
         close(fd);
@@ -271,27 +284,36 @@ int tbm_spank_bridge_task_init(spank_t sp)
     _exit(TBM_SPANK_REFUSED);
 }
 
-/* Job epilog (slurmd, root): `macnode cleanup` has the agent end what is left of the job on the Mac and
- * remove the job's folder there. */
-void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent)
+/* Job epilog (slurmd, root): `macnode cleanup` has the agent (once it has proved itself as node's) end what
+ * is left of the job on the Mac and remove the job's folder; with the job's user, and whether the Macs are
+ * the jobs' own (ExclusiveMacs), it ends too what the job's processes left outside their groups. */
+void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, uid_t uid, int exclusive)
 {
-    char jobarg[16], agentarg[TBM_HOSTNAME_MAX + 8];
-    char *argv[] = { "macnode", "cleanup", "--agent", agentarg, "--job", jobarg, NULL };
-    int status;
-    pid_t pid;
+    char jobarg[16], uidarg[16], agentarg[TBM_HOSTNAME_MAX + 8], nodearg[TBM_HOSTNAME_MAX];
+    char *argv[] = { "macnode", "cleanup", "--agent", agentarg, "--node", nodearg, "--job", jobarg, "--uid", uidarg,
+                     exclusive ? "--exclusive" : NULL, NULL };
 
     snprintf(jobarg, sizeof(jobarg), "%u", job);
+    snprintf(uidarg, sizeof(uidarg), "%u", (unsigned)uid);
     snprintf(agentarg, sizeof(agentarg), "%s", agent);
-    pid = fork();
+    snprintf(nodearg, sizeof(nodearg), "%s", node);
+    if (tbm_spank_run_macnode(argv) < 0)
+        slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
+                    node, agent);
+}
+
+int tbm_spank_run_macnode(char **argv)
+{
+    int status;
+    pid_t pid = fork();
+
     if (pid == 0) {
         if (tbm_spank_args.munge_socket[0])
             setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket, 1);
         execv(tbm_spank_args.macnode, argv);
         _exit(127);
     }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        slurm_error("tbmesh: job %u: macnode cleanup on %s (%s) failed; the agent sweeps leftovers itself", job,
-                    node, agent);
+    return pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
 }
 
 /* A TCP connection to the agent ("addr:port") made within ms: its fd (blocking, TCP_NODELAY, kept across
@@ -338,26 +360,120 @@ static int agent_connect(const char *agent, int ms, char *why, size_t len)
     return fd;
 }
 
-/* One exchange with a bridge-mode Mac's agent ("addr:port") as root, within ms: a hello (MUNGE, uid 0) with req
- * (unless NULL) behind it in the same write, then frames until one of type want, which lands in *reply (the
- * caller frees it with tbm_msg_free). The welcome before it is read past, unless it is what is wanted.
- * 1: *reply holds it; 0: the agent answered, but not with want (its refusal, another message, or bytes that are
- * no frame: why says which); -1: no answer (refused, closed, or silent for ms: why says which); -2: root cannot
- * ask from here (no credential from munged, no memory), which says nothing of the agent. */
-int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
-                        char *why, size_t len)
+/* The next whole message on fd by `end` (tbm_now_ms), into *m. 1; 0 when what came is no message (why says
+ * what); -1 when nothing came (closed, silent, a read error: why); -2 when this side cannot wait. */
+static int next_msg(int fd, tbm_fdec_t *dec, long long end, tbm_msg_t *m, char *why, size_t len)
 {
-    long long end = tbm_now_ms() + ms, left;
-    tbm_msg_t m;
-    unsigned char *frame = NULL, *space;
-    char *cred;
     tbm_err_t err = { { 0 } };
     tbm_frame_t fr;
-    tbm_fdec_t dec;
     struct pollfd p;
-    size_t n, avail;
+    unsigned char *space;
+    size_t avail;
+    long long left;
     ssize_t r;
-    int fd = agent_connect(agent, ms, why, len), rc = -1;
+    int got;
+
+    for (;;) {
+        if ((got = tbm_fdec_next(dec, &fr, &err)) > 0 && tbm_msg_parse(&fr, m, &err) == 0)
+            return 1;
+        if (got != 0)
+            return tbm_spank_say(why, len, "it answered with %s: %s", got < 0 ? "bytes that are no message" :
+                                 "a message that does not parse", err.msg), 0;
+        if ((left = end - tbm_now_ms()) <= 0)
+            return tbm_spank_say(why, len, "it took the connection but sent no answer in time"), -1;
+        p = (struct pollfd){ fd, POLLIN, 0 };
+        if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+            return tbm_spank_say(why, len, "cannot wait for its answer: %s", strerror(errno)), -2;
+        if (!p.revents)
+            continue;
+        space = tbm_fdec_space(dec, &avail);
+        r = read(fd, space, avail);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return tbm_spank_say(why, len, "it took the connection and closed it without an answer%s%s",
+                                 r < 0 ? ": " : "", r < 0 ? strerror(errno) : ""), -1;
+        tbm_fdec_commit(dec, (size_t)r);
+    }
+}
+
+/* Is the proof's credential root's proof for node and nonce (lib's tbm_proof_check, munged decoding it)? 0, or
+ * -1 with why. */
+static int proof_holds(const char *cred, const char *agent, const char *node, const char *nonce, char *why,
+                       size_t len)
+{
+    const char *sock = tbm_spank_args.munge_socket;
+    munge_ctx_t ctx = munge_ctx_create();
+    tbm_proof_cred_t p = { 0 };
+    tbm_err_t err = { { 0 } };
+    void *payload = NULL;
+    int plen = 0, rc;
+    uid_t uid = (uid_t)-1;
+    gid_t gid;
+    munge_err_t mrc = EMUNGE_SNAFU;
+
+    if (ctx && (!sock[0] || munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock) == EMUNGE_SUCCESS))
+        mrc = munge_decode(cred, ctx, &payload, &plen, &uid, &gid);
+    p.decoded = mrc == EMUNGE_SUCCESS;
+    p.why = ctx && munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(mrc);
+    p.uid = (uint32_t)uid, p.payload = payload, p.len = plen > 0 ? (size_t)plen : 0;
+    rc = tbm_proof_check(&p, agent, node, nonce, &err);
+    if (rc < 0)
+        tbm_spank_say(why, len, "%s", err.msg);
+    free(payload);
+    if (ctx)
+        munge_ctx_destroy(ctx);
+    return rc;
+}
+
+/* Before anything of root's or a task's goes to the agent: a prove with a fresh nonce, and its proof by `end`,
+ * checked. 1 when it proved itself as node's; 0 when it answered with no proof or a false one, -1 when it did
+ * not answer (why says which); -2 when this side cannot ask (no random bytes, no memory). */
+static int agent_proves(int fd, tbm_fdec_t *dec, const char *agent, const char *node, long long end, char *why,
+                        size_t len)
+{
+    unsigned char raw[TBM_NONCE_LEN / 2], *frame;
+    char nonce[TBM_NONCE_LEN + 1];
+    tbm_msg_t prove = { .type = TBM_MSG_PROVE, .version = TBM_PROTO_VERSION, .nonce = nonce }, m;
+    size_t n;
+    int rc;
+
+    if (getentropy(raw, sizeof(raw)) < 0)
+        return tbm_spank_say(why, len, "no random bytes for the agent's challenge: %s", strerror(errno)), -2;
+    tbm_nonce_format(raw, nonce);
+    if (!(frame = tbm_msg_encode(&prove, &n, NULL)))
+        return tbm_spank_say(why, len, "out of memory"), -2;
+    rc = tbm_write_all(fd, frame, n);
+    free(frame);
+    if (rc < 0)
+        return tbm_spank_say(why, len, "the connection failed: %s", strerror(errno)), -1;
+    if ((rc = next_msg(fd, dec, end, &m, why, len)) != 1)
+        return rc;
+    if (m.type != TBM_MSG_PROOF) {
+        tbm_spank_say(why, len, "it did not prove itself: it answered %s%s%s where a proof was expected (something "
+                      "other than macnoded, or an older one, holds the port)", tbm_msg_type_name(m.type),
+                      m.type == TBM_MSG_ERROR ? ": " : "", m.type == TBM_MSG_ERROR && m.message ? m.message : "");
+        rc = 0;
+    } else {
+        rc = proof_holds(m.cred, agent, node, nonce, why, len) == 0 ? 1 : 0;
+    }
+    tbm_msg_free(&m);
+    return rc;
+}
+
+/* One exchange with node's agent ("addr:port") as root, within ms (tbm_spank_agent_ask): the agent proves
+ * itself, then root's hello with req behind it in one write, then messages until one of type want. */
+static int ask_node(const char *node, const char *agent, const tbm_msg_t *req, tbm_msg_type_t want,
+                    tbm_msg_t *reply, int ms, char *why, size_t len)
+{
+    long long end = tbm_now_ms() + ms;
+    unsigned char *frame = NULL;
+    char *cred = NULL;
+    tbm_err_t err = { { 0 } };
+    tbm_fdec_t dec;
+    tbm_msg_t m;
+    size_t n;
+    int fd = agent_connect(agent, ms, why, len), rc;
 
     if (fd < 0)
         return -1;
@@ -365,6 +481,10 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
         close(fd);
         return -2;
     }
+    if ((rc = agent_proves(fd, &dec, agent, node, end, why, len)) == 0)
+        rc = -1;   /* no agent answered: something else holds its port */
+    if (rc < 0)
+        goto out;
     cred = user_credential(0, 0);
     if (!cred || !(frame = tbm_msg_encode_hello(cred, req, &n, &err))) {
         tbm_spank_say(why, len, "%s", !cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
@@ -373,63 +493,21 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
     }
     if (tbm_write_all(fd, frame, n) < 0) {
         tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
+        rc = -1;
         goto out;
     }
-    for (;;) {
-        int got = tbm_fdec_next(&dec, &fr, &err);
-        if (got < 0) {
-            tbm_spank_say(why, len, "it answered with bytes that are no message: %s", err.msg);
-            rc = 0;
-            break;
-        }
-        if (got > 0) {
-            if (tbm_msg_parse(&fr, &m, &err) < 0) {
-                tbm_spank_say(why, len, "it answered with a message that does not parse: %s", err.msg);
-                rc = 0;
-                break;
-            }
-            if (m.type == want) {
-                *reply = m;
-                rc = 1;
-                break;
-            }
-            if (m.type == TBM_MSG_WELCOME) {
-                tbm_msg_free(&m);
-                continue;
-            }
-            if (m.type == TBM_MSG_ERROR)
-                tbm_spank_say(why, len, "it refused: %s", m.message ? m.message : "(no reason)");
-            else
-                tbm_spank_say(why, len, "it answered %s where %s was expected", tbm_msg_type_name(m.type),
-                              tbm_msg_type_name(want));
-            tbm_msg_free(&m);
-            rc = 0;
-            break;
-        }
-        if ((left = end - tbm_now_ms()) <= 0) {
-            tbm_spank_say(why, len, "it took the connection but sent no answer within %d ms", ms);
-            break;
-        }
-        p = (struct pollfd){ fd, POLLIN, 0 };
-        if (poll(&p, 1, (int)left) < 0) {
-            if (errno == EINTR)
-                continue;
-            tbm_spank_say(why, len, "cannot wait for its answer: %s", strerror(errno));
-            rc = -2;
-            break;
-        }
-        if (!p.revents)
-            continue;
-        space = tbm_fdec_space(&dec, &avail);
-        r = read(fd, space, avail);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            tbm_spank_say(why, len, "it took the connection and closed it without an answer%s%s",
-                          r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-            break;
-        }
-        tbm_fdec_commit(&dec, (size_t)r);
+    while ((rc = next_msg(fd, &dec, end, &m, why, len)) == 1 && m.type == TBM_MSG_WELCOME && want != m.type)
+        tbm_msg_free(&m);   /* the welcome before the reply */
+    if (rc == 1 && m.type != want) {
+        if (m.type == TBM_MSG_ERROR)
+            tbm_spank_say(why, len, "it refused: %s", m.message ? m.message : "(no reason)");
+        else
+            tbm_spank_say(why, len, "it answered %s where %s was expected", tbm_msg_type_name(m.type),
+                          tbm_msg_type_name(want));
+        tbm_msg_free(&m);
+        rc = 0;
+    } else if (rc == 1) {
+        *reply = m;
     }
 out:
     free(frame);
@@ -439,14 +517,43 @@ out:
     return rc;
 }
 
-/* Does the agent answer within AGENT_PROBE_MS? A hello as root on a new connection, and a whole frame back (its
- * welcome, or a refusal: either way it is there). A port that takes the connection is not enough: the kernel
- * completes connections on the listening socket of an agent that is stopped, or still being killed when its
- * connection's end reached the forwarder. 0 yes (or root cannot tell from here); -1 with why. */
-static int agent_answers(const char *agent, char *why, size_t len)
+/* One exchange with a bridge-mode Mac's agent ("addr:port") as root, within ms: the agent proves itself as the
+ * Mac tbmesh.conf puts at that address, then a hello (MUNGE, uid 0) with req (unless NULL) behind it in the
+ * same write, then frames until one of type want, which lands in *reply (the caller frees it with
+ * tbm_msg_free). The welcome before it is read past, unless it is what is wanted. 1: *reply holds it; 0: the
+ * agent answered, but not with want (its refusal, another message, or bytes that are no frame: why says which);
+ * -1: no answer (refused, closed, silent for ms, or no proof of the agent: why says which); -2: root cannot ask
+ * from here (no credential from munged, no memory, no Mac of tbmesh.conf at that address), which says nothing of
+ * the agent. */
+int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
+                        char *why, size_t len)
+{
+    tbm_conf_t conf;
+    tbm_err_t err = { { 0 } };
+    char node[TBM_HOSTNAME_MAX];
+    int i;
+
+    if (tbm_spank_load_conf(&conf, &err) < 0)
+        return tbm_spank_say(why, len, "%s", err.msg), -2;
+    i = tbm_conf_node_at(&conf, agent);
+    if (i >= 0)
+        tbm_spank_say(node, sizeof(node), "%s", conf.nodes[i].name);
+    tbm_conf_free(&conf);
+    if (i < 0)
+        return tbm_spank_say(why, len, "tbmesh.conf puts no Mac (or more than one) at %s, so its agent cannot prove "
+                             "itself", agent), -2;
+    return ask_node(node, agent, req, want, reply, ms, why, len);
+}
+
+/* Does node's agent answer within AGENT_PROBE_MS? Its proof on a new connection, then a hello as root and a
+ * whole frame back (its welcome, or a refusal: either way it is there). A port that takes the connection is not
+ * enough: the kernel completes connections on the listening socket of an agent that is stopped, or still being
+ * killed when its connection's end reached the forwarder, and something else may hold the port of an agent
+ * that is gone. 0 yes (or root cannot tell from here); -1 with why. */
+static int agent_answers(const char *node, const char *agent, char *why, size_t len)
 {
     tbm_msg_t m;
-    int rc = tbm_spank_agent_ask(agent, NULL, TBM_MSG_WELCOME, &m, AGENT_PROBE_MS, why, len);
+    int rc = ask_node(node, agent, NULL, TBM_MSG_WELCOME, &m, AGENT_PROBE_MS, why, len);
 
     if (rc == 1)
         tbm_msg_free(&m);
@@ -469,7 +576,7 @@ int tbm_spank_bridge_task_exit(spank_t sp)
      * is gone too), Slurm may kill it before it does: a forwarder killed by a signal is looked at as well. */
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == FORWARDER_FAILED) && !WIFSIGNALED(status))
         return 0;
-    if (agent_answers(s->agent, why, sizeof(why)) == 0)
+    if (agent_answers(s->node, s->agent, why, sizeof(why)) == 0)
         return 0;
     tbm_spank_say(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "agent-unreachable at %s (%s): a task of job %u could not be forwarded",
              s->agent, why, s->job);

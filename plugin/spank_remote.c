@@ -79,10 +79,21 @@ void tbm_spank_remote_exit(void)
     }
 }
 
-void tbm_spank_remote_epilog(uint32_t job, const char *node)
+#define EPILOG_GRACE "5"   /* seconds from SIGTERM to SIGKILL for what a direct-mode job left */
+
+void tbm_spank_remote_epilog(uint32_t job, const char *node, uid_t uid, int exclusive)
 {
     tbm_err_t err = { { 0 } };
+    char jobarg[16], uidarg[16];
+    char *argv[] = { "macnode", "cleanup", "--local", "--job", jobarg, "--uid", uidarg, "--grace", EPILOG_GRACE,
+                     "--jobs-dir", tbm_spank_args.jobs_dir, exclusive ? "--exclusive" : NULL, NULL };
 
+    snprintf(jobarg, sizeof(jobarg), "%u", job);
+    snprintf(uidarg, sizeof(uidarg), "%u", (unsigned)uid);
+    /* Slurm's proctrack/pgid (macOS has no other) ended the steps' process groups; what left them is found here */
+    if (uid != 0 && tbm_spank_run_macnode(argv) < 0)
+        slurm_error("tbmesh: job %u: macnode cleanup --local on %s failed: what the job left outside its steps' "
+                    "process groups may still run", job, node);
     if (tbm_jobdir_remove(tbm_spank_args.jobs_dir, job, &err) < 0)
         slurm_error("tbmesh: job %u: cannot remove its folder on %s: %s", job, node, err.msg);
 }

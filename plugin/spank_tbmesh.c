@@ -99,7 +99,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     return 0;
 }
 
-/* Job epilog (slurmd, root): what the job left on a Mac goes. */
+/* Job epilog (slurmd, root): what the job left on a Mac goes, whatever its processes did to leave their
+ * process groups. */
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
     const char *node = getenv("SLURMD_NODENAME");
@@ -107,13 +108,16 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     tbm_err_t err = { { 0 } };
     tbm_conf_t conf;
     uint32_t job = 0;
-    int kind;
+    uid_t uid = 0;
+    int kind, exclusive;
 
     if (spank_context() != S_CTX_JOB_SCRIPT)
         return 0;
     tbm_spank_read_args(ac, av);
     if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
         return 0;
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+        uid = 0;   /* not known: nothing of the user's is looked for beyond the job's tasks */
     tbm_spank_tag_drop(job);
     if (!node)
         return 0;
@@ -122,10 +126,11 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         return 0;
     }
     kind = tbm_spank_node_kind(&conf, node, agent, sizeof(agent));
+    exclusive = conf.exclusive_macs;
     tbm_conf_free(&conf);
     if (kind == TBM_SPANK_BRIDGE_MAC)
-        tbm_spank_bridge_epilog(job, node, agent);
+        tbm_spank_bridge_epilog(job, node, agent, uid, exclusive);
     else if (kind == TBM_SPANK_DIRECT_MAC)
-        tbm_spank_remote_epilog(job, node);
+        tbm_spank_remote_epilog(job, node, uid, exclusive);
     return 0;
 }

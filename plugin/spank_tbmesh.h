@@ -82,7 +82,9 @@ void tbm_spank_free_nodes(char **names, size_t n);
 int tbm_spank_remote_user_init(spank_t sp);    /* export, write direct-mode files (as the user) */
 int tbm_spank_remote_task_init(spank_t sp);    /* a refused step: its task fails, saying why */
 void tbm_spank_remote_exit(void);              /* removes what the step wrote */
-void tbm_spank_remote_epilog(uint32_t job, const char *node);   /* direct mode: the job's folder goes */
+/* Direct mode: what the job left outside Slurm's process groups ends (`macnode cleanup --local`: every process
+ * of uid when exclusive and the user has no other job here), then the job's folder goes. */
+void tbm_spank_remote_epilog(uint32_t job, const char *node, uid_t uid, int exclusive);
 
 /* spank_bridge.c: a bridge-mode Mac's tasks, forwarded to its agent. */
 int tbm_spank_bridge_task_privileged(spank_t sp);   /* the job grant (root) */
@@ -93,8 +95,12 @@ int tbm_spank_bridge_task_exit(spank_t sp);         /* an unreachable agent drai
  * cannot ask from here; why says what happened for 0, -1 and -2. */
 int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
                         char *why, size_t len);
-/* Job epilog: the agent ends what is left of the job and removes its folder. */
-void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent);
+/* Job epilog: the agent ends what is left of the job (every process of uid when exclusive, ExclusiveMacs=yes,
+ * and the user has no other job on the Mac) and removes its folder. */
+void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, uid_t uid, int exclusive);
+/* Run the macnode command (plugstack.conf's macnode=) with argv as root and munged's socket, and wait for it: 0
+ * when it exited 0. */
+int tbm_spank_run_macnode(char **argv);
 
 /* spank_repro.c: reproducibility records: --repro-* options and the submit half (init, post_opt: submit
  * side); the batch step's start (root), each task's exit status, and each step's end (root; the batch step's

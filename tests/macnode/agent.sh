@@ -90,13 +90,12 @@ expect_log "the time limit" "the time limit passed"
 expect_eq "--pty gives the task a terminal" "$(fwd_pty() { (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --pty --agent "$AGENT" -- "$@" </dev/null); }; fwd_pty sh -c 'test -t 1 && echo tty' | tr -d '\r')" "tty"
 
 # --- a connection opened and greeted beforehand (as the SPANK plug-in hands it over: TBMESH_AGENT_FD) ----
-be32() { printf "\\$(printf %03o $(($1 >> 24 & 255)))\\$(printf %03o $(($1 >> 16 & 255)))\\$(printf %03o $(($1 >> 8 & 255)))\\$(printf %03o $(($1 & 255)))"; }
-# greeted CRED CMD...: the forwarder on a connection on which the hello with CRED was said already
+# greeted CRED CMD...: the forwarder on a connection on which the agent proved itself and the hello with CRED
+# was said already
 greeted() {
-    local json
-    json=$(printf '{"type":"hello","version":3,"cred":"%s"}' "$1"); shift
-    (exec 9<>"/dev/tcp/127.0.0.1/$PORT" && { be32 ${#json}; printf '%s' "$json"; } >&9 &&
-        cd "$W" && TBMESH_AGENT_FD=9 TBMESH_GRANT=${SPAWN_GRANT:-$(grant)} as_user "$MACNODE" exec --agent "$AGENT" -- "$@")
+    local cred=$1; shift
+    (cd "$W" && TBMESH_GRANT=${SPAWN_GRANT:-$(grant)} "$POKE" "$AGENT" --cred "$cred" --exec-fd 9 -- \
+        env TBMESH_AGENT_FD=9 setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$MACNODE" exec --agent "$AGENT" -- "$@")
 }
 out=$(greeted "$(as_user munge -n -S "$TBMESH_MUNGE_SOCKET")" sh -c 'echo hi; echo ${TBMESH_AGENT_FD:-none}' 2>&1)
 expect_eq "the forwarder sends the spawn alone on a greeted connection, which does not travel to the task" \
@@ -180,7 +179,18 @@ expect_log "the missing grant" "refused (grant): refused: no job grant"
 
 expect_in "garbage before the hello gets an error" "$("$POKE" "$AGENT" --raw 474554202f20485454502f312e310d0a)" '"code":"frame"'
 expect_log "the garbage" "refused (frame): malformed first frame"
-expect_in "a request before the hello is refused" "$("$POKE" "$AGENT" --json '{"type":"probe"}')" 'the first frame must be hello'
+expect_in "a request before the prove is refused" "$("$POKE" "$AGENT" --json '{"type":"probe"}')" \
+    'the first frame must be prove: the agent proves itself before any credential is sent'
+expect_in "a hello before the prove is refused" "$("$POKE" "$AGENT" --unproved-cred "$(munge -n -S "$TBMESH_MUNGE_SOCKET")")" \
+    'the first frame must be prove'
+expect_in "a client of protocol 3 (hello first) is told to install the same release" \
+    "$("$POKE" "$AGENT" --json "{\"type\":\"hello\",\"version\":3,\"cred\":\"$(munge -n -S "$TBMESH_MUNGE_SOCKET")\"}")" \
+    "hello: protocol version 3 is not spoken here (this side speaks 4); install the same slurm-tbmesh release on the bridge and the Macs"
+expect_in "a bad nonce is refused" "$("$POKE" "$AGENT" --json '{"type":"prove","version":4,"nonce":"abc"}')" \
+    "prove: 'nonce' must be 32 lowercase hex digits"
+out=$("$POKE" "$AGENT" --prove 0123456789abcdef0123456789abcdef --json '{"type":"probe"}')
+expect_in "after the proof, a request before the hello is refused" "$out" \
+    "after the agent's proof the next frame must be hello with a MUNGE credential, not probe"
 out=$("$POKE" "$AGENT" --hello --raw 00000003474554)
 expect_in "a malformed frame after the hello gets an error" "$out" '"code":"frame"'
 expect_in "... and a closed connection" "$out" "EOF"
@@ -192,16 +202,94 @@ expect_eq "the agent still serves the next client" "$(fwd echo still-here)" "sti
 # --- the gate: strangers get no process, a silent connection a few seconds; messages name the Mac ----------
 exec 3<>/dev/tcp/127.0.0.1/"${AGENT##*:}"
 out=$(timeout 20 cat <&3 | tr -d '\000-\037'); exec 3<&-
-expect_in "a connection that never says hello is closed, with the reason" "$out" "no hello within 3000 ms"
-expect_log "the silent connection" "refused (auth): no hello within 3000 ms"
+expect_in "a connection that never says anything is closed, with the reason" "$out" "no prove within 3000 ms"
+expect_log "the silent connection" "refused (auth): no prove within 3000 ms"
+out=$(timeout 20 "$POKE" "$AGENT" --keep --prove - | tr -d '\000-\037')
+expect_in "a connection that never says hello after the proof is closed too" "$out" "no hello within 3000 ms"
 out=$(cd "$W" && SLURMD_NODENAME=mac42 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent 127.0.0.1:1 -- true 2>&1); rc=$?
 expect_eq "an unreachable agent fails the forwarder (255)" "$rc" 255
 expect_eq "... naming the Mac and the agent's address" "$out" "macnode exec: cannot reach the agent of mac42 at \
 127.0.0.1:1: Connection refused; check that macnoded runs on mac42 (launchd job org.slurm-tbmesh.macnoded) and \
 that tbmesh.conf's AgentAddr and AgentPort for it are right"
-out=$(cd "$W" && SLURMD_NODENAME=mac42 as_user env -u TBMESH_GRANT "$MACNODE" exec --agent "$AGENT" -- true 2>&1)
-expect_in "a refused spawn names the Mac (as its agent says) and the agent's address" "$out" \
+out=$(cd "$W" && SLURMD_NODENAME=mac42 as_user env -u TBMESH_GRANT "$MACNODE" exec --node testnode --agent "$AGENT" -- true 2>&1)
+expect_in "a refused spawn names the Mac (as its agent proved itself) and the agent's address" "$out" \
     "macnode exec: the agent of testnode at $AGENT refused: refused: no job grant"
+
+# --- the agent proves itself first: a squatter on its port gets nothing it could replay --------------------
+# squatted: whatever the clients sent the listener on $SQ; no MUNGE credential may be in it, only proves
+SQ=$((PORT + 1))
+no_credential_in() {   # no_credential_in DESCRIPTION FILE
+    if grep -aq 'MUNGE:' "$2"; then bad "$1: a credential reached the squatter: $(head -c 300 "$2")"
+    elif [ "$(grep -ao '"type":"prove"' "$2" | wc -l)" -lt "${3:-1}" ]; then bad "$1: the squatter got no prove: $(head -c 300 "$2")"
+    else ok "$1: the squatter got a prove (a nonce) and no credential"; fi
+}
+# a plain listener, as an ordinary user, holding the agent's port while macnoded is down
+setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups \
+    socat -u TCP-LISTEN:$SQ,bind=127.0.0.1,reuseaddr,fork OPEN:"$W/squatted",creat,append 2>/dev/null &
+squatter=$!
+for _ in $(seq 50); do ss -Hltn "sport = :$SQ" | grep -q . && break; sleep 0.1; done
+clients=()
+(cd "$W" && TBMESH_GRANT=$(hgrant) as_user "$MACNODE" exec --agent 127.0.0.1:$SQ -- true > "$T/sq.exec" 2>&1; echo $? >> "$T/sq.exec") &
+clients+=($!)
+"$MACNODE" cleanup --agent 127.0.0.1:$SQ --job 7 --uid $USER_UID --exclusive > "$T/sq.cleanup" 2>&1 & clients+=($!)
+"$MACNODE" usage --agent 127.0.0.1:$SQ --job 7 --step 0 > "$T/sq.usage" 2>&1 & clients+=($!)
+"$MACNODE" probe --agent 127.0.0.1:$SQ --node testnode > "$T/sq.probe" 2>&1 & clients+=($!)
+"$POKE" 127.0.0.1:$SQ --cred "$(hgrant)" > "$T/sq.poke" 2>&1 & clients+=($!)
+wait "${clients[@]}"
+kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
+expect_eq "a forwarder facing a squatter fails (255)" "$(tail -n1 "$T/sq.exec")" 255
+expect_in "... saying the agent did not prove itself, and that nothing was sent" "$(head -n1 "$T/sq.exec")" \
+    "macnode exec: from the agent of testnode at 127.0.0.1:$SQ: no whole frame within 5000 ms; the peer is too slow or not speaking; it did not prove itself, so nothing was sent to it"
+expect_in "root's cleanup facing a squatter is refused the same way" "$(cat "$T/sq.cleanup")" "it did not prove itself, so nothing was sent to it"
+expect_in "... and root's usage" "$(cat "$T/sq.usage")" "it did not prove itself"
+expect_in "... and root's probe" "$(cat "$T/sq.probe")" "it did not prove itself"
+expect_in "... and a grant-hello's sender (the plug-in's way)" "$(cat "$T/sq.poke")" "no proof"
+no_credential_in "five clients, a user's grant and root's own among them" "$W/squatted" 5
+
+# an impostor that answers with a proof made by a user (its own MUNGE credential, a proof's payload)
+impostor() {   # impostor WHO RECORD MODE ARG: on $SQ, as WHO (user or root), in the background (imp)
+    local who=$1; shift
+    rm -f "$T/imp.ready"
+    if [ "$who" = user ]; then
+        setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups "$IMPOSTOR" 127.0.0.1:$SQ "$@" > "$T/imp.ready" 2>&1 &
+    else
+        "$IMPOSTOR" 127.0.0.1:$SQ "$@" > "$T/imp.ready" 2>&1 &
+    fi
+    imp=$!
+    for _ in $(seq 50); do grep -q listening "$T/imp.ready" 2>/dev/null && break; sleep 0.1; done
+}
+impostor user "$W/imp1" --as-me testnode
+out=$(cd "$W" && TBMESH_GRANT=$(hgrant) as_user "$MACNODE" exec --agent 127.0.0.1:$SQ -- true 2>&1); rc=$?
+wait $imp
+expect_eq "a forwarder facing a user's impostor fails (255)" "$rc" 255
+expect_in "... which did not prove itself" "$out" \
+    "the agent at 127.0.0.1:$SQ did not prove itself (the credential was made by uid $USER_UID, not root): something other than macnoded holds the port; check the Mac"
+no_credential_in "the user's impostor" "$W/imp1"
+impostor user "$W/imp2" --as-me testnode
+out=$("$MACNODE" cleanup --agent 127.0.0.1:$SQ --job 7 2>&1); wait $imp
+expect_in "root's cleanup is refused it too" "$out" "(the credential was made by uid $USER_UID, not root)"
+no_credential_in "root's cleanup facing the user's impostor" "$W/imp2"
+# a real proof of the agent's, caught and replayed: it answers another nonce
+"$POKE" "$AGENT" --prove - | head -n1 > "$W/proof.json"
+expect_in "the agent's proof names its node" "$(cat "$W/proof.json")" '"type":"proof","version":4,"cred":"MUNGE:'
+impostor user "$W/imp3" --replay "$W/proof.json"
+out=$(cd "$W" && TBMESH_GRANT=$(hgrant) as_user "$MACNODE" exec --agent 127.0.0.1:$SQ -- true 2>&1); wait $imp
+expect_in "a replayed proof is refused" "$out" \
+    "did not prove itself (its proof answers another connection's nonce: a replayed proof): something other than macnoded holds the port"
+no_credential_in "the replayed proof's sender" "$W/imp3"
+# root's own proof for another Mac (another agent's, relayed): the client expected testnode
+impostor root "$W/imp4" --as-me mac99
+out=$(cd "$W" && TBMESH_GRANT=$(hgrant) as_user "$MACNODE" exec --agent 127.0.0.1:$SQ -- true 2>&1); wait $imp
+expect_in "another Mac's proof is refused" "$out" "the agent at 127.0.0.1:$SQ proved itself as mac99's, not testnode's"
+no_credential_in "another Mac's agent" "$W/imp4"
+out=$(cd "$W" && TBMESH_GRANT=$(grant) as_user env -u SLURMD_NODENAME "$MACNODE" exec --agent "$AGENT" -- true 2>&1)
+expect_in "a client that cannot tell which Mac an address is says how to name it" "$out" \
+    "cannot tell which Mac's agent $AGENT should be, so it cannot prove itself: give --node NAME"
+expect_eq "--node names it" "$(cd "$W" && TBMESH_GRANT=$(grant) as_user env -u SLURMD_NODENAME "$MACNODE" exec --node testnode --agent "$AGENT" -- echo named)" named
+out=$(cd "$W" && SLURMD_NODENAME=mac42 TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- true 2>&1)
+expect_in "an agent that proves itself as another Mac than expected gets nothing" "$out" \
+    "the agent at $AGENT proved itself as testnode's, not mac42's"
+expect_log "the proof's share of a launch" "launch on the agent (ms): gate=[0-9.]* proof=[0-9.]* hello_credential="
 
 # --- probe, the job's files in the spawn, cleanup -------------------------------------------------------
 expect_in "probe answers with the replayed facts" "$("$POKE" "$AGENT" --hello --json '{"type":"probe"}')" '"type":"facts"'
@@ -338,18 +426,45 @@ expect_eq "the next task runs, on another server" "$(fwd sh -c 'echo $PPID' | gr
 # those leave idle count for nobody
 held=()
 for i in $(seq 64); do
-    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 60 > /dev/null 2>&1) &
+    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 6060 > /dev/null 2>&1) &
     held+=($!)
 done
-for _ in $(seq 300); do [ "$(pgrep -u "$USER_UID" -xc sleep)" -ge 64 ] && break; sleep 0.1; done
-expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -xc sleep)" 64
+# (sleep 6060: another run of these tests on the machine has its own sleeps of the same user)
+for _ in $(seq 300); do [ "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" -ge 64 ] && break; sleep 0.1; done
+expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" 64
 out=$(fwd echo over 2>&1); rc=$?
 expect_eq "a 65th connection of the user fails its forwarder (255)" "$rc" 255
 expect_in "... refused as busy, saying why" "$out" \
-    "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user)"
+    "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user, 16 kept for root)"
 expect_eq "... root's still gets in" "$(cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- echo root)" root
-pkill -u "$USER_UID" -x sleep; wait "${held[@]}"
+pkill -u "$USER_UID" -f '^sleep 6060$'; wait "${held[@]}"
 expect_eq "once they ended, the user gets in again" "$(fwd echo back)" back
+
+# users holding every connection they can, idle after a probe (four users: 64 each, 256 in all, as many as the
+# agent serves): root's requests still get in, kept 16 of them; and a user's idle connection is closed after
+# 10 s without a request, not 10 minutes
+held=()
+for u in $USER_UID 1 2 3; do
+    for i in $(seq 64); do
+        setpriv --reuid=$u --regid=$u --clear-groups "$POKE" "$AGENT" --keep --hello --json '{"type":"probe"}' \
+            > "$T/held.$u.$i" 2>&1 &
+        held+=($!)
+    done
+done
+for _ in $(seq 200); do [ "$(grep -l '"type":"facts"\|"code":"busy"' "$T"/held.* 2>/dev/null | wc -l)" -ge 256 ] && break; sleep 0.1; done
+expect_eq "users hold 240 connections idle" "$(grep -l '"type":"facts"' "$T"/held.* | wc -l)" 240
+expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 '"code":"busy"')" \
+    "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
+out=$("$MACNODE" probe --agent "$AGENT" --node testnode --compact 2>&1)
+expect_in "root's probe (its health check) still answers" "$out" '"tbmesh_facts":'
+expect_in "root's usage too" "$("$MACNODE" usage --agent "$AGENT" --job 99 --step 0 2>&1)" '"running":0'
+start=$SECONDS
+closed() { grep -l '^EOF' $(grep -l '"type":"facts"' "$T"/held.*) 2>/dev/null | wc -l; }
+for _ in $(seq 150); do [ "$(closed)" -ge 240 ] && break; sleep 0.1; done
+expect_eq "the users' idle connections are closed within 13 s" "$(closed) $([ $((SECONDS - start)) -le 13 ] && echo in-time)" "240 in-time"
+kill "${held[@]}" 2>/dev/null; wait "${held[@]}" 2>/dev/null
+rm -f "$T"/held.*
+expect_eq "then a user gets in again" "$(fwd echo back)" back
 
 # --- what each task used: measured by the agent, kept per job, step and task until the job's cleanup -------
 JOB=11 SLURM_PROCID=3 fwd perl -e '1 while (times)[0] < 0.3'
@@ -409,6 +524,74 @@ expect_eq "macnode cleanup ends the job's tasks" "$("$MACNODE" cleanup --agent "
 kill -0 "$(cat "$W/pid2")" 2>/dev/null && bad "the job's task survived cleanup" || ok "the job's task is gone"
 [ -e "$T/jobs/7" ] && bad "cleanup left the job folder" || ok "macnode cleanup removed the job folder"
 wait $! 2>/dev/null
+
+# --- what a job leaves outside its process groups ends with it -------------------------------------------
+# A second agent in a PID namespace of its own, as a Mac of its own: "every process of the user on the Mac"
+# is then this namespace's, not the test machine's (where others may run as the test user).
+P2=$((PORT + 2)); AGENT2=127.0.0.1:$P2; LOG2=$T/agent2.log
+unshare --pid --kill-child --mount-proc -- sh -c '"$@" & wait' sh "$MACNODED" --listen "$AGENT2" --node testnode \
+    --state-dir "$T/state2" --jobs-dir "$T/jobs2" --grace 1 --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG2" \
+    --replay "$REPLAY" &
+mac2=$!
+trap 'kill -KILL $mac2 2>/dev/null; cleanup' EXIT
+for _ in $(seq 50); do grep -q "listening on $AGENT2" "$LOG2" 2>/dev/null && break; sleep 0.1; done
+init2=$(pgrep -P "$mac2" | head -n1)
+on_mac2() { nsenter -t "$init2" -p -m -- "$@"; }      # a command on that Mac (its processes, its /proc)
+left() { pgrep -u "$USER_UID" -f "^sleep $1\$" | wc -l; }   # how many of the user's "sleep N" run
+fwd2() { (cd "$W" && TBMESH_GRANT=$(JOB=${JOB:-21} grant) as_user "$MACNODE" exec --agent "$AGENT2" -- "$@"); }
+# a task that leaves three: setsid, a double fork, nohup; its output ends when it does
+out=$(fwd2 sh -c 'setsid sleep 6001 & (sleep 6002 &) ; nohup sleep 6003 > /dev/null 2>&1 & echo started')
+expect_eq "a task leaves setsid, double-forked and nohup processes and ends" "$out" started
+sleep 0.3
+expect_eq "... none of them outlives the task (Linux: the agent's server is their subreaper)" \
+    "$(left 6001) $(left 6002) $(left 6003)" "0 0 0"
+grep -q "task [0-9]* left [1-3] processes outside its group: ended" "$LOG2" && ok "... the agent says so (logged)" \
+    || bad "the task's leftovers are not in the log: $(grep -i left "$LOG2" | tail -3)"
+# what left even the server's tree (started through a daemon of the Mac, as launchd or at would): on that Mac,
+# as the user, not under the agent
+stray() { on_mac2 setsid setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups sleep "$1" < /dev/null > /dev/null 2>&1 & }
+stray 6004; stray 6005
+on_mac2 setsid sleep 6006 < /dev/null > /dev/null 2>&1 &   # root's
+for _ in $(seq 50); do [ "$(left 6004)$(left 6005)" = 11 ] && break; sleep 0.1; done
+JOB=21 fwd2 true
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 21 --uid $USER_UID)
+expect_eq "a shared Mac's cleanup (no --exclusive) leaves what it cannot tell is the job's" "$out $(left 6004)" \
+    "job 21: 0 tasks ended 1"
+# another job of the same user still runs here: nothing of the user's but the job's own goes
+(cd "$W" && TBMESH_GRANT=$(JOB=22 grant) as_user "$MACNODE" exec --agent "$AGENT2" -- sleep 6007 > /dev/null 2>&1) &
+other=$!
+for _ in $(seq 50); do [ "$(left 6007)" = 1 ] && break; sleep 0.1; done
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 21 --uid $USER_UID --exclusive)
+expect_eq "an exclusive Mac's cleanup spares the user's other job" "$(left 6004) $(left 6007)" "1 1"
+grep -q "job 21: 0 processes it left ended (job 21's own processes only (those of its tasks): uid $USER_UID has another job on this Mac" "$LOG2" \
+    && ok "... saying why (logged)" || bad "no reason in the log: $(grep 'job 21' "$LOG2" | tail -2)"
+out=$("$MACNODE" cleanup --agent "$AGENT2" --job 22 --uid $USER_UID --exclusive); wait $other
+expect_in "an exclusive Mac's cleanup ends the job's tasks and every other process of the user" "$out" \
+    "job 22: 1 tasks ended, and 2 processes they left outside their groups"
+expect_eq "... none of the user's is left, root's is" "$(left 6004) $(left 6005) $(left 6007) $(pgrep -u 0 -f '^sleep 6006$' | wc -l)" \
+    "0 0 0 1"
+# direct mode: the epilog runs macnode cleanup --local on the Mac (Slurm's proctrack/pgid ended the groups)
+stray 6008
+mkdir -p "$T/stepd" && cp /bin/sh "$T/stepd/slurmstepd"
+on_mac2 setsid "$T/stepd/slurmstepd" -c "setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups sleep 6009; :" \
+    < /dev/null > /dev/null 2>&1 &
+for _ in $(seq 50); do [ "$(left 6008)$(left 6009)" = 11 ] && break; sleep 0.1; done
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+expect_eq "direct mode: another job's step of the user's (a slurmstepd) keeps the user's processes" \
+    "$(left 6008) $(left 6009)" "1 1"
+expect_in "... saying why" "$out" "uid $USER_UID has another job on this Mac (a step of it runs)"
+pkill -f "^$T/stepd/slurmstepd"; sleep 0.2
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+expect_in "direct mode: then the job's epilog ends what it left" "$out" "job 23: 2 processes left outside its steps ended"
+expect_eq "... none left" "$(left 6008) $(left 6009)" "0 0"
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 2>&1); rc=$?
+expect_eq "macnode cleanup --local wants the job's user (usage error)" "$rc $out" \
+    "2 macnode cleanup: --job J (a job id) is needed, with --uid U (the job's user), and nothing else"
+pkill -u 0 -f '^sleep 6006$'
+pkill -TERM -P "$init2" macnoded                     # the agent stops; its namespace's init (sh) ends with it
+for _ in $(seq 50); do kill -0 "$mac2" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$mac2" 2>/dev/null; wait "$mac2" 2>/dev/null
+trap cleanup EXIT
 
 # --- a restarted agent kills what its dead servers left ------------------------------------------------
 rm -f "$W/pid"

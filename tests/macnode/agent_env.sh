@@ -14,7 +14,7 @@ fi
 for t in munged mungekey munge setpriv; do
     command -v "$t" >/dev/null || { echo "SKIP: $(basename "$0") needs $t"; exit 77; }
 done
-for p in "$MACNODE" "$MACNODED" "$POKE"; do
+for p in "$MACNODE" "$MACNODED" "$POKE" "$B/tests/macnode/impostor"; do
     [ -x "$p" ] || { echo "FAIL: $p is not built"; exit 1; }
 done
 
@@ -26,6 +26,10 @@ cp "$MACNODE" "$T/macnode" && MACNODE=$T/macnode
 W=$T/work   # the user's working directory
 mkdir "$W" && chown $USER_UID:$USER_UID "$W"
 export TBMESH_MUNGE_SOCKET=$T/munge.sock
+# the Mac whose agent the clients expect to prove itself, as slurmd names it for a task (no tbmesh.conf here)
+export SLURMD_NODENAME=testnode
+unset TBMESH_CONF SLURM_CONF
+IMPOSTOR=$B/tests/macnode/impostor
 PORT=$((20000 + $$ % 20000))
 AGENT=127.0.0.1:$PORT
 LOG=$T/agent.log

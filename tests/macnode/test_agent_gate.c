@@ -1,5 +1,6 @@
 /* test_agent_gate.c: the agent's parts without its main (libmacnoded): which waiting connection the gate's
- * limits close to make room (agent_gate_victim), and the log's rate limit (agent_log_noisy, agent_log_tick). */
+ * limits close to make room (agent_gate_victim), whose proof is made next (agent_gate_next_proof) and the
+ * proofs' rate limit (agent_bucket_take), and the log's rate limit (agent_log_noisy, agent_log_tick). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,7 +14,8 @@ static agent_waiting_t w[8];
 static void waiting(int i, const char *addr, long long since)
 {
     snprintf(w[i].addr, sizeof(w[i].addr), "%s", addr);
-    w[i].since = since;
+    w[i].since = w[i].moved = since;
+    w[i].phase = GATE_WANTS_PROVE;
 }
 
 START_TEST(room_while_under_the_limits)
@@ -46,6 +48,63 @@ START_TEST(full_gate_loses_the_oldest_of_all)
     ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 4), 2);
     ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.3", 2, 4), 2);
     ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 5), -1);
+}
+END_TEST
+
+START_TEST(the_one_that_stood_still_longest_goes)
+{
+    waiting(0, "10.0.0.1", 100);   /* accepted first, but its proof was sent at 390: it is answering it */
+    waiting(1, "10.0.0.1", 300);   /* accepted later, and has said nothing since */
+    w[0].phase = GATE_PROVED;
+    w[0].moved = 390;
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 2, 8), 1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.2", 8, 2), 1);
+}
+END_TEST
+
+START_TEST(proofs_go_first_to_peers_that_answer_them)
+{
+    ck_assert_int_eq(agent_gate_next_proof(w, 0), -1);
+    waiting(0, "10.0.0.9", 100);     /* a flood's: proofs it got, no hello after them */
+    waiting(1, "10.0.0.9", 110);
+    waiting(2, "10.0.0.9", 120);
+    waiting(3, "10.0.0.1", 300);     /* the bridge's, later */
+    waiting(4, "10.0.0.2", 200);
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), -1);      /* none due */
+    w[0].phase = w[1].phase = GATE_PROVED;
+    w[2].phase = w[3].phase = GATE_PROOF_DUE;
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), 3);       /* the bridge first, though the flood's came first */
+    w[3].phase = GATE_PROVED;
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), 2);
+    w[4].phase = GATE_PROOF_DUE;                            /* 10.0.0.2 has none open: before the flood's */
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), 4);
+    w[0].phase = w[1].phase = GATE_PROOF_DUE;               /* equal peers: the oldest */
+    w[3].phase = GATE_WANTS_PROVE;
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), 0);
+}
+END_TEST
+
+START_TEST(proofs_are_rate_limited)
+{
+    agent_bucket_t b = { 0 };
+    int i, got = 0, wait = -1;
+
+    for (i = 0; i < 200; i++)   /* at once: the burst */
+        got += agent_bucket_take(&b, 1000, 100, 50, &wait);
+    ck_assert_int_eq(got, 50);
+    ck_assert_int_eq(wait, 10);                              /* 100 a second: the next in 10 ms */
+    ck_assert_int_eq(agent_bucket_take(&b, 1005, 100, 50, &wait), 0);
+    ck_assert_int_le(wait, 6);
+    ck_assert_int_eq(agent_bucket_take(&b, 1010, 100, 50, &wait), 1);
+    for (i = 0, got = 0; i < 1000; i++)                      /* a second of asking every ms: the rate */
+        got += agent_bucket_take(&b, 1011 + i, 100, 50, &wait);
+    ck_assert_int_ge(got, 99);
+    ck_assert_int_le(got, 101);
+    ck_assert_int_eq(agent_bucket_take(&b, 1011 + 1000 + 60000, 100, 50, &wait), 1);   /* idle: full again */
+    for (i = 0, got = 1; i < 100; i++)
+        got += agent_bucket_take(&b, 1011 + 1000 + 60000, 100, 50, &wait);
+    ck_assert_int_eq(got, 50);
+    ck_assert_int_eq(agent_bucket_take(&b, 5, 100, 50, &wait), 1);   /* the clock went back: full */
 }
 END_TEST
 
@@ -110,6 +169,9 @@ static Suite *agent_gate_suite(void)
     tcase_add_test(tc, room_while_under_the_limits);
     tcase_add_test(tc, a_peer_at_its_limit_loses_its_own_oldest);
     tcase_add_test(tc, full_gate_loses_the_oldest_of_all);
+    tcase_add_test(tc, the_one_that_stood_still_longest_goes);
+    tcase_add_test(tc, proofs_go_first_to_peers_that_answer_them);
+    tcase_add_test(tc, proofs_are_rate_limited);
     tcase_add_test(tc, the_log_sums_up_a_flood);
     suite_add_tcase(s, tc);
     return s;

@@ -65,13 +65,18 @@ static void reap(void)
         agent_pool_reaped(pool, pid);
 }
 
-static void new_pool(int max, int per_uid, int idle_keep, int conns)
+static void new_pool_reserving(int max, int per_uid, int idle_keep, int conns, int root_reserve)
 {
-    const agent_pool_limits_t lim = { max, per_uid, idle_keep, 0, conns };
+    const agent_pool_limits_t lim = { max, per_uid, idle_keep, 0, conns, root_reserve };
     tbm_err_t err = { { 0 } };
 
     pool = agent_pool_new(&lim, stand_in, in_new, NULL, &err);
     ck_assert_ptr_nonnull(pool);
+}
+
+static void new_pool(int max, int per_uid, int idle_keep, int conns)
+{
+    new_pool_reserving(max, per_uid, idle_keep, conns, 0);
 }
 
 typedef struct client {
@@ -246,6 +251,29 @@ START_TEST(limits_count_the_busy_only)
 }
 END_TEST
 
+/* Users together never take the connections kept for root: its health check, cleanup and usage get in
+ * however many users hold theirs idle. */
+START_TEST(users_leave_roots_reserve)
+{
+    client_t a, b, c, r1, r2, r3;
+    char why[200];
+
+    new_pool_reserving(4, 2, 8, 100, 2);
+    ck_assert_int_eq(connect_as(501, "", &a, why, sizeof(why)), 0);
+    ck_assert_int_eq(connect_as(502, "", &b, why, sizeof(why)), 0);
+    ck_assert_int_eq(connect_as(503, "", &c, why, sizeof(why)), -1);   /* under its own limit, but users hold 2 */
+    ck_assert_str_eq(why, "the agent is serving all the connections users may have (the last 2 are kept for root's "
+                          "requests)");
+    ck_assert_int_eq(connect_as(0, "", &r1, why, sizeof(why)), 0);
+    ck_assert_int_eq(connect_as(0, "", &r2, why, sizeof(why)), 0);
+    ck_assert_int_eq(connect_as(0, "", &r3, why, sizeof(why)), -1);    /* root too has max at most */
+    ck_assert_str_eq(why, "the agent is serving all the connections it may");
+    hang_up(&a), hang_up(&b), hang_up(&r1), hang_up(&r2);
+    until_idle(4);
+    agent_pool_free(pool);
+}
+END_TEST
+
 START_TEST(idle_servers_beyond_the_kept_ones_end)
 {
     client_t cl[4];
@@ -317,7 +345,7 @@ START_TEST(a_server_ends_after_its_quota_and_at_the_agents_stop)
     ck_assert_int_eq(connect_as(501, "", &c, why, sizeof(why)), 0);
     ck_assert_int_ne(c.pid, b.pid);
     agent_pool_free(pool);                        /* the agent stops while c is served: c goes on */
-    pool = agent_pool_new(&(agent_pool_limits_t){ 1, 1, 1, 0, 1 }, stand_in, in_new, NULL, &err);
+    pool = agent_pool_new(&(agent_pool_limits_t){ 1, 1, 1, 0, 1, 0 }, stand_in, in_new, NULL, &err);
     ck_assert_int_eq(kill((pid_t)c.pid, 0), 0);
     ck_assert_int_eq(write(c.fd, "more", 4), 4);
     hang_up(&c);
@@ -335,6 +363,7 @@ static Suite *agent_pool_suite(void)
     tcase_add_test(tc, a_connection_reaches_its_server_whole);
     tcase_add_test(tc, an_idle_server_takes_the_next_and_a_busy_one_does_not);
     tcase_add_test(tc, limits_count_the_busy_only);
+    tcase_add_test(tc, users_leave_roots_reserve);
     tcase_add_test(tc, idle_servers_beyond_the_kept_ones_end);
     tcase_add_test(tc, a_dead_or_stopped_server_is_replaced);
     tcase_add_test(tc, a_server_ends_after_its_quota_and_at_the_agents_stop);

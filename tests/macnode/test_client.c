@@ -1,5 +1,7 @@
-/* test_client.c: the forwarder's launch times (client.c): the SPANK plug-in's stamps as macnode exec reads
- * them from $TBMESH_LAUNCH_STAMPS, and the line of parts --verbose prints. */
+/* test_client.c: the client's side (client.c): the forwarder's launch times (the SPANK plug-in's stamps as
+ * macnode exec reads them from $TBMESH_LAUNCH_STAMPS, and the line of parts --verbose prints), and which Mac's
+ * agent must prove itself at an address. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
@@ -32,13 +34,13 @@ END_TEST
 START_TEST(the_line_names_every_part_in_ms)
 {
     client_launch_t l = { .grant_start = 1000, .grant_end = 1840, .exec = 2000, .main = 4100,
-                          .open = { .cred = 4610, .connect = 4730, .welcome = 6660 }, .started = 9680,
+                          .open = { .cred = 4610, .connect = 4730, .proof = 5130, .welcome = 6660 }, .started = 9680,
                           .first_output = 10120, .exit = 10920 };
     char line[512];
 
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
-                           "first_output=0.44 total=9.12 end=0.80");
+    ck_assert_str_eq(line, "grant=0.84 stepd=0.16 exec=2.10 credential=0.51 connect=0.12 proof=0.40 authenticate=1.53 "
+                           "spawn=3.02 first_output=0.44 total=9.12 end=0.80");
 }
 END_TEST
 
@@ -50,14 +52,54 @@ START_TEST(missing_stamps_give_dashes)
     char line[512], small[20];
 
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=0.51 connect=0.12 authenticate=1.93 spawn=3.02 "
+    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=0.51 connect=0.12 proof=- authenticate=1.93 spawn=3.02 "
                            "first_output=- total=5.58 end=0.22");
     memset(&l, 0, sizeof(l));
     client_launch_line(&l, line, sizeof(line));
-    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=- connect=- authenticate=- spawn=- first_output=- "
-                           "total=- end=-");
+    ck_assert_str_eq(line, "grant=- stepd=- exec=- credential=- connect=- proof=- authenticate=- spawn=- "
+                           "first_output=- total=- end=-");
     client_launch_line(&l, small, sizeof(small));   /* cut, still a string */
     ck_assert_uint_lt(strlen(small), sizeof(small));
+}
+END_TEST
+
+/* The Mac whose agent must prove itself: --node, else tbmesh.conf's at that address, else $SLURMD_NODENAME's,
+ * else the address's host name; an address alone is refused, saying how to name the Mac. */
+START_TEST(the_expected_mac)
+{
+    char dir[64], path[128], node[TBM_NODE_MAX];
+    client_t c = { .agent = "10.0.0.12:7000", .fd = -1 };
+    tbm_err_t err = { { 0 } };
+
+    tbm_scratch_make(dir, sizeof(dir), "test_client");
+    tbm_scratch_put(dir, "tbmesh.conf", "AgentPort=7000\nGroup=a Nodes=m[1-2] Topology=mesh Link=tb5 Rdma=yes "
+                    "Backends=mpi\nNodeName=m1 AgentAddr=10.0.0.11\nNodeName=m2 AgentAddr=10.0.0.12\n");
+    snprintf(path, sizeof(path), "%s/tbmesh.conf", dir);
+    setenv("TBMESH_CONF", path, 1);
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), 0);
+    ck_assert_str_eq(node, "m2");
+    c.mac = "m1";                          /* $SLURMD_NODENAME does not override what tbmesh.conf says */
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), 0);
+    ck_assert_str_eq(node, "m2");
+    c.want = "m9";                         /* --node does */
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), 0);
+    ck_assert_str_eq(node, "m9");
+    c.want = NULL;
+    c.agent = "10.0.0.13:7000";            /* no Mac of tbmesh.conf there: $SLURMD_NODENAME's */
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), 0);
+    ck_assert_str_eq(node, "m1");
+    c.mac = NULL;
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), -1);
+    ck_assert_str_eq(err.msg, "cannot tell which Mac's agent 10.0.0.13:7000 should be, so it cannot prove itself: "
+                              "give --node NAME (the Mac's name in tbmesh.conf), or list the Mac with AgentAddr in "
+                              "tbmesh.conf ($TBMESH_CONF)");
+    c.agent = "mac05.lab.example:7000";    /* a name: its first label */
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), 0);
+    ck_assert_str_eq(node, "mac05");
+    c.agent = "fe80::1";                   /* an IPv6 address is no name */
+    ck_assert_int_eq(client_expected_node(&c, node, sizeof(node), &err), -1);
+    unsetenv("TBMESH_CONF");
+    tbm_scratch_remove(dir);
 }
 END_TEST
 
@@ -70,6 +112,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, bad_stamps_are_left_out);
     tcase_add_test(tc, the_line_names_every_part_in_ms);
     tcase_add_test(tc, missing_stamps_give_dashes);
+    tcase_add_test(tc, the_expected_mac);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,16 +1,22 @@
-/* wire_poke.c: a test client of macnoded that sends exactly what it is told, in order (a fresh hello, a
- * given credential, JSON frames from the command line or a file, raw bytes), then prints every frame the agent sends until it closes
- * (--keep: without closing its own side first and without a deadline, as a watch client). */
+/* wire_poke.c: a test client of macnoded that sends exactly what it is told, in order (the agent's proof asked
+ * for and checked, then a fresh hello or a given credential; a hello without the proof; JSON frames from the
+ * command line or a file, raw bytes), then prints every frame the agent sends until it closes (--keep: without
+ * closing its own side first and without a deadline, as a watch client; --exec-fd: hand the connection to a
+ * command instead, as the SPANK plug-in hands its greeted connection to the forwarder). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "conf.h"
 #include "fileio.h"
 #include "wire.h"
+
+static tbm_fdec_t dec;
 
 static int send_raw_hex(int fd, const char *hex)
 {
@@ -29,14 +35,54 @@ static int send_raw_hex(int fd, const char *hex)
     return rc;
 }
 
+static int send_msg(int fd, const tbm_msg_t *m)
+{
+    tbm_err_t err = { { 0 } };
+
+    if (wire_send(fd, m, &err) < 0)
+        return fprintf(stderr, "wire_poke: %s\n", err.msg), -1;
+    return 0;
+}
+
+/* prove with nonce (a fresh one when NULL); the proof frame is printed when print, else checked against
+ * node ($SLURMD_NODENAME, else "testnode"). 0, or -1 with a message. */
+static int prove(int fd, const char *agent, const char *nonce, int print)
+{
+    char fresh[TBM_NONCE_LEN + 1];
+    unsigned char raw[TBM_NONCE_LEN / 2];
+    const char *node = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "testnode";
+    tbm_msg_t m = { .type = TBM_MSG_PROVE, .version = TBM_PROTO_VERSION, .nonce = nonce ? nonce : fresh }, p;
+    tbm_err_t err = { { 0 } }, why = { { 0 } };
+    tbm_frame_t f;
+    tbm_proof_cred_t seen = { 0 };
+    auth_cred_t cred;
+    int rc;
+
+    if (getentropy(raw, sizeof(raw)) < 0)
+        return -1;
+    tbm_nonce_format(raw, fresh);
+    if (send_msg(fd, &m) < 0 || wire_next_frame(fd, &dec, &f, 10000, &err) <= 0)
+        return fprintf(stderr, "wire_poke: no proof: %s\n", err.msg), -1;
+    if (print)
+        return printf("%.*s\n", (int)f.len, (const char *)f.data) < 0 ? -1 : 0;
+    if (tbm_msg_parse(&f, &p, &err) < 0 || p.type != TBM_MSG_PROOF) {
+        printf("%.*s\n", (int)f.len, (const char *)f.data);   /* the agent's refusal, for the test to see */
+        tbm_msg_free(&p);
+        return -1;
+    }
+    seen.decoded = auth_decode(getenv("TBMESH_MUNGE_SOCKET"), p.cred, &cred, &why) == AUTH_OK;
+    seen.why = why.msg, seen.uid = (uint32_t)cred.uid, seen.payload = cred.payload, seen.len = cred.len;
+    rc = tbm_proof_check(&seen, agent, node, m.nonce, &err);
+    auth_cred_free(&cred);
+    tbm_msg_free(&p);
+    return rc < 0 ? fprintf(stderr, "wire_poke: %s\n", err.msg), -1 : 0;
+}
+
 static int send_hello(int fd, const char *cred)
 {
     tbm_msg_t m = { .type = TBM_MSG_HELLO, .version = TBM_PROTO_VERSION, .cred = cred };
-    tbm_err_t err = { { 0 } };
 
-    if (wire_send(fd, &m, &err) < 0)
-        return fprintf(stderr, "wire_poke: %s\n", err.msg), -1;
-    return 0;
+    return send_msg(fd, &m);
 }
 
 static int send_json(int fd, const char *text)
@@ -51,13 +97,11 @@ static int send_json(int fd, const char *text)
 /* keep: the client stays (no half-close, no deadline, each frame printed at once), as a watch needs. */
 static void print_replies(int fd, int keep)
 {
-    tbm_fdec_t d;
     tbm_frame_t f;
     tbm_err_t err = { { 0 } };
     int rc;
 
-    tbm_fdec_init(&d, TBM_FRAME_MAX, &err);
-    while ((rc = wire_next_frame(fd, &d, &f, keep ? -1 : 10000, &err)) > 0) {
+    while ((rc = wire_next_frame(fd, &dec, &f, keep ? -1 : 10000, &err)) > 0) {
         if (f.kind == TBM_FRAME_JSON)
             printf("%.*s\n", (int)f.len, (const char *)f.data);
         else
@@ -66,50 +110,82 @@ static void print_replies(int fd, int keep)
             fflush(stdout);
     }
     printf(rc == 0 ? "EOF\n" : "ERROR %s\n", err.msg);
-    tbm_fdec_free(&d);
+}
+
+/* One argument (and its value, *i moved past it): 0, -1 failed (the agent's answer is still printed), -2 bad. */
+static int step(int fd, const char *agent, int argc, char **argv, int *i)
+{
+    tbm_err_t err = { { 0 } };
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    char *cred, *text;
+    size_t len;
+    int rc;
+
+    if (!strcmp(a, "--hello")) {
+        cred = prove(fd, agent, NULL, 0) < 0 ? NULL : auth_encode(getenv("TBMESH_MUNGE_SOCKET"), NULL, 0, 0, &err);
+        rc = cred ? send_hello(fd, cred) : -1;
+        free(cred);
+        return rc;
+    }
+    if (!v)
+        return -2;
+    ++*i;
+    if (!strcmp(a, "--cred"))
+        return prove(fd, agent, NULL, 0) < 0 ? -1 : send_hello(fd, v);
+    if (!strcmp(a, "--unproved-cred"))
+        return send_hello(fd, v);
+    if (!strcmp(a, "--prove"))
+        return prove(fd, agent, strcmp(v, "-") ? v : NULL, 1);
+    if (!strcmp(a, "--json"))
+        return send_json(fd, v);
+    if (!strcmp(a, "--json-file")) {
+        text = tbm_read_file(v, TBM_FRAME_MAX, &len, &err);
+        rc = text ? send_json(fd, text) : (fprintf(stderr, "wire_poke: %s\n", err.msg), -1);
+        free(text);
+        return rc;
+    }
+    if (!strcmp(a, "--raw"))
+        return send_raw_hex(fd, v);
+    return -2;
 }
 
 int main(int argc, char **argv)
 {
     tbm_err_t err = { { 0 } };
-    const char *sock = getenv("TBMESH_MUNGE_SOCKET");
-    char *cred;
-    int fd, i, rc = 0, keep = 0;
+    int fd, i, rc = 0, keep = 0, exec_fd = -1;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: wire_poke ADDR:PORT [--keep] [--hello | --cred TEXT | --json TEXT | --json-file PATH | --raw HEX]...\n"
-                "  --keep: stay connected (no half-close, no deadline) printing frames as they come\n");
+        fprintf(stderr, "usage: wire_poke ADDR:PORT [--keep] [--hello | --cred TEXT | --unproved-cred TEXT | --prove NONCE|- "
+                "| --json TEXT | --json-file PATH | --raw HEX]... [--exec-fd N -- CMD...]\n"
+                "  --hello, --cred: the agent's proof asked for and checked (as node $SLURMD_NODENAME, else testnode)\n"
+                "  first; --unproved-cred: a hello without it; --prove: a prove only, its answer printed\n"
+                "  --keep: stay connected (no half-close, no deadline) printing frames as they come\n"
+                "  --exec-fd N -- CMD: run CMD with the connection as its descriptor N instead of reading it\n");
         return 2;
     }
     fd = wire_connect(argv[1], TBM_CONF_AGENT_PORT, &err);
-    if (fd < 0)
+    if (fd < 0 || tbm_fdec_init(&dec, TBM_FRAME_MAX, &err) < 0)
         return fprintf(stderr, "wire_poke: %s\n", err.msg), 1;
-    for (i = 2; i < argc && rc == 0; i++) {
+    for (i = 2; i < argc && rc == 0 && exec_fd < 0; i++) {
         if (!strcmp(argv[i], "--keep")) {
             keep = 1;
-        } else if (!strcmp(argv[i], "--hello")) {
-            cred = auth_encode(sock, NULL, 0, 0, &err);
-            rc = cred ? send_hello(fd, cred) : -1;
-            free(cred);
-        } else if (i + 1 < argc && !strcmp(argv[i], "--cred")) {
-            rc = send_hello(fd, argv[++i]);
-        } else if (i + 1 < argc && !strcmp(argv[i], "--json")) {
-            rc = send_json(fd, argv[++i]);
-        } else if (i + 1 < argc && !strcmp(argv[i], "--json-file")) {
-            size_t len;
-            char *text = tbm_read_file(argv[++i], TBM_FRAME_MAX, &len, &err);
-
-            rc = text ? send_json(fd, text) : (fprintf(stderr, "wire_poke: %s\n", err.msg), -1);
-            free(text);
-        } else if (i + 1 < argc && !strcmp(argv[i], "--raw")) {
-            rc = send_raw_hex(fd, argv[++i]);
-        } else {
-            fprintf(stderr, "wire_poke: unknown argument '%s'\n", argv[i]);
+        } else if (!strcmp(argv[i], "--exec-fd") && i + 2 < argc && !strcmp(argv[i + 2], "--")) {
+            exec_fd = atoi(argv[i + 1]);
+            i += 2;
+        } else if ((rc = step(fd, argv[1], argc, argv, &i)) == -2) {
+            fprintf(stderr, "wire_poke: unknown argument '%s' (or its value is missing)\n", argv[i]);
             return 2;
         }
+    }
+    if (exec_fd >= 0 && rc == 0) {
+        if (dup2(fd, exec_fd) < 0)
+            return 1;
+        execvp(argv[i], argv + i);
+        return fprintf(stderr, "wire_poke: cannot run %s\n", argv[i]), 1;
     }
     if (!keep)
         shutdown(fd, SHUT_WR);   /* nothing more to ask: the agent ends the connection after its replies */
     print_replies(fd, keep);
+    tbm_fdec_free(&dec);
     return rc < 0 ? 1 : 0;
 }

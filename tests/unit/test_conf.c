@@ -649,6 +649,35 @@ START_TEST(default_path_is_beside_slurm_conf)
 }
 END_TEST
 
+START_TEST(agents_by_address)
+{
+    static const char *const text = "AgentPort=7000\n"
+        "Group=a Nodes=m[1-4] Topology=mesh Link=tb5 Rdma=yes Backends=mpi\n"
+        "NodeName=m1 AgentAddr=10.0.0.11\n"
+        "NodeName=m2 AgentAddr=10.0.0.12 AgentPort=7002\n"
+        "NodeName=m3 AgentAddr=10.0.0.99\n"
+        "NodeName=m4 AgentAddr=10.0.0.99 AgentPort=7004\n";
+    tbm_err_t err = { { 0 } };
+    tbm_conf_t c;
+    char buf[128];
+
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err), 0);
+    tbm_conf_agent_of(&c, tbm_conf_node(&c, "m1"), buf, sizeof(buf));
+    ck_assert_str_eq(buf, "10.0.0.11:7000");
+    tbm_conf_agent_of(&c, tbm_conf_node(&c, "m2"), buf, sizeof(buf));
+    ck_assert_str_eq(buf, "10.0.0.12:7002");
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.11:7000"), tbm_conf_node(&c, "m1"));
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.11"), tbm_conf_node(&c, "m1"));       /* any port */
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.11:7002"), -1);                        /* another port */
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.1:7000"), -1);                         /* a prefix of it */
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.12:7002"), tbm_conf_node(&c, "m2"));
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.99:7004"), tbm_conf_node(&c, "m4"));
+    ck_assert_int_eq(tbm_conf_node_at(&c, "10.0.0.99"), -1);                             /* two Macs there */
+    ck_assert_int_eq(tbm_conf_node_at(&c, "m1:7000"), -1);                               /* m1's is its AgentAddr */
+    tbm_conf_free(&c);
+}
+END_TEST
+
 static Suite *conf_suite(void)
 {
     Suite *s = suite_create("conf");
@@ -668,6 +697,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, record_store_settings_are_checked);
     tcase_add_test(tc, record_store_settings_are_kept_when_written);
     tcase_add_test(tc, default_path_is_beside_slurm_conf);
+    tcase_add_test(tc, agents_by_address);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -330,10 +330,25 @@ START_TEST(small_messages_round_trip)
     m = (tbm_msg_t){ .type = TBM_MSG_CLEANUP, .job = 4000000000u };
     round_trip(&m, &b);
     ck_assert_uint_eq(b.job, 4000000000u);
+    ck_assert(b.job_uid == -1 && b.exclusive == 0);   /* no user named: nothing of the user's is swept */
     tbm_msg_free(&b);
-    m = (tbm_msg_t){ .type = TBM_MSG_CLEANED, .job = 3, .killed = 2 };
+    m = (tbm_msg_t){ .type = TBM_MSG_CLEANUP, .job = 7, .job_uid = 501, .exclusive = 1 };
+    round_trip(&m, &b);
+    ck_assert(b.job == 7 && b.job_uid == 501 && b.exclusive == 1);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_CLEANED, .job = 3, .killed = 2, .swept = 5 };
     round_trip(&m, &b);
     ck_assert_int_eq(b.killed, 2);
+    ck_assert_int_eq(b.swept, 5);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_PROVE, .nonce = "0123456789abcdef0123456789abcdef" };
+    round_trip(&m, &b);
+    ck_assert_str_eq(b.nonce, "0123456789abcdef0123456789abcdef");
+    ck_assert_int_eq(b.version, TBM_PROTO_VERSION);
+    tbm_msg_free(&b);
+    m = (tbm_msg_t){ .type = TBM_MSG_PROOF, .node = "mac01", .cred = "MUNGE:p" };
+    round_trip(&m, &b);
+    ck_assert(!strcmp(b.node, "mac01") && !strcmp(b.cred, "MUNGE:p") && b.version == TBM_PROTO_VERSION);
     tbm_msg_free(&b);
     m = (tbm_msg_t){ .type = TBM_MSG_ERROR, .code = "grant", .message = "no grant" };
     round_trip(&m, &b);
@@ -389,11 +404,11 @@ START_TEST(message_refusals)
     ck_assert_str_eq(parse_error("{}"), "message: member 'type' is missing");
     ck_assert_str_eq(parse_error("{\"type\":5}"), "message: 'type' must be a string of 1 to 32 bytes without NUL");
     ck_assert_str_eq(parse_error("{\"type\":\"fork\"}"), "message: unknown type 'fork'; this side speaks protocol "
-                                                         "version 3");
+                                                         "version 4");
     ck_assert_str_eq(parse_error("{\"type\":\"probe\",\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}"),
                      "message: invalid JSON at line 1 column 36: nesting too deep");
-    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":4,\"cred\":\"c\"}"),
-                     "hello: protocol version 4 is not spoken here (this side speaks 3); install the same "
+    ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":5,\"cred\":\"c\"}"),
+                     "hello: protocol version 5 is not spoken here (this side speaks 4); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1}"), "hello: member 'cred' is missing");
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":\"1\",\"cred\":\"c\"}"),
@@ -406,13 +421,27 @@ START_TEST(message_refusals)
                      "welcome: 'uid' is -1, outside 0..4294967295");
     ck_assert_str_eq(parse_error("{\"type\":\"facts\",\"facts\":[]}"), "facts: member 'facts' must be a JSON object");
     ck_assert_str_eq(parse_error("{\"type\":\"prepare\"}"), "message: unknown type 'prepare'; this side speaks "
-                                                            "protocol version 3");
+                                                            "protocol version 4");
     ck_assert_str_eq(parse_error("{\"type\":\"started\",\"pid\":0}"), "started: 'pid' is 0, outside 1..2147483647");
     ck_assert_str_eq(parse_error("{\"type\":\"signal\",\"signal\":\"SIGTERM\"}"),
                      "signal: unknown signal 'SIGTERM'; use a name like TERM, INT, HUP, USR1 (no SIG)");
     ck_assert_str_eq(parse_error("{\"type\":\"resize\",\"rows\":0,\"cols\":80}"), "resize: 'rows' is 0, outside 1..10000");
     ck_assert_str_eq(parse_error("{\"type\":\"cleanup\",\"job\":1.5}"), "cleanup: 'job' must be an integer");
     ck_assert_str_eq(parse_error("{\"type\":\"cleaned\",\"job\":1}"), "cleaned: member 'killed' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"cleanup\",\"job\":1,\"uid\":-1}"),
+                     "cleanup: 'uid' is -1, outside 0..4294967294");
+    ck_assert_str_eq(parse_error("{\"type\":\"cleanup\",\"job\":1,\"uid\":5,\"exclusive\":1}"),
+                     "cleanup: 'exclusive' must be true or false");
+    ck_assert_str_eq(parse_error("{\"type\":\"prove\",\"version\":3,\"nonce\":\"0123456789abcdef0123456789abcdef\"}"),
+                     "prove: protocol version 3 is not spoken here (this side speaks 4); install the same "
+                     "slurm-tbmesh release on the bridge and the Macs");
+    ck_assert_str_eq(parse_error("{\"type\":\"prove\",\"version\":4,\"nonce\":\"0123456789ABCDEF0123456789abcdef\"}"),
+                     "prove: 'nonce' must be 32 lowercase hex digits (16 random bytes)");
+    ck_assert_str_eq(parse_error("{\"type\":\"prove\",\"version\":4,\"nonce\":\"0123\"}"),
+                     "prove: 'nonce' must be 32 lowercase hex digits (16 random bytes)");
+    ck_assert_str_eq(parse_error("{\"type\":\"prove\",\"version\":4}"), "prove: member 'nonce' is missing");
+    ck_assert_str_eq(parse_error("{\"type\":\"proof\",\"version\":4,\"node\":\"mac01\"}"),
+                     "proof: member 'cred' is missing");
     ck_assert_str_eq(parse_error("{\"type\":\"error\",\"code\":\"x\"}"), "error: member 'message' is missing");
 }
 END_TEST
@@ -711,11 +740,11 @@ END_TEST
 START_TEST(hello_of_protocol_1_is_refused)
 {
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":1,\"cred\":\"MUNGE:x\"}"),
-                     "hello: protocol version 1 is not spoken here (this side speaks 3); install the same "
+                     "hello: protocol version 1 is not spoken here (this side speaks 4); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
     /* 2's agents took a hello's grant for root's hello, and then refused its spawn as a replay */
     ck_assert_str_eq(parse_error("{\"type\":\"hello\",\"version\":2,\"cred\":\"MUNGE:x\"}"),
-                     "hello: protocol version 2 is not spoken here (this side speaks 3); install the same "
+                     "hello: protocol version 2 is not spoken here (this side speaks 4); install the same "
                      "slurm-tbmesh release on the bridge and the Macs");
 }
 END_TEST
@@ -924,6 +953,94 @@ START_TEST(grant_as_a_hello)
 }
 END_TEST
 
+#define NONCE "0123456789abcdef0123456789abcdef"
+
+/* A proof's credential as the client's munged would see it. */
+static tbm_proof_cred_t seen(const char *payload, uint32_t uid)
+{
+    return (tbm_proof_cred_t){ .decoded = 1, .uid = uid, .payload = payload, .len = strlen(payload) };
+}
+
+START_TEST(agent_proof_checks)
+{
+    char *ok = tbm_proof_payload("mac01", NONCE, NULL);
+    tbm_proof_cred_t p = seen(ok, 0), forged = { .decoded = 0, .why = "munge: Invalid credential" };
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_str_eq(ok, "{\"tbmesh_proof\":1,\"kind\":\"tbmesh-agent-proof\",\"node\":\"mac01\",\"nonce\":\"" NONCE "\"}");
+    ck_assert_int_eq(tbm_proof_check(&p, "10.0.0.1:6830", "mac01", NONCE, &err), 0);
+    p.uid = 1001;
+    ck_assert_int_eq(tbm_proof_check(&p, "mac01:7070", "mac01", NONCE, &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at mac01:7070 did not prove itself (the credential was made by uid 1001, not "
+                              "root): something other than macnoded holds the port; check the Mac");
+    ck_assert_int_eq(tbm_proof_check(&forged, "mac01:7070", "mac01", NONCE, &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at mac01:7070 did not prove itself (its credential does not decode: munge: "
+                              "Invalid credential): it does not share this cluster's MUNGE key, or something other "
+                              "than macnoded holds the port; check the Mac");
+    p.uid = 0;
+    ck_assert_int_eq(tbm_proof_check(&p, "mac01:7070", "mac01", "ffffffffffffffffffffffffffffffff", &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at mac01:7070 did not prove itself (its proof answers another connection's "
+                              "nonce: a replayed proof): something other than macnoded holds the port; check the Mac");
+    ck_assert_int_eq(tbm_proof_check(&p, "10.0.0.2:6830", "mac02", NONCE, &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at 10.0.0.2:6830 proved itself as mac01's, not mac02's: the address "
+                              "tbmesh.conf gives mac02 (AgentAddr, AgentPort) leads to another Mac's agent; correct it, "
+                              "or check the Mac");
+    free(ok);
+}
+END_TEST
+
+START_TEST(a_proof_is_no_grant_and_a_grant_no_proof)
+{
+    const char *grant = "{\"tbmesh_grant\":1,\"job\":42,\"step\":3,\"node\":\"mac01\",\"uid\":501,\"gid\":20,"
+                        "\"expires\":1000300,\"hello\":1}";
+    const char *other = "{\"tbmesh_proof\":1,\"kind\":\"tbmesh-record-seal\",\"node\":\"mac01\",\"nonce\":\"" NONCE "\"}";
+    char *proof = tbm_proof_payload("mac01", NONCE, NULL);
+    tbm_proof_cred_t p = seen(grant, 0);
+    tbm_err_t err = { { 0 } };
+    tbm_grant_t g;
+
+    /* the agent makes proofs for anyone who asks: a proof must never open a connection as a grant-hello */
+    ck_assert_int_eq(tbm_grant_hello(proof, strlen(proof), 0, "mac01", 1000000, &g, &err), -1);
+    ck_assert_str_eq(err.msg, "a hello of root's may carry a job grant and nothing else: grant: member 'tbmesh_grant' "
+                              "is missing");
+    ck_assert_int_eq(tbm_grant_parse(proof, strlen(proof), &g, &err), -1);
+    ck_assert_int_eq(tbm_proof_check(&p, "mac01:7070", "mac01", NONCE, &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at mac01:7070 did not prove itself (the credential is root's but no agent's "
+                              "proof: proof: member 'tbmesh_proof' is missing): something other than macnoded holds "
+                              "the port; check the Mac");
+    p = seen(other, 0);
+    ck_assert_int_eq(tbm_proof_check(&p, "mac01:7070", "mac01", NONCE, &err), -1);
+    ck_assert_str_eq(err.msg, "the agent at mac01:7070 did not prove itself (the credential is root's but no agent's "
+                              "proof: proof: its kind is 'tbmesh-record-seal', not 'tbmesh-agent-proof'): something "
+                              "other than macnoded holds the port; check the Mac");
+    p = seen("not json", 0);
+    ck_assert_int_eq(tbm_proof_check(&p, "m:1", "mac01", NONCE, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no agent's proof: proof: invalid JSON"));
+    free(proof);
+}
+END_TEST
+
+START_TEST(nonces)
+{
+    const unsigned char raw[16] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 0xff, 0x10, 0x20, 0x30, 0x40,
+                                    0x50, 0x60 };
+    char n[TBM_NONCE_LEN + 1];
+    tbm_err_t err = { { 0 } };
+
+    tbm_nonce_format(raw, n);
+    ck_assert_str_eq(n, "0123456789abcdef00ff102030405060");
+    ck_assert(tbm_nonce_ok(n));
+    ck_assert(!tbm_nonce_ok("0123456789abcdef00ff10203040506"));
+    ck_assert(!tbm_nonce_ok("0123456789abcdef00ff1020304050600"));
+    ck_assert(!tbm_nonce_ok("0123456789abcdeg00ff102030405060"));
+    ck_assert(!tbm_nonce_ok(NULL));
+    ck_assert_ptr_null(tbm_proof_payload("mac01", "short", &err));
+    ck_assert_str_eq(err.msg, "proof: a nonce is 32 lowercase hex digits");
+    ck_assert_ptr_null(tbm_proof_payload("bad name", NONCE, &err));
+    ck_assert_str_eq(err.msg, "proof: node name 'bad name' must be 1 to 63 letters, digits, '.', '-' or '_'");
+}
+END_TEST
+
 START_TEST(signal_names)
 {
     ck_assert_int_eq(tbm_signal_by_name("TERM"), SIGTERM);
@@ -1031,6 +1148,9 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, grant_round_trip_and_checks);
     tcase_add_test(tc, grant_refusals);
     tcase_add_test(tc, grant_as_a_hello);
+    tcase_add_test(tc, agent_proof_checks);
+    tcase_add_test(tc, a_proof_is_no_grant_and_a_grant_no_proof);
+    tcase_add_test(tc, nonces);
     tcase_add_test(tc, signal_names);
     tcase_add_test(tc, watch_messages_round_trip);
     tcase_add_test(tc, watch_message_refusals);
