@@ -58,8 +58,7 @@ void tbm_parse_end(tbm_parse_ctx_t *ctx)
                  "%d more line problems not shown", ctx->notes - TBM_NOTES_MAX);
 }
 
-/* Length of the UTF-8 sequence starting at s (at most n bytes), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t tbm_utf8_seq(const unsigned char *s, size_t n)
 {
     size_t len, i;
     unsigned cp;
@@ -93,7 +92,7 @@ size_t tbm_utf8_check(const char *data, size_t len)
     size_t i = 0, k;
 
     while (i < len) {
-        k = utf8_seq(s + i, len - i);
+        k = tbm_utf8_seq(s + i, len - i);
         if (k == 0)
             return i;
         i += k;

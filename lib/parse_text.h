@@ -10,6 +10,9 @@
 /* The largest command output a parser reads (system_profiler of a loaded host is far below 1 MiB). */
 #define TBM_RAW_MAX (4u * 1024u * 1024u)
 
+/* Length of the valid UTF-8 sequence starting at s (at most n bytes); 0 when it is not one, or a NUL. */
+size_t tbm_utf8_seq(const unsigned char *s, size_t n);
+
 /* At most this many line-level findings per output; the rest are summed up in one last finding. */
 #define TBM_NOTES_MAX 8
 

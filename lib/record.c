@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "parse_text.h"
 
 enum kind { K_STR, K_INT, K_BOOL, K_OBJ, K_STRS, K_OBJS, K_MAP };
 #define REQ 1    /* must be present */
@@ -415,34 +416,6 @@ json_object *tbm_submit_half_parse(const char *text, size_t len, tbm_err_t *err)
 
 /* ---- text from the job's side that may not be UTF-8 ---- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t need, i;
-    unsigned cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        need = 2, cp = s[0] & 0x1f;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        need = 3, cp = s[0] & 0x0f;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        need = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    if (n < need)
-        return 0;
-    for (i = 1; i < need; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return need;
-}
-
 char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -456,7 +429,7 @@ char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len)
             memcpy(o, "\xef\xbf\xbd", 3), o += 3, i++;
             continue;
         }
-        if ((k = utf8_len(u + i, len - i)) == 0) {
+        if ((k = tbm_utf8_seq(u + i, len - i)) == 0) {
             memcpy(o, "\xef\xbf\xbd", 3), o += 3, i++;   /* U+FFFD for each byte that is not UTF-8 */
             continue;
         }
@@ -473,7 +446,7 @@ static int utf8_valid(const char *s, size_t len)
     size_t i = 0, k;
 
     while (i < len) {
-        if (!s[i] || (k = utf8_len((const unsigned char *)s + i, len - i)) == 0)
+        if (!s[i] || (k = tbm_utf8_seq((const unsigned char *)s + i, len - i)) == 0)
             return 0;
         i += k;
     }
