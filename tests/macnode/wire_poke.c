@@ -2,9 +2,11 @@
  * for and checked, then a fresh hello or a given credential; a hello without the proof; JSON frames from the
  * command line or a file, raw bytes), then prints every frame the agent sends until it closes (--keep: without
  * closing its own side first and without a deadline, as a watch client; --exec-fd: hand the connection to a
- * command instead, as the SPANK plug-in hands its greeted connection to the forwarder). */
+ * command instead, as the SPANK plug-in hands its greeted connection to the forwarder; --hold: the same on many
+ * connections, held open, as a user holding the agent's servers would). */
 #include "config.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,18 +151,63 @@ static int step(int fd, const char *agent, int argc, char **argv, int *i)
     return -2;
 }
 
+/* --hold N: the steps (from argv[first] on) on N connections one after another, each left open once its
+ * answer came ("conn K facts", "conn K error CODE: MESSAGE"), then "conn K EOF" as the agent closes each. */
+static int hold(const char *agent, int n, int argc, char **argv, int first)
+{
+    struct pollfd *p = calloc((size_t)n, sizeof(*p));
+    tbm_err_t err = { { 0 } };
+    tbm_msg_t m;
+    char b[256];
+    int k, i, open = 0;
+
+    for (k = 0; p && k < n; k++) {
+        p[k] = (struct pollfd){ .fd = wire_connect(agent, TBM_CONF_AGENT_PORT, &err), .events = POLLIN };
+        tbm_fdec_free(&dec);
+        tbm_fdec_init(&dec, TBM_FRAME_MAX, &err);
+        for (i = first; p[k].fd >= 0 && i < argc && step(p[k].fd, agent, argc, argv, &i) == 0; i++)
+            ;
+        memset(&m, 0, sizeof(m));
+        while (p[k].fd >= 0 && wire_next_msg(p[k].fd, &dec, &m, 10000, &err) > 0 && m.type == TBM_MSG_WELCOME)
+            tbm_msg_free(&m);
+        if (m.type == TBM_MSG_ERROR)
+            printf("conn %d error %s: %s\n", k, m.code, m.message);
+        else
+            printf("conn %d %s\n", k, m.type ? tbm_msg_type_name(m.type) : "nothing");
+        open += m.type != 0 && m.type != TBM_MSG_ERROR;
+        if (m.type == 0 || m.type == TBM_MSG_ERROR)
+            p[k].fd = -1;   /* kept open, not watched: it is over */
+        tbm_msg_free(&m);
+        fflush(stdout);
+    }
+    while (p && open > 0 && poll(p, (nfds_t)n, -1) > 0)
+        for (k = 0; k < n; k++)
+            if (p[k].revents && read(p[k].fd, b, sizeof(b)) <= 0) {
+                printf("conn %d EOF\n", k);
+                fflush(stdout);
+                p[k].fd = -1;
+                open--;
+            }
+    free(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     tbm_err_t err = { { 0 } };
     int fd, i, rc = 0, keep = 0, exec_fd = -1;
 
+    if (argc > 3 && !strcmp(argv[2], "--hold"))
+        return hold(argv[1], atoi(argv[3]), argc, argv, 4);
+
     if (argc < 2) {
-        fprintf(stderr, "usage: wire_poke ADDR:PORT [--keep] [--hello | --cred TEXT | --unproved-cred TEXT | --prove NONCE|- "
+        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hold N] [--keep] [--hello | --cred TEXT | --unproved-cred TEXT | --prove NONCE|- "
                 "| --json TEXT | --json-file PATH | --raw HEX]... [--exec-fd N -- CMD...]\n"
                 "  --hello, --cred: the agent's proof asked for and checked (as node $SLURMD_NODENAME, else testnode)\n"
                 "  first; --unproved-cred: a hello without it; --prove: a prove only, its answer printed\n"
                 "  --keep: stay connected (no half-close, no deadline) printing frames as they come\n"
-                "  --exec-fd N -- CMD: run CMD with the connection as its descriptor N instead of reading it\n");
+                "  --exec-fd N -- CMD: run CMD with the connection as its descriptor N instead of reading it\n"
+                "  --hold N (first): the steps on N connections, each held open once answered, one line each\n");
         return 2;
     }
     fd = wire_connect(argv[1], TBM_CONF_AGENT_PORT, &err);
