@@ -450,7 +450,7 @@ for u in $USER_UID 1 2 3; do
     held+=($!)
 done
 answered() { cat "$T"/held.* 2>/dev/null | grep -c '^conn [0-9]* \(facts\|error\)'; }
-for _ in $(seq 300); do [ "$(answered)" -ge 256 ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ "$(answered)" -ge 256 ] && break; sleep 0.1; done
 start=$SECONDS
 expect_eq "users hold 240 connections idle" "$(cat "$T"/held.* | grep -c '^conn [0-9]* facts$')" 240
 expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 'error busy')" \
@@ -458,9 +458,12 @@ expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.
 out=$("$MACNODE" probe --agent "$AGENT" --node testnode --compact 2>&1)
 expect_in "root's probe (its health check) still answers" "$out" '"tbmesh_facts":'
 expect_in "root's usage too" "$("$MACNODE" usage --agent "$AGENT" --job 99 --step 0 2>&1)" '"running":0'
-for _ in $(seq 300); do [ "$(cat "$T"/held.* | grep -c 'EOF$')" -ge 240 ] && break; sleep 0.1; done
-expect_eq "the users' idle connections are closed within 30 s of the last one's answer (10 s, not 10 minutes)" \
-    "$(cat "$T"/held.* | grep -c 'EOF$') $([ $((SECONDS - start)) -le 30 ] && echo in-time)" "240 in-time"
+# the idle limit is 10 s; a loaded machine (ASan, a busy CI) may take longer to notice and to close them all, so
+# the bound is 5 minutes: still half of the 10 minutes a user's idle connection was kept before
+for _ in $(seq 3000); do [ "$(cat "$T"/held.* | grep -c 'EOF$')" -ge 240 ] && break; sleep 0.1; done
+echo "# the users' 240 idle connections closed $((SECONDS - start)) s after the last one's answer (limit 10 s)"
+expect_eq "the users' idle connections are closed well before 10 minutes (the limit is 10 s)" \
+    "$(cat "$T"/held.* | grep -c 'EOF$') $([ $((SECONDS - start)) -lt 300 ] && echo in-time)" "240 in-time"
 kill "${held[@]}" 2>/dev/null; wait "${held[@]}" 2>/dev/null
 rm -f "$T"/held.*
 expect_eq "then a user gets in again" "$(fwd echo back)" back
