@@ -121,8 +121,8 @@ static void say_why(const tbm_reap_ask_t *ask, int by_uid, int stepd, tbm_reap_t
                  "shared (ExclusiveMacs=no)", ask->job);
     else
         snprintf(out->why, sizeof(out->why), "job %u's own processes only (those of its tasks): uid %u has another "
-                 "job on this Mac (%s)", ask->job, ask->uid, stepd ? "a step of it runs" : "the agent runs or "
-                 "keeps it");
+                 "job on this Mac (%s)", ask->job, ask->uid, stepd ? "a step of it runs" : "a task of it "
+                 "runs");
 }
 
 int tbm_reap_plan(const tbm_proc_t *t, size_t n, const tbm_reap_ask_t *ask, tbm_reap_t *out, tbm_err_t *err)

@@ -115,8 +115,8 @@ int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step);
  * end and ended what they left. How many are still there. */
 int agent_tasks_wait(const agent_conf_t *conf, uint32_t job, int ms);
 
-/* How many other jobs than `job` of uid this agent knows on its Mac: running tasks, and job folders it made
- * that no cleanup removed yet. */
+/* How many other jobs than `job` of uid run tasks through this agent now. (A job folder says less: one a
+ * failed cleanup left would keep the user's processes from ever being ended on this Mac.) */
 int agent_other_jobs(const agent_conf_t *conf, uint32_t job, uint32_t uid);
 
 /* Drop expired seen-credential entries. */

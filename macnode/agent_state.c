@@ -7,7 +7,6 @@
 #include "fileio.h"
 #include "scalar.h"
 #include "json_read.h"
-#include "sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -306,7 +305,7 @@ int agent_other_jobs(const agent_conf_t *conf, uint32_t job, uint32_t uid)
 {
     which_t w = { job, 0, 0, 0, 0, uid };
 
-    return each_record(conf, count_others, &w) + sweep_other_folders(conf->jobs_dir, job, uid);
+    return each_record(conf, count_others, &w);
 }
 
 static int kill_one(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)

@@ -20,7 +20,6 @@ typedef struct cleanup_opts {
     client_t c;
     long long job, uid;
     int exclusive, local, grace_s;
-    const char *jobs_dir;
 } cleanup_opts_t;
 
 static void cleanup_usage(FILE *out)
@@ -28,7 +27,7 @@ static void cleanup_usage(FILE *out)
     fprintf(out,
             "usage: macnode cleanup [--agent ADDR[:PORT]] [--node NAME] [--munge-socket PATH] --job J\n"
             "                       [--uid U [--exclusive]]\n"
-            "       macnode cleanup --local --job J --uid U [--exclusive] [--jobs-dir DIR] [--grace SECONDS]\n"
+            "       macnode cleanup --local --job J --uid U [--exclusive] [--grace SECONDS]\n"
             "  End job J on a Mac. Through its agent (bridge mode): its tasks (SIGTERM, SIGKILL after the agent's\n"
             "  grace), then what they left outside their process groups, and its folder; the agent proves itself\n"
             "  first as --node's (default: the Mac tbmesh.conf puts at that address). --local, on the Mac itself\n"
@@ -53,14 +52,14 @@ static int cleanup_options(int argc, char **argv, cleanup_opts_t *o)
         { "agent", required_argument, NULL, 'a' },  { "job", required_argument, NULL, 'j' },
         { "munge-socket", required_argument, NULL, 'm' }, { "node", required_argument, NULL, 'n' },
         { "uid", required_argument, NULL, 'u' },    { "exclusive", no_argument, NULL, 'x' },
-        { "local", no_argument, NULL, 'l' },        { "jobs-dir", required_argument, NULL, 'd' },
-        { "grace", required_argument, NULL, 'g' },  { "help", no_argument, NULL, 'h' },
+        { "local", no_argument, NULL, 'l' },        { "grace", required_argument, NULL, 'g' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     long long v;
     int c;
 
-    while ((c = getopt_long(argc, argv, "a:j:m:n:u:xld:g:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:j:m:n:u:xlg:h", opts, NULL)) != -1) {
         switch (c) {
         case 'a': o->c.agent = optarg; break;
         case 'm': o->c.socket = optarg; break;
@@ -69,7 +68,6 @@ static int cleanup_options(int argc, char **argv, cleanup_opts_t *o)
         case 'u': if (number("--uid", optarg, UINT32_MAX - 1, &o->uid) < 0) return -1; break;
         case 'x': o->exclusive = 1; break;
         case 'l': o->local = 1; break;
-        case 'd': o->jobs_dir = optarg; break;
         case 'g': if (number("--grace", optarg, 3600, &v) < 0) return -1; o->grace_s = (int)v; break;
         case 'h': cleanup_usage(stdout); return 1;
         default: cleanup_usage(stderr); return -1;
@@ -92,7 +90,6 @@ static int cleanup_here(const cleanup_opts_t *o)
     char why[TBM_ERR_MAX];
     int ended;
 
-    ask.other_jobs = sweep_other_folders(o->jobs_dir, ask.job, ask.uid);
     if (sweep_job(&ask, o->grace_s * 1000, &ended, why, sizeof(why), &err) < 0) {
         fprintf(stderr, "macnode cleanup: job %u: %s\n", ask.job, err.msg);
         return EXIT_FAIL;

@@ -3,16 +3,12 @@
 #include "sweep.h"
 #include "clock.h"
 #include "procs.h"
-#include "scalar.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -109,21 +105,4 @@ int sweep_job(const tbm_reap_ask_t *ask, int grace_ms, int *ended, char *why, si
         snprintf(why + strlen(why), len - strlen(why), "; %ld still there %d ms after SIGKILL", named,
                  SWEEP_KILL_MS);
     return named < 0 ? -1 : 0;
-}
-
-int sweep_other_folders(const char *jobs_dir, uint32_t job, uint32_t uid)
-{
-    DIR *d = jobs_dir ? opendir(jobs_dir) : NULL;
-    struct dirent *e;
-    struct stat st;
-    long long other;
-    int n = 0;
-
-    while (d && (e = readdir(d)))
-        if (tbm_parse_ll(e->d_name, 10, 0, UINT32_MAX, &other) == 0 && other != (long long)job &&
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid)
-            n++;
-    if (d)
-        closedir(d);
-    return n;
 }

@@ -6,7 +6,6 @@
 #define MACNODE_SWEEP_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "errbuf.h"
 #include "reap.h"
@@ -16,9 +15,5 @@
 /* Sweep for ask (grace_ms from SIGTERM to SIGKILL; 0: SIGKILL at once). 0 with *ended (the processes
  * signalled) and why (lib/reap.h's reason, for the log), or -1 with err when the table cannot be read. */
 int sweep_job(const tbm_reap_ask_t *ask, int grace_ms, int *ended, char *why, size_t len, tbm_err_t *err);
-
-/* How many job folders of other jobs than `job` owned by uid the jobs folder `jobs_dir` holds: jobs of that
- * user on this Mac that no cleanup (or epilog) has ended yet. */
-int sweep_other_folders(const char *jobs_dir, uint32_t job, uint32_t uid);
 
 #endif

@@ -86,7 +86,7 @@ void tbm_spank_remote_epilog(uint32_t job, const char *node, uid_t uid, int excl
     tbm_err_t err = { { 0 } };
     char jobarg[16], uidarg[16];
     char *argv[] = { "macnode", "cleanup", "--local", "--job", jobarg, "--uid", uidarg, "--grace", EPILOG_GRACE,
-                     "--jobs-dir", tbm_spank_args.jobs_dir, exclusive ? "--exclusive" : NULL, NULL };
+                     exclusive ? "--exclusive" : NULL, NULL };
 
     snprintf(jobarg, sizeof(jobarg), "%u", job);
     snprintf(uidarg, sizeof(uidarg), "%u", (unsigned)uid);

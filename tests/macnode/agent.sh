@@ -462,6 +462,7 @@ expect_in "root's usage too" "$("$MACNODE" usage --agent "$AGENT" --job 99 --ste
 # machine one run saw 183 of 240 closed after 503 s: not yet a claim this test makes)
 for _ in $(seq 300); do [ "$(cat "$T"/held.* | grep -c 'EOF$')" -ge 240 ] && break; sleep 0.1; done
 echo "# the users' idle connections: $(cat "$T"/held.* | grep -c 'EOF$') of 240 closed $((SECONDS - start)) s after the last one's answer (limit 10 s)"
+expect_log "... the agent closes a user's idle connection for want of a request" "uid 3: refused (frame): malformed request: no whole frame within 10000 ms"
 kill "${held[@]}" 2>/dev/null; wait "${held[@]}" 2>/dev/null
 rm -f "$T"/held.*
 expect_eq "then a user gets in again" "$(fwd echo back)" back
@@ -576,12 +577,12 @@ mkdir -p "$T/stepd" && cp /bin/sh "$T/stepd/slurmstepd"
 on_mac2 setsid "$T/stepd/slurmstepd" -c "setpriv --reuid=$USER_UID --regid=$USER_UID --clear-groups sleep 6009; :" \
     < /dev/null > /dev/null 2>&1 &
 for _ in $(seq 50); do [ "$(left 6008)$(left 6009)" = 11 ] && break; sleep 0.1; done
-out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --grace 1)
 expect_eq "direct mode: another job's step of the user's (a slurmstepd) keeps the user's processes" \
     "$(left 6008) $(left 6009)" "1 1"
 expect_in "... saying why" "$out" "uid $USER_UID has another job on this Mac (a step of it runs)"
 pkill -f "^$T/stepd/slurmstepd"; sleep 0.2
-out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --jobs-dir "$T/jobs2" --grace 1)
+out=$(on_mac2 "$MACNODE" cleanup --local --job 23 --uid $USER_UID --exclusive --grace 1)
 expect_in "direct mode: then the job's epilog ends what it left" "$out" "job 23: 2 processes left outside its steps ended"
 expect_eq "... none left" "$(left 6008) $(left 6009)" "0 0"
 out=$(on_mac2 "$MACNODE" cleanup --local --job 23 2>&1); rc=$?

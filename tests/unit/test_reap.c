@@ -83,7 +83,7 @@ START_TEST(another_job_of_the_user_keeps_its_processes)
     ck_assert_int_eq(r.by_uid, 0);
     ck_assert_str_eq(pids_of(&r), "201 202 420");
     ck_assert_str_eq(r.why, "job 7's own processes only (those of its tasks): uid 501 has another job on this Mac "
-                            "(the agent runs or keeps it)");
+                            "(a task of it runs)");
     tbm_reap_free(&r);
 }
 END_TEST
