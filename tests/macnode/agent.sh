@@ -452,7 +452,10 @@ done
 answered() { cat "$T"/held.* 2>/dev/null | grep -c '^conn [0-9]* \(facts\|error\)'; }
 for _ in $(seq 1200); do [ "$(answered)" -ge 256 ] && break; sleep 0.1; done
 start=$SECONDS
-expect_eq "users hold 240 connections idle" "$(cat "$T"/held.* | grep -c '^conn [0-9]* facts$')" 240
+# 240 at once; on a loaded machine the first ones' 10 s may run out before the last are answered, and a
+# connection freed so is taken again: at least 240 were answered
+n=$(cat "$T"/held.* | grep -c '^conn [0-9]* facts$')
+expect_eq "users hold (at least) the 240 connections they may have" "$([ "$n" -ge 240 ] && echo yes || echo "$n")" yes
 expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 'error busy')" \
     "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
 out=$("$MACNODE" probe --agent "$AGENT" --node testnode --compact 2>&1)
