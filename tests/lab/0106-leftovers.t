@@ -44,8 +44,9 @@ jb=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 -o leftovers-%j.out \
 t_ok "direct: the job runs" wait_until 60 "job $jb running" job_running "$jb"
 mac=$(squeue -h -j "$jb" -o %N)
 t_ok "direct: its step ran" wait_until 30 "the step's end" test -e "$LAB/work/tbm-alice/leftovers-$$.b"
-t_is "direct: what the task left outlives the step (proctrack/pgid ends its group only)" 3 \
-    "$(alice_on "$mac" "$(left_of 6201)")"
+# how many of the three outlive the step depends on when slurmstepd's proctrack/pgid ends the task's group
+# (the setsid'd one is out of it): said, not asserted; what must hold is that none outlives the job
+echo "# direct: $(alice_on "$mac" "$(left_of 6201)") of the 3 processes the task left are there after its step"
 t_is "direct: the job completes" COMPLETED "$(wait_job "$jb")"
 t_ok "direct: after the job's end none of it is left on $mac (the epilog's macnode cleanup --local)" \
     wait_until 20 "nothing left on $mac" test "$(alice_on "$mac" "$(left_of 6201)")" = 0
