@@ -24,7 +24,7 @@ alice_on() {
 
 # --- bridge mode ---------------------------------------------------------------------------------------------
 ja=$(as tbm-alice sbatch --parsable --gres=tbmesh:studio-a:1 -o leftovers-%j.out \
-    --wrap "srun sh -c '$leave; echo left' sh 6101; touch leftovers-$$.a; sleep 6")
+    --wrap "srun sh -c '$leave sleep 1; echo left' sh 6101; touch leftovers-$$.a; sleep 6")
 t_ok "bridge: the job runs" wait_until 60 "job $ja running" job_running "$ja"
 mac=$(squeue -h -j "$ja" -o %N)
 "$LABCMD" exec "$mac" setsid runuser -u tbm-alice -- sleep 6109 < /dev/null > /dev/null 2>&1 &
@@ -40,7 +40,7 @@ t_match "bridge: the agent says what it ended and why" \
 
 # --- direct mode ---------------------------------------------------------------------------------------------
 jb=$(as tbm-alice sbatch --parsable --gres=tbmesh:mini-b:1 -o leftovers-%j.out \
-    --wrap "srun sh -c '$leave; echo left' sh 6201; touch leftovers-$$.b; sleep 6")
+    --wrap "srun sh -c '$leave sleep 1; echo left' sh 6201; touch leftovers-$$.b; sleep 6")
 t_ok "direct: the job runs" wait_until 60 "job $jb running" job_running "$jb"
 mac=$(squeue -h -j "$jb" -o %N)
 t_ok "direct: its step ran" wait_until 30 "the step's end" test -e "$LAB/work/tbm-alice/leftovers-$$.b"

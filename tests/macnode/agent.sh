@@ -544,7 +544,7 @@ on_mac2() { nsenter -t "$init2" -p -m -- "$@"; }      # a command on that Mac (i
 left() { pgrep -u "$USER_UID" -f "^sleep $1\$" | wc -l; }   # how many of the user's "sleep N" run
 fwd2() { (cd "$W" && TBMESH_GRANT=$(JOB=${JOB:-21} grant) as_user "$MACNODE" exec --agent "$AGENT2" -- "$@"); }
 # a task that leaves three: setsid, a double fork, nohup; its output ends when it does
-out=$(fwd2 sh -c 'setsid sleep 6001 & (sleep 6002 &) ; nohup sleep 6003 > /dev/null 2>&1 & echo started')
+out=$(fwd2 sh -c 'setsid sleep 6001 & (sleep 6002 &) ; nohup sleep 6003 > /dev/null 2>&1 & sleep 0.5; echo started')
 expect_eq "a task leaves setsid, double-forked and nohup processes and ends" "$out" started
 sleep 0.3
 expect_eq "... none of them outlives the task (Linux: the agent's server is their subreaper)" \
