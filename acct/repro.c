@@ -345,24 +345,31 @@ static int which_version(uint32_t job, const char *sha, const tbm_seal_what_t *w
     }
     if (!strncmp(admin, TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) && (sum = tbm_summary_decode(admin, &err)))
         digest = tbm_json_str(sum, "record");
-    if (digest && !strcmp(digest, sha))
+    switch (tbm_record_version(sha, what->phase, digest)) {
+    case TBM_VERSION_CURRENT:
         printf("job %u: verified: the current record, sealed by root on the node (%s) and named by Slurm's "
                "accounting, sha256 %s\n", job, sealed, sha);
-    else if (digest && !strcmp(what->phase, "sync"))
+        break;
+    case TBM_VERSION_SYNC_LATER:
         printf("job %u: verified: sealed by root with `tbmesh repro sync` (%s) after the job's end record, which Slurm's "
                "accounting names (sha256 %.16s...), sha256 %s\n", job, sealed, digest, sha);
-    else if (digest) {
+        break;
+    case TBM_VERSION_EARLIER:
         fprintf(stderr, "tbmesh repro verify: job %u: FAILED: sealed by root (%s), but not the job's current record: "
                 "Slurm's accounting names sha256 %.16s..., this is %.16s...: an earlier version was put back; ask "
                 "root to run `tbmesh repro sync -j %u`\n", job, sealed, digest, sha, job);
         rc = -1;
-    } else if (!strcmp(what->phase, "start"))
+        break;
+    case TBM_VERSION_START:
         printf("job %u: verified: the start record (%s) of a job that is %s; its end record replaces it, sha256 %s\n",
                job, sealed, state[0] ? state : "not over", sha);
-    else
+        break;
+    case TBM_VERSION_UNNAMED:
         printf("job %u: verified: sealed by root on the node (%s), sha256 %s; Slurm's accounting names no record "
                "digest (the job's end could not set its AdminComment), so it cannot tell this from another sealed "
                "version\n", job, sealed, sha);
+        break;
+    }
     json_object_put(sum);
     free(admin);
     return rc;

@@ -394,9 +394,11 @@ static char *macnode_finish(repro_probe_t *p, int timeout_ms, int *status)
     return text;
 }
 
-int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket)
+int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *node,
+                      const char *munge_socket)
 {
-    char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--compact",
+    /* --node: the Mac the agent must prove to be, whatever tbmesh.conf the probe would find itself */
+    char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--node", (char *)node, "--compact",
                      munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
 
     return macnode_start(p, macnode, argv);

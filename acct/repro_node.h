@@ -36,7 +36,8 @@ typedef struct repro_probe {
     pid_t pid;
     int fd;
 } repro_probe_t;
-int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *munge_socket);
+int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *node,
+                      const char *munge_socket);
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms);
 
 #endif

@@ -414,6 +414,17 @@ json_object *tbm_submit_half_parse(const char *text, size_t len, tbm_err_t *err)
     return doc;
 }
 
+/* ---- which version of a record ---- */
+
+tbm_record_version_t tbm_record_version(const char *sha256, const char *phase, const char *acct_digest)
+{
+    if (acct_digest && sha256 && !strcmp(acct_digest, sha256))
+        return TBM_VERSION_CURRENT;
+    if (acct_digest)
+        return phase && !strcmp(phase, "sync") ? TBM_VERSION_SYNC_LATER : TBM_VERSION_EARLIER;
+    return phase && !strcmp(phase, "start") ? TBM_VERSION_START : TBM_VERSION_UNNAMED;
+}
+
 /* ---- text from the job's side that may not be UTF-8 ---- */
 
 char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len)

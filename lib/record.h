@@ -43,6 +43,17 @@ json_object *tbm_record_parse(const char *text, size_t len, tbm_err_t *err);
 /* The record's text (validated first, pretty-printed, ending in a newline), malloc'd, or NULL with err. */
 char *tbm_record_text(json_object *rec, size_t *len, tbm_err_t *err);
 
+/* Which version of a job's record a sealed one is, told against the record digest Slurm's accounting holds
+ * (the TBM1 summary's "record", set at the job's end; NULL when it holds none) and the phase the seal names. */
+typedef enum tbm_record_version {
+    TBM_VERSION_CURRENT,      /* accounting names this very record */
+    TBM_VERSION_SYNC_LATER,   /* a `repro sync` record sealed after the end record accounting names */
+    TBM_VERSION_EARLIER,      /* accounting names another record: an earlier version was put back */
+    TBM_VERSION_START,        /* the start record; accounting names none yet */
+    TBM_VERSION_UNNAMED       /* accounting names no record (its end could not set AdminComment) */
+} tbm_record_version_t;
+tbm_record_version_t tbm_record_version(const char *sha256, const char *phase, const char *acct_digest);
+
 /* Text from the job's side (command lines, variables, file contents) as valid UTF-8: every byte that does not
  * begin a valid sequence (and every NUL) becomes U+FFFD. malloc'd, its length in *out_len (may be NULL). */
 char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len);

@@ -634,15 +634,6 @@ static json_object *run_as_user(job_ctx_t *c, user_work_t *w)
     return out;
 }
 
-/* The agent of Mac `idx` of tbmesh.conf: ADDR:PORT. */
-static void agent_of(const job_ctx_t *c, int idx, char *out, size_t len)
-{
-    const tbm_conf_node_t *cn = &c->conf.nodes[idx];
-
-    snprintf(out, len, "%s:%d", cn->agent_addr[0] ? cn->agent_addr : cn->name,
-             cn->agent_port ? cn->agent_port : c->conf.agent_port);
-}
-
 /* Every node's facts: through each Mac's agent, in parallel; Python and Open MPI where the batch step runs
  * on the Mac itself (direct mode). */
 static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object *user)
@@ -658,8 +649,8 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         probes[i].pid = -1;
         probes[i].fd = -1;
         if (idx >= 0) {
-            agent_of(c, idx, agent, sizeof(agent));
-            repro_probe_start(&probes[i], tbm_spank_args.macnode, agent, tbm_spank_args.munge_socket);
+            tbm_conf_agent_of(&c->conf, idx, agent, sizeof(agent));
+            repro_probe_start(&probes[i], tbm_spank_args.macnode, agent, names[i], tbm_spank_args.munge_socket);
         }
     }
     for (i = 0; i < n; i++) {
@@ -669,7 +660,7 @@ static json_object *node_facts(job_ctx_t *c, char **names, size_t n, json_object
         json_object_object_add(node, "rank", json_object_new_int((int)i));
         if (idx >= 0) {
             int bridge = c->conf.groups[c->conf.nodes[idx].group].mode == TBM_MODE_BRIDGE;
-            agent_of(c, idx, agent, sizeof(agent));
+            tbm_conf_agent_of(&c->conf, idx, agent, sizeof(agent));
             json_object_object_add(node, "mode", json_object_new_string(bridge ? "bridge" : "direct"));
             if (probes)
                 repro_probe_finish(&probes[i], node, agent, PROBE_MS);
@@ -850,7 +841,7 @@ static void agent_usage(job_ctx_t *c, json_object *part)
 
     if (idx < 0)
         return;
-    agent_of(c, idx, agent, sizeof(agent));
+    tbm_conf_agent_of(&c->conf, idx, agent, sizeof(agent));
     for (;;) {
         tbm_msg_free(&used);
         rc = tbm_spank_agent_ask(agent, &req, TBM_MSG_USED, &used, PROBE_MS, why, sizeof(why));

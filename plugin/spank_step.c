@@ -73,15 +73,12 @@ int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
 int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, size_t len)
 {
     int idx = tbm_conf_node(conf, name);
-    const tbm_conf_node_t *n;
 
     if (idx < 0)
         return TBM_SPANK_NOT_A_MAC;
-    n = &conf->nodes[idx];
-    if (conf->groups[n->group].mode != TBM_MODE_BRIDGE)
+    if (conf->groups[conf->nodes[idx].group].mode != TBM_MODE_BRIDGE)
         return TBM_SPANK_DIRECT_MAC;
-    snprintf(agent, len, "%s:%d", n->agent_addr[0] ? n->agent_addr : n->name,
-             n->agent_port ? n->agent_port : conf->agent_port);
+    tbm_conf_agent_of(conf, idx, agent, len);
     return TBM_SPANK_BRIDGE_MAC;
 }
 

@@ -180,6 +180,22 @@ START_TEST(text_that_is_not_utf8_becomes_utf8)
 }
 END_TEST
 
+START_TEST(which_version_of_a_record)
+{
+    const char *a = "aa11", *b = "bb22";
+
+    ck_assert_int_eq(tbm_record_version(a, "end", a), TBM_VERSION_CURRENT);
+    ck_assert_int_eq(tbm_record_version(a, "sync", a), TBM_VERSION_CURRENT);
+    ck_assert_int_eq(tbm_record_version(a, "sync", b), TBM_VERSION_SYNC_LATER);
+    ck_assert_int_eq(tbm_record_version(a, "start", b), TBM_VERSION_EARLIER);   /* the start record put back */
+    ck_assert_int_eq(tbm_record_version(a, "end", b), TBM_VERSION_EARLIER);
+    ck_assert_int_eq(tbm_record_version(a, "", b), TBM_VERSION_EARLIER);       /* a seal that names no phase */
+    ck_assert_int_eq(tbm_record_version(a, "start", NULL), TBM_VERSION_START);
+    ck_assert_int_eq(tbm_record_version(a, "end", NULL), TBM_VERSION_UNNAMED);
+    ck_assert_int_eq(tbm_record_version(a, NULL, NULL), TBM_VERSION_UNNAMED);
+}
+END_TEST
+
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -192,6 +208,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, usage_per_task_with_wall_time_or_why);
     tcase_add_test(tc, a_new_record_is_valid_and_grows_by_path);
     tcase_add_test(tc, text_that_is_not_utf8_becomes_utf8);
+    tcase_add_test(tc, which_version_of_a_record);
     suite_add_tcase(s, tc);
     return s;
 }
