@@ -51,7 +51,7 @@ static char *run_sacct(const char *since, const char *jobs)
         argv[n++] = "-j", argv[n++] = (char *)jobs;
     argv[n] = NULL;
     if (pipe2(fd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
-        return fprintf(stderr, "tbmesh repro sync: cannot run sacct: %s\n", strerror(errno)), NULL;
+        return fprintf(stderr, "tbmesh repro: cannot run sacct: %s\n", strerror(errno)), NULL;
     if (pid == 0) {
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
@@ -76,7 +76,7 @@ static char *run_sacct(const char *since, const char *jobs)
     }
     close(fd[0]);
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "tbmesh repro sync: sacct failed (exit %d): is slurmdbd reachable?\n",
+        fprintf(stderr, "tbmesh repro: sacct failed (exit %d): is slurmdbd reachable?\n",
                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         free(out);
         return NULL;

@@ -376,7 +376,7 @@ char *tbm_store_cache_get(const tbm_store_t *st, const char *name, size_t *len)
     tbm_err_t err;
 
     tbm_record_fmt(path, sizeof(path), "%s/%s/.cache/%s", st->set.dir, st->cluster, name);
-    return tbm_read_file(path, TBM_RECORD_MAX, len, &err);
+    return tbm_read_file_owned(path, TBM_RECORD_MAX, 0, len, &err);   /* root's alone, as every file of the store */
 }
 
 int tbm_store_cache_put(const tbm_store_t *st, const char *name, const char *text, tbm_err_t *err)
