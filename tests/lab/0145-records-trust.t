@@ -99,11 +99,16 @@ t_is "sync does not seal alice's text under bob's job: it makes bob's anew from 
     "$(jq -r '"\(.job.id) \(.job.user)"' "$STORE/$bob.json" 2>&1)"
 cat "$W/bob.json" > "$STORE/$bob.json"; cat "$W/bob.seal" > "$STORE/$bob.seal"
 
-out=$(as tbm-alice sbatch --gres=tbmesh:studio-a:1 -o /dev/null --wrap "sleep 4; srun true" 2>&1); roll=$(jid "$out")
+# the job runs until the test has seen its start record (a file it waits for; at most 2 minutes)
+rm -f "$W/go"
+out=$(as tbm-alice sbatch --gres=tbmesh:studio-a:1 -o /dev/null \
+      --wrap "i=0; while [ ! -e '$W/go' ] && [ \$i -lt 600 ]; do sleep 0.2; i=\$((i + 1)); done; srun true" 2>&1)
+roll=$(jid "$out")
 wait_record "$roll" start
 cp "$STORE/$roll.json" "$W/start.json"; cp "$STORE/$roll.seal" "$W/start.seal"
 t_match "while it runs: verify says it is the start record" "the start record \(phase start, run 0\)" \
     "$(repro tbm-alice verify "$roll" 2>&1)"
+touch "$W/go"
 t_is "rollback job done" COMPLETED "$(wait_job "$roll" 90)"
 wait_record "$roll"
 t_match "at its end: the current record, named by Slurm's accounting" "verified: the current record.*phase end, run 0" \
