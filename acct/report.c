@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 #include <slurm/slurmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,9 +174,9 @@ static int load_conf(const char *path_opt, tbm_conf_t *conf, char *path, size_t 
 
 /* ---- slurmdbd ---- */
 
-static List str_list(const char *csv)
+static tbm_slurm_list_t str_list(const char *csv)
 {
-    List l = slurm_list_create(free);
+    tbm_slurm_list_t l = slurm_list_create(free);
     char *dup = strdup(csv), *save = NULL, *tok;
 
     for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -193,7 +193,7 @@ static int check_known(void *db, const char *csv, int users)
 
     for (tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
         slurmdb_assoc_cond_t cond;
-        List got;
+        tbm_slurm_list_t got;
         memset(&cond, 0, sizeof(cond));
         if (users)
             cond.user_list = str_list(tok);
@@ -217,7 +217,7 @@ static int check_known(void *db, const char *csv, int users)
 static int check_cluster(void *db, const char *name)
 {
     slurmdb_cluster_cond_t cond;
-    List got;
+    tbm_slurm_list_t got;
     int rc = 0;
 
     slurmdb_init_cluster_cond(&cond, 0);
@@ -237,8 +237,8 @@ static int check_cluster(void *db, const char *name)
 static int tbmesh_tres_id(void *db)
 {
     slurmdb_tres_cond_t cond;
-    List l;
-    ListIterator it;
+    tbm_slurm_list_t l;
+    tbm_slurm_list_iter_t it;
     slurmdb_tres_rec_t *t;
     int id = -1;
 
@@ -313,7 +313,7 @@ static double now_s(void)
 static double total_cpu_s(const slurmdb_job_rec_t *j)
 {
     slurmdb_step_rec_t *st;
-    ListIterator it;
+    tbm_slurm_list_iter_t it;
     double s = 0;
 
     if (!j->steps || slurm_list_count(j->steps) == 0)
@@ -367,16 +367,16 @@ typedef int (*keep_fn)(const run_t *x, const slurmdb_job_rec_t *j, time_t from, 
 
 static int fetch(run_t *x, slurmdb_job_cond_t *cond, keep_fn keep, time_t from, time_t to, size_t *n, int *redo)
 {
-    ListIterator it;
+    tbm_slurm_list_iter_t it;
     slurmdb_job_rec_t *j;
     double t0 = now_s(), t1;
-    List l;
+    tbm_slurm_list_t l;
     int rc = 0;
 
     x->queries++;
     if (!(l = slurmdb_jobs_get(x->db, cond))) {
         fprintf(stderr, "tbmesh report: slurmdbd gave no job list (%s): check that slurmdbd runs and that you may "
-                        "read the cluster's jobs (sacct should work)\n", slurm_strerror(slurm_get_errno()));
+                        "read the cluster's jobs (sacct should work)\n", tbm_slurm_errstr());
         return -1;
     }
     *n = (size_t)slurm_list_count(l);
@@ -464,12 +464,12 @@ static int stream_jobs(run_t *x, slurmdb_job_cond_t *cond)
     return 0;
 }
 
-static int stream_events(run_t *x, List clusters)
+static int stream_events(run_t *x, tbm_slurm_list_t clusters)
 {
     slurmdb_event_cond_t cond;
     slurmdb_event_rec_t *e;
-    ListIterator it;
-    List l;
+    tbm_slurm_list_iter_t it;
+    tbm_slurm_list_t l;
     tbm_err_t err = { { 0 } };
     int rc = 0;
 
@@ -480,7 +480,7 @@ static int stream_events(run_t *x, List clusters)
     cond.period_end = x->period.until;
     if (!(l = slurmdb_events_get(x->db, &cond))) {
         fprintf(stderr, "tbmesh report: slurmdbd gave no node events (%s): check that slurmdbd runs\n",
-                slurm_strerror(slurm_get_errno()));
+                tbm_slurm_errstr());
         return -1;
     }
     it = slurm_list_iterator_create(l);
@@ -496,10 +496,10 @@ static int stream_events(run_t *x, List clusters)
     return rc;
 }
 
-static List cluster_list(const char *name)
+static tbm_slurm_list_t cluster_list(const char *name)
 {
     slurm_conf_t *ctl = NULL;
-    List l;
+    tbm_slurm_list_t l;
 
     if (name)
         return str_list(name);
@@ -586,7 +586,7 @@ int report_main(int argc, char **argv)
     x.period = ro.period;
     if (!(x.db = slurmdb_connection_get(&persist_flags))) {
         fprintf(stderr, "tbmesh report: cannot reach slurmdbd (%s): check AccountingStorageHost in slurm.conf "
-                        "and that slurmdbd runs\n", slurm_strerror(slurm_get_errno()));
+                        "and that slurmdbd runs\n", tbm_slurm_errstr());
         rc = 1;
         goto out;
     }

@@ -71,17 +71,32 @@ AC_DEFUN([X_AC_TBM_SLURM], [
   SLURM_CFLAGS=""
   SLURM_LIBS=""
   AS_IF([test "x$with_slurm" != xno], [
-    AS_IF([test "x$with_slurm" != xyes], [SLURM_CFLAGS="-I$with_slurm/include"; SLURM_LIBS="-L$with_slurm/lib"])
+    dnl --with-slurm=PREFIX: a Slurm installed from source in PREFIX (include/slurm, lib or lib64); the
+    dnl plug-ins and tools find its libslurm at run time through an rpath.
+    AS_IF([test "x$with_slurm" != xyes], [
+      AS_IF([test -r "$with_slurm/include/slurm/slurm.h"], [],
+        [AC_MSG_ERROR([--with-slurm=$with_slurm: no include/slurm/slurm.h there; give the prefix Slurm was installed into (the --prefix of its configure)])])
+      tbm_slurm_libdir=""
+      for tbm_d in "$with_slurm/lib64" "$with_slurm/lib"; do
+        AS_IF([test -z "$tbm_slurm_libdir" && test -e "$tbm_d/libslurm.so"], [tbm_slurm_libdir=$tbm_d])
+      done
+      AS_IF([test -n "$tbm_slurm_libdir"], [],
+        [AC_MSG_ERROR([--with-slurm=$with_slurm: no lib/libslurm.so nor lib64/libslurm.so there])])
+      SLURM_CFLAGS="-I$with_slurm/include"; SLURM_LIBS="-L$tbm_slurm_libdir -Wl,-rpath,$tbm_slurm_libdir"])
     tbm_save_CPPFLAGS="$CPPFLAGS"; CPPFLAGS="$CPPFLAGS $SLURM_CFLAGS"
     AC_CHECK_HEADERS([slurm/slurm.h slurm/spank.h slurm/slurmdb.h], [],
-      [AC_MSG_ERROR([Slurm's headers were not found. On Debian 12 run: apt-get install libslurm-dev (or configure --without-slurm for the Mac side only)])])
+      [AC_MSG_ERROR([Slurm's headers were not found. On Debian 12 or 13 run: apt-get install libslurm-dev; for a Slurm built from source, configure --with-slurm=PREFIX (or --without-slurm for the Mac side only)])])
     tbm_save_LIBS="$LIBS"; LIBS="$LIBS $SLURM_LIBS"
     AC_CHECK_LIB([slurm], [slurm_init], [SLURM_LIBS="$SLURM_LIBS -lslurm"],
-      [AC_MSG_ERROR([libslurm was not found. On Debian 12 run: apt-get install libslurm-dev])])
+      [AC_MSG_ERROR([libslurm was not found. On Debian 12 or 13 run: apt-get install libslurm-dev; for a Slurm built from source, configure --with-slurm=PREFIX])])
     AC_MSG_CHECKING([Slurm's version])
     AC_COMPUTE_INT([tbm_slurm_version], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>], [tbm_slurm_version=0])
-    SLURM_VERSION_STR="$(( tbm_slurm_version >> 16 )).$(( (tbm_slurm_version >> 8) & 255 )).$(( tbm_slurm_version & 255 ))"
+    SLURM_VERSION_STR=`printf "%d.%02d.%d" $(( tbm_slurm_version >> 16 )) $(( (tbm_slurm_version >> 8) & 255 )) $(( tbm_slurm_version & 255 ))`
     AC_MSG_RESULT([$SLURM_VERSION_STR])
+    dnl 22.05 is the oldest release the plug-ins are written for (its SPANK items, job_submit and slurmdb
+    dnl calls); compat/tbm_slurm.h holds what differs from there to 24.11 and later.
+    AS_IF([test "$tbm_slurm_version" -lt 1443072], [AC_MSG_ERROR([Slurm $SLURM_VERSION_STR is too old: slurm-tbmesh needs Slurm 22.05 or later (Debian 12's libslurm-dev, Debian 13's, or a Slurm built from source: --with-slurm=PREFIX).])])
+    AC_DEFINE_UNQUOTED([TBM_SLURM_BUILT_FOR], ["$SLURM_VERSION_STR"], [The Slurm release the plug-ins are built against])
     CPPFLAGS="$tbm_save_CPPFLAGS"; LIBS="$tbm_save_LIBS"
     AS_IF([test -z "$SLURM_SYSTEM_PLUGINDIR"], [
       AC_MSG_CHECKING([where Slurm's plug-ins are])
@@ -89,7 +104,7 @@ AC_DEFUN([X_AC_TBM_SLURM], [
       AS_IF([test -n "$PKG_CONFIG"], [
         tbm_pc_libdir=`$PKG_CONFIG --variable=libdir slurm 2>/dev/null`
         AS_IF([test -n "$tbm_pc_libdir"], [tbm_dirs="$tbm_pc_libdir/slurm $tbm_pc_libdir/slurm-wlm"])])
-      AS_IF([test "x$with_slurm" != xyes], [tbm_dirs="$tbm_dirs $with_slurm/lib/slurm $with_slurm/lib64/slurm"])
+      AS_IF([test "x$with_slurm" != xyes], [tbm_dirs="$tbm_dirs $tbm_slurm_libdir/slurm"])
       tbm_libslurm=`$CC $CFLAGS $LDFLAGS -print-file-name=libslurm.so 2>/dev/null`
       AS_CASE([$tbm_libslurm], [/*], [
         tbm_libslurm_dir=`dirname "$(readlink -f "$tbm_libslurm")"`

@@ -12,8 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
+#include "tbm_slurm.h"
 #include <slurm/spank.h>
 
 #include "tbmesh.h"

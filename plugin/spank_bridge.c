@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 
 #define FORWARDER_BESIDE "../libexec/slurm-tbmesh/macnode-forward"   /* from macnode's folder */
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
@@ -586,7 +586,7 @@ int tbm_spank_bridge_task_exit(spank_t sp)
     msg.reason = reason;
     msg.reason_uid = 0;
     if (slurm_update_node(&msg) != SLURM_SUCCESS)
-        slurm_error("tbmesh: cannot drain %s (%s): %s", s->node, reason, slurm_strerror(slurm_get_errno()));
+        slurm_error("tbmesh: cannot drain %s (%s): %s", s->node, reason, tbm_slurm_errstr());
     else
         slurm_error("tbmesh: drained %s: %s", s->node, reason);
     return 0;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 
 /* What this step wrote, removed again when it ends. */
 static char *written[TBM_SPANK_FILES_MAX];

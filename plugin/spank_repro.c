@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 
 #include "../acct/repro_node.h"
 #include "../acct/store.h"
@@ -445,7 +445,7 @@ static const slurm_job_info_t *job_info(job_ctx_t *c)
     if (!c->info && (slurm_load_job(&c->info, c->job, SHOW_DETAIL) != SLURM_SUCCESS || !c->info ||
                      c->info->record_count < 1)) {
         slurm_error("tbmesh: job %u: slurmctld cannot say who runs it (%s): its record holds what the node knows "
-                    "itself", c->job, slurm_strerror(slurm_get_errno()));
+                    "itself", c->job, tbm_slurm_errstr());
         if (c->info)
             slurm_free_job_info_msg(c->info);
         c->info = NULL;
@@ -554,7 +554,7 @@ static void set_admin_comment(uint32_t job, json_object *rec, const char *sha)
     d.admin_comment = tbm1;
     if (slurm_update_job(&d) != SLURM_SUCCESS)
         slurm_info("tbmesh: job %u: AdminComment not updated (%s); the record store has the record", job,
-                   slurm_strerror(slurm_get_errno()));
+                   tbm_slurm_errstr());
     free(tbm1);
 }
 

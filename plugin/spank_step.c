@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 
 void tbm_spank_say(char *dst, size_t len, const char *fmt, ...)
 {
@@ -97,7 +97,7 @@ static struct {
 static int split_nodes(const char *list, tbm_err_t *err)
 {
     char *host, **grown;
-    hostlist_t hl;
+    tbm_slurm_hostlist_t hl;
 
     if (!list || !*list)
         return tbm_errprintf(err, "slurmctld names no node for it");
@@ -137,7 +137,7 @@ static int ask_nodes(uint32_t job, uint32_t step, uint32_t node_id, tbm_err_t *e
     known.step = step;
     if (step == SLURM_BATCH_SCRIPT) {
         if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1)
-            tbm_errprintf(err, "slurmctld cannot say where job %u runs: %s", job, slurm_strerror(slurm_get_errno()));
+            tbm_errprintf(err, "slurmctld cannot say where job %u runs: %s", job, tbm_slurm_errstr());
         else if (split_nodes(msg->job_array[0].nodes, err) == 0 && msg->job_array[0].batch_host)
             rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", msg->job_array[0].batch_host);
         else if (!tbm_erris(err))
@@ -148,7 +148,7 @@ static int ask_nodes(uint32_t job, uint32_t step, uint32_t node_id, tbm_err_t *e
         if (slurm_get_job_steps(0, job, step, &steps, SHOW_ALL) != SLURM_SUCCESS || !steps ||
             steps->job_step_count < 1)
             tbm_errprintf(err, "slurmctld cannot say where step %u.%u runs: %s", job, step,
-                          slurm_strerror(slurm_get_errno()));
+                          tbm_slurm_errstr());
         else if (split_nodes(steps->job_steps[0].nodes, err) == 0 && node_id < known.n)
             rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", known.names[node_id]);
         else if (!tbm_erris(err))
@@ -247,7 +247,7 @@ int tbm_spank_read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
         if (msg)
             slurm_free_job_info_msg(msg);
         return tbm_errprintf(err, "the job has no tbmesh tag and slurmctld cannot say what it asked for: %s",
-                             slurm_strerror(slurm_get_errno()));
+                             tbm_slurm_errstr());
     }
     mac = tbm_gres_tbmesh(msg->job_array[0].tres_per_node, group, sizeof(group), &count, err);
     slurm_free_job_info_msg(msg);

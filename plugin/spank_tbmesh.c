@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include <slurm/slurm.h>
+#include "tbm_slurm.h"
 
 SPANK_PLUGIN(tbmesh, 1)
 

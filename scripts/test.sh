@@ -12,7 +12,10 @@ cd "$src"
 t_start=$SECONDS
 total_pass=0 total_fail=0
 
-step() { echo; echo "##### $*"; }
+# step TITLE: a new part of the run; the wall time of the part before is printed as it ends.
+step_name="" step_t=$SECONDS
+step_end() { [ -z "$step_name" ] || echo "##### ($((SECONDS - step_t)) s: $step_name)"; }
+step() { step_end; step_name=$*; step_t=$SECONDS; echo; echo "##### $*"; }
 count() { total_pass=$((total_pass + $1)); total_fail=$((total_fail + $2)); }
 
 # unit_results BUILDDIR: print Check's summary line of each test program and count its checks.
@@ -157,6 +160,7 @@ else
     rm -f "$lab_out"
 fi
 
+step_end
 echo
 echo "test.sh: wall time $((SECONDS - t_start)) s"
 echo "$total_pass passed, $total_fail failed"
