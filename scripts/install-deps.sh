@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# install-deps.sh: install the Debian 12 packages slurm-tbmesh builds, tests and runs its lab with.
-# Idempotent: installs only what is missing. Run as root.
+# install-deps.sh: install the Debian packages slurm-tbmesh builds, tests and runs its lab with (Debian 12 or
+# 13: the same names in both). Idempotent: installs only what is missing. Run as root.
+# install-deps.sh --list prints the list (scripts/slurm-root.sh makes its roots from it).
 set -euo pipefail
 
 PKGS=(
@@ -13,7 +14,13 @@ PKGS=(
   dpkg-dev debhelper lintian python3
   chromium
   zlib1g-dev
+  mmdebstrap
 )
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${PKGS[@]}"
+  exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "install-deps.sh: run as root (it installs Debian packages with apt-get)" >&2

@@ -1,14 +1,38 @@
 #!/usr/bin/env bash
-# test.sh: the whole test suite of slurm-tbmesh, from a fresh Debian 12 machine, as root.
-# Installs what it needs, then: unit tests with ASan+UBSan (full build and the Mac-side --without-slurm
-# build, whose `make install` must lay out a Mac's package), the unit tests under valgrind, the release
-# tarball (make distcheck), the Debian packages built from it (lintian, installed in a throw-away root), and
-# the lab integration tests on a real Slurm cluster.
+# test.sh: the whole test suite of slurm-tbmesh, from a fresh Debian 12 (or 13) machine, as root.
+# Usage: scripts/test.sh [--slurm RELEASE] [--smoke]
+#
+# With no option: the full suite on the host's own Slurm release (22.05 on Debian 12), then the smoke set on
+# every other supported release (24.11, in a Debian 13 root: scripts/slurm-root.sh). The full suite installs
+# what it needs, then: unit tests with ASan+UBSan (full build and the Mac-side --without-slurm build, whose
+# `make install` must lay out a Mac's package), the unit tests under valgrind, the release tarball (make
+# distcheck), the Debian packages built from it (lintian, installed in a throw-away root), and the lab
+# integration tests on a real Slurm cluster. The smoke set: the build and its unit tests, the Debian
+# packages of that release, and the lab's smoke set (tests/lab/smoke.t).
+#   --slurm RELEASE   run on that release (22.05, 24.11); one the host lacks runs in a Debian root of it
+#   --smoke           only the smoke set
 # Ends with one line "N passed, N failed" over every check. TBMESH_TEST_LAB=no leaves the lab part out (for a
 # machine where another lab is running; CI always runs it).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
+release="" smoke=no
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --slurm) [ $# -ge 2 ] || { echo "test.sh: --slurm needs a release: 22.05 or 24.11" >&2; exit 2; }
+                 release=$2; shift 2 ;;
+        --slurm=*) release=${1#--slurm=}; shift ;;
+        --smoke) smoke=yes; shift ;;
+        -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "test.sh: unknown option '$1'; usage: scripts/test.sh [--slurm 22.05|24.11] [--smoke]" >&2; exit 2 ;;
+    esac
+done
+native=$(scripts/slurm-root.sh native) || exit 1
+release=${release:-$native}
+scripts/slurm-root.sh path "$release" > /dev/null || exit 2
+# Build folders of a release run in a root are its own (the host's are configured for the host's Slurm).
+bsuf=""
+[ -z "${TBMESH_SLURM_ROOT:-}" ] || bsuf=-slurm-$TBMESH_SLURM_ROOT
 t_start=$SECONDS
 total_pass=0 total_fail=0
 
@@ -47,14 +71,49 @@ unit() {
     unit_results "$dir"
 }
 
-step "dependencies"
-scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+if [ -z "${TBMESH_SLURM_ROOT:-}" ]; then
+    step "dependencies"
+    scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+fi
+
+if [ "$release" != "$native" ]; then
+    step "Slurm $release: in a Debian root of it"
+    opts=(--slurm "$release"); [ "$smoke" = no ] || opts+=(--smoke)
+    exec scripts/slurm-root.sh run "$release" "$src/scripts/test.sh" "${opts[@]}"
+fi
+
+# lab_tests ARGS...: tests/lab/run ARGS, its tally counted.
+lab_tests() {
+    local lab_out lp lf
+    if [ "${TBMESH_TEST_LAB:-yes}" = no ]; then
+        echo "left out: TBMESH_TEST_LAB=no (the suite is whole only with the lab)"; return
+    fi
+    lab_out=$(mktemp)
+    tests/lab/run "$@" 2>&1 | tee "$lab_out"
+    lp=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$lab_out")
+    lf=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$lab_out")
+    [ -n "$lp" ] || { lp=0; lf=1; }
+    count "$lp" "$lf"
+    rm -f "$lab_out"
+}
+
+if [ "$smoke" = yes ]; then
+    step "Slurm $release: the build and its unit tests"
+    unit "${TBMESH_BUILDDIR:-$src/build}"
+    step "Slurm $release: the lab's smoke set"
+    lab_tests --smoke
+    step_end
+    echo
+    echo "test.sh: Slurm $release smoke set: wall time $((SECONDS - t_start)) s"
+    echo "$total_pass passed, $total_fail failed"
+    [ "$total_fail" = 0 ]; exit
+fi
 
 step "unit tests, ASan+UBSan, full build"
-unit "$src/build-san" --enable-sanitizers
+unit "$src/build-san$bsuf" --enable-sanitizers
 
 step "unit tests, ASan+UBSan, Mac side only (--without-slurm)"
-unit "$src/build-mac" --without-slurm --enable-sanitizers
+unit "$src/build-mac$bsuf" --without-slurm --enable-sanitizers
 
 # check DESC CMD...: one check of its own: CMD succeeds.
 check() {
@@ -65,10 +124,10 @@ check() {
 
 # mac_layout: `make install` of the --without-slurm build holds what a Mac's package does.
 mac_layout() {
-    local root=$src/build-mac/pkgroot f prefix
+    local root=$src/build-mac$bsuf/pkgroot f prefix
     rm -rf "$root"
-    prefix=$(sed -n 's/^prefix *= *//p' "$src/build-mac/Makefile")
-    check "make install of the Mac side (DESTDIR)" sh -c "make -C '$src/build-mac' -s install DESTDIR='$root' > /dev/null"
+    prefix=$(sed -n 's/^prefix *= *//p' "$src/build-mac$bsuf/Makefile")
+    check "make install of the Mac side (DESTDIR)" sh -c "make -C '$src/build-mac$bsuf' -s install DESTDIR='$root' > /dev/null"
     for f in bin/macnode sbin/macnoded libexec/slurm-tbmesh/macnode-bench libexec/slurm-tbmesh/macnode-refwork \
              share/man/man8/macnode.8 share/man/man8/macnoded.8 share/man/man5/tbmesh.conf.5 \
              share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist share/slurm-tbmesh/tbmesh.conf.example; do
@@ -85,7 +144,7 @@ assert p["KeepAlive"] is True and p["RunAtLoad"] is True and p["Label"] == "org.
 
 # distcheck: the release tarball builds, passes `make check` and installs cleanly (one check).
 distcheck() {
-    local dir=$src/build-dist
+    local dir=$src/build-dist$bsuf
     mkdir -p "$dir"
     if (cd "$dir" && { [ -f Makefile ] || "$src/configure" -q; } && make -s distcheck) > "$dir/distcheck.out" 2>&1; then
         grep -E 'archives ready|\.tar\.gz' "$dir/distcheck.out" | tail -n 2; count 1 0
@@ -98,7 +157,7 @@ distcheck() {
 # error), then unpacked into a throw-away root and their contents checked.
 packages() {
     local tarball tmp d root deb ma f
-    tarball=$(ls -t "$src"/build-dist/slurm-tbmesh-*.tar.gz 2>/dev/null | head -n1)
+    tarball=$(ls -t "$src"/build-dist$bsuf/slurm-tbmesh-*.tar.gz 2>/dev/null | head -n1)
     [ -n "$tarball" ] || { echo "no release tarball in build-dist (make distcheck failed?)"; count 0 1; return; }
     tmp=$(mktemp -d /tmp/tbmesh-deb.XXXXXX)
     tar -xzf "$tarball" -C "$tmp"
@@ -132,10 +191,11 @@ packages() {
 }
 
 step "unit tests under valgrind"
-if scripts/build.sh "$src/build" && make -C "$src/build/tests" -s check-valgrind > "$src/build/valgrind.out" 2>&1; then
-    cat "$src/build/valgrind.out"; count 1 0
+vdir=${TBMESH_BUILDDIR:-$src/build}
+if scripts/build.sh "$vdir" && make -C "$vdir/tests" -s check-valgrind > "$vdir/valgrind.out" 2>&1; then
+    cat "$vdir/valgrind.out"; count 1 0
 else
-    cat "$src/build/valgrind.out" 2>/dev/null; echo "valgrind: FAILED"; count 0 1
+    cat "$vdir/valgrind.out" 2>/dev/null; echo "valgrind: FAILED"; count 0 1
 fi
 
 step "the Mac side's installed layout (make install of --without-slurm)"
@@ -148,16 +208,21 @@ step "Debian packages (dpkg-buildpackage, lintian, a throw-away root)"
 packages
 
 step "lab integration tests (real slurmctld, slurmd, slurmdbd, MariaDB, munged)"
-if [ "${TBMESH_TEST_LAB:-yes}" = no ]; then
-    echo "left out: TBMESH_TEST_LAB=no (the suite is whole only with the lab)"
-else
-    lab_out=$(mktemp)
-    tests/lab/run 2>&1 | tee "$lab_out"
-    lp=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$lab_out")
-    lf=$(sed -n 's/^lab: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$lab_out")
-    [ -n "$lp" ] || { lp=0; lf=1; }
-    count "$lp" "$lf"
-    rm -f "$lab_out"
+lab_tests
+
+# The smoke set on every other supported release, each in a Debian root of it.
+if [ -z "${TBMESH_SLURM_ROOT:-}" ]; then
+    for other in $(scripts/slurm-root.sh releases); do
+        [ "$other" != "$release" ] || continue
+        step "Slurm $other: the smoke set (scripts/test.sh --slurm $other --smoke)"
+        other_out=$(mktemp)
+        scripts/test.sh --slurm "$other" --smoke 2>&1 | tee "$other_out"
+        op=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$other_out" | tail -n1)
+        of=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$other_out" | tail -n1)
+        [ -n "$op" ] || { op=0; of=1; echo "the Slurm $other smoke set printed no tally"; }
+        count "$op" "$of"
+        rm -f "$other_out"
+    done
 fi
 
 step_end

@@ -17,9 +17,9 @@ clone() {
         (cd "$T_SRC" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$1"
     fi
     mkdir -p "$1/build"
-    cp -a "$T_SRC/build/inst" "$T_SRC/build/lab" "$1/build/"
+    cp -a "$T_BUILD/inst" "$T_BUILD/lab" "$1/build/"
     mkdir -p "$1/build/gres" "$1/build/macnode"
-    cp -a "$T_SRC/build/gres/tbmesh" "$1/build/gres/"
+    cp -a "$T_BUILD/gres/tbmesh" "$1/build/gres/"
 }
 
 for dir in "/tmp/tbmesh-clone-$$" "/root/tbmesh-clone-$$"; do

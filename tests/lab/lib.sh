@@ -3,6 +3,8 @@
 set -uo pipefail
 
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The build the lab runs (build-slurm-RELEASE inside a root of another Slurm release: slurm-root.sh sets it).
+T_BUILD=${TBMESH_BUILDDIR:-$T_SRC/build}
 LABCMD="$T_SRC/lab/tbmesh-lab"
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
