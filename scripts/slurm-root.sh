@@ -123,6 +123,11 @@ ensure() {
 # mount_root ROOT: what a command inside needs, mounted once (kept while the root's lab may use it).
 mount_root() {
     local r=$1
+    # The root is a mount point of its own: inside, "/" must be one (ip netns exec makes it a slave).
+    if ! mountpoint -q "$r"; then
+        findmnt -rn -o TARGET | grep -q "^$r/" && unmount_all "$r"
+        mount --bind "$r" "$r"
+    fi
     mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
     if ! mountpoint -q "$r/sys"; then mount --rbind /sys "$r/sys"; mount --make-rslave "$r/sys"; fi
     if ! mountpoint -q "$r/dev"; then mount --rbind /dev "$r/dev"; mount --make-rslave "$r/dev"; fi
@@ -139,9 +144,9 @@ run() {
     cwd=$PWD
     case "$cwd" in "$SRC"|"$SRC"/*) ;; *) cwd=$SRC ;; esac
     local vars=() v
-    while IFS= read -r v; do vars+=("$v"); done < <(env | grep -E '^TBMESH_[A-Z0-9_]*=' | grep -v '^TBMESH_SLURM_ROOT=')
+    while IFS= read -r v; do vars+=("$v"); done < <(env | grep -E '^TBMESH_[A-Z0-9_]*=' | grep -vE '^TBMESH_(SLURM_ROOT|ROOT_PATH)=')
     exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        TERM="${TERM:-dumb}" "${vars[@]}" TBMESH_SLURM_ROOT="$rel" \
+        TERM="${TERM:-dumb}" "${vars[@]}" TBMESH_SLURM_ROOT="$rel" TBMESH_ROOT_PATH="$root" \
         TBMESH_BUILDDIR="${TBMESH_BUILDDIR:-$SRC/build-slurm-$rel}" \
         chroot "$root" /bin/bash -c 'cd "$1" && shift && exec "$@"' slurm-root "$cwd" "$@"
 }

@@ -21,7 +21,11 @@ start_mariadb() {
         --skip-name-resolve --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
         --innodb-flush-log-at-trx-commit=2 --performance-schema=OFF < /dev/null > /dev/null 2>&1 &
     wait_for MariaDB 30 db -e 'select 1'
-    db -e "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$(cat "$ETC/db.secret")';
+    # The accounting database is made here, not by slurmdbd's first start: slurmdbd makes it after a refused
+    # connect and goes on with the same handle, which MariaDB's client library 3.4 (Debian 13) leaves unable
+    # to read a result ("Number of columns in result (=1) ... (=0)"), and slurmdbd stops.
+    db -e "CREATE DATABASE IF NOT EXISTS \`${CLUSTER}_acct_db\`;
+           CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$(cat "$ETC/db.secret")';
            GRANT ALL ON \`${CLUSTER}_acct_db\`.* TO 'slurm'@'127.0.0.1'; FLUSH PRIVILEGES;"
 }
 

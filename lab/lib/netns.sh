@@ -7,14 +7,20 @@ netns() { echo "tbml-$1"; }
 in_node() {
     local n=$1; shift
     [ -e "$NS/$n.mnt" ] || die "node $n is not up (no namespace); run 'tbmesh-lab up' or see 'tbmesh-lab status'"
-    nsenter --net="/run/netns/$(netns "$n")" --mount="$NS/$n.mnt" --uts="$NS/$n.uts" -- "$@"
+    nsenter --net="/run/netns/$(netns "$n")" --mount="$NS/$n.mnt" --uts="$NS/$n.uts" -- "${IN_ROOT[@]}" "$@"
 }
 
 # in_bridge NODE CMD...: run CMD on the bridge host in the private mount namespace of NODE's slurmd.
 in_bridge() {
     local n=$1; shift
-    nsenter --mount="$NS/bridge-$n.mnt" -- "$@"
+    nsenter --mount="$NS/bridge-$n.mnt" -- "${IN_ROOT[@]}" "$@"
 }
+
+# Entering a mount namespace leaves a chroot: in a lab run in a root of another Slurm release
+# (scripts/slurm-root.sh, which says where the root is in TBMESH_ROOT_PATH), a command in a node goes back
+# into the root, as that node's mount namespace sees it (its own /tmp).
+IN_ROOT=()
+[ -z "${TBMESH_ROOT_PATH:-}" ] || IN_ROOT=(chroot "$TBMESH_ROOT_PATH")
 
 ns_holder_dir() {
     mkdir -p "$NS"

@@ -540,7 +540,7 @@ mac2=$!
 trap 'kill -KILL $mac2 2>/dev/null; cleanup' EXIT
 for _ in $(seq 50); do grep -q "listening on $AGENT2" "$LOG2" 2>/dev/null && break; sleep 0.1; done
 init2=$(pgrep -P "$mac2" | head -n1)
-on_mac2() { nsenter -t "$init2" -p -m -- "$@"; }      # a command on that Mac (its processes, its /proc)
+on_mac2() { nsenter -t "$init2" -p -m -r -- "$@"; }      # a command on that Mac (its processes, its /proc)
 left() { pgrep -u "$USER_UID" -f "^sleep $1\$" | wc -l; }   # how many of the user's "sleep N" run
 fwd2() { (cd "$W" && TBMESH_GRANT=$(JOB=${JOB:-21} grant) as_user "$MACNODE" exec --agent "$AGENT2" -- "$@"); }
 # a task that leaves three: setsid, a double fork, nohup; its output ends when it does
