@@ -100,6 +100,14 @@ lab_tests() {
 if [ "$smoke" = yes ]; then
     step "Slurm $release: the build and its unit tests"
     unit "${TBMESH_BUILDDIR:-$src/build}"
+    step "Slurm $release: the Debian packages (built, lintian, installed into a clean Debian root with Slurm)"
+    sdir=${TBMESH_BUILDDIR:-$src/build}
+    rm -f "$sdir"/slurm-tbmesh-*.tar.gz
+    if make -C "$sdir" -s dist > "$sdir/dist.out" 2>&1; then
+        packages "$(ls -t "$sdir"/slurm-tbmesh-*.tar.gz | head -n1)"
+    else
+        tail -n 20 "$sdir/dist.out"; echo "make dist: FAILED"; count 0 1
+    fi
     step "Slurm $release: the lab's smoke set"
     lab_tests --smoke
     step_end
@@ -155,14 +163,18 @@ distcheck() {
 
 # packages: the Debian packages from the release tarball and debian/: dpkg-buildpackage, lintian (no
 # error), then unpacked into a throw-away root and their contents checked.
+# packages TARBALL: the Debian packages of this Debian release from the release tarball, then installed into a
+# clean root of the release, whose slurmctld and sbatch load the plug-ins (scripts/package-check.sh).
 packages() {
-    local tarball tmp d root deb ma f
-    tarball=$(ls -t "$src"/build-dist$bsuf/slurm-tbmesh-*.tar.gz 2>/dev/null | head -n1)
-    [ -n "$tarball" ] || { echo "no release tarball in build-dist (make distcheck failed?)"; count 0 1; return; }
+    local tarball=$1 tmp d root deb ma f debver out
+    [ -r "$tarball" ] || { echo "no release tarball ($tarball): make dist or make distcheck failed"; count 0 1; return; }
     tmp=$(mktemp -d /tmp/tbmesh-deb.XXXXXX)
     tar -xzf "$tarball" -C "$tmp"
     d=$(echo "$tmp"/slurm-tbmesh-*/)
     cp -a "$src/debian" "$d"
+    # A plug-in loads only into the Slurm release it was built for: each Debian release has its own build.
+    debver=$(cut -d. -f1 /etc/debian_version)
+    sed -i "1s/(\([^)]*\))/(\1+deb$debver)/" "$d/debian/changelog"
     if ! check "dpkg-buildpackage -us -uc -b" sh -c "cd '$d' && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b > '$tmp/build.log' 2>&1"; then
         tail -n 30 "$tmp/build.log"; return
     fi
@@ -187,6 +199,12 @@ packages() {
     check "the packaged tbmesh and macnode run" sh -c "'$root/usr/bin/tbmesh' --help > /dev/null && '$root/usr/bin/macnode' --help > /dev/null"
     check "the packaged launchd job starts /usr/sbin/macnoded" grep -q '<string>/usr/sbin/macnoded</string>' \
         "$root/usr/share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist"
+    check "the packages' version names this Debian release (+deb$debver)" \
+        test "$(dpkg-deb -f "$(ls "$tmp"/slurm-tbmesh_*.deb | head -n1)" Version | grep -c "+deb$debver\$")" = 1
+    out=$(scripts/package-check.sh "$tmp"/*.deb 2>&1)
+    printf '%s\n' "$out"
+    count "$(grep -c '^ok - ' <<<"$out")" "$(grep -c '^not ok - ' <<<"$out")"
+    grep -qE '^(not )?ok - ' <<<"$out" || count 0 1
     rm -rf "$tmp"
 }
 
@@ -198,14 +216,41 @@ else
     cat "$vdir/valgrind.out" 2>/dev/null; echo "valgrind: FAILED"; count 0 1
 fi
 
+# slurm_prefix: configure against a Slurm installed in a prefix (--with-slurm=PREFIX), and its refusals: a
+# prefix without Slurm, a Slurm older than 22.05. The prefixes are made of this host's Slurm files.
+slurm_prefix() {
+    local p ma out
+    p=$(mktemp -d /tmp/tbmesh-prefix.XXXXXX)
+    ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+    mkdir -p "$p/new/include" "$p/new/lib64" "$p/old/include" "$p/old/lib" "$p/b"
+    ln -s /usr/include/slurm "$p/new/include/slurm"
+    ln -s "$(readlink -f "/usr/lib/$ma/libslurm.so")" "$p/new/lib64/libslurm.so"
+    cp -r /usr/include/slurm "$p/old/include/slurm"
+    sed -i 's/^#define SLURM_VERSION_NUMBER .*/#define SLURM_VERSION_NUMBER 0x150808/' "$p/old/include/slurm/slurm_version.h"
+    ln -s "$(readlink -f "/usr/lib/$ma/libslurm.so")" "$p/old/lib/libslurm.so"
+    check "configure --with-slurm=PREFIX (lib64) finds that Slurm and links it with an rpath" sh -c \
+        "cd '$p/b' && '$src/configure' -q --with-slurm='$p/new' > '$p/out' 2>&1 && grep -q -- '-Wl,-rpath,$p/new/lib64 -lslurm' Makefile" ||
+        tail -n 5 "$p/out"
+    out=$(cd "$p/b" && "$src/configure" -q --with-slurm="$p/old" 2>&1)
+    check "configure refuses Slurm 21.08, saying which releases it needs" grep -q 'Slurm 21.08.8 is too old: slurm-tbmesh needs Slurm 22.05 or later' <<<"$out" ||
+        echo "$out" | tail -n 3
+    out=$(cd "$p/b" && "$src/configure" -q --with-slurm="$p/none" 2>&1)
+    check "configure --with-slurm=PREFIX without Slurm there says what to give" grep -q 'no include/slurm/slurm.h there; give the prefix Slurm was installed into' <<<"$out" ||
+        echo "$out" | tail -n 3
+    rm -rf "$p"
+}
+
+step "configure against a Slurm in a prefix (--with-slurm=PREFIX)"
+slurm_prefix
+
 step "the Mac side's installed layout (make install of --without-slurm)"
 mac_layout
 
 step "release tarball (make distcheck)"
 distcheck
 
-step "Debian packages (dpkg-buildpackage, lintian, a throw-away root)"
-packages
+step "Debian packages (dpkg-buildpackage, lintian, a throw-away root, a clean Debian root with Slurm)"
+packages "$(ls -t "$src"/build-dist$bsuf/slurm-tbmesh-*.tar.gz 2>/dev/null | head -n1)"
 
 step "lab integration tests (real slurmctld, slurmd, slurmdbd, MariaDB, munged)"
 lab_tests
