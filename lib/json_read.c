@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse_text.h"
@@ -92,15 +93,86 @@ static size_t members_kept(json_object *o)
     return n;
 }
 
-static json_object *checked_doc(json_object *doc, const char *text, size_t end, const tbm_json_rules_t *r,
+/* The text json-c reads: the document as given, or with its raw UTF-8 as \u escapes (escape_utf8). */
+typedef struct {
+    const char *orig;     /* as given */
+    size_t orig_len;
+    const char *text;     /* as read: orig, or the escaped copy */
+    size_t len;
+} source_t;
+
+/* An offset into what json-c read, as an offset into the document as given. */
+static size_t given_offset(const source_t *src, size_t off)
+{
+    const unsigned char *s = (const unsigned char *)src->orig;
+    size_t i = 0, at = 0, n;
+
+    if (src->text == src->orig)
+        return off;
+    while (i < src->orig_len && at < off) {
+        if (s[i] < 0x80) {
+            i++, at++;
+            continue;
+        }
+        n = tbm_utf8_seq(s + i, src->orig_len - i);
+        at += n == 4 ? 12 : 6;   /* \uXXXX, or a surrogate pair of them */
+        i += n ? n : 1;
+    }
+    return i;
+}
+
+/* The document's raw UTF-8 (already checked valid) written as \u escapes, in a copy: json-c 0.17 and 0.18
+ * (Debian 13) refuse in strict mode every byte above 0x7f in a string, and every release must read the same
+ * documents. NULL with *oom 0 when the text is ASCII already. */
+static char *escape_utf8(const char *text, size_t len, size_t *out_len, int *oom)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i, n, k, o = 0, extra = 0;
+    unsigned cp;
+    char *copy;
+
+    *oom = 0;
+    for (i = 0; i < len; i++)
+        if (s[i] >= 0x80)
+            extra += 12;
+    if (!extra)
+        return NULL;
+    if (!(copy = malloc(len + extra + 1))) {
+        *oom = 1;
+        return NULL;
+    }
+    for (i = 0; i < len; i += n) {
+        if (s[i] < 0x80) {
+            copy[o++] = text[i];
+            n = 1;
+            continue;
+        }
+        n = tbm_utf8_seq(s + i, len - i);
+        cp = s[i] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+        for (k = 1; k < n; k++)
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        if (cp > 0xffff) {
+            cp -= 0x10000;
+            o += (size_t)sprintf(copy + o, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+        } else {
+            o += (size_t)sprintf(copy + o, "\\u%04x", cp);
+        }
+    }
+    copy[o] = '\0';
+    *out_len = o;
+    return copy;
+}
+
+static json_object *checked_doc(json_object *doc, const source_t *src, size_t end, const tbm_json_rules_t *r,
                                 tbm_err_t *err)
 {
+    const char *text = src->text;
     const char *want = NULL;
     size_t colons, bad = scan_outside_strings(text, end, &colons);
 
     if (bad < end) {
         json_object_put(doc);
-        return fail_at(r, text, bad, "not JSON (a single-quoted name, NaN or Infinity?)", err);
+        return fail_at(r, src->orig, given_offset(src, bad), "not JSON (a single-quoted name, NaN or Infinity?)", err);
     }
     if (members_kept(doc) != colons)
         want = "a key appears twice in one object (which value counts would be a guess)";
@@ -114,6 +186,26 @@ static json_object *checked_doc(json_object *doc, const char *text, size_t end, 
     return fail(r, err, "invalid JSON: %s", want);
 }
 
+/* Where the text stops being UTF-8, or len. Checked here, not by json-c: its own check
+ * (JSON_TOKENER_VALIDATE_UTF8) refuses valid text such as {"\u00e9":"\u20ac"} written as UTF-8 in json-c
+ * 0.17 and 0.18 (Debian 13), and every release must read the same documents. */
+static size_t first_bad_utf8(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0, n;
+
+    while (i < len) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        if ((n = tbm_utf8_seq(s + i, len - i)) == 0)
+            return i;
+        i += n;
+    }
+    return len;
+}
+
 json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t *rules, tbm_err_t *err)
 {
     static const tbm_json_rules_t defaults;
@@ -123,6 +215,10 @@ json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t 
     json_object *doc;
     enum json_tokener_error jerr;
     const char *nul;
+    size_t bad;
+    source_t src;
+    char *copy;
+    int oom;
 
     if (len > max || len > (size_t)INT32_MAX)
         return fail(r, err, "JSON text of %zu bytes exceeds the limit of %zu bytes", len, max);
@@ -130,11 +226,21 @@ json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t 
         return fail(r, err, "empty JSON text");
     if ((nul = memchr(text, '\0', len)))
         return fail_at(r, text, (size_t)(nul - text), "a NUL byte", err);
-    tok = json_tokener_new_ex(r->max_depth > 0 ? r->max_depth : TBM_JSON_DEPTH);
-    if (!tok)
+    if ((bad = first_bad_utf8(text, len)) < len)
+        return fail_at(r, text, bad, "invalid utf-8 string", err);
+    src.orig = src.text = text;
+    src.orig_len = src.len = len;
+    if ((copy = escape_utf8(text, len, &src.len, &oom)))
+        src.text = copy;
+    else if (oom)
         return fail(r, err, "out of memory reading JSON");
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    doc = json_tokener_parse_ex(tok, text, (int)len);
+    tok = json_tokener_new_ex(r->max_depth > 0 ? r->max_depth : TBM_JSON_DEPTH);
+    if (!tok) {
+        free(copy);
+        return fail(r, err, "out of memory reading JSON");
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    doc = json_tokener_parse_ex(tok, src.text, (int)src.len);
     jerr = json_tokener_get_error(tok);
     end = json_tokener_get_parse_end(tok);
     if (!doc && jerr == json_tokener_continue) {
@@ -142,20 +248,26 @@ json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t 
         doc = json_tokener_parse_ex(tok, "", 1);
         jerr = doc || json_tokener_get_error(tok) == json_tokener_success ? json_tokener_success
                                                                             : json_tokener_continue;
-        end = len;
+        end = src.len;
     }
     json_tokener_free(tok);
-    if (!doc && jerr == json_tokener_success)
-        return fail_at(r, text, len, "null is not a document here", err);
-    if (!doc && jerr == json_tokener_continue)
-        return fail_at(r, text, len, "the text ends inside the document (truncated?)", err);
-    if (!doc)
-        return fail_at(r, text, end, json_tokener_error_desc(jerr), err);
-    if (end < len && tbm_span_trim(text + end, len - end).n > 0) {
+    if (!doc) {
+        free(copy);
+        if (jerr == json_tokener_success)
+            return fail_at(r, text, len, "null is not a document here", err);
+        if (jerr == json_tokener_continue)
+            return fail_at(r, text, len, "the text ends inside the document (truncated?)", err);
+        return fail_at(r, text, given_offset(&src, end), json_tokener_error_desc(jerr), err);
+    }
+    if (end < src.len && tbm_span_trim(src.text + end, src.len - end).n > 0) {
         json_object_put(doc);
+        end = given_offset(&src, end);
+        free(copy);
         return fail_at(r, text, end, "text after the end of the document", err);
     }
-    return checked_doc(doc, text, end, r, err);
+    doc = checked_doc(doc, &src, end, r, err);
+    free(copy);
+    return doc;
 }
 
 json_object *tbm_json_parse(const char *text, size_t len, tbm_err_t *err)

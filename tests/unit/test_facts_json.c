@@ -4,6 +4,8 @@
 
 #include "facts_json.h"
 
+#include <json-c/json.h>
+
 static void parse_host(const char *dir, const char *name, tbm_host_facts_t *f)
 {
     tbm_raw_outputs_t raw;
@@ -70,6 +72,20 @@ START_TEST(layout)
 }
 END_TEST
 
+/* want and got hold the same JSON document: the same members and values, however json-c lays them out
+ * (its releases differ: an empty list is "[ ]" over two lines in 0.16, "[]" in 0.18). */
+static void same_document(const char *want, const char *got)
+{
+    json_object *a = json_tokener_parse(want), *b = json_tokener_parse(got);
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    if (!json_object_equal(a, b))
+        ck_abort_msg("the fixture differs from what the writer makes now:\n%s\n---\n%s", want, got);
+    json_object_put(a);
+    json_object_put(b);
+}
+
 /* The facts documents kept in tests/fixtures/facts (inputs of the topology and inventory tests) are exactly
  * what the parsers and the writer make of the macOS captures. */
 START_TEST(fixture_documents_current)
@@ -86,8 +102,7 @@ START_TEST(fixture_documents_current)
         parse_host(dir, hosts[i], &f);
         want = tbm_fixture(rel, &len);
         got = tbm_facts_to_json_string(&f, 1);
-        ck_assert_uint_eq(len, strlen(got) + 1);
-        ck_assert_int_eq(memcmp(want, got, len - 1), 0);
+        same_document(want, got);
         ck_assert_int_eq(tbm_facts_from_json(want, len, &back, &err), 0);
         ck_assert_str_eq(back.hostname, hosts[i]);
         free(want);
