@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# demo.sh: the main job on the embedded lab, from a fresh Debian 12 machine, as root.
+# demo.sh: the main job on the embedded lab, from a fresh Debian 12 or 13 machine, as root.
+# Usage: scripts/demo.sh [--slurm RELEASE]   (22.05 or 24.11; a release the host lacks runs in a Debian
+# root of it, scripts/slurm-root.sh)
 # Installs what it needs, builds, brings the lab up, and submits as an ordinary user: a Linux job (default
 # partition `all`, kept off the Macs), `--gres=tbmesh:4 --mlx-backend=jaccl` (lands on studio-a, the
 # Thunderbolt 5 RDMA mesh, bridge mode; it proves and measures the mesh with macnode bench: every cable, then
@@ -9,13 +11,23 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
+if [ "${1:-}" = --slurm ]; then
+    [ $# -ge 2 ] || { echo "demo.sh: --slurm needs a release: 22.05 or 24.11" >&2; exit 2; }
+    scripts/slurm-root.sh path "$2" > /dev/null || exit 2
+    if [ "$2" != "$(scripts/slurm-root.sh native)" ]; then
+        scripts/install-deps.sh
+        exec scripts/slurm-root.sh run "$2" "$src/scripts/demo.sh"
+    fi
+elif [ $# -gt 0 ]; then
+    echo "demo.sh: unknown option '$1'; usage: scripts/demo.sh [--slurm 22.05|24.11]" >&2; exit 2
+fi
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 
 show() { echo; echo "\$ $*"; "$@"; }
 as_alice() { (cd "$LAB/work/tbm-alice" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" "$@"); }
 
-scripts/install-deps.sh
+[ -n "${TBMESH_SLURM_ROOT:-}" ] || scripts/install-deps.sh   # a root is made with them
 scripts/build.sh
 lab/tbmesh-lab up
 

@@ -251,7 +251,11 @@ fi
 if [ "$release" != "$native" ]; then
     step "Slurm $release: in a Debian root of it"
     opts=(--slurm "$release"); [ "$smoke" = no ] || opts+=(--smoke)
-    exec scripts/slurm-root.sh run "$release" "$src/scripts/test.sh" "${opts[@]}"
+    rc=0
+    scripts/slurm-root.sh run "$release" "$src/scripts/test.sh" "${opts[@]}" || rc=$?
+    # What the run mounted in the root goes with it, unless its lab stays up (then 'down' releases it).
+    scripts/slurm-root.sh release "$release" 2> /dev/null || true
+    exit "$rc"
 fi
 
 if [ "$smoke" = yes ]; then
