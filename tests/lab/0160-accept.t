@@ -15,24 +15,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 STORE=$LAB/records/tbmlab/accept   # beside the reproducibility records: RecordDir, in the lab's state
 CUT=mac01:en2
 
-# The plan. The lab's cables are veth pairs sharing this host's two cores with eight Macs, far from
-# Thunderbolt's rates: the plan asks for a small share of each link (the figures are in the record).
-cat > "$OUT/lab.plan" <<'PLAN'
-[acceptance]
-task = distributed inference of the reference network on all the group's Macs
-model = the reference workload (macnode refwork)
-data = generated from seed 1
-expected_output = the mesh's output equals the single Mac's within 1e-4
-backend = jaccl
-link_share = 0.01
-busbw_share = 0.01
-refwork_hidden = 512
-sweep_max = 1M
-p2p_size = 1M
-PLAN
-# The lab's tbmesh.conf with the operations owners (step 7).
-{ cat "$LAB/etc/tbmesh.conf"; printf 'OwnerRecovery=hpc-ops@lab.example\nOwnerAccess=lab-lead\nOwnerUpkeep=hpc-ops@lab.example\n'; } \
-    > "$OUT/tbmesh.conf"
+accept_setup "$OUT"   # lab.plan and tbmesh.conf with the operations owners (step 7)
 
 # accept ARGS...: tbmesh accept, its stdout in $out, stderr in $err, exit status in $rc.
 accept() {

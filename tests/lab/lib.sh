@@ -166,3 +166,28 @@ acct_steps() {
     ids=" $(sacct -n -P -D -j "$1" -o jobid 2>/dev/null | sort -u | paste -sd' ') "
     [[ "$ids" == *" $1 "* && "$ids" == *" $1.batch "* && "$ids" == *" $1.0 "* ]]
 }
+
+# accept_setup DIR [SIZE]: in DIR, the acceptance plan the lab's runs use (lab.plan) and the lab's tbmesh.conf
+# with the operations owners (tbmesh.conf). The lab's cables are veth pairs sharing this host's cores with
+# eight Macs, far from Thunderbolt's rates: the plan asks for a small share of each link (the figures are in
+# the record). SIZE (default 1M) bounds the sweep and the point-to-point transfers; the reference network's
+# width is half of it in KiB.
+accept_setup() {
+    local dir=$1 size=${2:-1M} kib
+    case "$size" in *M) kib=$(( ${size%M} * 1024 )) ;; *K) kib=${size%K} ;; *) kib=$size ;; esac
+    cat > "$dir/lab.plan" <<PLAN
+[acceptance]
+task = distributed inference of the reference network on all the group's Macs
+model = the reference workload (macnode refwork)
+data = generated from seed 1
+expected_output = the mesh's output equals the single Mac's within 1e-4
+backend = jaccl
+link_share = 0.01
+busbw_share = 0.01
+refwork_hidden = $(( kib / 2 ))
+sweep_max = $size
+p2p_size = $size
+PLAN
+    { cat "$LAB/etc/tbmesh.conf"; printf 'OwnerRecovery=hpc-ops@lab.example\nOwnerAccess=lab-lead\nOwnerUpkeep=hpc-ops@lab.example\n'; } \
+        > "$dir/tbmesh.conf"
+}

@@ -73,21 +73,7 @@ t_match "tbmesh report: ... and Linux jobs beside them" '^usage-kind,linux,[0-9]
 # ---- an acceptance run (small shares: the lab's cables are veths on a shared host) ----
 OUT=$LAB/smoke-accept
 rm -rf "$OUT"; mkdir -p "$OUT"
-cat > "$OUT/lab.plan" <<'PLAN'
-[acceptance]
-task = distributed inference of the reference network on all the group's Macs
-model = the reference workload (macnode refwork)
-data = generated from seed 1
-expected_output = the mesh's output equals the single Mac's within 1e-4
-backend = jaccl
-link_share = 0.01
-busbw_share = 0.01
-refwork_hidden = 256
-sweep_max = 256K
-p2p_size = 256K
-PLAN
-{ cat "$LAB/etc/tbmesh.conf"; printf 'OwnerRecovery=hpc-ops@lab.example\nOwnerAccess=lab-lead\nOwnerUpkeep=hpc-ops@lab.example\n'; } \
-    > "$OUT/tbmesh.conf"
+accept_setup "$OUT" 256K
 out=$("$TBMESH" accept studio-a --plan "$OUT/lab.plan" --conf "$OUT/tbmesh.conf" --out "$OUT" --timeout 120 \
     --macnode "$T_MACNODE" 2> "$OUT/stderr"); rc=$?
 t_is "tbmesh accept studio-a: exit 0, a plannable research resource" "0" "$rc"
