@@ -117,7 +117,7 @@ assert p["KeepAlive"] is True and p["RunAtLoad"] is True and p["Label"] == "org.
 distcheck() {
     local dir=$src/build-dist$bsuf
     mkdir -p "$dir"
-    if (cd "$dir" && { [ -f Makefile ] || "$src/configure" -q; } && make -s distcheck) > "$dir/distcheck.out" 2>&1; then
+    if (cd "$dir" && { [ -f Makefile ] || "$src/configure" -q; } && make -s -j"$(nproc)" distcheck) > "$dir/distcheck.out" 2>&1; then
         grep -E 'archives ready|\.tar\.gz' "$dir/distcheck.out" | tail -n 2; count 1 0
     else
         tail -n 40 "$dir/distcheck.out"; echo "make distcheck: FAILED (whole log: $dir/distcheck.out)"; count 0 1
@@ -138,7 +138,7 @@ packages() {
     # A plug-in loads only into the Slurm release it was built for: each Debian release has its own build.
     debver=$(cut -d. -f1 /etc/debian_version)
     sed -i "1s/(\([^)]*\))/(\1+deb$debver)/" "$d/debian/changelog"
-    if ! check "dpkg-buildpackage -us -uc -b" sh -c "cd '$d' && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b > '$tmp/build.log' 2>&1"; then
+    if ! check "dpkg-buildpackage -us -uc -b" sh -c "cd '$d' && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage -us -uc -b > '$tmp/build.log' 2>&1"; then
         tail -n 30 "$tmp/build.log"; return
     fi
     check "lintian: no error" sh -c "lintian --fail-on error '$tmp'/*.changes > '$tmp/lintian.log' 2>&1"
@@ -274,6 +274,11 @@ fi
 # this lab is down (one lab at a time).
 step "the lab's build"
 scripts/build.sh "${TBMESH_BUILDDIR:-$src/build}" || { count 0 1; finish "the lab's build failed"; }
+# The other releases' roots are made (or found) meanwhile: mostly downloads and unpacking.
+for other in $(scripts/slurm-root.sh releases); do
+    [ "$other" = "$release" ] || [ -n "${TBMESH_SLURM_ROOT:-}" ] ||
+        scripts/slurm-root.sh ensure "$other" > /tmp/tbmesh-root-$other.log 2>&1 &
+done
 lab_log=$(mktemp /tmp/tbmesh-lab-run.XXXXXX)
 lab_tests > "$lab_log" 2>&1 &
 lab_pid=$!
