@@ -30,7 +30,15 @@ export TBMESH_MUNGE_SOCKET=$T/munge.sock
 export SLURMD_NODENAME=testnode
 unset TBMESH_CONF SLURM_CONF
 IMPOSTOR=$B/tests/macnode/impostor
-PORT=$((20000 + $$ % 20000))
+# The agent's port and the two above it (a squatter's, a second agent's): below the kernel's range of ephemeral ports, so that
+# no connection of a test running beside this one takes them meanwhile, and unused now.
+port_free() { [ -z "$(ss -Htan "sport = :$1" 2>/dev/null)" ]; }
+eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+PORT=$((10000 + $$ % (eph - 10003)))
+for _ in $(seq 200); do
+    port_free "$PORT" && port_free $((PORT + 1)) && port_free $((PORT + 2)) && break
+    PORT=$((PORT + 3 < eph - 2 ? PORT + 3 : 10000))
+done
 AGENT=127.0.0.1:$PORT
 LOG=$T/agent.log
 cleanup() {
