@@ -100,6 +100,8 @@ ensure() {
         die "mmdebstrap is missing: run scripts/install-deps.sh (it installs mmdebstrap) or apt-get install mmdebstrap"
     if [ -d "$root" ]; then
         ! lab_up_in "$root" || die "the Slurm $rel root must be made again (its package list changed) but its lab is up: take it down first (lab/tbmesh-lab --slurm $rel down)"
+        exec 7>> "$CACHE/.in-use-$(suite_of "$rel")"
+        flock -xn 7 || die "the Slurm $rel root must be made again (its package list changed) but a command runs in it: try again when it has ended"
         say "the Slurm $rel root's packages changed: making it again"
     fi
     t0=$SECONDS
@@ -140,6 +142,9 @@ run() {
     local rel=$1 root cwd; shift
     [ $# -gt 0 ] || die "usage: slurm-root.sh run RELEASE CMD..."
     root=$(ensure "$rel")
+    # Held (shared) by the command and what it starts that keeps its descriptors: release waits for none.
+    exec 8>> "$CACHE/.in-use-$(suite_of "$rel")"
+    flock -s 8
     mount_root "$root"
     cwd=$PWD
     case "$cwd" in "$SRC"|"$SRC"/*) ;; *) cwd=$SRC ;; esac
@@ -166,6 +171,9 @@ release() {
     root=$(root_of "$1")
     [ -d "$root" ] || return 0
     ! lab_up_in "$root" || die "the Slurm $1 lab is up in $root: take it down first (lab/tbmesh-lab --slurm $1 down)"
+    # Not while a command runs in it (it holds the lock shared): its mounts are still in use.
+    exec 8>> "$CACHE/.in-use-$(suite_of "$1")"
+    flock -xn 8 || { say "the Slurm $1 root is in use by a command running in it: its mounts stay"; return 0; }
     unmount_all "$root"
 }
 
@@ -177,6 +185,8 @@ case "${1:-}" in
     run) shift; rel=${1:-}; shift || true; run "$rel" "$@" ;;
     lab-up) lab_up ;;
     release) release "${2:-}" ;;
-    remove) release "${2:-}"; rm -rf "$(root_of "$2")"; say "removed $(root_of "$2")" ;;
+    remove) release "${2:-}"
+            [ -z "$(mounts_under "$(root_of "$2")")" ] || die "$(root_of "$2") still has mounts (in use?): not removed"
+            rm -rf "$(root_of "$2")"; say "removed $(root_of "$2")" ;;
     *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 esac
