@@ -67,7 +67,16 @@ unit() {
     local dir=$1; shift
     if ! scripts/build.sh "$dir" "$@"; then echo "build failed: $dir $*"; count 0 1; return; fi
     find "$dir/tests" \( -name '*.trs' -o -name '*.log' \) -delete 2>/dev/null   # results of tests gone since
-    make -C "$dir" -s -j"$(nproc)" check > "$dir/check.out" 2>&1 || grep -E '^(FAIL|ERROR)' "$dir/check.out"
+    if ! make -C "$dir" -s -j"$(nproc)" check > "$dir/check.out" 2>&1; then
+        grep -E '^(FAIL|ERROR)' "$dir/check.out"
+        # what each failing test said of itself (its failed checks), so a run's output alone tells
+        local t
+        for t in $(sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' "$dir/check.out" | sort -u); do
+            [ -r "$dir/tests/$t.log" ] || continue
+            echo "--- $t: its failed checks ($dir/tests/$t.log)"
+            grep -E -i '^(FAIL|not ok|bad)[: ]|:[0-9]+:[EF]:' "$dir/tests/$t.log" | head -n 20
+        done
+    fi
     unit_results "$dir"
 }
 
