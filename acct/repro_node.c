@@ -423,3 +423,98 @@ void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, 
     free(f);
     free(text);
 }
+
+/* ---- what the record learns as the job's user, and from every node ---- */
+
+json_object *repro_user_facts(void *arg)
+{
+    repro_user_work_t *w = arg;
+    json_object *out = json_object_new_object(), *digests = json_object_new_array();
+    tbm_digest_cache_t *cache = tbm_digest_cache_new();
+    tbm_err_t err;
+    char path[PATH_MAX + 8];
+    char *text;
+    size_t i;
+
+    if (w->python) {
+        json_object_object_add(out, "python", repro_python_env(w->env));
+        json_object_object_add(out, "openmpi", repro_openmpi(w->env));
+    }
+    if (w->cache_text)
+        tbm_digest_cache_load(cache, w->cache_text, strlen(w->cache_text), &err);
+    for (i = 0; w->paths && i < json_object_array_length(w->paths); i++) {
+        const char *p = json_object_get_string(json_object_array_get_idx(w->paths, i));
+        if (p[0] == '/')
+            snprintf(path, sizeof(path), "%s", p);
+        else
+            tbm_record_fmt(path, sizeof(path), "%s/%s", w->work_dir ? w->work_dir : ".", p);
+        json_object_array_add(digests, tbm_digest_path(path, cache));
+    }
+    json_object_object_add(out, "digests", digests);
+    if (w->stderr_path)
+        json_object_object_add(out, "stderr_tail", repro_tail(w->stderr_path, w->tail_lines));
+    if ((text = tbm_digest_cache_text(cache))) {
+        json_object_object_add(out, "cache", json_object_new_string(text));
+        free(text);
+    }
+    json_object_object_add(out, "bytes_read", json_object_new_int64((int64_t)tbm_digest_cache_bytes(cache)));
+    tbm_digest_cache_free(cache);
+    return out;
+}
+
+/* The Python and Open MPI facts of node i: read where the batch step runs on the Mac itself (direct mode). */
+static void node_python(const repro_nodes_t *in, size_t i, json_object *node)
+{
+    json_object *v;
+    const char *why;
+
+    if (i == in->node_id && !in->bridge && in->user && (v = json_object_object_get(in->user, "python"))) {
+        json_object_object_add(node, "python", json_object_get(v));
+        json_object_object_add(node, "openmpi", json_object_get(json_object_object_get(in->user, "openmpi")));
+        return;
+    }
+    why = in->bridge ? "bridge mode: the batch step runs on the bridge host and the Mac's agent does not report "
+                       "Python environments"
+                     : "read only on the node that runs the batch script; the Mac's agent does not report Python "
+                       "environments";
+    tbm_record_set(node, "python", NULL, why);
+    tbm_record_set(node, "openmpi", NULL, in->bridge ? "bridge mode: the agent does not report Open MPI"
+                                                      : "read only on the node that runs the batch script");
+}
+
+json_object *repro_node_facts(const repro_nodes_t *in)
+{
+    json_object *nodes = json_object_new_array();
+    repro_probe_t *probes = calloc(in->n ? in->n : 1, sizeof(*probes));
+    char agent[TBM_HOSTNAME_MAX + 16];
+    size_t i;
+    int idx;
+
+    for (i = 0; i < in->n && probes; i++) {
+        probes[i].pid = -1;
+        probes[i].fd = -1;
+        if ((idx = tbm_conf_node(in->conf, in->names[i])) >= 0) {
+            tbm_conf_agent_of(in->conf, idx, agent, sizeof(agent));
+            repro_probe_start(&probes[i], in->macnode, agent, in->names[i], in->munge_socket);
+        }
+    }
+    for (i = 0; i < in->n; i++) {
+        json_object *node = json_object_new_object();
+        idx = tbm_conf_node(in->conf, in->names[i]);
+        json_object_object_add(node, "name", json_object_new_string(in->names[i]));
+        json_object_object_add(node, "rank", json_object_new_int((int)i));
+        if (idx >= 0) {
+            int bridge = in->conf->groups[in->conf->nodes[idx].group].mode == TBM_MODE_BRIDGE;
+            tbm_conf_agent_of(in->conf, idx, agent, sizeof(agent));
+            json_object_object_add(node, "mode", json_object_new_string(bridge ? "bridge" : "direct"));
+            if (probes)
+                repro_probe_finish(&probes[i], node, agent, in->probe_ms);
+        } else {
+            tbm_record_node_absent(node, "not a Mac of tbmesh.conf");
+        }
+        node_python(in, i, node);
+        json_object_array_add(nodes, node);
+    }
+    free(probes);
+    return nodes;
+}

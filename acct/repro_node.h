@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 
+#include "conf.h"
 #include "errbuf.h"
 
 /* The value of NAME in a NULL-terminated "NAME=value" list, or NULL. */
@@ -39,5 +40,35 @@ typedef struct repro_probe {
 int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *node,
                       const char *munge_socket);
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms);
+
+/* What the job's user may read, read as the user (run it with repro_as_user): Python and Open MPI (when
+ * python), the digests of paths (absolute, or against work_dir) with the user's digest cache (cache_text,
+ * its text), the last tail_lines lines of stderr_path (when not NULL). An object: python, openmpi, digests,
+ * stderr_tail, cache (the cache's new text), bytes_read. */
+typedef struct repro_user_work {
+    char *const *env;
+    json_object *paths;
+    const char *work_dir;
+    const char *stderr_path;
+    int python;
+    int tail_lines;
+    const char *cache_text;
+} repro_user_work_t;
+json_object *repro_user_facts(void *arg);
+
+/* Every node's entry of the record: its facts through each Mac's agent (probed in parallel, each within
+ * probe_ms), Python and Open MPI from user (repro_user_facts) for node node_id when the batch step ran on the
+ * Mac itself (direct mode). */
+typedef struct repro_nodes {
+    const tbm_conf_t *conf;
+    char *const *names;
+    size_t n;
+    size_t node_id;
+    int bridge;
+    json_object *user;
+    const char *macnode, *munge_socket;
+    int probe_ms;
+} repro_nodes_t;
+json_object *repro_node_facts(const repro_nodes_t *in);
 
 #endif

@@ -33,7 +33,7 @@ int tbm_jobtag_parse(const char *s, tbm_jobtag_t *t, tbm_err_t *err)
             return tbm_errprintf(err, "the job's tbmesh tag '%s' has a field without '=' ('%s')", s, tok);
         *eq++ = '\0';
         if (!strcmp(tok, "macs")) {
-            if (tbm_parse_ll(eq, 10, 1, 1000000, &macs) < 0)
+            if (tbm_parse_ll(eq, 10, 0, 1000000, &macs) < 0)
                 return tbm_errprintf(err, "the job's tbmesh tag '%s' has a bad Mac count", s);
             t->macs = (unsigned)macs;
             have_macs = 1;

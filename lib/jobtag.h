@@ -1,6 +1,8 @@
 /* jobtag.h: what job_submit/tbmesh decided about a job, carried forward to the nodes. job_submit adds
- * TBMESH_JOB=<tag> to the job's SPANK environment; slurmstepd sees it as SLURM_SPANK_TBMESH_JOB and the
- * plug-in on the node reads it back here instead of asking slurmctld again. */
+ * TBMESH_JOB=<tag> to the SPANK environment of every job it places on Macs (and removes one a user gave any
+ * other job); the job's prolog on each node (root) sees it as SPANK_TBMESH_JOB and keeps it in root's state
+ * folder, "v1 macs=0 backend=auto" for a job without one; each step reads it there, and only there (the
+ * steps' own environment, which the user writes, never carries it). */
 #ifndef TBM_JOBTAG_H
 #define TBM_JOBTAG_H
 
@@ -14,7 +16,7 @@
 #define TBM_JOBTAG_MAX  64                     /* longest tag text, with its NUL */
 
 typedef struct tbm_jobtag {
-    unsigned macs;               /* Macs the job asked for (--gres=tbmesh:N) */
+    unsigned macs;               /* Macs the job asked for (--gres=tbmesh:N); 0: none */
     tbm_backend_t backend;       /* as asked; auto: the nodes choose */
 } tbm_jobtag_t;
 

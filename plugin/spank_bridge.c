@@ -171,7 +171,7 @@ int tbm_spank_bridge_task_privileged(spank_t sp)
     grant_start = tbm_now_us();
     if (make_grant(sp, &grant, &err) < 0) {
         /* the task then fails in tbm_spank_remote_task_init, saying why */
-        tbm_spank_say(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), "cannot forward this task to %s: %s",
+        tbm_spank_step_refuse("cannot forward this task to %s: %s",
                  s->node, err.msg);
     }
     grant_end = tbm_now_us();

@@ -42,12 +42,12 @@ int tbm_spank_remote_user_init(spank_t sp)
     if (s->planned) {
         for (i = 0; i < s->plan.n_vars; i++)
             if (spank_setenv(sp, s->plan.vars[i].name, s->plan.vars[i].value, 1) != ESPANK_SUCCESS) {
-                tbm_spank_say(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), "cannot export %s",
+                tbm_spank_step_refuse("cannot export %s",
                          s->plan.vars[i].name);
                 return 0;
             }
         if (!s->bridge && write_files(&s->plan, &err) < 0) {
-            tbm_spank_say(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), "%s", err.msg);
+            tbm_spank_step_refuse("%s", err.msg);
             return 0;
         }
     }

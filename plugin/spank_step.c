@@ -1,8 +1,9 @@
 /* spank_step.c: the one description of a step on a node. The plug-in's arguments are read here, and once
- * per step (slurm_spank_init_post_opt, as root) this node's facts and every decision about the step: is the
- * node a Mac and in which mode, did the job ask for Macs (as job_submit/tbmesh decided: the job's tag),
- * this rank's MLX environment, the job's folder on a direct-mode Mac. spank_remote.c and spank_bridge.c
- * only read what is decided here. */
+ * per step, as root, this node's facts and every decision about the step: at slurm_spank_init the job, the
+ * step's nodes as slurmctld knows them, tbmesh.conf, whether the node is a Mac and in which mode, whether
+ * the job asked for Macs (the tag job_submit/tbmesh gave it, kept by its prolog); at init_post_opt, once the
+ * step's own options are read, this rank's MLX environment and the job's folder on a direct-mode Mac.
+ * spank_remote.c, spank_bridge.c and spank_repro.c only read what is decided here. */
 #include "config.h"
 #include "spank_tbmesh.h"
 
@@ -85,16 +86,8 @@ int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, s
 /* The step's nodes in Slurm's order and this node's name, as slurmctld knows them: never from the job's
  * environment, which its user writes (SLURM_STEP_NODELIST, SLURM_JOB_NODELIST). A job step's nodes come from
  * its step record, this node being the step's node S_JOB_NODEID (slurmstepd's own fact); the batch step's
- * are the job's nodes, this node being the job's batch host. Asked once per step and kept: the step's start
- * and end in this slurmstepd read the same answer. */
-static struct {
-    uint32_t job, step;
-    char **names;
-    size_t n;
-    char self[TBM_HOSTNAME_MAX];
-} known;
-
-static int split_nodes(const char *list, tbm_err_t *err)
+ * are the job's nodes, this node being the job's batch host. Asked once per step, into the description. */
+static int split_nodes(tbm_spank_step_t *s, const char *list, tbm_err_t *err)
 {
     char *host, **grown;
     tbm_slurm_hostlist_t hl;
@@ -104,95 +97,61 @@ static int split_nodes(const char *list, tbm_err_t *err)
     if (!(hl = slurm_hostlist_create(list)))
         return tbm_errprintf(err, "cannot read slurmctld's node list '%s'", list);
     while ((host = slurm_hostlist_shift(hl))) {
-        grown = realloc(known.names, (known.n + 1) * sizeof(*known.names));
-        if (!grown || !(grown[known.n] = strdup(host))) {
+        grown = realloc(s->nodes, (s->n_nodes + 1) * sizeof(*s->nodes));
+        if (!grown || !(grown[s->n_nodes] = strdup(host))) {
             free(host);
-            known.names = grown ? grown : known.names;
+            s->nodes = grown ? grown : s->nodes;
             slurm_hostlist_destroy(hl);
             return tbm_errprintf(err, "out of memory reading the node list");
         }
-        known.names = grown;
-        known.n++;
+        s->nodes = grown;
+        s->n_nodes++;
         free(host);
     }
     slurm_hostlist_destroy(hl);
     return 0;
 }
 
-static void forget_nodes(void)
+static void forget_nodes(tbm_spank_step_t *s)
 {
-    tbm_spank_free_nodes(known.names, known.n);
-    memset(&known, 0, sizeof(known));
+    while (s->n_nodes)
+        free(s->nodes[--s->n_nodes]);
+    free(s->nodes);
+    s->nodes = NULL;
 }
 
-/* Ask slurmctld for job's step (or the batch step's job). 0, or -1 with err. */
-static int ask_nodes(uint32_t job, uint32_t step, uint32_t node_id, tbm_err_t *err)
+/* Ask slurmctld for the step's nodes (the batch step: the job's) and this node's name. 0, or -1 with err. */
+static int ask_nodes(tbm_spank_step_t *s, tbm_err_t *err)
 {
     job_step_info_response_msg_t *steps = NULL;
     job_info_msg_t *msg = NULL;
     int rc = -1;
 
-    forget_nodes();
-    known.job = job;
-    known.step = step;
-    if (step == SLURM_BATCH_SCRIPT) {
-        if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1)
-            tbm_errprintf(err, "slurmctld cannot say where job %u runs: %s", job, tbm_slurm_errstr());
-        else if (split_nodes(msg->job_array[0].nodes, err) == 0 && msg->job_array[0].batch_host)
-            rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", msg->job_array[0].batch_host);
+    if (s->step == SLURM_BATCH_SCRIPT) {
+        if (slurm_load_job(&msg, s->job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1)
+            tbm_errprintf(err, "slurmctld cannot say where job %u runs: %s", s->job, tbm_slurm_errstr());
+        else if (split_nodes(s, msg->job_array[0].nodes, err) == 0 && msg->job_array[0].batch_host)
+            rc = 0, tbm_spank_say(s->node, sizeof(s->node), "%s", msg->job_array[0].batch_host);
         else if (!tbm_erris(err))
-            tbm_errprintf(err, "slurmctld names no batch host for job %u", job);
+            tbm_errprintf(err, "slurmctld names no batch host for job %u", s->job);
         if (msg)
             slurm_free_job_info_msg(msg);
     } else {
-        if (slurm_get_job_steps(0, job, step, &steps, SHOW_ALL) != SLURM_SUCCESS || !steps ||
+        if (slurm_get_job_steps(0, s->job, s->step, &steps, SHOW_ALL) != SLURM_SUCCESS || !steps ||
             steps->job_step_count < 1)
-            tbm_errprintf(err, "slurmctld cannot say where step %u.%u runs: %s", job, step,
+            tbm_errprintf(err, "slurmctld cannot say where step %u.%u runs: %s", s->job, s->step,
                           tbm_slurm_errstr());
-        else if (split_nodes(steps->job_steps[0].nodes, err) == 0 && node_id < known.n)
-            rc = 0, tbm_spank_say(known.self, sizeof(known.self), "%s", known.names[node_id]);
+        else if (split_nodes(s, steps->job_steps[0].nodes, err) == 0 && s->node_id < s->n_nodes)
+            rc = 0, tbm_spank_say(s->node, sizeof(s->node), "%s", s->nodes[s->node_id]);
         else if (!tbm_erris(err))
-            tbm_errprintf(err, "this node (%u) is not among the %zu nodes slurmctld gives step %u.%u", node_id,
-                          known.n, job, step);
+            tbm_errprintf(err, "this node (%u) is not among the %zu nodes slurmctld gives step %u.%u", s->node_id,
+                          s->n_nodes, s->job, s->step);
         if (steps)
             slurm_free_job_step_info_response_msg(steps);
     }
     if (rc < 0)
-        forget_nodes();
+        forget_nodes(s);
     return rc;
-}
-
-char **tbm_spank_step_nodes(spank_t sp, size_t *n, char *self, size_t len, tbm_err_t *err)
-{
-    uint32_t job, step, node_id = 0;
-    char **copy;
-    size_t i;
-
-    *n = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
-        return tbm_errprintf(err, "slurmstepd gave no job or step id"), NULL;
-    if (spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS)
-        node_id = 0;
-    if ((!known.names || known.job != job || known.step != step) && ask_nodes(job, step, node_id, err) < 0)
-        return NULL;
-    if (!(copy = calloc(known.n, sizeof(*copy))))
-        return tbm_errprintf(err, "out of memory"), NULL;
-    for (i = 0; i < known.n; i++)
-        if (!(copy[i] = strdup(known.names[i]))) {
-            tbm_spank_free_nodes(copy, i);
-            return tbm_errprintf(err, "out of memory"), NULL;
-        }
-    *n = known.n;
-    if (self)
-        tbm_spank_say(self, len, "%s", known.self);
-    return copy;
-}
-
-void tbm_spank_free_nodes(char **names, size_t n)
-{
-    while (n--)
-        free(names[n]);
-    free(names);
 }
 
 static void tag_path(uint32_t job, char *buf, size_t len)
@@ -201,20 +160,26 @@ static void tag_path(uint32_t job, char *buf, size_t len)
 }
 
 /* The job's prolog, as root: job_submit's tag reaches the prolog's environment (SPANK_TBMESH_JOB) but not
- * the steps', so it is kept for them in root's state folder (which no user may write). */
+ * the steps', so it is kept for them in root's state folder (which no user may write). A job that carries no
+ * tag did not ask for Macs (job_submit/tbmesh tags every job it places on Macs and removes any other): it is
+ * kept as "v1 macs=0 backend=auto", so that a step finding no file knows the prolog did not keep it. */
 void tbm_spank_tag_keep(uint32_t job)
 {
     const char *tag = getenv("SPANK_" TBM_JOBTAG_ENV);
+    tbm_jobtag_t none = { 0, TBM_BACKEND_AUTO };
     tbm_err_t err = { { 0 } };
-    char path[1100];
+    char path[1100], text[TBM_JOBTAG_MAX];
 
-    if (!tag)
-        return;
+    if (!tag || !*tag) {
+        if (tbm_jobtag_format(&none, text, sizeof(text)) < 0)
+            return;
+        tag = text;
+    }
     tag_path(job, path, sizeof(path));
     if (tbm_jobdir_base(tbm_spank_args.state_dir, NULL, 0, &err) < 0 ||
         tbm_write_file_atomic(path, tag, strlen(tag), 0644, &err) < 0)
-        slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); they ask slurmctld instead", job,
-                    err.msg);
+        slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); its steps on Macs will be refused",
+                    job, err.msg);
 }
 
 void tbm_spank_tag_drop(uint32_t job)
@@ -225,35 +190,26 @@ void tbm_spank_tag_drop(uint32_t job)
     unlink(path);
 }
 
-/* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, kept by the job's prolog. A job without
- * a tag was submitted before this release's job_submit/tbmesh (or the prolog could not keep it): its request
- * is read from slurmctld once, with lib/jobreq's parser. 1 with the tag, 0 no, -1 with err. */
-int tbm_spank_read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
+/* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, kept by the job's prolog, the only
+ * route (no step asks slurmctld what the job asked for). 1 with the tag, 0 no, -1 with err. */
+static int read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
 {
-    char path[1100], group[TBM_GROUP_NAME_MAX], *text;
-    tbm_err_t ignored = { { 0 } };
-    job_info_msg_t *msg = NULL;
-    long long count = 0;
+    char path[1100], *text;
+    tbm_err_t why = { { 0 } };
     size_t len;
-    int mac;
+    int rc;
 
     tag_path(job, path, sizeof(path));
-    if ((text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &ignored)) != NULL) {
-        mac = tbm_jobtag_parse(text, tag, err) < 0 ? -1 : 1;
-        free(text);
-        return mac;
-    }
-    if (slurm_load_job(&msg, job, SHOW_DETAIL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
-        if (msg)
-            slurm_free_job_info_msg(msg);
-        return tbm_errprintf(err, "the job has no tbmesh tag and slurmctld cannot say what it asked for: %s",
-                             tbm_slurm_errstr());
-    }
-    mac = tbm_gres_tbmesh(msg->job_array[0].tres_per_node, group, sizeof(group), &count, err);
-    slurm_free_job_info_msg(msg);
-    tag->macs = mac > 0 ? (unsigned)count : 0;
-    tag->backend = TBM_BACKEND_AUTO;
-    return mac;
+    if (!(text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &why)))
+        return tbm_errprintf(err, "job %u has no tbmesh tag on this node (%s): its prolog did not keep it (see "
+                             "slurmd's log here), so whether it asked for Macs is not known; resubmit the job, or "
+                             "ask the administrator to check the node's prolog and %s", job, why.msg,
+                             tbm_spank_args.state_dir);
+    rc = tbm_jobtag_parse(text, tag, err);
+    free(text);
+    if (rc < 0)
+        return tbm_errprefix(err, "the job's tbmesh tag: ");
+    return tag->macs > 0;
 }
 
 /* The backend: this step's own --mlx-backend, else the job's (its tag; older jobs: the submit side's
@@ -316,62 +272,80 @@ static void make_job_dir(void)
         tbm_spank_say(s->refusal, sizeof(s->refusal), "cannot make the job's folder on %s: %s", s->node, err.msg);
 }
 
-int tbm_spank_step_init(spank_t sp)
+/* What every later callback of the step reads: job, step, node, user, tbmesh.conf, the step's nodes, the
+ * node's kind, the job's tag. The extern step has none. */
+int tbm_spank_step_describe(spank_t sp)
 {
     tbm_spank_step_t *s = &tbm_spank_step;
     tbm_err_t err = { { 0 } };
-    tbm_jobtag_t tag = { 0, TBM_BACKEND_AUTO };
-    tbm_conf_t conf;
-    char **nodes = NULL;
-    size_t n = 0;
     int kind, mac;
 
-    memset(s, 0, sizeof(*s));
-    if (spank_get_item(sp, S_JOB_STEPID, &s->step) != ESPANK_SUCCESS || s->step == SLURM_BATCH_SCRIPT ||
-        s->step == SLURM_EXTERN_CONT || s->step == SLURM_INTERACTIVE_STEP)
+    tbm_spank_step_fini();
+    if (spank_get_item(sp, S_JOB_STEPID, &s->step) != ESPANK_SUCCESS || s->step == SLURM_EXTERN_CONT)
         return 0;
     if (spank_get_item(sp, S_JOB_ID, &s->job) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_NODEID, &s->node_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &s->uid) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_GID, &s->gid) != ESPANK_SUCCESS) {
+        spank_get_item(sp, S_JOB_GID, &s->gid) != ESPANK_SUCCESS ||
+        (spank_get_item(sp, S_JOB_NODEID, &s->node_id) != ESPANK_SUCCESS && s->step != SLURM_BATCH_SCRIPT)) {
         slurm_error("tbmesh: slurmstepd gave no job, step, node or user: the step runs as Slurm starts it");
         return 0;
     }
-    if (tbm_spank_load_conf(&conf, &err) < 0) {
+    s->task_step = s->step != SLURM_BATCH_SCRIPT && s->step != SLURM_INTERACTIVE_STEP;
+    if (tbm_spank_load_conf(&s->conf, &err) < 0) {
         slurm_error("tbmesh: %s: steps run without tbmesh until tbmesh.conf can be read", err.msg);
         return 0;
     }
-    nodes = tbm_spank_step_nodes(sp, &n, s->node, sizeof(s->node), &err);
-    if (!nodes) {   /* cannot tell whether this is a Mac: run nothing rather than the wrong way */
-        s->active = 1;
+    s->have_conf = 1;
+    if (ask_nodes(s, &err) < 0) {   /* cannot tell whether this is a Mac: run nothing rather than the wrong way */
+        s->active = s->task_step;
         tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", err.msg);
-        goto out;
+        if (!s->task_step)
+            slurm_error("tbmesh: job %u: no reproducibility record from this step: %s", s->job, err.msg);
+        return 0;
     }
-    kind = tbm_spank_node_kind(&conf, s->node, s->agent, sizeof(s->agent));
+    kind = tbm_spank_node_kind(&s->conf, s->node, s->agent, sizeof(s->agent));
     if (kind == TBM_SPANK_NOT_A_MAC)
-        goto out;
-    s->active = 1;
+        return 0;
+    s->mac_node = 1;
+    s->active = s->task_step;
     s->bridge = kind == TBM_SPANK_BRIDGE_MAC;
     snprintf(s->job_dir, sizeof(s->job_dir), "%s/%u", tbm_spank_args.jobs_dir, s->job);
-    mac = tbm_spank_read_tag(s->job, &tag, &err);
-    if (mac < 0) {
+    if ((mac = read_tag(s->job, &s->tag, &err)) < 0)
         tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", err.msg);
-        goto out;
-    }
-    s->mac_job = mac;
-    if (mac)
-        plan(sp, &conf, nodes, n, &tag);
+    s->mac_job = mac > 0;
+    return 0;
+}
+
+/* Once the step's options are read (its own --mlx-backend): this rank's plan, the direct-mode job folder. */
+int tbm_spank_step_plan(spank_t sp)
+{
+    tbm_spank_step_t *s = &tbm_spank_step;
+
+    if (!s->active || !s->mac_job || s->refusal[0])
+        return 0;
+    plan(sp, &s->conf, s->nodes, s->n_nodes, &s->tag);
     if (!s->bridge && s->planned && s->plan.n_files > 0 && !s->refusal[0])
         make_job_dir();
-out:
-    tbm_spank_free_nodes(nodes, n);
-    tbm_conf_free(&conf);
     return 0;
+}
+
+void tbm_spank_step_refuse(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), fmt, ap);
+    va_end(ap);
 }
 
 void tbm_spank_step_fini(void)
 {
-    if (tbm_spank_step.planned)
-        tbm_envplan_free(&tbm_spank_step.plan);
-    memset(&tbm_spank_step, 0, sizeof(tbm_spank_step));
+    tbm_spank_step_t *s = &tbm_spank_step;
+
+    if (s->planned)
+        tbm_envplan_free(&s->plan);
+    if (s->have_conf)
+        tbm_conf_free(&s->conf);
+    forget_nodes(s);
+    memset(s, 0, sizeof(*s));
 }

@@ -18,6 +18,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
         tbm_spank_read_args(ac, av);
         if (tbm_spank_submit_init(sp, ac, av) < 0 || tbm_spank_repro_init(sp, ac, av) < 0)
             return -1;   /* the step's --mlx-backend and --repro-* are read back here */
+        tbm_spank_step_describe(sp);
         return tbm_spank_repro_start(sp);
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:
@@ -34,7 +35,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     case S_CTX_ALLOCATOR:
         return tbm_spank_submit_post_opt(sp, ac, av) < 0 ? -1 : tbm_spank_repro_post_opt(sp);
     case S_CTX_REMOTE:
-        return tbm_spank_step_init(sp);
+        return tbm_spank_step_plan(sp);
     default:
         return 0;
     }

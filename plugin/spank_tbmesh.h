@@ -26,15 +26,23 @@ typedef struct tbm_spank_args {
     char state_dir[1024];        /* root's folder on the node for what the job's prolog hands its steps */
 } tbm_spank_args_t;
 
-/* One step on one node, worked out once (slurm_spank_init_post_opt, as root) and read by every later
+/* One step on one node, worked out once (slurm_spank_init and init_post_opt, as root) and read by every later
  * callback, including those of each task (forked from slurmstepd after it). */
 typedef struct tbm_spank_step {
-    int active;                  /* 0: a batch, extern or interactive step, or a node that is no Mac */
     uint32_t job, step, node_id, uid, gid;
+    int task_step;               /* a step that runs tasks (not the batch, extern or interactive step) */
+    int have_conf;
+    tbm_conf_t conf;             /* tbmesh.conf, read once for the step */
+    char **nodes;                /* the step's nodes in Slurm's order (the batch step: the job's), as
+                                  * slurmctld knows them; NULL when it could not say (refusal says why) */
+    size_t n_nodes;
     char node[TBM_HOSTNAME_MAX]; /* this node */
-    int bridge;                  /* this node is a bridge-mode Mac: its tasks are forwarded */
+    int mac_node;                /* this node is a Mac of tbmesh.conf */
+    int bridge;                  /* ... a bridge-mode Mac: its tasks are forwarded */
     char agent[TBM_HOSTNAME_MAX + 8];   /* its agent, "addr:port" */
+    tbm_jobtag_t tag;            /* what job_submit/tbmesh decided, as the job's prolog kept it */
     int mac_job;                 /* the job asked for Macs (--gres=tbmesh) */
+    int active;                  /* a task step that tbmesh sets up or refuses (on a Mac, or where it cannot tell) */
     int planned;                 /* `plan` holds this rank's MLX environment */
     tbm_envplan_t plan;
     char job_dir[1100];          /* direct mode: this job's folder on the Mac (made by root) */
@@ -54,12 +62,9 @@ int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av);
 int tbm_spank_backend(char *buf, size_t len);
 
 /* The job's prolog (root): job_submit's tag, which reaches the prolog but not the steps' environment, is
- * kept in state_dir for them; the epilog removes it. */
+ * kept in state_dir for them (a job without one as "macs=0"); the epilog removes it. */
 void tbm_spank_tag_keep(uint32_t job);
 void tbm_spank_tag_drop(uint32_t job);
-/* Did the job ask for Macs, and which backend? As job_submit/tbmesh decided: the tag the prolog kept, else
- * the request as slurmctld holds it. 1 with the tag, 0 no Macs, -1 with err. */
-int tbm_spank_read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err);
 
 /* spank_step.c: the arguments, and the step's facts and decisions (root, once per step). */
 void tbm_spank_read_args(int ac, char **av);
@@ -67,16 +72,15 @@ int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
 enum { TBM_SPANK_NOT_A_MAC = 0, TBM_SPANK_DIRECT_MAC, TBM_SPANK_BRIDGE_MAC };
 /* What `name` is in tbmesh.conf; a bridge-mode Mac's agent ("addr:port") in agent. */
 int tbm_spank_node_kind(const tbm_conf_t *conf, const char *name, char *agent, size_t len);
-int tbm_spank_step_init(spank_t sp);
+/* The step described (slurm_spank_init: job, nodes, tbmesh.conf, the node's kind, the job's tag), then planned
+ * (init_post_opt: this rank's MLX environment); fini frees it at the step's end. */
+int tbm_spank_step_describe(spank_t sp);
+int tbm_spank_step_plan(spank_t sp);
 void tbm_spank_step_fini(void);
+/* The step is refused: every task fails with this on its stderr. */
+void tbm_spank_step_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message into one of the step's fixed buffers (note, refusal), cut when too long. */
 void tbm_spank_say(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* The step's nodes in Slurm's order (the batch step: the job's nodes) and this node's name in self (when not
- * NULL), as slurmctld knows them, never from the job's environment; asked once per step. Free with
- * tbm_spank_free_nodes. NULL with err when slurmctld cannot say. */
-char **tbm_spank_step_nodes(spank_t sp, size_t *n, char *self, size_t len, tbm_err_t *err);
-void tbm_spank_free_nodes(char **names, size_t n);
 
 /* spank_remote.c: a Mac job's MLX environment on each node. */
 int tbm_spank_remote_user_init(spank_t sp);    /* export, write direct-mode files (as the user) */

@@ -32,12 +32,15 @@ START_TEST(tag_later_fields_are_skipped)
     ck_assert_int_eq(tbm_jobtag_parse("v1 group=studio-a macs=2 backend=auto", &t, &err), 0);
     ck_assert_uint_eq(t.macs, 2);
     ck_assert_int_eq(t.backend, TBM_BACKEND_AUTO);
+    /* a job without Macs, as its prolog keeps it */
+    ck_assert_int_eq(tbm_jobtag_parse("v1 macs=0 backend=auto", &t, &err), 0);
+    ck_assert_uint_eq(t.macs, 0);
 }
 END_TEST
 
 START_TEST(tag_bad_input_is_named)
 {
-    const char *bad[] = { "", "v2 macs=4 backend=ring", "v1 macs=0 backend=ring", "v1 macs=x backend=ring",
+    const char *bad[] = { "", "v2 macs=4 backend=ring", "v1 macs=-1 backend=ring", "v1 macs=x backend=ring",
                           "v1 macs=4", "v1 backend=ring", "v1 macs=4 backend=nccl", "v1 macs4 backend=ring",
                           "v1 macs=4 backend=ring aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                           NULL };
