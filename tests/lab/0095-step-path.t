@@ -14,6 +14,28 @@ as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
 t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring
 root 711" "$(grep -v '^tbmesh: ' "$out" 2>/dev/null)"
 
+# A job that asked for no Macs carries no tag: its prolog keeps "macs=0", which its steps read.
+out=$LAB/work/tbm-bob/notag.out; rm -f "$out"
+as tbm-bob sbatch --wait -o "$out" -p mac -w mac05 --wrap 'cat /run/slurm-tbmesh/$SLURM_JOB_ID.tag' > /dev/null 2>&1
+t_is "a job without Macs is kept as one on its node (macs=0)" "v1 macs=0 backend=auto" "$(grep -v '^tbmesh: ' "$out" 2>/dev/null)"
+# A user who puts a tag in a job's request (libslurm takes any SPANK variable): job_submit/tbmesh drops it.
+out=$LAB/work/tbm-bob/forged.out; rm -f "$out"
+job=$(as tbm-bob "$T_BUILD/tests/lab-tools/forge-tag" mac mac05 "TBMESH_JOB=v1 macs=4 backend=jaccl" "$out" 2>&1)
+t_match "a user can send a job request with a SPANK variable of their own" "^[0-9]+$" "$job"
+wait_job "$job" 60 > /dev/null
+t_is "... a tag put there is not the job's: its node keeps macs=0" "v1 macs=0 backend=auto" "$(cat "$out" 2>/dev/null)"
+# The tag's one route: a step on a Mac whose tag its prolog did not keep is refused, saying why; no step asks
+# slurmctld what the job asked for.
+out=$LAB/work/tbm-alice/lost-tag.out; rm -f "$out" "$LAB/work/tbm-alice/lost-tag.ready"
+job=$(as tbm-alice sbatch --parsable -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
+    --wrap 'srun -N4 true; touch lost-tag.ready; sleep 8; srun -N4 true; echo "srun exit $?"')
+for _ in $(seq 300); do [ -e "$LAB/work/tbm-alice/lost-tag.ready" ] && break; sleep 0.2; done
+for m in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$m" rm -f "/run/slurm-tbmesh/$job.tag"; done
+wait_job "$job" 90 > /dev/null
+t_match "a step whose tag is lost fails" "^srun exit [1-9][0-9]*$" "$(grep '^srun exit' "$out" 2>/dev/null)"
+t_match "... saying why and what to do" "has no tbmesh tag on this node .*its prolog did not keep it.*resubmit the job" \
+    "$(cat "$out" 2>/dev/null)"
+
 # A refused step: JACCL asked of a ring without RDMA.
 out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 bash -c 'srun --mlx-backend=jaccl true; echo "srun exit $?"; echo "job $SLURM_JOB_ID"' 2>&1)
 t_match "a refused step's srun exits non-zero" "srun exit (125|[1-9][0-9]*)$" "$(grep '^srun exit' <<<"$out")"
