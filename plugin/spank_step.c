@@ -201,9 +201,9 @@ static int read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
 
     tag_path(job, path, sizeof(path));
     if (!(text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &why)))
-        return tbm_errprintf(err, "job %u has no tbmesh tag on this node (%s): its prolog did not keep it (see "
-                             "slurmd's log here), so whether it asked for Macs is not known; resubmit the job, or "
-                             "ask the administrator to check the node's prolog and %s", job, why.msg,
+        return tbm_errprintf(err, "job %u has no tbmesh tag on this node (%s): its prolog did not keep it, so "
+                             "whether it asked for Macs is not known; resubmit the job, or ask the administrator to "
+                             "check slurm.conf's PrologFlags=Alloc, slurmd's log here and %s", job, why.msg,
                              tbm_spank_args.state_dir);
     rc = tbm_jobtag_parse(text, tag, err);
     free(text);
