@@ -536,109 +536,142 @@ static int write_out(tbm_report_t *r, const options_t *o, const tbm_rdim_t *dims
     return rc;
 }
 
+/* The report's options (ro) from the command line's and tbmesh.conf's (read into conf): the period, the group,
+ * the record store (opened into rr). Returns 0, or the exit status (conf is then not held). */
+static int report_setup(const options_t *o, tbm_report_opts_t *ro, tbm_conf_t *conf, report_records_t *rr)
+{
+    tbm_err_t err = { { 0 } };
+    char conf_path[PATH_MAX];
+    int rc;
+
+    memset(ro, 0, sizeof(*ro));
+    ro->now = time(NULL);
+    if (tbm_period_from_options(o->since, o->until, o->month, o->last, ro->now, &ro->period, &err) < 0) {
+        fprintf(stderr, "tbmesh report: %s\n", err.msg);
+        return 2;
+    }
+    if ((rc = load_conf(o->conf, conf, conf_path, sizeof(conf_path))))
+        return rc;
+    if (o->group && !tbm_conf_group(conf, o->group)) {
+        fprintf(stderr, "tbmesh report: --group %s: no such Mac group in tbmesh.conf; the groups are:", o->group);
+        for (size_t i = 0; i < conf->n_groups; i++)
+            fprintf(stderr, " %s", conf->groups[i].caps.name);
+        fprintf(stderr, "\n");
+        tbm_conf_free(conf);
+        return 2;
+    }
+    report_records_open(rr, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
+                        o->cluster);
+    ro->conf = conf;
+    ro->records_in_use = rr->in_use;
+    if (rr->in_use) {
+        ro->coverage = report_records_coverage;
+        ro->coverage_ctx = rr;
+    }
+    ro->top = o->top;
+    ro->slurm_cpu_unknown = !o->efficiency;
+    ro->only_group = o->group;
+    return 0;
+}
+
+/* Connects to slurmdbd (x->db), checks the names the options filter on and makes the report (x->r) with its
+ * notes on what it could not read. Returns 0, or the exit status. */
+static int report_open(run_t *x, const options_t *o, const tbm_report_opts_t *ro, const report_records_t *rr)
+{
+    tbm_err_t err = { { 0 } };
+    uint16_t persist_flags = 0;
+    int rc = 0;
+
+    if (!(x->db = slurmdb_connection_get(&persist_flags))) {
+        fprintf(stderr, "tbmesh report: cannot reach slurmdbd (%s): check AccountingStorageHost in slurm.conf "
+                        "and that slurmdbd runs\n", tbm_slurm_errstr());
+        return 1;
+    }
+    if ((o->cluster && (rc = check_cluster(x->db, o->cluster))) ||
+        (o->account && (rc = check_known(x->db, o->account, 0))) || (o->user && (rc = check_known(x->db, o->user, 1))))
+        return rc;
+    x->tbmesh_id = tbmesh_tres_id(x->db);
+    if (!(x->r = tbm_report_new(ro, &err))) {
+        fprintf(stderr, "tbmesh report: %s\n", err.msg);
+        return 1;
+    }
+    if (!rr->in_use)
+        tbm_report_note(x->r, rr->why_not, NULL);
+    if (!o->efficiency)
+        tbm_report_note(x->r, "Slurm's CPU use (TotalCPU) was not read: the efficiency tables' used and eff columns "
+                              "for Linux jobs and Slurm's figure for Mac jobs are empty; add --efficiency to read "
+                              "it (each job's steps: as slow as sacct)", NULL);
+    if (x->tbmesh_id <= 0)
+        tbm_report_note(x->r, "gres/tbmesh is not an accounted TRES (AccountingStorageTRES=gres/tbmesh in "
+                              "slurm.conf): its hours are shown as 0", NULL);
+    return 0;
+}
+
+/* What slurmdbd is asked for: whole jobs, of the cluster, accounts, partitions and users the options name. */
+static void job_cond_make(slurmdb_job_cond_t *cond, const options_t *o)
+{
+    memset(cond, 0, sizeof(*cond));
+    cond->flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
+    if (!o->efficiency)
+        cond->flags |= JOBCOND_FLAG_NO_STEP;     /* steps are one more query each in slurmdbd: only for CPU use */
+    cond->db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
+    cond->cluster_list = cluster_list(o->cluster);
+    if (o->account)
+        cond->acct_list = str_list(o->account);
+    if (o->partition)
+        cond->partition_list = str_list(o->partition);
+    if (o->user) {
+        /* slurmdbd filters on uids */
+        char *dup = strdup(o->user), *save = NULL, *tok;
+        cond->userid_list = slurm_list_create(free);
+        for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char idbuf[16];
+            struct passwd *pw = getpwnam(tok);
+            snprintf(idbuf, sizeof(idbuf), "%u", pw ? pw->pw_uid : (unsigned)-2);
+            slurm_list_append(cond->userid_list, strdup(idbuf));
+        }
+        free(dup);
+    }
+}
+
+/* Frees the lists job_cond_make made. */
+static void job_cond_free(slurmdb_job_cond_t *cond)
+{
+    if (cond->cluster_list)
+        slurm_list_destroy(cond->cluster_list);
+    if (cond->acct_list)
+        slurm_list_destroy(cond->acct_list);
+    if (cond->partition_list)
+        slurm_list_destroy(cond->partition_list);
+    if (cond->userid_list)
+        slurm_list_destroy(cond->userid_list);
+}
+
 int report_main(int argc, char **argv)
 {
     options_t o;
     tbm_rdim_t dims[TBM_RDIM_N];
     size_t n_dims;
     tbm_conf_t conf;
-    tbm_err_t err = { { 0 } };
     tbm_report_opts_t ro;
     report_records_t rr;
-    char conf_path[PATH_MAX];
     slurmdb_job_cond_t cond;
     run_t x;
     int rc;
-    uint16_t persist_flags = 0;
 
     if ((rc = parse_options(argc, argv, &o)) || (rc = parse_dims(o.by, dims, &n_dims)))
         return rc;
-    memset(&ro, 0, sizeof(ro));
-    ro.now = time(NULL);
-    if (tbm_period_from_options(o.since, o.until, o.month, o.last, ro.now, &ro.period, &err) < 0) {
-        fprintf(stderr, "tbmesh report: %s\n", err.msg);
-        return 2;
-    }
-    if ((rc = load_conf(o.conf, &conf, conf_path, sizeof(conf_path))))
+    if ((rc = report_setup(&o, &ro, &conf, &rr)))
         return rc;
-    if (o.group && !tbm_conf_group(&conf, o.group)) {
-        fprintf(stderr, "tbmesh report: --group %s: no such Mac group in tbmesh.conf; the groups are:", o.group);
-        for (size_t i = 0; i < conf.n_groups; i++)
-            fprintf(stderr, " %s", conf.groups[i].caps.name);
-        fprintf(stderr, "\n");
-        tbm_conf_free(&conf);
-        return 2;
-    }
-    report_records_open(&rr, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
-                        o.cluster);
-    ro.conf = &conf;
-    ro.records_in_use = rr.in_use;
-    if (rr.in_use) {
-        ro.coverage = report_records_coverage;
-        ro.coverage_ctx = &rr;
-    }
-    ro.top = o.top;
-    ro.slurm_cpu_unknown = !o.efficiency;
-    ro.only_group = o.group;
 
     slurm_init(NULL);
     memset(&x, 0, sizeof(x));
     x.period = ro.period;
-    if (!(x.db = slurmdb_connection_get(&persist_flags))) {
-        fprintf(stderr, "tbmesh report: cannot reach slurmdbd (%s): check AccountingStorageHost in slurm.conf "
-                        "and that slurmdbd runs\n", tbm_slurm_errstr());
-        rc = 1;
+    if ((rc = report_open(&x, &o, &ro, &rr)))
         goto out;
-    }
-    if ((o.cluster && (rc = check_cluster(x.db, o.cluster))) || (o.account && (rc = check_known(x.db, o.account, 0))) ||
-        (o.user && (rc = check_known(x.db, o.user, 1))))
-        goto out;
-    x.tbmesh_id = tbmesh_tres_id(x.db);
-    if (!(x.r = tbm_report_new(&ro, &err))) {
-        fprintf(stderr, "tbmesh report: %s\n", err.msg);
-        rc = 1;
-        goto out;
-    }
-    if (!rr.in_use)
-        tbm_report_note(x.r, rr.why_not, NULL);
-    if (!o.efficiency)
-        tbm_report_note(x.r, "Slurm's CPU use (TotalCPU) was not read: the efficiency tables' used and eff columns "
-                             "for Linux jobs and Slurm's figure for Mac jobs are empty; add --efficiency to read "
-                             "it (each job's steps: as slow as sacct)", NULL);
-    if (x.tbmesh_id <= 0)
-        tbm_report_note(x.r, "gres/tbmesh is not an accounted TRES (AccountingStorageTRES=gres/tbmesh in "
-                             "slurm.conf): its hours are shown as 0", NULL);
-    memset(&cond, 0, sizeof(cond));
-    cond.flags = JOBCOND_FLAG_NO_TRUNC;      /* whole jobs: the core clips them to the period itself */
-    if (!o.efficiency)
-        cond.flags |= JOBCOND_FLAG_NO_STEP;     /* steps are one more query each in slurmdbd: only for CPU use */
-    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would mean "only jobs without scheduling flags" */
-    cond.cluster_list = cluster_list(o.cluster);
-    if (o.account)
-        cond.acct_list = str_list(o.account);
-    if (o.partition)
-        cond.partition_list = str_list(o.partition);
-    if (o.user) {
-        /* slurmdbd filters on uids */
-        char *dup = strdup(o.user), *save = NULL, *tok;
-        cond.userid_list = slurm_list_create(free);
-        for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            char idbuf[16];
-            struct passwd *pw = getpwnam(tok);
-            snprintf(idbuf, sizeof(idbuf), "%u", pw ? pw->pw_uid : (unsigned)-2);
-            slurm_list_append(cond.userid_list, strdup(idbuf));
-        }
-        free(dup);
-    }
+    job_cond_make(&cond, &o);
     rc = stream_jobs(&x, &cond) < 0 || stream_events(&x, cond.cluster_list) < 0 ? 1 : 0;
-    if (cond.cluster_list)
-        slurm_list_destroy(cond.cluster_list);
-    if (cond.acct_list)
-        slurm_list_destroy(cond.acct_list);
-    if (cond.partition_list)
-        slurm_list_destroy(cond.partition_list);
-    if (cond.userid_list)
-        slurm_list_destroy(cond.userid_list);
+    job_cond_free(&cond);
     if (!rc) {
         report_records_notes(&rr, x.r);
         rc = write_out(x.r, &o, dims, n_dims);

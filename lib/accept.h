@@ -221,8 +221,13 @@ int tbm_accept_exit_status(tbm_accept_level_t l);
 
 /* ---- the decision record (accept_write.c) ---- */
 
-/* The record as Markdown, and as JSON text (both malloc'd; NULL when out of memory). */
+/* The record as Markdown, and as JSON text (both malloc'd; NULL when out of memory, or, for the JSON, when a
+ * step's job list is not job ids: tbm_accept_write_json says which). */
 char *tbm_accept_markdown(const tbm_accept_t *a);
 char *tbm_accept_json(const tbm_accept_t *a);
+
+/* The record as JSON text (malloc'd), or NULL with err saying why: out of memory, or a step's job list that
+ * is not Slurm job ids ("123,124"). tbm_accept_json is this without the message. */
+char *tbm_accept_write_json(const tbm_accept_t *a, tbm_err_t *err);
 
 #endif

@@ -3,10 +3,12 @@
 #include "accept.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scalar.h"
 #include "strbuf.h"
 
 static void iso_time(time_t t, char *buf, size_t len)
@@ -307,92 +309,146 @@ char *tbm_accept_markdown(const tbm_accept_t *a)
 
 /* ---- JSON ---- */
 
-static json_object *j_jobs(const char *jobs)
+/* The JSON record being built. An allocation that fails, or a value that cannot be written, marks it: it is
+ * then dropped whole with a message rather than written with holes. */
+typedef struct jw {
+    tbm_err_t *err;
+    int oom;   /* a json-c allocation failed */
+    int bad;   /* a value of the record is not what it should be: err says which */
+} jw_t;
+
+/* Put v under key in o. A NULL v (its allocation failed), a NULL o or a failed addition marks the record out
+ * of memory, and v is freed. */
+static void j_put(jw_t *w, json_object *o, const char *key, json_object *v)
+{
+    if (!v || !o || json_object_object_add(o, key, v) < 0) {
+        json_object_put(v);
+        w->oom = 1;
+    }
+}
+
+/* A JSON null under key. */
+static void j_null(jw_t *w, json_object *o, const char *key)
+{
+    if (!o || json_object_object_add(o, key, NULL) < 0)
+        w->oom = 1;
+}
+
+/* A number under key when known, else null. */
+static void j_double_if(jw_t *w, json_object *o, const char *key, int known, double v)
+{
+    if (known)
+        j_put(w, o, key, json_object_new_double(v));
+    else
+        j_null(w, o, key);
+}
+
+/* Append v to the array arr, as j_put. */
+static void j_append(jw_t *w, json_object *arr, json_object *v)
+{
+    if (!v || !arr || json_object_array_add(arr, v) < 0) {
+        json_object_put(v);
+        w->oom = 1;
+    }
+}
+
+/* Step `step`'s Slurm job ids, "123,124", as an array of numbers. */
+static json_object *j_jobs(jw_t *w, int step, const char *jobs)
 {
     json_object *arr = json_object_new_array();
-    const char *s = jobs;
+    const char *list = jobs, *id;
+    long long v;
+    size_t n;
 
-    while (*s) {
-        json_object_array_add(arr, json_object_new_int64(strtoll(s, NULL, 10)));
-        s += strcspn(s, ",");
-        s += *s == ',';
+    while ((id = tbm_list_next(&list, ",", &n))) {
+        if (tbm_parse_ll_span(id, n, 10, 1, UINT32_MAX, &v) < 0) {
+            if (!w->bad)
+                tbm_errprintf(w->err, "step %d's Slurm jobs \"%s\": \"%.*s\" is not a Slurm job id (a whole number "
+                              "from 1 to %u): give the ids separated by commas, e.g. \"123,124\"", step, jobs,
+                              (int)n, id, UINT32_MAX);
+            w->bad = 1;
+            break;
+        }
+        j_append(w, arr, json_object_new_int64(v));
     }
     return arr;
 }
 
-static json_object *j_sweep(const tbm_accept_sweep_t *s)
+static json_object *j_sweep(jw_t *w, const tbm_accept_sweep_t *s)
 {
     json_object *o = json_object_new_object(), *rows = json_object_new_array(), *r;
     size_t i;
 
-    json_object_object_add(o, "ran", json_object_new_boolean(s->ran));
-    json_object_object_add(o, "ranks", json_object_new_int(s->ranks));
-    json_object_object_add(o, "wrong_total", json_object_new_int64(s->wrong_total));
+    j_put(w, o, "ran", json_object_new_boolean(s->ran));
+    j_put(w, o, "ranks", json_object_new_int(s->ranks));
+    j_put(w, o, "wrong_total", json_object_new_int64(s->wrong_total));
     for (i = 0; i < s->n; i++) {
         r = json_object_new_object();
-        json_object_object_add(r, "size_bytes", json_object_new_int64((int64_t)s->bytes[i]));
-        json_object_object_add(r, "time_us", json_object_new_double(s->time_us[i]));
-        json_object_object_add(r, "busbw_gbs", json_object_new_double(s->busbw[i]));
-        json_object_array_add(rows, r);
+        j_put(w, r, "size_bytes", json_object_new_int64((int64_t)s->bytes[i]));
+        j_put(w, r, "time_us", json_object_new_double(s->time_us[i]));
+        j_put(w, r, "busbw_gbs", json_object_new_double(s->busbw[i]));
+        j_append(w, rows, r);
     }
-    json_object_object_add(o, "sizes", rows);
+    j_put(w, o, "sizes", rows);
     return o;
 }
 
-static json_object *j_refwork(const tbm_accept_refwork_t *rw)
+static json_object *j_refwork(jw_t *w, const tbm_accept_refwork_t *rw)
 {
     json_object *o = json_object_new_object();
 
-    json_object_object_add(o, "ran", json_object_new_boolean(rw->ran));
-    json_object_object_add(o, "ranks", json_object_new_int(rw->ranks));
-    json_object_object_add(o, "seconds", json_object_new_double(rw->seconds));
-    json_object_object_add(o, "sha256", json_object_new_string(rw->sha256));
+    j_put(w, o, "ran", json_object_new_boolean(rw->ran));
+    j_put(w, o, "ranks", json_object_new_int(rw->ranks));
+    j_put(w, o, "seconds", json_object_new_double(rw->seconds));
+    j_put(w, o, "sha256", json_object_new_string(rw->sha256));
     return o;
 }
 
-static json_object *j_plan(const tbm_accept_plan_t *p)
+static json_object *j_plan(jw_t *w, const tbm_accept_plan_t *p)
 {
     json_object *o = json_object_new_object();
 
-    json_object_object_add(o, "present", json_object_new_boolean(p->present));
-    json_object_object_add(o, "file", json_object_new_string(p->present ? p->file : ""));
-    json_object_object_add(o, "task", json_object_new_string(p->task));
-    json_object_object_add(o, "model", json_object_new_string(p->model));
-    json_object_object_add(o, "data", json_object_new_string(p->data));
-    json_object_object_add(o, "expected_output", json_object_new_string(p->expected));
-    json_object_object_add(o, "backend", json_object_new_string(tbm_backend_name(p->backend)));
-    json_object_object_add(o, "tolerance", p->bitwise ? json_object_new_string("bitwise") : NULL);
+    j_put(w, o, "present", json_object_new_boolean(p->present));
+    j_put(w, o, "file", json_object_new_string(p->present ? p->file : ""));
+    j_put(w, o, "task", json_object_new_string(p->task));
+    j_put(w, o, "model", json_object_new_string(p->model));
+    j_put(w, o, "data", json_object_new_string(p->data));
+    j_put(w, o, "expected_output", json_object_new_string(p->expected));
+    j_put(w, o, "backend", json_object_new_string(tbm_backend_name(p->backend)));
+    if (p->bitwise)
+        j_put(w, o, "tolerance", json_object_new_string("bitwise"));
+    else
+        j_null(w, o, "tolerance");
     if (!p->bitwise) {
-        json_object_object_add(o, "rtol", json_object_new_double(p->rtol));
-        json_object_object_add(o, "atol", json_object_new_double(p->atol));
+        j_put(w, o, "rtol", json_object_new_double(p->rtol));
+        j_put(w, o, "atol", json_object_new_double(p->atol));
     }
-    json_object_object_add(o, "link_share", json_object_new_double(p->link_share));
-    json_object_object_add(o, "busbw_share", json_object_new_double(p->busbw_share));
+    j_put(w, o, "link_share", json_object_new_double(p->link_share));
+    j_put(w, o, "busbw_share", json_object_new_double(p->busbw_share));
     return o;
 }
 
-static json_object *j_path(const tbm_accept_t *a)
+static json_object *j_path(jw_t *w, const tbm_accept_t *a)
 {
     json_object *o = json_object_new_object(), *why = json_object_new_object();
     char list[64];
     int b;
 
     tbm_backends_format(a->possible, list, sizeof(list));
-    json_object_object_add(o, "topology", json_object_new_string(tbm_topo_class_name(a->caps.topology)));
-    json_object_object_add(o, "link", json_object_new_string(tbm_link_name(a->link)));
-    json_object_object_add(o, "rdma", json_object_new_boolean(a->caps.rdma));
-    json_object_object_add(o, "possible", json_object_new_string(list));
-    json_object_object_add(o, "asked", json_object_new_string(tbm_backend_name(a->plan.backend)));
-    json_object_object_add(o, "run", json_object_new_string(a->chosen == TBM_BACKEND_AUTO
-                                                                 ? "none" : tbm_backend_name(a->chosen)));
+    j_put(w, o, "topology", json_object_new_string(tbm_topo_class_name(a->caps.topology)));
+    j_put(w, o, "link", json_object_new_string(tbm_link_name(a->link)));
+    j_put(w, o, "rdma", json_object_new_boolean(a->caps.rdma));
+    j_put(w, o, "possible", json_object_new_string(list));
+    j_put(w, o, "asked", json_object_new_string(tbm_backend_name(a->plan.backend)));
+    j_put(w, o, "run", json_object_new_string(a->chosen == TBM_BACKEND_AUTO ? "none" : tbm_backend_name(a->chosen)));
     for (b = 0; b < TBM_BACKEND_COUNT; b++)
         if (!((a->possible >> b) & 1))
-            json_object_object_add(why, tbm_backend_name((tbm_backend_t)b), json_object_new_string(a->why_not[b]));
-    json_object_object_add(o, "why_not", why);
+            j_put(w, why, tbm_backend_name((tbm_backend_t)b), json_object_new_string(a->why_not[b]));
+    j_put(w, o, "why_not", why);
     return o;
 }
 
-static json_object *j_cables(const tbm_accept_t *a)
+static json_object *j_cables(jw_t *w, const tbm_accept_t *a)
 {
     json_object *arr = json_object_new_array(), *o;
     size_t i;
@@ -400,93 +456,124 @@ static json_object *j_cables(const tbm_accept_t *a)
     for (i = 0; i < a->n_cables; i++) {
         const tbm_accept_cable_t *c = &a->cables[i];
         o = json_object_new_object();
-        json_object_object_add(o, "end_a", json_object_new_string(c->end[0]));
-        json_object_object_add(o, "end_b", json_object_new_string(c->end[1]));
-        json_object_object_add(o, "speed_gbps", json_object_new_int(c->speed_gbps));
-        json_object_object_add(o, "measured", json_object_new_boolean(c->measured));
-        json_object_object_add(o, "a_to_b_gbs", c->measured ? json_object_new_double(c->gbs[0]) : NULL);
-        json_object_object_add(o, "b_to_a_gbs", c->measured ? json_object_new_double(c->gbs[1]) : NULL);
-        json_object_object_add(o, "share", c->share >= 0 ? json_object_new_double(c->share) : NULL);
-        json_object_object_add(o, "wrong", json_object_new_int64(c->wrong));
-        json_object_array_add(arr, o);
+        j_put(w, o, "end_a", json_object_new_string(c->end[0]));
+        j_put(w, o, "end_b", json_object_new_string(c->end[1]));
+        j_put(w, o, "speed_gbps", json_object_new_int(c->speed_gbps));
+        j_put(w, o, "measured", json_object_new_boolean(c->measured));
+        j_double_if(w, o, "a_to_b_gbs", c->measured, c->gbs[0]);
+        j_double_if(w, o, "b_to_a_gbs", c->measured, c->gbs[1]);
+        j_double_if(w, o, "share", c->share >= 0, c->share);
+        j_put(w, o, "wrong", json_object_new_int64(c->wrong));
+        j_append(w, arr, o);
     }
     return arr;
 }
 
-static json_object *j_compare(const tbm_accept_t *a)
+static json_object *j_compare(jw_t *w, const tbm_accept_t *a)
 {
     json_object *o = json_object_new_object();
 
-    json_object_object_add(o, "refwork_compared", json_object_new_boolean(a->compared));
-    json_object_object_add(o, "refwork_bitwise", json_object_new_boolean(a->compared && a->diff.bitwise));
-    json_object_object_add(o, "refwork_values_differ", json_object_new_int64((int64_t)a->diff.n_differ));
-    json_object_object_add(o, "refwork_beyond_tolerance", json_object_new_int64((int64_t)a->diff.n_beyond));
-    json_object_object_add(o, "refwork_max_abs", json_object_new_double(a->diff.max_abs));
-    json_object_object_add(o, "slowest_cable_gbs", a->slowest_gbs > 0 ? json_object_new_double(a->slowest_gbs) : NULL);
-    json_object_object_add(o, "busbw_gbs", a->busbw_gbs >= 0 ? json_object_new_double(a->busbw_gbs) : NULL);
-    json_object_object_add(o, "busbw_share", a->busbw_share >= 0 ? json_object_new_double(a->busbw_share) : NULL);
+    j_put(w, o, "refwork_compared", json_object_new_boolean(a->compared));
+    j_put(w, o, "refwork_bitwise", json_object_new_boolean(a->compared && a->diff.bitwise));
+    j_put(w, o, "refwork_values_differ", json_object_new_int64((int64_t)a->diff.n_differ));
+    j_put(w, o, "refwork_beyond_tolerance", json_object_new_int64((int64_t)a->diff.n_beyond));
+    j_put(w, o, "refwork_max_abs", json_object_new_double(a->diff.max_abs));
+    j_double_if(w, o, "slowest_cable_gbs", a->slowest_gbs > 0, a->slowest_gbs);
+    j_double_if(w, o, "busbw_gbs", a->busbw_gbs >= 0, a->busbw_gbs);
+    j_double_if(w, o, "busbw_share", a->busbw_share >= 0, a->busbw_share);
     return o;
 }
 
-static json_object *j_steps(const tbm_accept_t *a)
+static json_object *j_steps(jw_t *w, const tbm_accept_t *a)
 {
     json_object *arr = json_object_new_array(), *o;
     int i;
 
     for (i = 0; i < TBM_ACCEPT_STEPS; i++) {
         o = json_object_new_object();
-        json_object_object_add(o, "step", json_object_new_int(i + 1));
-        json_object_object_add(o, "title", json_object_new_string(tbm_accept_step_title(i + 1)));
-        json_object_object_add(o, "state", json_object_new_string(tbm_step_state_name(a->step[i].state)));
-        json_object_object_add(o, "ran", json_object_new_boolean(a->step[i].state != TBM_STEP_NOT_RUN));
-        json_object_object_add(o, "jobs", j_jobs(a->step[i].jobs));
-        json_object_object_add(o, "summary", json_object_new_string(a->step[i].summary));
-        json_object_object_add(o, "findings", tbm_findings_json(&a->step[i].findings));
-        json_object_array_add(arr, o);
+        j_put(w, o, "step", json_object_new_int(i + 1));
+        j_put(w, o, "title", json_object_new_string(tbm_accept_step_title(i + 1)));
+        j_put(w, o, "state", json_object_new_string(tbm_step_state_name(a->step[i].state)));
+        j_put(w, o, "ran", json_object_new_boolean(a->step[i].state != TBM_STEP_NOT_RUN));
+        j_put(w, o, "jobs", j_jobs(w, i + 1, a->step[i].jobs));
+        j_put(w, o, "summary", json_object_new_string(a->step[i].summary));
+        j_put(w, o, "findings", tbm_findings_json(&a->step[i].findings));
+        j_append(w, arr, o);
     }
     return arr;
 }
 
+/* The group, the run's times, the verdict and what kept the group from each higher level. */
+static void j_head(jw_t *w, json_object *root, const tbm_accept_t *a)
+{
+    json_object *kept = json_object_new_object();
+    char t[32];
+    int l;
+
+    j_put(w, root, "tbmesh_accept", json_object_new_int(1));
+    j_put(w, root, "group", json_object_new_string(a->group));
+    j_put(w, root, "nodes", json_object_new_string(a->nodes));
+    j_put(w, root, "macs", json_object_new_int(a->n_macs));
+    j_put(w, root, "cluster", json_object_new_string(a->cluster));
+    j_put(w, root, "command", json_object_new_string(a->command));
+    iso_time(a->started, t, sizeof(t));
+    j_put(w, root, "started", json_object_new_string(t));
+    iso_time(a->ended, t, sizeof(t));
+    j_put(w, root, "ended", json_object_new_string(t));
+    j_put(w, root, "level", json_object_new_string(tbm_accept_level_key(a->level)));
+    j_put(w, root, "verdict", json_object_new_string(tbm_accept_level_name(a->level)));
+    j_put(w, root, "exit_status", json_object_new_int(tbm_accept_exit_status(a->level)));
+    for (l = (int)a->level + 1; l < TBM_ACCEPT_LEVELS; l++)
+        j_put(w, kept, tbm_accept_level_key((tbm_accept_level_t)l), tbm_findings_json(&a->kept[l]));
+    j_put(w, root, "kept_from", kept);
+}
+
+static json_object *j_owners(jw_t *w, const tbm_accept_t *a)
+{
+    json_object *o = json_object_new_object();
+    int r;
+
+    for (r = 0; r < TBM_OWNER_ROLES; r++)
+        j_put(w, o, tbm_owner_key((tbm_owner_role_t)r), json_object_new_string(a->owner[r]));
+    return o;
+}
+
+char *tbm_accept_write_json(const tbm_accept_t *a, tbm_err_t *err)
+{
+    json_object *root = json_object_new_object();
+    jw_t w = { err, 0, 0 };
+    const char *json;
+    char *text = NULL;
+
+    j_head(&w, root, a);
+    j_put(&w, root, "steps", j_steps(&w, a));
+    j_put(&w, root, "plan", j_plan(&w, &a->plan));
+    j_put(&w, root, "baseline_mac", json_object_new_string(a->base_mac));
+    j_put(&w, root, "baseline_refwork", j_refwork(&w, &a->base_rw));
+    j_put(&w, root, "baseline_sweep", j_sweep(&w, &a->base_sweep));
+    j_put(&w, root, "path", j_path(&w, a));
+    j_put(&w, root, "macs_checked", json_object_new_int(a->macs_checked));
+    j_put(&w, root, "macs_healthy", json_object_new_int(a->macs_healthy));
+    j_put(&w, root, "env_ranks", json_object_new_int(a->env_ranks));
+    j_put(&w, root, "env_ok", json_object_new_int(a->env_ok));
+    j_put(&w, root, "cables", j_cables(&w, a));
+    j_put(&w, root, "mesh_refwork", j_refwork(&w, &a->mesh_rw));
+    j_put(&w, root, "mesh_sweep", j_sweep(&w, &a->mesh_sweep));
+    j_put(&w, root, "compare", j_compare(&w, a));
+    j_put(&w, root, "owners", j_owners(&w, a));
+    if (!w.oom && !w.bad) {
+        json = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!json || !(text = strdup(json)))
+            w.oom = 1;
+    }
+    json_object_put(root);
+    if (w.oom && !w.bad)
+        tbm_errprintf(err, "out of memory while writing the acceptance report as JSON: free some memory and "
+                      "write it again");
+    return text;
+}
+
 char *tbm_accept_json(const tbm_accept_t *a)
 {
-    json_object *root = json_object_new_object(), *kept = json_object_new_object(), *owners = json_object_new_object();
-    char t[32], *text;
-    int l, r;
-
-    json_object_object_add(root, "tbmesh_accept", json_object_new_int(1));
-    json_object_object_add(root, "group", json_object_new_string(a->group));
-    json_object_object_add(root, "nodes", json_object_new_string(a->nodes));
-    json_object_object_add(root, "macs", json_object_new_int(a->n_macs));
-    json_object_object_add(root, "cluster", json_object_new_string(a->cluster));
-    json_object_object_add(root, "command", json_object_new_string(a->command));
-    iso_time(a->started, t, sizeof(t));
-    json_object_object_add(root, "started", json_object_new_string(t));
-    iso_time(a->ended, t, sizeof(t));
-    json_object_object_add(root, "ended", json_object_new_string(t));
-    json_object_object_add(root, "level", json_object_new_string(tbm_accept_level_key(a->level)));
-    json_object_object_add(root, "verdict", json_object_new_string(tbm_accept_level_name(a->level)));
-    json_object_object_add(root, "exit_status", json_object_new_int(tbm_accept_exit_status(a->level)));
-    for (l = (int)a->level + 1; l < TBM_ACCEPT_LEVELS; l++)
-        json_object_object_add(kept, tbm_accept_level_key((tbm_accept_level_t)l), tbm_findings_json(&a->kept[l]));
-    json_object_object_add(root, "kept_from", kept);
-    json_object_object_add(root, "steps", j_steps(a));
-    json_object_object_add(root, "plan", j_plan(&a->plan));
-    json_object_object_add(root, "baseline_mac", json_object_new_string(a->base_mac));
-    json_object_object_add(root, "baseline_refwork", j_refwork(&a->base_rw));
-    json_object_object_add(root, "baseline_sweep", j_sweep(&a->base_sweep));
-    json_object_object_add(root, "path", j_path(a));
-    json_object_object_add(root, "macs_checked", json_object_new_int(a->macs_checked));
-    json_object_object_add(root, "macs_healthy", json_object_new_int(a->macs_healthy));
-    json_object_object_add(root, "env_ranks", json_object_new_int(a->env_ranks));
-    json_object_object_add(root, "env_ok", json_object_new_int(a->env_ok));
-    json_object_object_add(root, "cables", j_cables(a));
-    json_object_object_add(root, "mesh_refwork", j_refwork(&a->mesh_rw));
-    json_object_object_add(root, "mesh_sweep", j_sweep(&a->mesh_sweep));
-    json_object_object_add(root, "compare", j_compare(a));
-    for (r = 0; r < TBM_OWNER_ROLES; r++)
-        json_object_object_add(owners, tbm_owner_key((tbm_owner_role_t)r), json_object_new_string(a->owner[r]));
-    json_object_object_add(root, "owners", owners);
-    text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(root);
-    return text;
+    return tbm_accept_write_json(a, NULL);
 }

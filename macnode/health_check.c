@@ -125,7 +125,14 @@ static void print_findings(const tbm_findings_t *fs)
     }
 }
 
-int macnode_check(int argc, char **argv)
+/* What `macnode check` was asked to do. */
+typedef struct check_opts {
+    const char *conf_path, *node, *agent, *backend, *dir, *socket, *scontrol;
+    int drain, if_mac;
+} check_opts_t;
+
+/* Reads the command line into o. Returns -1 when the check is to run, else the exit status (0 after --help). */
+static int check_options(int argc, char **argv, check_opts_t *o)
 {
     static const struct option opts[] = {
         { "conf", required_argument, NULL, 'c' },    { "node", required_argument, NULL, 'n' },
@@ -135,120 +142,162 @@ int macnode_check(int argc, char **argv)
         { "if-mac", no_argument, NULL, 'i' },
         { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
     };
-    const char *conf_path = getenv("TBMESH_CONF"), *node = getenv("SLURMD_NODENAME"), *agent = NULL;
-    const char *backend = NULL, *dir = NULL, *socket = getenv("TBMESH_MUNGE_SOCKET"), *scontrol = "scontrol";
-    char me[TBM_HOSTNAME_MAX] = "", agent_buf[TBM_HOSTNAME_MAX + 16], reason[REASON_MAX] = "", *text = NULL;
-    char conf_buf[4096];
-    int drain = 0, if_mac = 0, c, n, rc, have_conf = 0;
-    tbm_host_facts_t *f = calloc(1, sizeof(*f));
-    tbm_err_t err = { { 0 } };
-    tbm_findings_t fs, pfs;
-    tbm_conf_t conf;
-    size_t len, errors;
+    int c;
 
-    tbm_findings_init(&fs);
-    tbm_findings_init(&pfs);
-    if (!f) {
-        fprintf(stderr, "macnode check: out of memory\n");
-        return EXIT_NOFACTS;
-    }
+    *o = (check_opts_t){ .conf_path = getenv("TBMESH_CONF"), .node = getenv("SLURMD_NODENAME"),
+                         .socket = getenv("TBMESH_MUNGE_SOCKET"), .scontrol = "scontrol" };
     while ((c = getopt_long(argc, argv, "c:n:a:b:r:m:ds:ih", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': conf_path = optarg; break;
-        case 'n': node = optarg; break;
-        case 'a': agent = optarg; break;
-        case 'b': backend = optarg; break;
-        case 'r': dir = optarg; backend = "replay"; break;
-        case 'm': socket = optarg; break;
-        case 'd': drain = 1; break;
-        case 's': scontrol = optarg; break;
-        case 'i': if_mac = 1; break;
-        case 'h': check_usage(stdout); free(f); return 0;
-        default: check_usage(stderr); free(f); return EXIT_USAGE;
+        case 'c': o->conf_path = optarg; break;
+        case 'n': o->node = optarg; break;
+        case 'a': o->agent = optarg; break;
+        case 'b': o->backend = optarg; break;
+        case 'r': o->dir = optarg; o->backend = "replay"; break;
+        case 'm': o->socket = optarg; break;
+        case 'd': o->drain = 1; break;
+        case 's': o->scontrol = optarg; break;
+        case 'i': o->if_mac = 1; break;
+        case 'h': check_usage(stdout); return 0;
+        default: check_usage(stderr); return EXIT_USAGE;
         }
     }
-    rc = EXIT_USAGE;
-    if (optind < argc || (agent && backend)) {
+    if (optind < argc || (o->agent && o->backend)) {
         fprintf(stderr, "macnode check: %s; see macnode check --help\n", optind < argc ? "unexpected argument" :
                 "--agent asks the Mac's agent, --backend probes here: give one of them");
-        goto out;
+        return EXIT_USAGE;
     }
-    if (backend && strcmp(backend, "darwin") && strcmp(backend, "linux") && strcmp(backend, "replay")) {
-        fprintf(stderr, "macnode check: unknown backend '%s'; use darwin, linux or replay\n", backend);
-        goto out;
+    if (o->backend && strcmp(o->backend, "darwin") && strcmp(o->backend, "linux") && strcmp(o->backend, "replay")) {
+        fprintf(stderr, "macnode check: unknown backend '%s'; use darwin, linux or replay\n", o->backend);
+        return EXIT_USAGE;
     }
-    if (backend && !strcmp(backend, "replay") && !dir) {
+    if (o->backend && !strcmp(o->backend, "replay") && !o->dir) {
         fprintf(stderr, "macnode check: the replay backend needs --replay DIR (the recorded outputs)\n");
-        goto out;
+        return EXIT_USAGE;
     }
-    gethostname(me, sizeof(me) - 1);
-    if (!node || !*node)
-        node = me;
+    return -1;
+}
+
+/* Reads tbmesh.conf (conf_path, else the default beside $SLURM_CONF) into conf. Returns 0, or -1 with the
+ * reason printed. */
+static int check_conf(const char *conf_path, tbm_conf_t *conf)
+{
+    char conf_buf[4096], *text;
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    int rc = 0;
+
     if (!conf_path || !*conf_path) {
         tbm_conf_default_path(getenv("SLURM_CONF"), conf_buf, sizeof(conf_buf));
         conf_path = conf_buf;
     }
-    rc = EXIT_NOFACTS;
     if (!(text = tbm_read_file(conf_path, TBM_CONF_MAX_BYTES, &len, &err)) ||
-        tbm_conf_parse(text, len, conf_path, &conf, NULL, &err) < 0) {
+        tbm_conf_parse(text, len, conf_path, conf, NULL, &err) < 0) {
         fprintf(stderr, "macnode check: %s (give the lab's tbmesh.conf with --conf)\n", err.msg);
-        goto out;
+        rc = -1;
     }
-    have_conf = 1;
-    n = tbm_conf_node(&conf, node);
-    if (n < 0 && node == me && strchr(me, '.')) {   /* "mac01.local": tbmesh.conf has "mac01" */
+    free(text);
+    return rc;
+}
+
+/* Gets the Mac's facts (from its agent when o->agent is set, else probed here) and checks them against conf,
+ * printing the verdict; the reason to drain it for (empty when it is well) into reason. Returns the exit
+ * status. */
+static int check_verdict(const check_opts_t *o, const tbm_conf_t *conf, tbm_host_facts_t *f, char *reason,
+                         size_t reasonsz)
+{
+    tbm_err_t err = { { 0 } };
+    tbm_findings_t fs, pfs;
+    size_t errors;
+    int rc = EXIT_NOFACTS;
+
+    tbm_findings_init(&fs);
+    tbm_findings_init(&pfs);
+    if (o->agent ? client_probe(o->agent, o->node, o->socket, TBM_HEALTH_AGENT_MS, f, &err)
+              : probe_host(o->backend ? o->backend : probe_default_backend(), o->dir, 20000, f, &pfs, &err)) {
+        fprintf(stderr, "macnode check: %s: no facts: %s\n", o->node, err.msg);
+        snprintf(reason, reasonsz, TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);
+        printf("%s: cannot tell (no facts)\n", o->node);
+    } else {
+        errors = tbm_health_check(conf, o->node, f, &fs);
+        print_findings(&fs);
+        tbm_health_reason(&fs, reason, reasonsz);
+        if (errors && !reason[0])   /* the findings themselves were dropped (out of memory) */
+            snprintf(reason, reasonsz, TBM_HEALTH_REASON_PREFIX "%zu errors (details lost)", errors);
+        if (errors)
+            printf("%s: %zu error%s: %s\n", o->node, errors, errors == 1 ? "" : "s", reason);
+        else
+            printf("%s: well%s\n", o->node, fs.n ? " (with warnings)" : "");
+        rc = errors ? EXIT_UNHEALTHY : 0;
+    }
+    tbm_findings_free(&fs);
+    tbm_findings_free(&pfs);
+    return rc;
+}
+
+/* --drain: drains the Mac for reason, or, when it is well (reason empty), resumes it if slurm-tbmesh drained
+ * it; a Mac drained for another reason, or whose state is not known, is left as it is. */
+static void check_drain(const char *scontrol, const char *node, const char *reason)
+{
+    tbm_drain_state_t now = drain_state(scontrol, node);
+
+    if (now == TBM_DRAIN_UNKNOWN)
+        fprintf(stderr, "macnode check: %s: scontrol show node failed: its state is not known, so it is left "
+                "as it is\n", node);
+    else if (now == TBM_DRAIN_OTHER)
+        printf("%s: left as it is (drained for another reason)\n", node);
+    else if (reason[0] && set_state(scontrol, node, reason) == 0)
+        printf("%s: drained\n", node);
+    else if (reason[0])
+        fprintf(stderr, "macnode check: %s: scontrol could not drain it (see its message above)\n", node);
+    else if (now == TBM_DRAIN_OURS && set_state(scontrol, node, NULL) == 0)
+        printf("%s: resumed (slurm-tbmesh had drained it)\n", node);
+    else if (now == TBM_DRAIN_OURS)
+        fprintf(stderr, "macnode check: %s: scontrol could not resume it (see its message above)\n", node);
+}
+
+int macnode_check(int argc, char **argv)
+{
+    char me[TBM_HOSTNAME_MAX] = "", agent_buf[TBM_HOSTNAME_MAX + 16], reason[REASON_MAX] = "";
+    tbm_host_facts_t *f = calloc(1, sizeof(*f));
+    check_opts_t o;
+    tbm_conf_t conf;
+    int n, rc;
+
+    if (!f) {
+        fprintf(stderr, "macnode check: out of memory\n");
+        return EXIT_NOFACTS;
+    }
+    if ((rc = check_options(argc, argv, &o)) >= 0) {
+        free(f);
+        return rc;
+    }
+    gethostname(me, sizeof(me) - 1);
+    if (!o.node || !*o.node)
+        o.node = me;
+    if (check_conf(o.conf_path, &conf) < 0) {
+        free(f);
+        return EXIT_NOFACTS;
+    }
+    n = tbm_conf_node(&conf, o.node);
+    if (n < 0 && o.node == me && strchr(me, '.')) {   /* "mac01.local": tbmesh.conf has "mac01" */
         me[strcspn(me, ".")] = '\0';
-        n = tbm_conf_node(&conf, node);
+        n = tbm_conf_node(&conf, o.node);
     }
-    if (n < 0 && if_mac) {   /* HealthCheckProgram runs on every node: a Linux node passes quietly */
+    if (n < 0 && o.if_mac) {   /* HealthCheckProgram runs on every node: a Linux node passes quietly */
         rc = 0;
         goto out;
     }
-    if (!agent && !backend && n >= 0 && conf.groups[conf.nodes[n].group].mode == TBM_MODE_BRIDGE &&
-        strcmp(node, me) != 0) {
+    if (!o.agent && !o.backend && n >= 0 && conf.groups[conf.nodes[n].group].mode == TBM_MODE_BRIDGE &&
+        strcmp(o.node, me) != 0) {
         tbm_conf_agent_of(&conf, n, agent_buf, sizeof(agent_buf));
-        agent = agent_buf;
+        o.agent = agent_buf;
     }
-    if (agent ? client_probe(agent, node, socket, TBM_HEALTH_AGENT_MS, f, &err)
-              : probe_host(backend ? backend : probe_default_backend(), dir, 20000, f, &pfs, &err)) {
-        fprintf(stderr, "macnode check: %s: no facts: %s\n", node, err.msg);
-        snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);
-        printf("%s: cannot tell (no facts)\n", node);
-    } else {
-        errors = tbm_health_check(&conf, node, f, &fs);
-        print_findings(&fs);
-        tbm_health_reason(&fs, reason, sizeof(reason));
-        if (errors && !reason[0])   /* the findings themselves were dropped (out of memory) */
-            snprintf(reason, sizeof(reason), TBM_HEALTH_REASON_PREFIX "%zu errors (details lost)", errors);
-        if (errors)
-            printf("%s: %zu error%s: %s\n", node, errors, errors == 1 ? "" : "s", reason);
-        else
-            printf("%s: well%s\n", node, fs.n ? " (with warnings)" : "");
-        rc = errors ? EXIT_UNHEALTHY : 0;
-    }
-    if (drain && n >= 0) {
-        tbm_drain_state_t now = drain_state(scontrol, node);
-        if (now == TBM_DRAIN_UNKNOWN)
-            fprintf(stderr, "macnode check: %s: scontrol show node failed: its state is not known, so it is left "
-                    "as it is\n", node);
-        else if (now == TBM_DRAIN_OTHER)
-            printf("%s: left as it is (drained for another reason)\n", node);
-        else if (reason[0] && set_state(scontrol, node, reason) == 0)
-            printf("%s: drained\n", node);
-        else if (reason[0])
-            fprintf(stderr, "macnode check: %s: scontrol could not drain it (see its message above)\n", node);
-        else if (now == TBM_DRAIN_OURS && set_state(scontrol, node, NULL) == 0)
-            printf("%s: resumed (slurm-tbmesh had drained it)\n", node);
-        else if (now == TBM_DRAIN_OURS)
-            fprintf(stderr, "macnode check: %s: scontrol could not resume it (see its message above)\n", node);
-    }
+    rc = check_verdict(&o, &conf, f, reason, sizeof(reason));
+    if (o.drain && n >= 0)
+        check_drain(o.scontrol, o.node, reason);
     fflush(stdout);
 out:
-    if (have_conf)
-        tbm_conf_free(&conf);
-    tbm_findings_free(&fs);
-    tbm_findings_free(&pfs);
-    free(text);
+    tbm_conf_free(&conf);
     free(f);
     return rc;
 }

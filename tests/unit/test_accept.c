@@ -515,6 +515,72 @@ START_TEST(names_and_jobs)
 }
 END_TEST
 
+/* A step's job list that is not Slurm job ids: the JSON record is refused, saying which step, which list and
+ * which item, and what a list looks like. */
+static const struct {
+    const char *jobs, *item;
+} bad_jobs[] = {
+    { "12,x", "\"x\"" },
+    { "0", "\"0\"" },
+    { "7,4294967296", "\"4294967296\"" },
+    { "12,,13", "\"\"" },
+    { "-5", "\"-5\"" },
+    { " 7", "\" 7\"" },
+    { "7;8", "\"7;8\"" },
+    { "99999999999999999999999999999999", "\"99999999999999999999999999999999\"" },
+};
+
+START_TEST(record_json_refuses_bad_job_ids)
+{
+    tbm_accept_t a;
+    tbm_err_t err = { { 0 } };
+    char want[256];
+
+    good_run(&a);
+    tbm_accept_decide(&a);
+    snprintf(a.step[4].jobs, sizeof(a.step[4].jobs), "%s", bad_jobs[_i].jobs);
+    ck_assert_ptr_null(tbm_accept_write_json(&a, &err));
+    snprintf(want, sizeof(want), "step 5's Slurm jobs \"%s\": %s is not a Slurm job id (a whole number from 1 to "
+             "4294967295): give the ids separated by commas, e.g. \"123,124\"", bad_jobs[_i].jobs, bad_jobs[_i].item);
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_ptr_null(tbm_accept_json(&a));
+    tbm_accept_free(&a);
+}
+END_TEST
+
+/* Job ids up to Slurm's largest, a trailing comma, no jobs at all: written, and nothing said. */
+START_TEST(record_json_job_ids)
+{
+    tbm_accept_t a;
+    tbm_err_t err = { { 0 } };
+    json_object *o, *steps, *jobs;
+    char *js;
+
+    good_run(&a);
+    tbm_accept_decide(&a);
+    strcpy(a.step[4].jobs, "1,4294967295,");
+    a.step[1].jobs[0] = '\0';
+    js = tbm_accept_write_json(&a, &err);
+    ck_assert_msg(js != NULL, "%s", err.msg);
+    ck_assert_str_eq(err.msg, "");
+    o = json_tokener_parse(js);
+    ck_assert_ptr_nonnull(o);
+    steps = json_object_object_get(o, "steps");
+    jobs = json_object_object_get(json_object_array_get_idx(steps, 4), "jobs");
+    ck_assert_uint_eq(json_object_array_length(jobs), 2);
+    ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(jobs, 0)), 1);
+    ck_assert_int_eq(json_object_get_int64(json_object_array_get_idx(jobs, 1)), 4294967295LL);
+    jobs = json_object_object_get(json_object_array_get_idx(steps, 1), "jobs");
+    ck_assert_uint_eq(json_object_array_length(jobs), 0);
+    /* the values that are null when not known stay null */
+    ck_assert(json_object_is_type(json_object_object_get(json_object_object_get(o, "plan"), "tolerance"),
+                                  json_type_null));
+    json_object_put(o);
+    free(js);
+    tbm_accept_free(&a);
+}
+END_TEST
+
 /* The reference workload's shell words, run with a stand-in for macnode that writes "output" to its -o file and
  * says the mode of the folder it was given: the output comes back tagged, from a private folder (0700, made by
  * mktemp -d) that is gone afterwards; a link planted at a name of the old fixed path is left alone; refwork's
@@ -603,6 +669,8 @@ static Suite *accept_suite(void)
     tcase_add_test(tc, verdict_different_output_and_wrong_values);
     tcase_add_test(tc, record_markdown_and_json);
     tcase_add_test(tc, names_and_jobs);
+    tcase_add_loop_test(tc, record_json_refuses_bad_job_ids, 0, (int)(sizeof(bad_jobs) / sizeof(bad_jobs[0])));
+    tcase_add_test(tc, record_json_job_ids);
     tcase_add_test(tc, refwork_script_writes_in_a_private_folder);
     suite_add_tcase(s, tc);
     return s;
