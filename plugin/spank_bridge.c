@@ -10,7 +10,8 @@
  * the forwarder connects itself and says why it cannot. Root's own questions to an agent (tbm_spank_agent_ask)
  * have it prove itself first as well. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_bridge.h"
+#include "spank_step.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,8 +51,8 @@ static int agent_proves(int fd, tbm_fdec_t *dec, const char *agent, const char *
 
 static int make_grant(spank_t sp, char **out, tbm_err_t *err)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
-    const char *sock = tbm_spank_args.munge_socket;
+    const tbm_spank_step_t *s = tbm_spank_step();
+    const char *sock = tbm_spank_args()->munge_socket;
     tbm_grant_t g;
     munge_ctx_t ctx;
     munge_err_t mrc;
@@ -104,7 +105,7 @@ static void warn_pmi(spank_t sp)
  * any failure. */
 static char *user_credential(uid_t uid, gid_t gid)
 {
-    const char *sock = tbm_spank_args.munge_socket;
+    const char *sock = tbm_spank_args()->munge_socket;
     uid_t euid = geteuid();
     gid_t egid = getegid();
     munge_ctx_t ctx = munge_ctx_create();
@@ -162,7 +163,7 @@ static void greet_agent(const tbm_spank_step_t *s)
 
 int tbm_spank_bridge_task_privileged(spank_t sp)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     tbm_err_t err = { { 0 } };
 
     if (!s->active || !s->bridge || s->refusal[0])
@@ -222,27 +223,27 @@ static int launch_stamps(spank_t sp)
  * (errno: macnode's). */
 static void exec_forwarder(char **fwd, char **env)
 {
-    char path[sizeof(tbm_spank_args.forwarder)] = "";
+    char path[sizeof(tbm_spank_args()->forwarder)] = "";
 
-    if (tbm_spank_args.forwarder[0])
-        snprintf(path, sizeof(path), "%s", tbm_spank_args.forwarder);
-    else if (tbm_path_beside(tbm_spank_args.macnode, FORWARDER_BESIDE, path, sizeof(path)) < 0)
+    if (tbm_spank_args()->forwarder[0])
+        snprintf(path, sizeof(path), "%s", tbm_spank_args()->forwarder);
+    else if (tbm_path_beside(tbm_spank_args()->macnode, FORWARDER_BESIDE, path, sizeof(path)) < 0)
         path[0] = '\0';
     if (path[0]) {
         fwd[1] = "macnode-forward";
         execve(path, fwd + 1, env);
-        if (tbm_spank_args.forwarder[0])   /* named in plugstack.conf: worth a word on the task's stderr */
+        if (tbm_spank_args()->forwarder[0])   /* named in plugstack.conf: worth a word on the task's stderr */
             dprintf(STDERR_FILENO, "tbmesh: cannot start the forwarder %s (%m); running macnode exec instead\n",
                     path);
         fwd[1] = "exec";
     }
-    execve(tbm_spank_args.macnode, fwd, env);
+    execve(tbm_spank_args()->macnode, fwd, env);
 }
 
 /* As the user, just before the task would exec: exec the forwarder instead. */
 int tbm_spank_bridge_task_init(spank_t sp)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     char **argv = NULL, **env = NULL, **fwd, pty[16], fdtext[16], *files = NULL;
     int argc = 0, i, n = 0, rc = 0;
 
@@ -263,7 +264,7 @@ int tbm_spank_bridge_task_init(spank_t sp)
         spank_unsetenv(sp, "TBMESH_AGENT_FD");
     }
     if (rc < 0 || set(sp, "TBMESH_GRANT", grant) < 0 || set(sp, "TBMESH_AGENT", s->agent) < 0 ||
-        (tbm_spank_args.munge_socket[0] && set(sp, "TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket) < 0) ||
+        (tbm_spank_args()->munge_socket[0] && set(sp, "TBMESH_MUNGE_SOCKET", tbm_spank_args()->munge_socket) < 0) ||
         (files && set(sp, "TBMESH_JOB_FILES", files) < 0) || launch_stamps(sp) < 0 ||
         spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !(fwd = calloc((size_t)argc + 5, sizeof(*fwd)))) {
@@ -280,7 +281,7 @@ int tbm_spank_bridge_task_init(spank_t sp)
     for (i = 0; i < argc; i++)
         fwd[n++] = argv[i];
     exec_forwarder(fwd, env);
-    dprintf(STDERR_FILENO, "tbmesh: cannot start the forwarder %s: %m\n", tbm_spank_args.macnode);
+    dprintf(STDERR_FILENO, "tbmesh: cannot start the forwarder %s: %m\n", tbm_spank_args()->macnode);
     _exit(TBM_SPANK_REFUSED);
 }
 
@@ -308,9 +309,9 @@ int tbm_spank_run_macnode(char **argv)
     pid_t pid = fork();
 
     if (pid == 0) {
-        if (tbm_spank_args.munge_socket[0])
-            setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket, 1);
-        execv(tbm_spank_args.macnode, argv);
+        if (tbm_spank_args()->munge_socket[0])
+            setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args()->munge_socket, 1);
+        execv(tbm_spank_args()->macnode, argv);
         _exit(127);
     }
     return pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
@@ -402,7 +403,7 @@ static int next_msg(int fd, tbm_fdec_t *dec, long long end, tbm_msg_t *m, char *
 static int proof_holds(const char *cred, const char *agent, const char *node, const char *nonce, char *why,
                        size_t len)
 {
-    const char *sock = tbm_spank_args.munge_socket;
+    const char *sock = tbm_spank_args()->munge_socket;
     munge_ctx_t ctx = munge_ctx_create();
     tbm_proof_cred_t p = { 0 };
     tbm_err_t err = { { 0 } };
@@ -565,7 +566,7 @@ static int agent_answers(const char *node, const char *agent, char *why, size_t 
  * drains the Mac at once with the reason; `macnode check` resumes it once the agent is back. */
 int tbm_spank_bridge_task_exit(spank_t sp)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     update_node_msg_t msg;
     char why[256], reason[512];
     int status = 0;

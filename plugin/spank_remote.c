@@ -4,7 +4,9 @@
  * said once on the job's stderr. A step the plug-in refuses fails visibly: each of its tasks exits with
  * TBM_SPANK_REFUSED and the reason on its stderr, so srun exits non-zero and sacct does not say COMPLETED. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_remote.h"
+#include "spank_bridge.h"
+#include "spank_step.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static int write_files(const tbm_envplan_t *plan, tbm_err_t *err)
 
 int tbm_spank_remote_user_init(spank_t sp)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     tbm_err_t err = { { 0 } };
     size_t i;
 
@@ -58,7 +60,7 @@ int tbm_spank_remote_user_init(spank_t sp)
 
 int tbm_spank_remote_task_init(spank_t sp)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     uint32_t task = 0;
 
     if (!s->active || !s->refusal[0])
@@ -94,6 +96,6 @@ void tbm_spank_remote_epilog(uint32_t job, const char *node, uid_t uid, int excl
     if (uid != 0 && tbm_spank_run_macnode(argv) < 0)
         slurm_error("tbmesh: job %u: macnode cleanup --local on %s failed: what the job left outside its steps' "
                     "process groups may still run", job, node);
-    if (tbm_jobdir_remove(tbm_spank_args.jobs_dir, job, &err) < 0)
+    if (tbm_jobdir_remove(tbm_spank_args()->jobs_dir, job, &err) < 0)
         slurm_error("tbmesh: job %u: cannot remove its folder on %s: %s", job, node, err.msg);
 }

@@ -9,7 +9,10 @@
  * in acct/record_build.c; here it is gathered (from slurmstepd, slurmctld, the agents, the job's user) and
  * stored. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_repro.h"
+#include "spank_step.h"
+#include "spank_submit.h"
+#include "spank_bridge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -284,7 +287,7 @@ static void job_info(job_ctx_t *c)
 /* This step's job, node and store when the job runs on Macs of tbmesh.conf with records on; else 0. */
 static int job_context(spank_t sp, job_ctx_t *c)
 {
-    const tbm_spank_step_t *s = &tbm_spank_step;
+    const tbm_spank_step_t *s = tbm_spank_step();
     tbm_err_t err = { { 0 } };
     char conf_path[4096];
 
@@ -294,8 +297,8 @@ static int job_context(spank_t sp, job_ctx_t *c)
         return 0;   /* not a Mac, or the step could not be described (said there) */
     if (tbm_rb_records_off(repro_env(c->env, SUBMIT_ENV_REMOTE)))
         return 0;
-    if (tbm_spank_args.conf[0])
-        tbm_spank_say(conf_path, sizeof(conf_path), "%s", tbm_spank_args.conf);
+    if (tbm_spank_args()->conf[0])
+        tbm_spank_say(conf_path, sizeof(conf_path), "%s", tbm_spank_args()->conf);
     else
         tbm_conf_default_path(getenv("SLURM_CONF"), conf_path, sizeof(conf_path));
     if (tbm_store_open(&c->store, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
@@ -303,8 +306,8 @@ static int job_context(spank_t sp, job_ctx_t *c)
         slurm_error("tbmesh: job %u: no reproducibility record: %s", s->job, err.msg);
         return 0;
     }
-    if (tbm_spank_args.munge_socket[0])
-        tbm_spank_say(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", tbm_spank_args.munge_socket);
+    if (tbm_spank_args()->munge_socket[0])
+        tbm_spank_say(c->store.munge_socket, sizeof(c->store.munge_socket), "%s", tbm_spank_args()->munge_socket);
     if (!c->store.set.records)
         return 0;
     {
@@ -375,7 +378,7 @@ static json_object *run_as_user(job_ctx_t *c, repro_user_work_t *w)
 static json_object *node_facts(job_ctx_t *c, json_object *user)
 {
     repro_nodes_t in = { &c->s->conf, c->s->nodes, c->s->n_nodes, c->s->node_id, c->s->bridge, user,
-                         tbm_spank_args.macnode, tbm_spank_args.munge_socket, PROBE_MS };
+                         tbm_spank_args()->macnode, tbm_spank_args()->munge_socket, PROBE_MS };
 
     return repro_node_facts(&in);
 }
@@ -612,7 +615,7 @@ int tbm_spank_repro_start(spank_t sp)
     job_ctx_t c;
     pid_t pid;
 
-    if (spank_context() != S_CTX_REMOTE || geteuid() != 0 || tbm_spank_step.step != SLURM_BATCH_SCRIPT)
+    if (spank_context() != S_CTX_REMOTE || geteuid() != 0 || tbm_spank_step()->step != SLURM_BATCH_SCRIPT)
         return 0;   /* other steps start with nothing to record */
     if (job_context(sp, &c)) {
         pid = fork();

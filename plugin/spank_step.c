@@ -5,7 +5,8 @@
  * step's own options are read, this rank's MLX environment and the job's folder on a direct-mode Mac.
  * spank_remote.c, spank_bridge.c and spank_repro.c only read what is decided here. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_step.h"
+#include "spank_submit.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,9 +25,19 @@ void tbm_spank_say(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-tbm_spank_args_t tbm_spank_args = { "", TBM_BINDIR "/macnode", "", "", "/private/var/tmp/tbmesh-jobs",
+static tbm_spank_args_t spank_args = { "", TBM_BINDIR "/macnode", "", "", "/private/var/tmp/tbmesh-jobs",
                                      "/run/slurm-tbmesh" };
-tbm_spank_step_t tbm_spank_step;
+static tbm_spank_step_t spank_step;
+
+const tbm_spank_args_t *tbm_spank_args(void)
+{
+    return &spank_args;
+}
+
+const tbm_spank_step_t *tbm_spank_step(void)
+{
+    return &spank_step;
+}
 
 static void arg(const char *av, const char *key, char *dst, size_t len)
 {
@@ -38,7 +49,7 @@ static void arg(const char *av, const char *key, char *dst, size_t len)
 
 void tbm_spank_read_args(int ac, char **av)
 {
-    tbm_spank_args_t *a = &tbm_spank_args;
+    tbm_spank_args_t *a = &spank_args;
     int i;
 
     for (i = 0; i < ac; i++) {
@@ -59,8 +70,8 @@ int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
     char *text;
     int rc;
 
-    if (tbm_spank_args.conf[0])
-        snprintf(path, sizeof(path), "%s", tbm_spank_args.conf);
+    if (spank_args.conf[0])
+        snprintf(path, sizeof(path), "%s", spank_args.conf);
     else
         tbm_conf_default_path(getenv("SLURM_CONF"), path, sizeof(path));
     text = tbm_read_file(path, TBM_CONF_MAX_BYTES, &len, err);
@@ -156,7 +167,7 @@ static int ask_nodes(tbm_spank_step_t *s, tbm_err_t *err)
 
 static void tag_path(uint32_t job, char *buf, size_t len)
 {
-    tbm_spank_say(buf, len, "%s/%u.tag", tbm_spank_args.state_dir, job);
+    tbm_spank_say(buf, len, "%s/%u.tag", spank_args.state_dir, job);
 }
 
 /* The job's prolog, as root: job_submit's tag reaches the prolog's environment (SPANK_TBMESH_JOB) but not
@@ -176,7 +187,7 @@ void tbm_spank_tag_keep(uint32_t job)
         tag = text;
     }
     tag_path(job, path, sizeof(path));
-    if (tbm_jobdir_base(tbm_spank_args.state_dir, NULL, 0, &err) < 0 ||
+    if (tbm_jobdir_base(spank_args.state_dir, NULL, 0, &err) < 0 ||
         tbm_write_file_atomic(path, tag, strlen(tag), 0644, &err) < 0)
         slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); its steps on Macs will be refused",
                     job, err.msg);
@@ -204,7 +215,7 @@ static int read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
         return tbm_errprintf(err, "job %u has no tbmesh tag on this node (%s): its prolog did not keep it, so "
                              "whether it asked for Macs is not known; resubmit the job, or ask the administrator to "
                              "check slurm.conf's PrologFlags=Alloc, slurmd's log here and %s", job, why.msg,
-                             tbm_spank_args.state_dir);
+                             spank_args.state_dir);
     rc = tbm_jobtag_parse(text, tag, err);
     free(text);
     if (rc < 0)
@@ -233,7 +244,7 @@ static int step_backend(spank_t sp, const tbm_jobtag_t *tag, tbm_backend_t *b, t
  * them that cannot be planned is refused. */
 static void plan(spank_t sp, const tbm_conf_t *conf, char **nodes, size_t n, const tbm_jobtag_t *tag)
 {
-    tbm_spank_step_t *s = &tbm_spank_step;
+    tbm_spank_step_t *s = &spank_step;
     tbm_envplan_opts_t opts = { s->job_dir, NULL, NULL };
     tbm_err_t err = { { 0 } };
     tbm_backend_t b;
@@ -261,14 +272,14 @@ static void plan(spank_t sp, const tbm_conf_t *conf, char **nodes, size_t n, con
 /* Direct mode: the job's folder, made by root in the Macs' jobs folder, the user's, 0700. */
 static void make_job_dir(void)
 {
-    tbm_spank_step_t *s = &tbm_spank_step;
+    tbm_spank_step_t *s = &spank_step;
     tbm_err_t err = { { 0 } };
     char note[600], dir[sizeof(s->job_dir)];
 
-    if (tbm_jobdir_base(tbm_spank_args.jobs_dir, note, sizeof(note), &err) == 0 && note[0])
+    if (tbm_jobdir_base(spank_args.jobs_dir, note, sizeof(note), &err) == 0 && note[0])
         slurm_error("tbmesh: %s", note);
     if (tbm_erris(&err) ||
-        tbm_jobdir_make(tbm_spank_args.jobs_dir, s->job, s->uid, s->gid, dir, sizeof(dir), &err) < 0)
+        tbm_jobdir_make(spank_args.jobs_dir, s->job, s->uid, s->gid, dir, sizeof(dir), &err) < 0)
         tbm_spank_say(s->refusal, sizeof(s->refusal), "cannot make the job's folder on %s: %s", s->node, err.msg);
 }
 
@@ -276,7 +287,7 @@ static void make_job_dir(void)
  * node's kind, the job's tag. The extern step has none. */
 int tbm_spank_step_describe(spank_t sp)
 {
-    tbm_spank_step_t *s = &tbm_spank_step;
+    tbm_spank_step_t *s = &spank_step;
     tbm_err_t err = { { 0 } };
     int kind, mac;
 
@@ -309,7 +320,7 @@ int tbm_spank_step_describe(spank_t sp)
     s->mac_node = 1;
     s->active = s->task_step;
     s->bridge = kind == TBM_SPANK_BRIDGE_MAC;
-    snprintf(s->job_dir, sizeof(s->job_dir), "%s/%u", tbm_spank_args.jobs_dir, s->job);
+    snprintf(s->job_dir, sizeof(s->job_dir), "%s/%u", spank_args.jobs_dir, s->job);
     if ((mac = read_tag(s->job, &s->tag, &err)) < 0)
         tbm_spank_say(s->refusal, sizeof(s->refusal), "%s", err.msg);
     s->mac_job = mac > 0;
@@ -319,7 +330,7 @@ int tbm_spank_step_describe(spank_t sp)
 /* Once the step's options are read (its own --mlx-backend): this rank's plan, the direct-mode job folder. */
 int tbm_spank_step_plan(spank_t sp)
 {
-    tbm_spank_step_t *s = &tbm_spank_step;
+    tbm_spank_step_t *s = &spank_step;
 
     if (!s->active || !s->mac_job || s->refusal[0])
         return 0;
@@ -334,13 +345,13 @@ void tbm_spank_step_refuse(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(tbm_spank_step.refusal, sizeof(tbm_spank_step.refusal), fmt, ap);
+    vsnprintf(spank_step.refusal, sizeof(spank_step.refusal), fmt, ap);
     va_end(ap);
 }
 
 void tbm_spank_step_fini(void)
 {
-    tbm_spank_step_t *s = &tbm_spank_step;
+    tbm_spank_step_t *s = &spank_step;
 
     if (s->planned)
         tbm_envplan_free(&s->plan);

@@ -1,7 +1,7 @@
 /* spank_submit.c: spank_tbmesh on the submit side (srun, salloc, sbatch): registers --mlx-backend, checks it
  * at once with a clear message, and passes it to job_submit/tbmesh and the nodes in the job control env. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_submit.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "validate.h"
+#include "tbmesh.h"
 
 static char backend[16];
 

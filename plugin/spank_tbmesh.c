@@ -1,9 +1,15 @@
 /* spank_tbmesh.c: spank_tbmesh.so, the SPANK plug-in of slurm-tbmesh: a dispatcher on the SPANK context.
- * Each context's work lives in its own file: spank_submit.c (srun, salloc, sbatch), spank_step.c (the step
- * on a node, decided once), spank_remote.c (a Mac job's MLX environment), spank_bridge.c (forwarding a
- * bridge-mode Mac's tasks to its agent). */
+ * Each context's work lives in its own file, with its own header: spank_submit.c (srun, salloc, sbatch),
+ * spank_step.c (the step on a node, described once; every other file reads that description and none writes
+ * it), spank_remote.c (a Mac job's MLX environment), spank_bridge.c (forwarding a bridge-mode Mac's tasks to
+ * its agent), spank_repro.c (the reproducibility record's hooks). Only this file calls into all of them, and
+ * none calls back. */
 #include "config.h"
-#include "spank_tbmesh.h"
+#include "spank_bridge.h"
+#include "spank_remote.h"
+#include "spank_repro.h"
+#include "spank_step.h"
+#include "spank_submit.h"
 
 #include <stdlib.h>
 

@@ -1,14 +1,12 @@
-/* spank_tbmesh.h: what the per-context files of spank_tbmesh.so share: the plug-in's arguments and, on the
- * nodes, the one description of the step (spank_step.c) that the MLX set-up (spank_remote.c) and the
- * forwarding to a bridge-mode Mac (spank_bridge.c) both read. */
-#ifndef SPANK_TBMESH_H
-#define SPANK_TBMESH_H
+/* spank_step.h: the one description of a step on a node (spank_step.c), which every other context file of
+ * spank_tbmesh.so reads and none writes: the plug-in's arguments, the step's facts and decisions. */
+#ifndef SPANK_STEP_H
+#define SPANK_STEP_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <slurm/spank.h>
 
-#include "proto.h"
 #include "tbmesh.h"
 
 #define TBM_SPANK_NAME "tbmesh"
@@ -50,23 +48,16 @@ typedef struct tbm_spank_step {
     char refusal[TBM_ERR_MAX];   /* non-empty: every task of the step fails with this on its stderr */
 } tbm_spank_step_t;
 
-extern tbm_spank_args_t tbm_spank_args;
-
-extern tbm_spank_step_t tbm_spank_step;
-
-/* Submit side (srun, salloc, sbatch): options and what they tell the controller. */
-int tbm_spank_submit_init(spank_t sp, int ac, char **av);
-int tbm_spank_submit_post_opt(spank_t sp, int ac, char **av);
-
-/* The --mlx-backend given to this command or step, if any: 1 and the name in buf, else 0. */
-int tbm_spank_backend(char *buf, size_t len);
+/* The plug-in's arguments (read at slurm_spank_init and at the job's prolog and epilog) and this step's
+ * description: read-only outside spank_step.c. */
+const tbm_spank_args_t *tbm_spank_args(void);
+const tbm_spank_step_t *tbm_spank_step(void);
 
 /* The job's prolog (root): job_submit's tag, which reaches the prolog but not the steps' environment, is
  * kept in state_dir for them (a job without one as "macs=0"); the epilog removes it. */
 void tbm_spank_tag_keep(uint32_t job);
 void tbm_spank_tag_drop(uint32_t job);
 
-/* spank_step.c: the arguments, and the step's facts and decisions (root, once per step). */
 void tbm_spank_read_args(int ac, char **av);
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
 enum { TBM_SPANK_NOT_A_MAC = 0, TBM_SPANK_DIRECT_MAC, TBM_SPANK_BRIDGE_MAC };
@@ -81,38 +72,5 @@ void tbm_spank_step_fini(void);
 void tbm_spank_step_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message into one of the step's fixed buffers (note, refusal), cut when too long. */
 void tbm_spank_say(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* spank_remote.c: a Mac job's MLX environment on each node. */
-int tbm_spank_remote_user_init(spank_t sp);    /* export, write direct-mode files (as the user) */
-int tbm_spank_remote_task_init(spank_t sp);    /* a refused step: its task fails, saying why */
-void tbm_spank_remote_exit(void);              /* removes what the step wrote */
-/* Direct mode: what the job left outside Slurm's process groups ends (`macnode cleanup --local`: every process
- * of uid when exclusive and the user has no other job here), then the job's folder goes. */
-void tbm_spank_remote_epilog(uint32_t job, const char *node, uid_t uid, int exclusive);
-
-/* spank_bridge.c: a bridge-mode Mac's tasks, forwarded to its agent. */
-int tbm_spank_bridge_task_privileged(spank_t sp);   /* the job grant (root) */
-int tbm_spank_bridge_task_init(spank_t sp);         /* exec the forwarder (the user) */
-int tbm_spank_bridge_task_exit(spank_t sp);         /* an unreachable agent drains its Mac (root) */
-/* One request to a bridge-mode Mac's agent as root, within ms (a hello and req in one write, then the reply of
- * type want into *reply, free with tbm_msg_free). 1 got it; 0 the agent answered otherwise; -1 no answer; -2
- * cannot ask from here; why says what happened for 0, -1 and -2. */
-int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, int ms,
-                        char *why, size_t len);
-/* Job epilog: the agent ends what is left of the job (every process of uid when exclusive, ExclusiveMacs=yes,
- * and the user has no other job on the Mac) and removes its folder. */
-void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, uid_t uid, int exclusive);
-/* Run the macnode command (plugstack.conf's macnode=) with argv as root and munged's socket, and wait for it: 0
- * when it exited 0. */
-int tbm_spank_run_macnode(char **argv);
-
-/* spank_repro.c: reproducibility records: --repro-* options and the submit half (init, post_opt: submit
- * side); the batch step's start (root), each task's exit status, and each step's end (root; the batch step's
- * end completes the record). */
-int tbm_spank_repro_init(spank_t sp, int ac, char **av);
-int tbm_spank_repro_post_opt(spank_t sp);
-int tbm_spank_repro_start(spank_t sp);
-int tbm_spank_repro_task_exit(spank_t sp);
-int tbm_spank_repro_exit(spank_t sp);
 
 #endif
