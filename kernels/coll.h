@@ -119,7 +119,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
 /* The halving moves at most this many pieces (opts.segment_bytes) of a step as one stream: its window. */
 #define TBMCOLL_HALVING_PIECES 16
 /* ... and all-reduces a vector in chunks of this many pieces (2 MiB with the default 256 KiB pieces), one
- * after the other, each whole: a chunk stays in the caches through its steps (kernels/README.md, "Chunks"). */
+ * after the other, each whole: a chunk stays in the caches through its steps (kernels/HISTORY.md, "Chunks"). */
 #define TBMCOLL_HALVING_CHUNK_PIECES 8
 
 /* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4

@@ -117,7 +117,7 @@ static int mesh_ag(tbmcoll_comm_t *c, unsigned char *buf, const layout_t *ly, in
  * (as mesh_rs) while it is in cache, and in round k+1 sends the folded piece to every rank while piece k+1
  * comes in: the results go on stream 1, the contributions on stream 0, so one batch carries both (with a
  * single stream, the results follow in a batch of their own). The working set is a few pieces, not the
- * whole buffer (the figures are in kernels/README.md). */
+ * whole buffer (the figures are in kernels/HISTORY.md). */
 static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
                      tbm_dtype_t dt, tbm_redop_t op, size_t piece)
 {
