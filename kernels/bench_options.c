@@ -124,11 +124,32 @@ static int parse_name(const char *s, const char *const *names, int n, int *out)
     return -1;
 }
 
-
-/* "-o/--op" for the option whose short name is c. */
 /* The short options; the long options' other values (--progress, --bind, --turns) have no short form. */
 static const char shortopts[] = ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh";
 
+static const struct option longopts[] = {
+    { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
+    { "local", required_argument, NULL, 'l' },      { "op", required_argument, NULL, 'o' },
+    { "datatype", required_argument, NULL, 'd' },   { "redop", required_argument, NULL, 'r' },
+    { "root", required_argument, NULL, 'R' },       { "minbytes", required_argument, NULL, 'b' },
+    { "maxbytes", required_argument, NULL, 'e' },   { "stepfactor", required_argument, NULL, 'f' },
+    { "iters", required_argument, NULL, 'n' },      { "warmup_iters", required_argument, NULL, 'w' },
+    { "lat_iters", required_argument, NULL, 'L' },  { "check", required_argument, NULL, 'c' },
+    { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
+    { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
+    { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
+    { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
+    { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
+    { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
+    { "turns", required_argument, NULL, 'U' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static const char *const transports[] = { "tcp", "mpi", "both" }, *const formats[] = { "table", "csv", "json" },
+                         *const auto_on_off[] = { "auto", "on", "off" }, *const auto_none[] = { "auto", "none" };
+
+/* "-o/--op" for the option whose short name is c. */
 static const char *opt_name(const struct option *o, int c)
 {
     static char buf[48];
@@ -175,104 +196,113 @@ static const char *hint(int opt)
     return "";
 }
 
-int bench_parse_args(bench_t *b, int argc, char **argv)
-{
-    static const char *const transports[] = { "tcp", "mpi", "both" }, *const formats[] = { "table", "csv", "json" },
-                             *const auto_on_off[] = { "auto", "on", "off" },
-                             *const auto_none[] = { "auto", "none" };
-    static const struct option longopts[] = {
-        { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
-        { "local", required_argument, NULL, 'l' },      { "op", required_argument, NULL, 'o' },
-        { "datatype", required_argument, NULL, 'd' },   { "redop", required_argument, NULL, 'r' },
-        { "root", required_argument, NULL, 'R' },       { "minbytes", required_argument, NULL, 'b' },
-        { "maxbytes", required_argument, NULL, 'e' },   { "stepfactor", required_argument, NULL, 'f' },
-        { "iters", required_argument, NULL, 'n' },      { "warmup_iters", required_argument, NULL, 'w' },
-        { "lat_iters", required_argument, NULL, 'L' },  { "check", required_argument, NULL, 'c' },
-        { "format", required_argument, NULL, 'F' },     { "timeout", required_argument, NULL, 't' },
-        { "spin", required_argument, NULL, 's' },       { "progress", required_argument, NULL, 'P' },
-        { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
-        { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
-        { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
-        { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
-        { "turns", required_argument, NULL, 'U' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    tbm_err_t err = { { 0 } };
-    int opt, v = 0, bad = 0, tmo = 0;
+/* What an option's value did (the parsers of each family of options below). */
+enum { OPT_DONE, OPT_BAD, OPT_OTHER };
 
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'T': bad = parse_name(optarg, transports, 3, &b->use_mpi); break;
-        case 'U': bad = parse_int(optarg, 1, 99, &b->turns); break;
-        case 'A': bad = tbmcoll_algo_parse(optarg, &b->opts.algo, &err); break;
-        case 'a': bad = tbmcoll_mesh_ar_parse(optarg, &b->opts.mesh_allreduce, &err); break;
-        case 'l': bad = parse_int(optarg, 1, LOCAL_MAX, &b->local_ranks); break;
-        case 'o': bad = parse_name(optarg, bench_op_names, OP_COUNT, &v); b->op = (bench_op_t)v; break;
-        case 'd': bad = tbm_dtype_parse(optarg, &b->dt, &err); break;
-        case 'r': bad = tbm_redop_parse(optarg, &b->redop, &err); break;
-        case 'R': bad = parse_int(optarg, 0, 1 << 20, &b->root); break;
-        case 'b': bad = parse_size(optarg, &b->minb); break;
-        case 'e': bad = parse_size(optarg, &b->maxb); break;
-        case 'f': bad = parse_int(optarg, 2, 1 << 20, &v); b->factor = (unsigned)v; break;
-        case 'n': bad = parse_int(optarg, 1, 1 << 24, &b->iters); break;
-        case 'w': bad = parse_int(optarg, 0, 1 << 24, &b->warmup); break;
-        case 'L': bad = parse_int(optarg, 1, 1 << 24, &b->lat_iters); break;
-        case 'c': bad = parse_int(optarg, 0, 1, &b->check); break;
-        case 'F': bad = parse_name(optarg, formats, 3, &b->format); break;
-        case 't': bad = parse_int(optarg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
-        case 's':
-            bad = parse_int(optarg, 0, 1000000, &b->opts.spin_us);
-            if (!bad && b->opts.spin_us == 0)
-                b->opts.spin_us = -1;   /* 0 here means no spin */
-            break;
-        case 'P': bad = parse_name(optarg, auto_on_off, 3, &b->progress); break;
-        case 'S': bad = parse_int(optarg, 1, 4, &b->opts.streams); break;
-        case 'B':
-            if (strcmp(optarg, "0") == 0) {
-                b->opts.sockbuf_bytes = -1;
-            } else {
-                size_t sz = 0;
-                bad = parse_size(optarg, &sz) || sz > (1u << 30);
-                b->opts.sockbuf_bytes = (int)sz;
-            }
-            break;
-        case 'G': {
-            size_t sz = 0;
-            bad = parse_size(optarg, &sz) || sz < 4096 || sz > (64u << 20);
-            b->opts.segment_bytes = sz;
-            break;
-        }
-        case 'Z':
-            bad = parse_name(optarg, auto_on_off, 3, &v);
-            b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
-            break;
-        case 'O': bad = parse_int(optarg, 0, 4095, &b->offset); break;
-        case 'K':
-            bad = parse_name(optarg, auto_none, 2, &v);
-            b->opts.bind_local = v ? -1 : 0;
-            break;
-        case 'V': b->verbose = 1; break;
-        case 'h': usage(stdout); return 1;
-        case ':':
-            fprintf(stderr, "%s: option %s needs a value; see --help\n", BENCH_PROG,
-                    optopt ? opt_name(longopts, optopt) : argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "%s: unknown option '%s'; see --help\n", BENCH_PROG, argv[optind - 1]);
-            return -1;
-        }
-        if (bad) {
-            fprintf(stderr, "%s: bad value '%s' for %s%s%s%s; see --help\n", BENCH_PROG, optarg,
-                    opt_name(longopts, opt), err.msg[0] ? ": " : "", err.msg, hint(opt));
-            return -1;
-        }
+/* What runs: transport, algorithm, ranks, operation, type, reduction, root. */
+static int run_option(bench_t *b, int opt, const char *arg, tbm_err_t *err)
+{
+    int v = 0, bad;
+
+    switch (opt) {
+    case 'T': bad = parse_name(arg, transports, 3, &b->use_mpi); break;
+    case 'U': bad = parse_int(arg, 1, 99, &b->turns); break;
+    case 'A': bad = tbmcoll_algo_parse(arg, &b->opts.algo, err); break;
+    case 'a': bad = tbmcoll_mesh_ar_parse(arg, &b->opts.mesh_allreduce, err); break;
+    case 'l': bad = parse_int(arg, 1, LOCAL_MAX, &b->local_ranks); break;
+    case 'o': bad = parse_name(arg, bench_op_names, OP_COUNT, &v); b->op = (bench_op_t)v; break;
+    case 'd': bad = tbm_dtype_parse(arg, &b->dt, err); break;
+    case 'r': bad = tbm_redop_parse(arg, &b->redop, err); break;
+    case 'R': bad = parse_int(arg, 0, 1 << 20, &b->root); break;
+    default: return OPT_OTHER;
     }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'; see --help\n", BENCH_PROG, argv[optind]);
-        return -1;
+    return bad ? OPT_BAD : OPT_DONE;
+}
+
+/* The sweep and its output: sizes, iterations, check, buffers' offset, format, progress. */
+static int sweep_option(bench_t *b, int opt, const char *arg)
+{
+    int v = 0, bad;
+
+    switch (opt) {
+    case 'b': bad = parse_size(arg, &b->minb); break;
+    case 'e': bad = parse_size(arg, &b->maxb); break;
+    case 'f': bad = parse_int(arg, 2, 1 << 20, &v); b->factor = (unsigned)v; break;
+    case 'n': bad = parse_int(arg, 1, 1 << 24, &b->iters); break;
+    case 'w': bad = parse_int(arg, 0, 1 << 24, &b->warmup); break;
+    case 'L': bad = parse_int(arg, 1, 1 << 24, &b->lat_iters); break;
+    case 'c': bad = parse_int(arg, 0, 1, &b->check); break;
+    case 'O': bad = parse_int(arg, 0, 4095, &b->offset); break;
+    case 'F': bad = parse_name(arg, formats, 3, &b->format); break;
+    case 'P': bad = parse_name(arg, auto_on_off, 3, &b->progress); break;
+    default: return OPT_OTHER;
     }
+    return bad ? OPT_BAD : OPT_DONE;
+}
+
+/* TCP's sizes: socket buffers (0: the kernel's own) and the pipelines' piece. */
+static int tcp_size_option(bench_t *b, int opt, const char *arg)
+{
+    size_t sz = 0;
+    int bad = 0;
+
+    switch (opt) {
+    case 'B':
+        if (strcmp(arg, "0") == 0) {
+            b->opts.sockbuf_bytes = -1;
+        } else {
+            bad = parse_size(arg, &sz) || sz > (1u << 30);
+            b->opts.sockbuf_bytes = (int)sz;
+        }
+        break;
+    case 'G':
+        bad = parse_size(arg, &sz) || sz < 4096 || sz > (64u << 20);
+        b->opts.segment_bytes = sz;
+        break;
+    default: return OPT_OTHER;
+    }
+    return bad ? OPT_BAD : OPT_DONE;
+}
+
+/* The TCP transport's tuning: timeout, spin, streams, receive staging, binding of -l's ranks. */
+static int tcp_option(bench_t *b, int opt, const char *arg)
+{
+    int v = 0, bad, tmo = 0;
+
+    switch (opt) {
+    case 't': bad = parse_int(arg, 1, 1 << 30, &tmo); b->opts.io_timeout_ms = tmo; break;
+    case 's':
+        bad = parse_int(arg, 0, 1000000, &b->opts.spin_us);
+        if (!bad && b->opts.spin_us == 0)
+            b->opts.spin_us = -1;   /* 0 here means no spin */
+        break;
+    case 'S': bad = parse_int(arg, 1, 4, &b->opts.streams); break;
+    case 'Z':
+        bad = parse_name(arg, auto_on_off, 3, &v);
+        b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
+        break;
+    case 'K':
+        bad = parse_name(arg, auto_none, 2, &v);
+        b->opts.bind_local = v ? -1 : 0;
+        break;
+    default: return tcp_size_option(b, opt, arg);
+    }
+    return bad ? OPT_BAD : OPT_DONE;
+}
+
+/* An option with a value, by family. */
+static int value_option(bench_t *b, int opt, const char *arg, tbm_err_t *err)
+{
+    int r;
+
+    if ((r = run_option(b, opt, arg, err)) != OPT_OTHER || (r = sweep_option(b, opt, arg)) != OPT_OTHER)
+        return r;
+    return tcp_option(b, opt, arg);
+}
+
+/* The options that do not go together; 0, or -1 with a message. */
+static int check_combination(const bench_t *b)
+{
     if (b->minb > b->maxb) {
         fprintf(stderr, "%s: -b must not exceed -e (%zu > %zu bytes)\n", BENCH_PROG, b->minb, b->maxb);
         return -1;
@@ -291,4 +321,41 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
         return -1;
     }
     return 0;
+}
+
+int bench_parse_args(bench_t *b, int argc, char **argv)
+{
+    tbm_err_t err = { { 0 } };
+    int opt, r;
+
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (opt == 'V') {
+            b->verbose = 1;
+            continue;
+        }
+        if (opt == 'h') {
+            usage(stdout);
+            return 1;
+        }
+        if (opt == ':') {
+            fprintf(stderr, "%s: option %s needs a value; see --help\n", BENCH_PROG,
+                    optopt ? opt_name(longopts, optopt) : argv[optind - 1]);
+            return -1;
+        }
+        if ((r = value_option(b, opt, optarg, &err)) == OPT_OTHER) {
+            fprintf(stderr, "%s: unknown option '%s'; see --help\n", BENCH_PROG, argv[optind - 1]);
+            return -1;
+        }
+        if (r == OPT_BAD) {
+            fprintf(stderr, "%s: bad value '%s' for %s%s%s%s; see --help\n", BENCH_PROG, optarg,
+                    opt_name(longopts, opt), err.msg[0] ? ": " : "", err.msg, hint(opt));
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'; see --help\n", BENCH_PROG, argv[optind]);
+        return -1;
+    }
+    return check_combination(b);
 }

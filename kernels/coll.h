@@ -1,7 +1,7 @@
 /* coll.h: libtbmcoll's inside: the communicator, its links, each transport's table of operations, and the
- * calls between the files (comm.c: the communicator; connect.c: the TCP connections; transfer.c: the transfer
- * engine and its failure messages; plain sockets are in net.h). Not installed; see tbmcoll.h for the public
- * API. */
+ * calls between the files (comm.c: the communicator; coll_halving.c: the halving all-reduce; coll_schedule.c:
+ * the engine of the ring's steps; connect.c: the TCP connections; transfer.c: the transfer engine and its
+ * failure messages; plain sockets are in net.h). Not installed; see tbmcoll.h for the public API. */
 #ifndef TBMCOLL_COLL_H
 #define TBMCOLL_COLL_H
 
@@ -91,6 +91,13 @@ static inline void tbmcoll_chunk_bytes(const tbmcoll_comm_t *c, size_t count, si
     *len *= esize;
 }
 
+/* Piece k (of `piece` bytes) of a part of plen bytes: its offset in the part and its length (0 past the end). */
+static inline void tbmcoll_piece_of(size_t plen, size_t piece, size_t k, size_t *at, size_t *len)
+{
+    *at = k * piece;
+    *len = *at >= plen ? 0 : plen - *at < piece ? plen - *at : piece;
+}
+
 /* ---- comm.c: the communicator ---- */
 
 /* Fill defaults into a copy of opts (NULL: all defaults). */
@@ -101,31 +108,57 @@ void tbmcoll_opts_fill(tbmcoll_opts_t *out, const tbmcoll_opts_t *in);
 tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const tbmcoll_opts_t *opts,
                                  tbm_err_t *err);
 
-/* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4
- * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. */
-/* The halving moves at most this many pieces (opts.segment_bytes) of a step as one stream: its window. */
-#define TBMCOLL_HALVING_PIECES 16
-/* ... and all-reduces a vector in chunks of this many pieces (2 MiB with the default 256 KiB pieces), one
- * after the other, each whole: a chunk stays in the caches through its steps (kernels/README.md, "Chunks"). */
-#define TBMCOLL_HALVING_CHUNK_PIECES 8
-
-int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
-                              tbm_redop_t op);
-
-/* Exchange with one peer over one link (its first stream) and fold as the data comes: send send_len bytes
- * while recv_len bytes arrive into recv, each segment (opts.segment_bytes) folded into fold_dst as soon as it
- * is in, while it is in cache: fold_dst = recv op fold_b, or fold_b op recv when recv_second (recv may be
- * fold_dst itself). The ring's engine (coll_ring.c), with both sides on one link. Returns 0, or -1 after
- * tbmcoll_fail() naming the peer. */
-int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
-                      size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
-                      tbm_redop_t op, const char *what);
-
 /* Decide how a connected mesh of 2 ranks or more runs: every rank's machine, cores and option
  * (opts.mesh_allreduce) are all-gathered, a difference of option is refused, c->halving is set as
  * tbm_mesh_halving_pays() says (AUTO) or as asked, and where opts.streams was not given and
  * tbm_mesh_streams_pay() says no, every link uses one stream. Returns 0, or -1 with a message. */
 int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
+
+/* ---- coll_halving.c: all-reduce by recursive halving and doubling ---- */
+
+/* The halving moves at most this many pieces (opts.segment_bytes) of a step as one stream: its window. */
+#define TBMCOLL_HALVING_PIECES 16
+/* ... and all-reduces a vector in chunks of this many pieces (2 MiB with the default 256 KiB pieces), one
+ * after the other, each whole: a chunk stays in the caches through its steps (kernels/HISTORY.md, "Chunks"). */
+#define TBMCOLL_HALVING_CHUNK_PIECES 8
+
+/* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4
+ * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. Returns 0, or -1 after
+ * tbmcoll_fail() naming the peer. */
+int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                              tbm_redop_t op);
+
+/* ---- coll_schedule.c: steps on one or two links, folding as the data comes ---- */
+
+/* One step of a schedule: send send_len bytes on the out link while recv_len bytes arrive from the in link
+ * (a ring: to the right, from the left), optionally folding them with this rank's contribution. A step's send
+ * may only use bytes that its gate step has already received and folded: that is what pipelines the ring. */
+typedef struct tbmcoll_step {
+    const unsigned char *send;
+    size_t send_len;
+    unsigned char *recv;
+    size_t recv_len;
+    unsigned char *fold_dst;         /* NULL: recv is final; else fold_dst = recv op fold_b */
+    const unsigned char *fold_b;
+    int recv_second;                 /* fold_dst = fold_b op recv instead (the received operand second) */
+    int gate;                        /* index of the gating step, or -1 */
+} tbmcoll_step_t;
+
+/* Run the n steps st: sends go out in order on `out`, receives come in order on `in` (which may be the same
+ * link), each received segment (opts.segment_bytes) folded as soon as it is in. Moves data while it moves,
+ * yields briefly (and spins up to opts.spin_us), then sleeps in poll, bounded by opts.io_timeout_ms. `what`
+ * names the operation in messages. Returns 0, or -1 after tbmcoll_fail() naming the neighbours. */
+int tbmcoll_schedule_run(tbmcoll_comm_t *c, tbmcoll_link_t *in, tbmcoll_link_t *out, const tbmcoll_step_t *st,
+                         int n, tbm_dtype_t dt, tbm_redop_t op, const char *what);
+
+/* Exchange with one peer over one link (its first stream) and fold as the data comes: send send_len bytes
+ * while recv_len bytes arrive into recv, each segment (opts.segment_bytes) folded into fold_dst as soon as it
+ * is in, while it is in cache: fold_dst = recv op fold_b, or fold_b op recv when recv_second (recv may be
+ * fold_dst itself). A schedule of one step, with both sides on one link. Returns 0, or -1 after
+ * tbmcoll_fail() naming the peer. */
+int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
+                      size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
+                      tbm_redop_t op, const char *what);
 
 /* ---- connect.c: the TCP connections ---- */
 

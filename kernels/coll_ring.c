@@ -1,221 +1,13 @@
 /* coll_ring.c: collectives on a ring: data flows to rank+1 and comes from rank-1. All-reduce is a pipelined
- * ring reduce-scatter then all-gather; a step forwards each segment as soon as the step before produced it. */
+ * ring reduce-scatter then all-gather; a step forwards each segment as soon as the step before produced it
+ * (coll_schedule.c runs the steps). A ring of 4 may all-reduce by halving instead (coll_halving.c). */
 #include "coll.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <string.h>
-
-/* One step of a ring schedule: send a chunk to the right, receive one from the left (optionally folding it
- * with this rank's contribution). A step's send may only use bytes that its gate step has already
- * received and folded: that is what pipelines the ring. */
-typedef struct ring_step {
-    const unsigned char *send;
-    size_t send_len;
-    unsigned char *recv;
-    size_t recv_len;
-    unsigned char *fold_dst;         /* NULL: recv is final; else fold_dst = recv op fold_b */
-    const unsigned char *fold_b;
-    int recv_second;                 /* fold_dst = fold_b op recv instead (the received operand second) */
-    int gate;                        /* index of the gating step, or -1 */
-} ring_step_t;
-
-typedef struct ring_run {
-    tbmcoll_comm_t *c;
-    tbmcoll_link_t *in, *out;        /* receive on in (the left), send on out (the right); may be one link */
-    ring_step_t *st;
-    int n;
-    tbm_dtype_t dt;
-    tbm_redop_t op;
-    size_t esize;
-    const char *what;
-    int ss;                          /* current send step, bytes sent in it */
-    size_t sent;
-    int rs;                          /* current receive step, bytes received and folded in it */
-    size_t got, done;
-} ring_run_t;
 
 static int mod(int a, int n)
 {
     return ((a % n) + n) % n;
-}
-
-/* Skip steps with nothing to send or receive (empty chunks when count < ranks). */
-static void skip_empty(ring_run_t *r)
-{
-    while (r->ss < r->n && r->st[r->ss].send_len == 0)
-        r->ss++;
-    while (r->rs < r->n && r->st[r->rs].recv_len == 0)
-        r->rs++;
-}
-
-/* Bytes of the current send step that may go out now. */
-static size_t send_avail(const ring_run_t *r)
-{
-    const ring_step_t *s = &r->st[r->ss];
-    size_t ready;
-
-    if (s->gate < 0 || s->gate < r->rs)
-        return s->send_len;
-    ready = s->gate == r->rs ? r->done : 0;
-    return ready < s->send_len ? ready : s->send_len;
-}
-
-/* Fold the received bytes of the current step in segments (whole elements); all of them at the end. */
-static void fold_received(ring_run_t *r)
-{
-    ring_step_t *s = &r->st[r->rs];
-    size_t upto = r->got;
-
-    if (!s->fold_dst) {
-        r->done = r->got;
-        return;
-    }
-    if (r->got < s->recv_len) {
-        if (r->got - r->done < r->c->opts.segment_bytes)
-            return;
-        upto = r->done + (r->got - r->done) / r->esize * r->esize;
-    }
-    if (s->recv_second)
-        tbmcoll_reduce(r->c, s->fold_dst + r->done, s->fold_b + r->done, s->recv + r->done,
-                       (upto - r->done) / r->esize, r->dt, r->op);
-    else
-        tbmcoll_reduce(r->c, s->fold_dst + r->done, s->recv + r->done, s->fold_b + r->done,
-                       (upto - r->done) / r->esize, r->dt, r->op);
-    r->done = upto;
-}
-
-/* One receive on the in link; 0 or an error code (tbmcoll_xfer_step). */
-static int do_recv(ring_run_t *r)
-{
-    ring_step_t *s = &r->st[r->rs];
-    tbmcoll_xfer_t x = { .link = r->in, .is_send = 0, .buf = s->recv, .len = s->recv_len, .done = r->got };
-    int code = tbmcoll_xfer_step(r->c, &x);
-
-    if (code)
-        return code;
-    r->got = x.done;
-    fold_received(r);
-    if (r->done == s->recv_len) {
-        r->rs++;
-        r->got = r->done = 0;
-    }
-    return 0;
-}
-
-/* One send on the out link, of what the gate allows; 0 or an error code. */
-static int do_send(ring_run_t *r)
-{
-    ring_step_t *s = &r->st[r->ss];
-    tbmcoll_xfer_t x = { .link = r->out, .is_send = 1, .buf = (unsigned char *)s->send,
-                         .len = send_avail(r), .done = r->sent };
-    int code = tbmcoll_xfer_step(r->c, &x);
-
-    if (code)
-        return code;
-    r->sent = x.done;
-    if (r->sent == s->send_len) {
-        r->ss++;
-        r->sent = 0;
-    }
-    return 0;
-}
-
-/* Fail naming the neighbours whose links failed (code != 0) or, when stalled, those we wait for. A failure
- * on one side looks at the other side too: when both neighbours have closed, both are named. */
-static int ring_fail(ring_run_t *r, int left_code, int right_code, int stalled)
-{
-    tbmcoll_xfer_t lx = { .link = r->in, .is_send = 0 }, rx = { .link = r->out, .is_send = 1 };
-    tbmcoll_xfer_t *xs[2], *waiting[1] = { &lx };
-    int codes[2], n = 0;
-
-    if (!stalled && !left_code)
-        left_code = tbmcoll_peer_closed(r->in->fd);
-    if (!stalled && !right_code && r->out != r->in)
-        right_code = tbmcoll_peer_closed(r->out->fd);
-    if (r->out == r->in && right_code) {   /* one peer: named once */
-        left_code = left_code ? left_code : right_code;
-        right_code = 0;
-    }
-    if (left_code)
-        xs[n] = &lx, codes[n++] = left_code;
-    if (right_code)
-        xs[n] = &rx, codes[n++] = right_code;
-    if (stalled)
-        return tbmcoll_fail_stalled(r->c, xs, n, r->what);
-    /* the left still owes data and did not fail: name it as awaited (it may be the cause) */
-    return tbmcoll_fail_xfers(r->c, xs, codes, n, waiting, !left_code && r->rs < r->n, r->what);
-}
-
-/* Move what can move now without waiting: receive from the left, send what the gate allows to the right.
- * Returns 1 when something moved, 0 when nothing did, -1 after failing. */
-static int ring_try(ring_run_t *r)
-{
-    int ss = r->ss, rs = r->rs, lcode = 0, rcode = 0;
-    size_t sent = r->sent, got = r->got;
-
-    if (r->rs < r->n)
-        lcode = do_recv(r);
-    if (r->ss < r->n && send_avail(r) > r->sent)
-        rcode = do_send(r);
-    if (lcode || rcode)
-        return ring_fail(r, lcode, rcode, 0);
-    return ss != r->ss || rs != r->rs || sent != r->sent || got != r->got;
-}
-
-/* Sleep in poll until the left has data or the right takes data, bounded by io_timeout. While this rank
- * still owes the right neighbour data, the right link is also watched for its closing (nothing else arrives
- * on it during a collective), so the death of the right neighbour is seen even while this rank only
- * receives. Returns 0, or -1 after failing. */
-static int ring_wait(ring_run_t *r, int *watch_right)
-{
-    struct pollfd p[2];
-    int want_send = r->ss < r->n && send_avail(r) > r->sent, want_recv = r->rs < r->n, rc, code;
-
-    *watch_right = *watch_right && r->ss < r->n;   /* once all is sent, the right may finish and close */
-    if (!want_send && !want_recv)
-        return tbmcoll_fail(r->c, "%s: the ring schedule waits on itself (step %d)", r->what, r->ss);
-    p[0] = (struct pollfd){ .fd = want_recv ? r->in->fd : -1, .events = POLLIN };
-    p[1] = (struct pollfd){ .fd = want_send || *watch_right ? r->out->fd : -1,
-                            .events = (short)((want_send ? POLLOUT : 0) | (*watch_right ? POLLIN : 0)) };
-    do
-        rc = poll(p, 2, r->c->opts.io_timeout_ms);
-    while (rc < 0 && errno == EINTR);
-    if (rc < 0)
-        return tbmcoll_fail(r->c, "%s: poll failed: %s", r->what, strerror(errno));
-    if (rc == 0)
-        return ring_fail(r, want_recv, !want_recv, 1);
-    if (*watch_right && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-        if ((code = tbmcoll_peer_closed(r->out->fd)) != 0)
-            return ring_fail(r, 0, code, 0);
-        *watch_right = !(p[1].revents & POLLIN);   /* data from the right is not ours: stop watching */
-    }
-    return 0;
-}
-
-/* Run a schedule: move data while it moves, yield briefly (and spin up to spin_us), then sleep in poll. */
-static int ring_run(ring_run_t *r)
-{
-    tbmcoll_idle_t idle = { 0, 0 };
-    int watch_right = 1, moved;
-    long long t0;
-
-    for (skip_empty(r); r->ss < r->n || r->rs < r->n; skip_empty(r)) {
-        if ((moved = ring_try(r)) < 0)
-            return -1;
-        if (moved) {
-            idle.rounds = 0;
-            continue;
-        }
-        t0 = tbmcoll_tick(r->c);
-        if (!tbmcoll_idle(r->c, &idle)) {
-            r->c->stats.polls++;
-            if (ring_wait(r, &watch_right) < 0)
-                return -1;
-        }
-        tbmcoll_tock(r->c, &r->c->stats.wait_us, t0);
-    }
-    return 0;
 }
 
 /* The reduce-scatter / all-gather schedule, steps first..last of 0 .. 2n-3. Step s sends chunk r-s-1 and
@@ -233,18 +25,16 @@ typedef struct ring_bufs {
 static int rs_ag(tbmcoll_comm_t *c, const ring_bufs_t *b, int first, int last, tbm_dtype_t dt, tbm_redop_t op,
                  const char *what)
 {
-    ring_step_t st[2 * TBM_MLX_RING_MAX];
-    ring_run_t run = { .c = c, .in = &c->left, .out = &c->right, .st = st, .n = 0, .dt = dt, .op = op,
-                       .esize = tbm_dtype_size(dt), .what = what };
-    size_t soff, slen, roff, rlen;
-    int s, n = c->size;
+    tbmcoll_step_t st[2 * TBM_MLX_RING_MAX];
+    size_t soff, slen, roff, rlen, esize = tbm_dtype_size(dt);
+    int s, k = 0, n = c->size;
 
-    for (s = first; s <= last; s++) {
-        ring_step_t *t = &st[run.n];
-        tbmcoll_chunk_bytes(c, b->count, run.esize, mod(c->rank - s - 1, n), &soff, &slen);
-        tbmcoll_chunk_bytes(c, b->count, run.esize, mod(c->rank - s - 2, n), &roff, &rlen);
-        *t = (ring_step_t){ .send = (s == 0 ? b->src : b->work) + soff, .send_len = slen, .recv_len = rlen,
-                            .gate = s == first ? -1 : run.n - 1 };
+    for (s = first; s <= last; s++, k++) {
+        tbmcoll_step_t *t = &st[k];
+        tbmcoll_chunk_bytes(c, b->count, esize, mod(c->rank - s - 1, n), &soff, &slen);
+        tbmcoll_chunk_bytes(c, b->count, esize, mod(c->rank - s - 2, n), &roff, &rlen);
+        *t = (tbmcoll_step_t){ .send = (s == 0 ? b->src : b->work) + soff, .send_len = slen, .recv_len = rlen,
+                               .gate = s == first ? -1 : k - 1 };
         if (s < n - 1) {
             t->recv = b->scratch;
             t->fold_dst = (s == n - 2 && b->out) ? b->out : b->work + roff;
@@ -252,9 +42,8 @@ static int rs_ag(tbmcoll_comm_t *c, const ring_bufs_t *b, int first, int last, t
         } else {
             t->recv = b->work + roff;
         }
-        run.n++;
     }
-    return ring_run(&run);
+    return tbmcoll_schedule_run(c, &c->left, &c->right, st, k, dt, op, what);
 }
 
 static unsigned char *chunk_scratch(tbmcoll_comm_t *c, size_t count, size_t esize, size_t extra)
@@ -352,24 +141,12 @@ static int ring_broadcast(tbmcoll_comm_t *c, void *buf, size_t count, tbm_dtype_
 {
     int d = mod(c->rank - root, c->size);
     size_t bytes = count * tbm_dtype_size(dt);
-    ring_step_t st = { .send = buf, .send_len = d < c->size - 1 ? bytes : 0, .recv = buf,
-                       .recv_len = d > 0 ? bytes : 0, .gate = d > 0 ? 0 : -1 };
-    ring_run_t run = { .c = c, .in = &c->left, .out = &c->right, .st = &st, .n = 1, .dt = dt,
-                       .esize = tbm_dtype_size(dt), .what = "broadcast" };
+    tbmcoll_step_t st = { .send = buf, .send_len = d < c->size - 1 ? bytes : 0, .recv = buf,
+                          .recv_len = d > 0 ? bytes : 0, .gate = d > 0 ? 0 : -1 };
 
-    return c->size == 1 ? 0 : ring_run(&run);
-}
-
-int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
-                      size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
-                      tbm_redop_t op, const char *what)
-{
-    ring_step_t st = { .send = send, .send_len = send_len, .recv = recv, .recv_len = recv_len,
-                       .fold_dst = fold_dst, .fold_b = fold_b, .recv_second = recv_second, .gate = -1 };
-    ring_run_t run = { .c = c, .in = l, .out = l, .st = &st, .n = 1, .dt = dt, .op = op,
-                       .esize = tbm_dtype_size(dt), .what = what };
-
-    return ring_run(&run);
+    if (c->size == 1)
+        return 0;
+    return tbmcoll_schedule_run(c, &c->left, &c->right, &st, 1, dt, TBM_OP_SUM, "broadcast");
 }
 
 const tbmcoll_ops_t tbmcoll_ring_ops = {

@@ -70,14 +70,14 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len);
  * ranks that share one kernel; cpus[r] is that machine's count of online cores, as rank r saw it), and only
  * when the ranks' connections go through network devices (loopback 0), whose work then shares those cores
  * too: several simulated hosts on one machine, like the embedded lab's Macs. A rule from measurement (the
- * figures are in kernels/README.md): there halving and doubling, which pairs the ranks step by step, was
+ * figures are in kernels/HISTORY.md): there halving and doubling, which pairs the ranks step by step, was
  * ahead in every run, while over loopback (loopback 1) the direct all-reduce was; with a machine (and
  * cores) per rank the direct all-reduce drives all n-1 links at once, which halving and doubling cannot. */
 int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback);
 
 /* Whether a mesh's extra TCP streams per pair (opts.streams) pay: they spread the kernel's network work of
  * one transfer over cores the ranks do not use, so only where every machine has more cores (cpus[r], of
- * rank r's machine host[r]) than ranks. Measured (kernels/README.md): the lab's 4 ranks on 2 cores moved 1.2x
+ * rank r's machine host[r]) than ranks. Measured (kernels/HISTORY.md): the lab's 4 ranks on 2 cores moved 1.2x
  * more with one stream than with three, and 2 ranks on 2 cores over loopback the same with either. 0 with
  * host or cpus NULL or n < 1. */
 int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus);
@@ -110,7 +110,7 @@ int tbm_staging_pays(double aligned_ns, double past_ns);
  * may use the CPUs cpus[0..ncpus-1]: on cpus[rank] of its own when every rank can have one, as Open MPI's
  * mpirun binds its ranks to cores when they fit. Unbound, the scheduler moves two busy ranks onto one core
  * now and then, and each such moment costs both (measured here, 2 ranks on 2 cores: the 8-byte all-reduce's
- * median 12.5 us bound against 15.0 unbound; kernels/README.md). Returns the CPU, or -1: leave the rank
+ * median 12.5 us bound against 15.0 unbound; kernels/HISTORY.md). Returns the CPU, or -1: leave the rank
  * unbound (more ranks than CPUs, rank out of range). */
 int tbm_local_cpu(int rank, int n, const int *cpus, int ncpus);
 
