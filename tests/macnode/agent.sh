@@ -424,20 +424,32 @@ expect_eq "the next task runs, on another server" "$(fwd sh -c 'echo $PPID' | gr
 
 # a user holds at most 64 connections at once (a 65th is refused as busy, root still gets in); the servers
 # those leave idle count for nobody
+HOLD=$((700000 + $$ % 100000))   # this run's own sleep (another run on the machine has its own)
+hold_one() {
+    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep "$HOLD" > "$T/hold.$1" 2>&1) &
+    held[$1]=$!
+}
 held=()
-for i in $(seq 64); do
-    (cd "$W" && TBMESH_GRANT=$(grant) as_user "$MACNODE" exec --agent "$AGENT" -- sleep 6060 > /dev/null 2>&1) &
-    held+=($!)
+for i in $(seq 64); do hold_one "$i"; done
+# up to 2 min on a loaded machine; a forwarder that could not get in then (its hello later than the agent's
+# gate allows, say) is started again, and how many were is printed
+again=0
+for _ in $(seq 1200); do
+    [ "$(pgrep -u "$USER_UID" -fc "^sleep $HOLD\$")" -ge 64 ] && break
+    for i in $(seq 64); do
+        kill -0 "${held[$i]}" 2>/dev/null && continue
+        echo "# forwarder $i ended before its task ran: $(tail -n1 "$T/hold.$i")"; again=$((again + 1)); hold_one "$i"
+    done
+    sleep 0.1
 done
-# (sleep 6060: another run of these tests on the machine has its own sleeps of the same user)
-for _ in $(seq 1200); do [ "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" -ge 64 ] && break; sleep 0.1; done   # up to 2 min on a loaded machine
-expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -fc '^sleep 6060$')" 64
+echo "# 64 forwarders held, $again started again"
+expect_eq "64 tasks of one user run at once" "$(pgrep -u "$USER_UID" -fc "^sleep $HOLD\$")" 64
 out=$(fwd echo over 2>&1); rc=$?
 expect_eq "a 65th connection of the user fails its forwarder (255)" "$rc" 255
 expect_in "... refused as busy, saying why" "$out" \
     "busy: this user has all the connections to the agent a user may have (256 in all, 64 per user, 16 kept for root)"
 expect_eq "... root's still gets in" "$(cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- echo root)" root
-pkill -u "$USER_UID" -f '^sleep 6060$'; wait "${held[@]}"
+pkill -u "$USER_UID" -f "^sleep $HOLD\$"; wait "${held[@]}"; rm -f "$T"/hold.*
 expect_eq "once they ended, the user gets in again" "$(fwd echo back)" back
 
 # users holding every connection they can, idle after a probe (four users: 64 each, 256 in all, as many as the
@@ -456,8 +468,12 @@ start=$SECONDS
 # connection freed so is taken again: at least 240 were answered
 n=$(cat "$T"/held.* | grep -c '^conn [0-9]* facts$')
 expect_eq "users hold (at least) the 240 connections they may have" "$([ "$n" -ge 240 ] && echo yes || echo "$n")" yes
-expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 'error busy')" \
-    "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
+if [ "$n" -ge 256 ]; then   # every one was answered: the first were closed idle before the last came
+    echo "# all 256 were answered (the first closed idle before the last came, a loaded machine): no refusal to see"
+else
+    expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 'error busy')" \
+        "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
+fi
 out=$("$MACNODE" probe --agent "$AGENT" --node testnode --compact 2>&1)
 expect_in "root's probe (its health check) still answers" "$out" '"tbmesh_facts":'
 expect_in "root's usage too" "$("$MACNODE" usage --agent "$AGENT" --job 99 --step 0 2>&1)" '"running":0'
