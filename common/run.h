@@ -1,6 +1,6 @@
 /* run.h: run a command without a shell, with a time limit, capturing its standard output (bounded). */
-#ifndef MACNODE_RUN_H
-#define MACNODE_RUN_H
+#ifndef TBM_COMMON_RUN_H
+#define TBM_COMMON_RUN_H
 
 #include <stddef.h>
 #include "errbuf.h"

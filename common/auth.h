@@ -1,7 +1,7 @@
 /* auth.h: MUNGE for the bridge-agent protocol: make a credential (a connection's hello, a root-made job
  * grant) and decode one, saying who made it and until when it is good. */
-#ifndef MACNODE_AUTH_H
-#define MACNODE_AUTH_H
+#ifndef TBM_COMMON_AUTH_H
+#define TBM_COMMON_AUTH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* client.h: the client side of the bridge-agent protocol, shared by macnode exec, cleanup, probe --agent and check:
  * connect, have the agent prove itself (lib/proto.h: prove, proof), authenticate (MUNGE hello), then one
  * request and its reply. */
-#ifndef MACNODE_CLIENT_H
-#define MACNODE_CLIENT_H
+#ifndef TBM_COMMON_CLIENT_H
+#define TBM_COMMON_CLIENT_H
 
 #include "errbuf.h"
 #include "facts.h"

@@ -1,7 +1,7 @@
 /* wire.h: the bridge-agent protocol on a socket: send messages and data frames, receive whole frames with
  * a deadline, connect and listen on ADDR:PORT. Shared by macnoded and macnode exec (framing is lib/proto). */
-#ifndef MACNODE_WIRE_H
-#define MACNODE_WIRE_H
+#ifndef TBM_COMMON_WIRE_H
+#define TBM_COMMON_WIRE_H
 
 #include <stddef.h>
 #include <sys/socket.h>
