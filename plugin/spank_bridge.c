@@ -31,6 +31,7 @@
 
 #include <json-c/json.h>
 #include "tbm_slurm.h"
+#include "run.h"
 
 #define FORWARDER_BESIDE "../libexec/slurm-tbmesh/macnode-forward"   /* from macnode's folder */
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
@@ -39,6 +40,7 @@
 #define GREET_CONNECT_MS 200   /* how long the task's early connection may take before the forwarder is left
                                 * to connect itself (and to say what is wrong) */
 #define GREET_PROOF_MS 1000    /* ... and the agent's proof on it */
+#define MACNODE_RUN_MS 300000  /* the longest a macnode command of an epilog may take */
 
 static char *grant;     /* made as root for this task */
 static long long grant_start, grant_end;   /* when (tbm_now_us), for the forwarder's launch times */
@@ -304,16 +306,23 @@ void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, 
 
 int tbm_spank_run_macnode(char **argv)
 {
-    int status;
-    pid_t pid = fork();
+    extern char **environ;
+    char sock[sizeof(tbm_spank_args.munge_socket) + 32], *name = argv[0];
+    const char *add[] = { sock, NULL };
+    run_opts_t o = { .env = environ, .env_add = tbm_spank_args.munge_socket[0] ? add : NULL,
+                     .timeout_ms = MACNODE_RUN_MS, .truncate = 1, .stderr_to = RUN_STDERR_PASS };
+    tbm_err_t err = { { 0 } };
+    run_out_t r;
+    int rc;
 
-    if (pid == 0) {
-        if (tbm_spank_args.munge_socket[0])
-            setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args.munge_socket, 1);
-        execv(tbm_spank_args.macnode, argv);
-        _exit(127);
-    }
-    return pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
+    snprintf(sock, sizeof(sock), "TBMESH_MUNGE_SOCKET=%s", tbm_spank_args.munge_socket);
+    argv[0] = tbm_spank_args.macnode;
+    rc = run_command((const char *const *)argv, &o, &r, &err);
+    argv[0] = name;
+    if (rc < 0)
+        slurm_error("tbmesh: %s", err.msg);
+    run_out_free(&r);
+    return rc == 0 ? 0 : -1;
 }
 
 /* A TCP connection to the agent ("addr:port") made within ms: its fd (blocking, TCP_NODELAY, kept across
