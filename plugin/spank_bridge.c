@@ -64,9 +64,9 @@ static int make_grant(spank_t sp, char **out, tbm_err_t *err)
     g.hello = 1;   /* it opens the task's connection itself (greet_agent) */
     if (!(payload = tbm_grant_payload(&g, err)))
         return -1;
-    *out = auth_encode(munge_socket(), payload, strlen(payload), 0, err);
+    *out = auth_encode_doing("make the job grant", munge_socket(), payload, strlen(payload), 0, err);
     free(payload);
-    return *out ? 0 : tbm_errprefix(err, "the job grant: ");
+    return *out ? 0 : -1;
 }
 
 /* srun --mpi=pmix (or pmi2) in bridge mode: the PMI server is slurmstepd's, on the bridge host, where an MPI
