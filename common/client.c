@@ -49,13 +49,13 @@ static int within(const client_t *c, int ms)
 static int expect_within(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, int ms, tbm_err_t *err)
 {
     char who[160];
-    int rc = wire_next_msg(c->fd, &c->dec, m, within(c, ms), err);
+    int rc = wire_next_msg(c->fd, &c->dec, m, within(c, ms), err), why = errno;
 
     client_who(c, who, sizeof(who));
     if (rc == 0)
         return failed(c, CLIENT_CLOSED), tbm_errprintf(err, "%s closed the connection without a reply", who);
     if (rc < 0)
-        return failed(c, errno == EPROTO ? CLIENT_ANSWERED : errno == ETIMEDOUT ? CLIENT_SILENT : CLIENT_CLOSED),
+        return failed(c, why == EPROTO ? CLIENT_ANSWERED : why == ETIMEDOUT ? CLIENT_SILENT : CLIENT_CLOSED),
                tbm_errprefix(err, "from %s: ", who);
     if (m->type == want)
         return 0;
