@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "json_read.h"
 #include "scalar.h"
+#include "utctime.h"
 
 static void usage(FILE *out)
 {
@@ -105,12 +106,9 @@ static const char *absent_why(json_object *o, const char *key)
 static void when(json_object *job, const char *key, char *buf, size_t len)
 {
     json_object *v = tbm_json_typed(job, key, json_type_int);
-    time_t t;
-    struct tm tm;
 
-    snprintf(buf, len, "-");
-    if (v && (t = (time_t)json_object_get_int64(v)) > 0 && gmtime_r(&t, &tm))
-        strftime(buf, len, "%Y-%m-%d %H:%M:%SZ", &tm);
+    if (!v || tbm_utc_iso((time_t)json_object_get_int64(v), TBM_UTC_EXTENDED, buf, len) < 0)
+        snprintf(buf, len, "-");
 }
 
 static void show_fact(const char *label, json_object *o, const char *key)

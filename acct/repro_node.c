@@ -23,10 +23,12 @@
 #include "json_read.h"
 #include "proto.h"
 #include "record.h"
+#include "run.h"
 #include "strbuf.h"
 
 #define META_HEAD 65536   /* the headers come first; the description after them can be long */
 #define OUT_MAX (8u << 20)
+#define PROBE_OUT_MAX (4u << 20)   /* the most read of `macnode probe` */
 
 const char *repro_env(char *const *env, const char *name)
 {
@@ -350,78 +352,52 @@ json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), 
     return out;
 }
 
-/* Start `macnode ARGS...` with its stdout on a pipe (stderr to /dev/null). */
-static int macnode_start(repro_probe_t *p, const char *macnode, char *const argv[])
+/* How `macnode probe` runs: our environment, its stderr dropped, its facts at most PROBE_OUT_MAX bytes. */
+static run_opts_t probe_opts(int timeout_ms)
 {
-    int fd[2], devnull;
+    extern char **environ;
+    run_opts_t o = { .env = environ, .timeout_ms = timeout_ms, .max = PROBE_OUT_MAX };
 
-    p->pid = -1;
-    p->fd = -1;
-    if (pipe2(fd, O_CLOEXEC) < 0)
-        return -1;
-    if ((p->pid = fork()) == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        if ((devnull = open("/dev/null", O_WRONLY)) >= 0)
-            dup2(devnull, STDERR_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execv(macnode, argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    if (p->pid < 0) {
-        close(fd[0]);
-        return -1;
-    }
-    p->fd = fd[0];
-    return 0;
-}
-
-/* Its output within timeout_ms (killed after), and its wait status in *status. malloc'd text or NULL. */
-static char *macnode_finish(repro_probe_t *p, int timeout_ms, int *status)
-{
-    char *text = p->fd >= 0 ? read_until(p->fd, tbm_now_ms() + timeout_ms, 4u << 20) : NULL;
-
-    *status = -1;
-    if (p->fd >= 0)
-        close(p->fd);
-    if (p->pid > 0) {
-        if (!text)
-            kill(p->pid, SIGKILL);
-        waitpid(p->pid, status, 0);
-    }
-    p->fd = p->pid = -1;
-    return text;
+    return o;
 }
 
 int repro_probe_start(repro_probe_t *p, const char *macnode, const char *agent, const char *node,
                       const char *munge_socket)
 {
     /* --node: the Mac the agent must prove to be, whatever tbmesh.conf the probe would find itself */
-    char *argv[] = { "macnode", "probe", "--agent", (char *)agent, "--node", (char *)node, "--compact",
-                     munge_socket && *munge_socket ? "--munge-socket" : NULL, (char *)munge_socket, NULL };
+    const char *argv[] = { macnode, "probe", "--agent", agent, "--node", node, "--compact",
+                           munge_socket && *munge_socket ? "--munge-socket" : NULL, munge_socket, NULL };
+    run_opts_t o = probe_opts(0);
+    run_proc_t run;
+    int rc = run_start(argv, &o, &run, NULL);
 
-    return macnode_start(p, macnode, argv);
+    p->pid = run.pid;
+    p->fd = run.out;
+    return rc;
 }
 
 void repro_probe_finish(repro_probe_t *p, json_object *node, const char *agent, int timeout_ms)
 {
     char why[600];
     tbm_host_facts_t *f = NULL;
-    tbm_err_t err = { { 0 } };
-    int status;
-    char *text = macnode_finish(p, timeout_ms, &status);
+    tbm_err_t err = { { 0 } }, ran = { { 0 } };
+    run_proc_t run = { .pid = p->pid, .out = p->fd, .err = -1, .name = "macnode" };
+    run_opts_t o = probe_opts(timeout_ms);
+    run_out_t r;
+    int rc = run_finish(&run, &o, &r, &ran);
+    const char *text = rc >= 0 ? r.out : NULL;
 
+    p->fd = p->pid = -1;
     if (text && *text && (f = malloc(sizeof(*f))) && tbm_facts_from_json(text, strlen(text), f, &err) == 0) {
         tbm_record_node_facts(node, f);
     } else {
         tbm_record_fmt(why, sizeof(why), "macnode probe --agent %s gave no facts (%s)", agent,
-                       !text ? "no answer in time" : err.msg[0] ? err.msg
-                       : WIFEXITED(status) ? "the agent could not be asked" : "it died");
+                       r.timed_out ? "no answer in time" : rc < 0 && r.status > 128 ? "it died"
+                       : rc < 0 ? ran.msg : err.msg[0] ? err.msg : "the agent could not be asked");
         tbm_record_node_absent(node, why);
     }
     free(f);
-    free(text);
+    run_out_free(&r);
 }
 
 /* ---- what the record learns as the job's user, and from every node ---- */

@@ -2,22 +2,21 @@
 #include "config.h"
 #include "repro_sync.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hostlist.h"
 #include "json_read.h"
+#include "run.h"
 #include "scalar.h"
 
 #define SACCT_FIELDS "JobIDRaw,State,ExitCode,Submit,Start,End,User,UID,Account,Partition,NodeList,AdminComment"
 #define SACCT_MAX (64u << 20)
+#define SACCT_MS 300000   /* the longest sacct may take */
 
 enum { F_ID, F_STATE, F_EXIT, F_SUBMIT, F_START, F_END, F_USER, F_UID, F_ACCOUNT, F_PARTITION, F_NODES, F_ADMIN, F_N };
 
@@ -34,58 +33,32 @@ static int is_final(const char *state)
     return 0;
 }
 
-/* sacct's output (no shell), malloc'd, or NULL with the reason on stderr. */
+/* sacct's output (no shell; at most SACCT_MS), malloc'd, or NULL with the reason on stderr. */
 static char *run_sacct(const char *since, const char *jobs)
 {
-    char *argv[16], *out = NULL;
-    int n = 0, fd[2], status;
-    size_t len = 0, cap = 0;
-    ssize_t got;
-    pid_t pid;
+    extern char **environ;
+    run_opts_t o = { .env = environ, .timeout_ms = SACCT_MS, .max = SACCT_MAX, .stderr_to = RUN_STDERR_PASS };
+    const char *argv[16];
+    tbm_err_t err = { { 0 } };
+    run_out_t r;
+    int n = 0, rc;
 
     argv[n++] = "sacct", argv[n++] = "-a", argv[n++] = "-X", argv[n++] = "-n", argv[n++] = "-P";
     argv[n++] = "-o", argv[n++] = SACCT_FIELDS;
     if (since)
-        argv[n++] = "-S", argv[n++] = (char *)since;
+        argv[n++] = "-S", argv[n++] = since;
     if (jobs)
-        argv[n++] = "-j", argv[n++] = (char *)jobs;
+        argv[n++] = "-j", argv[n++] = jobs;
     argv[n] = NULL;
-    if (pipe2(fd, O_CLOEXEC) < 0 || (pid = fork()) < 0)
-        return fprintf(stderr, "tbmesh repro: cannot run sacct: %s\n", strerror(errno)), NULL;
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execvp("sacct", argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        if (len + 65536 + 1 > cap) {
-            char *grown = cap + 65536 <= SACCT_MAX ? realloc(out, cap += 65536 * 4) : NULL;
-            if (!grown)
-                break;
-            out = grown;
-        }
-        got = read(fd[0], out + len, cap - len - 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd[0]);
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "tbmesh repro: sacct failed (exit %d): is slurmdbd reachable?\n",
-                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        free(out);
-        return NULL;
-    }
-    if (!out)
-        out = calloc(1, 1);
-    else
-        out[len] = '\0';
-    return out;
+    rc = run_command(argv, &o, &r, &err);
+    if (rc < 0)
+        fprintf(stderr, "tbmesh repro: cannot run sacct: %s\n", err.msg);
+    else if (rc != 0)
+        fprintf(stderr, "tbmesh repro: sacct failed (exit %d): is slurmdbd reachable?\n", rc);
+    if (rc == 0)
+        return r.out;
+    run_out_free(&r);
+    return NULL;
 }
 
 static long long sacct_time(const char *s)

@@ -5,82 +5,54 @@
 #include "config.h"
 #include "store.h"
 
-#include <munge.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "json_read.h"
 
 #define SEAL_KIND "tbmesh-record-seal"
 
-static munge_ctx_t context(const tbm_store_t *st, tbm_err_t *err)
+/* munged's socket for the store; NULL: libmunge's default. */
+static const char *munge_socket(const tbm_store_t *st)
 {
-    munge_ctx_t ctx = munge_ctx_create();
-
-    if (!ctx)
-        return tbm_errprintf(err, "munge: out of memory"), NULL;
-    if (st->munge_socket[0] && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, st->munge_socket) != EMUNGE_SUCCESS) {
-        tbm_errprintf(err, "munge: cannot use the socket %s", st->munge_socket);
-        munge_ctx_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
+    return st->munge_socket[0] ? st->munge_socket : NULL;
 }
 
 char *tbm_seal_make(const tbm_store_t *st, uint32_t job, const char *sha256, const tbm_seal_what_t *what,
                     tbm_err_t *err)
 {
-    char payload[640], *cred = NULL;
-    munge_ctx_t ctx = context(st, err);
-    munge_err_t rc;
+    char payload[640], doing[64];
 
-    if (!ctx)
-        return NULL;
     snprintf(payload, sizeof(payload), "{\"seal\":\"%s\",\"v\":1,\"cluster\":\"%s\",\"job\":%u,\"sha256\":\"%s\","
              "\"phase\":\"%s\",\"restarts\":%lld}", SEAL_KIND, st->cluster, job, sha256,
              what && strspn(what->phase, "abcdefghijklmnopqrstuvwxyz") == strlen(what->phase) ? what->phase : "",
              what ? what->restarts : 0);
-    rc = munge_encode(&cred, ctx, payload, (int)strlen(payload));
-    if (rc != EMUNGE_SUCCESS) {
-        tbm_errprintf(err, "munge: cannot seal the record of job %u: %s (is munged running%s%s?)", job,
-                      munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(rc),
-                      st->munge_socket[0] ? " at " : "", st->munge_socket);
-        cred = NULL;
-    }
-    munge_ctx_destroy(ctx);
-    return cred;
+    snprintf(doing, sizeof(doing), "seal the record of job %u", job);
+    return auth_encode_doing(doing, munge_socket(st), payload, strlen(payload), 0, err);
 }
 
 int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const char *sha256, tbm_seal_what_t *what,
                    tbm_err_t *err)
 {
-    munge_ctx_t ctx = context(st, err);
-    void *payload = NULL;
-    int len = 0, rc = -1;
-    uid_t uid = (uid_t)-1;
-    gid_t gid;
-    munge_err_t mrc;
+    auth_cred_t c;
     json_object *p = NULL;
-    tbm_err_t perr;
+    tbm_err_t perr = { { 0 } };
     const char *kind, *cluster, *digest;
     json_object *j;
+    int rc = -1;
 
-    if (!ctx)
-        return -1;
-    mrc = munge_decode(seal, ctx, &payload, &len, &uid, &gid);
-    if (mrc != EMUNGE_SUCCESS && mrc != EMUNGE_CRED_EXPIRED && mrc != EMUNGE_CRED_REPLAYED &&
-        mrc != EMUNGE_CRED_REWOUND) {
-        tbm_errprintf(err, "the seal of job %u is not a valid MUNGE credential of this cluster: %s", job,
-                      munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(mrc));
+    if (auth_decode_stale(munge_socket(st), seal, &c, &perr) != AUTH_OK) {
+        tbm_errprintf(err, "the seal of job %u is not a valid MUNGE credential of this cluster: %s", job, perr.msg);
         goto out;
     }
-    if (uid != 0) {
+    if (c.uid != 0) {
         tbm_errprintf(err, "the seal of job %u was made by uid %u, not by root: the record was not written by the "
-                      "node", job, (unsigned)uid);
+                      "node", job, (unsigned)c.uid);
         goto out;
     }
-    if (!payload || !(p = tbm_json_parse(payload, (size_t)len, &perr)) || !(kind = tbm_json_str(p, "seal")) ||
+    if (!c.payload || !(p = tbm_json_parse(c.payload, c.len, &perr)) || !(kind = tbm_json_str(p, "seal")) ||
         strcmp(kind, SEAL_KIND) != 0 || !(cluster = tbm_json_str(p, "cluster")) ||
         !(digest = tbm_json_str(p, "sha256")) || !(j = tbm_json_typed(p, "job", json_type_int))) {
         tbm_errprintf(err, "the seal of job %u is a root credential but not a record seal", job);
@@ -105,7 +77,6 @@ int tbm_seal_check(const tbm_store_t *st, const char *seal, uint32_t job, const 
     rc = 0;
 out:
     json_object_put(p);
-    free(payload);
-    munge_ctx_destroy(ctx);
+    auth_cred_free(&c);
     return rc;
 }

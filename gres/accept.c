@@ -84,12 +84,6 @@ static const tbm_conf_node_t *node_of(const acc_t *c, size_t i)
     return &c->conf.nodes[c->grp->nodes[i]];
 }
 
-static void agent_of(const acc_t *c, const tbm_conf_node_t *n, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s:%d", n->agent_addr[0] ? n->agent_addr : n->name,
-             n->agent_port ? n->agent_port : c->conf.agent_port);
-}
-
 /* ---- set-up: tbmesh.conf, the group, the plan ---- */
 
 static int load_conf(acc_t *c)
@@ -215,7 +209,7 @@ static int mac_facts(acc_t *c, const tbm_conf_node_t *n, tbm_host_facts_t *f)
     accept_out_t o;
     int rc;
 
-    agent_of(c, n, agent, sizeof(agent));
+    tbm_conf_agent_of(&c->conf, (int)(n - c->conf.nodes), agent, sizeof(agent));
     rc = accept_run(argv, PROBE_SECONDS, &o);
     if ((rc != 0 && rc != 1) || tbm_facts_from_json(o.out, strlen(o.out), f, &err) < 0) {
         first_line(err.msg[0] ? err.msg : o.err, line, sizeof(line));
@@ -237,7 +231,7 @@ static void mac_health(acc_t *c, const tbm_conf_node_t *n)
     accept_out_t o;
     int rc;
 
-    agent_of(c, n, agent, sizeof(agent));
+    tbm_conf_agent_of(&c->conf, (int)(n - c->conf.nodes), agent, sizeof(agent));
     rc = accept_run(argv, PROBE_SECONDS, &o);
     c->a.macs_checked++;
     first_line(o.err[0] ? o.err : o.out, line, sizeof(line));
@@ -533,11 +527,9 @@ static int record_dir(acc_t *c, char *dir, size_t len)
 static int write_record(acc_t *c, const char *dir, const char *md, const char *json)
 {
     char stamp[32], path[4200];
-    struct tm tm;
     tbm_err_t err = { { 0 } };
 
-    gmtime_r(&c->a.started, &tm);
-    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+    tbm_utc_iso(c->a.started, TBM_UTC_BASIC, stamp, sizeof(stamp));
     snprintf(path, sizeof(path), "%s/%s-%s.md", dir, c->a.group, stamp);
     if (tbm_write_file_atomic(path, md, strlen(md), 0644, &err) < 0)
         return fprintf(stderr, "tbmesh accept: %s (give --out DIR to write it elsewhere)\n", err.msg), -1;

@@ -6,19 +6,20 @@
 #include "tbmesh.h"
 
 #include <getopt.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <json-c/json.h>
+
+#include "run.h"
 
 #define EXIT_UNFIT 1
 #define EXIT_USAGE 2
 #define EXIT_INPUT 3
 
 #define FACTS_MAX_BYTES (4u << 20)
+#define DOT_MS 60000   /* the longest Graphviz may take to draw the cabling */
 
 typedef struct inventory {
     tbm_host_facts_t *hosts;
@@ -189,20 +190,22 @@ static int write_one(const char *dir, const char *name, const char *text)
     return 0;
 }
 
-/* cabling.svg from cabling.dot with Graphviz's dot, when it is installed (no shell). */
+/* cabling.svg from cabling.dot with Graphviz's dot, when it is installed (no shell, DOT_MS at most). */
 static void draw_svg(const char *dir)
 {
-    char dot[4096], svg[4096], *argv[] = { "dot", "-Tsvg", "-o", svg, dot, NULL };
     extern char **environ;
-    pid_t pid;
-    int status;
+    char dot[4096], svg[4096];
+    const char *argv[] = { "dot", "-Tsvg", "-o", svg, dot, NULL };
+    run_opts_t o = { .env = environ, .timeout_ms = DOT_MS, .truncate = 1, .stderr_to = RUN_STDERR_PASS };
+    run_out_t r;
+    int rc;
 
     snprintf(dot, sizeof(dot), "%s/cabling.dot", dir);
     snprintf(svg, sizeof(svg), "%s/cabling.svg", dir);
-    if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ) != 0)
-        return;   /* no Graphviz: the DOT file is the drawing */
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    rc = run_command(argv, &o, &r, NULL);
+    if (rc != 0 && r.status >= 0)   /* it ran (no Graphviz: the DOT file is the drawing) */
         fprintf(stderr, "tbmesh inventory: dot could not draw %s (the DOT file is still there)\n", svg);
+    run_out_free(&r);
 }
 
 static int write_outputs(const inventory_t *inv, const char *dir)

@@ -15,6 +15,7 @@
 
 #include "json_read.h"
 #include "strbuf.h"
+#include "utctime.h"
 
 #define CRATE_SPEC       "https://w3id.org/ro/crate/1.1"
 #define CRATE_CONTEXT    "https://w3id.org/ro/crate/1.1/context"
@@ -91,15 +92,10 @@ static json_object *strings(const char *a, const char *b, const char *c)
 static void iso_time(json_object *job, const char *member, char *buf, size_t len)
 {
     json_object *v = tbm_json_typed(job, member, json_type_int);
-    time_t t;
-    struct tm tm;
 
     buf[0] = '\0';
-    if (!v || json_object_get_int64(v) <= 0)
-        return;
-    t = (time_t)json_object_get_int64(v);
-    if (gmtime_r(&t, &tm))
-        strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (v)
+        tbm_utc_iso((time_t)json_object_get_int64(v), TBM_UTC_EXTENDED, buf, len);
 }
 
 /* A file:// URI for a path (made absolute: "/" in front of a relative one), percent-encoding all but

@@ -4,6 +4,7 @@
 #define TBMESH_H
 
 #include "clock.h"
+#include "utctime.h"
 #include "errbuf.h"
 #include "facts.h"
 #include "facts_json.h"

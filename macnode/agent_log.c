@@ -1,6 +1,7 @@
 /* agent_log.c: macnoded's log, with a rate limit for what unauthenticated clients cause (see agent_log.h). */
 #include "config.h"
 #include "agent_log.h"
+#include "utctime.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,13 +26,11 @@ static struct {
 static void log_line(const char *fmt, va_list ap)
 {
     char line[2048];
-    struct tm tm;
-    time_t now = time(NULL);
     int n;
 
-    gmtime_r(&now, &tm);
-    n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
-    n += snprintf(line + n, sizeof(line) - (size_t)n, "macnoded[%ld]: ", (long)getpid());
+    tbm_utc_iso(time(NULL), TBM_UTC_EXTENDED, line, sizeof(line));
+    n = (int)strlen(line);
+    n += snprintf(line + n, sizeof(line) - (size_t)n, " macnoded[%ld]: ", (long)getpid());
     n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
     if (n > (int)sizeof(line) - 2)
         n = (int)sizeof(line) - 2;

@@ -15,19 +15,19 @@
 #include "fileio.h"
 #include "health.h"
 #include "probe_host.h"
+#include "run.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_UNHEALTHY 1
 #define EXIT_USAGE     2
 #define EXIT_NOFACTS   3
 #define REASON_MAX     128
+#define SCONTROL_MS    60000   /* the longest an scontrol call may take */
 
 static void check_usage(FILE *out)
 {
@@ -47,47 +47,23 @@ static void check_usage(FILE *out)
             "  Exit: 0 well, 1 something is wrong, 2 bad usage, 3 no facts (the probe or the agent failed).\n");
 }
 
-/* Run argv (no shell), its stdout into out (when given), stderr passed on. Returns its exit status, or -1. */
+/* Run argv (no shell, our environment, SCONTROL_MS at most), its stdout into out (when given), stderr passed
+ * on. Returns its exit status, or -1 (said on stderr). */
 static int run(char *const argv[], char *out, size_t outsz)
 {
-    int pfd[2] = { -1, -1 }, st = 0;
-    size_t len = 0;
-    ssize_t n;
-    pid_t pid;
+    extern char **environ;
+    run_opts_t o = { .env = environ, .timeout_ms = SCONTROL_MS, .max = out ? outsz - 1 : 0, .truncate = 1,
+                     .stderr_to = RUN_STDERR_PASS };
+    tbm_err_t err = { { 0 } };
+    run_out_t r;
+    int rc = run_command((const char *const *)argv, &o, &r, &err);
 
-    if (out && pipe(pfd) < 0)
-        return -1;
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        if (out) {
-            close(pfd[0]);
-            close(pfd[1]);
-        }
-        return -1;
-    }
-    if (pid == 0) {
-        if (out) {
-            dup2(pfd[1], STDOUT_FILENO);
-            close(pfd[0]);
-            close(pfd[1]);
-        }
-        execvp(argv[0], argv);
-        fprintf(stderr, "macnode check: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (out) {
-        close(pfd[1]);
-        while ((n = read(pfd[0], out + len, outsz - 1 - len)) > 0 || (n < 0 && errno == EINTR))
-            if (n > 0 && (len += (size_t)n) >= outsz - 1)
-                break;
-        out[len] = '\0';
-        close(pfd[0]);
-    }
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (rc < 0)
+        fprintf(stderr, "macnode check: %s\n", err.msg);
+    if (out)
+        snprintf(out, outsz, "%s", r.out ? r.out : "");
+    run_out_free(&r);
+    return rc;
 }
 
 /* How Slurm has the node now (lib/health.c reads scontrol's line). */

@@ -265,8 +265,7 @@ static int pick_macs(const tbm_conf_t *conf, char **names, int n_names, mac_t *m
         if (!k)
             continue;
         snprintf(macs[*n].name, sizeof(macs[*n].name), "%s", nd->name);
-        snprintf(macs[*n].agent, sizeof(macs[*n].agent), "%s:%d", nd->agent_addr[0] ? nd->agent_addr : nd->name,
-                 nd->agent_port ? nd->agent_port : conf->agent_port);
+        tbm_conf_agent_of(conf, (int)i, macs[*n].agent, sizeof(macs[*n].agent));
         macs[(*n)++].pid = -1;
     }
     for (j = 0; j < n_names; j++)

@@ -15,23 +15,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <munge.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/types.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 #include "tbm_slurm.h"
+#include "auth.h"
+#include "client.h"
+#include "run.h"
 
 #define FORWARDER_BESIDE "../libexec/slurm-tbmesh/macnode-forward"   /* from macnode's folder */
 #define GRANT_TTL 300   /* seconds: long enough for the spawn, not for reuse */
@@ -40,22 +36,22 @@
 #define GREET_CONNECT_MS 200   /* how long the task's early connection may take before the forwarder is left
                                 * to connect itself (and to say what is wrong) */
 #define GREET_PROOF_MS 1000    /* ... and the agent's proof on it */
+#define MACNODE_RUN_MS 300000  /* the longest a macnode command of an epilog may take */
 
 static char *grant;     /* made as root for this task */
 static long long grant_start, grant_end;   /* when (tbm_now_us), for the forwarder's launch times */
 static int agent_fd = -1;   /* the task's connection to its agent, greeted; -1: the forwarder connects */
 
-static int agent_connect(const char *agent, int ms, char *why, size_t len);
-static int agent_proves(int fd, tbm_fdec_t *dec, const char *agent, const char *node, long long end, char *why,
-                        size_t len);
+/* munged's socket from plugstack.conf; NULL: libmunge's default. */
+static const char *munge_socket(void)
+{
+    return tbm_spank_args()->munge_socket[0] ? tbm_spank_args()->munge_socket : NULL;
+}
 
 static int make_grant(spank_t sp, char **out, tbm_err_t *err)
 {
     const tbm_spank_step_t *s = tbm_spank_step();
-    const char *sock = tbm_spank_args()->munge_socket;
     tbm_grant_t g;
-    munge_ctx_t ctx;
-    munge_err_t mrc;
     char *payload;
 
     (void)sp;
@@ -69,19 +65,9 @@ static int make_grant(spank_t sp, char **out, tbm_err_t *err)
     g.hello = 1;   /* it opens the task's connection itself (greet_agent) */
     if (!(payload = tbm_grant_payload(&g, err)))
         return -1;
-    ctx = munge_ctx_create();
-    if (!ctx || (sock[0] && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock) != EMUNGE_SUCCESS)) {
-        free(payload);
-        if (ctx)
-            munge_ctx_destroy(ctx);
-        return tbm_errprintf(err, "munge: cannot use the socket %s", sock);
-    }
-    mrc = munge_encode(out, ctx, payload, (int)strlen(payload));
+    *out = auth_encode_doing("make the job grant", munge_socket(), payload, strlen(payload), 0, err);
     free(payload);
-    if (mrc != EMUNGE_SUCCESS)
-        tbm_errprintf(err, "munge: cannot make the job grant: %s (is munged running?)", munge_ctx_strerror(ctx));
-    munge_ctx_destroy(ctx);
-    return mrc == EMUNGE_SUCCESS ? 0 : -1;
+    return *out ? 0 : -1;
 }
 
 /* srun --mpi=pmix (or pmi2) in bridge mode: the PMI server is slurmstepd's, on the bridge host, where an MPI
@@ -100,40 +86,6 @@ static void warn_pmi(spank_t sp)
                     "starts its daemons on the Macs through srun)", type);
 }
 
-/* A MUNGE credential of uid's without a payload: munged goes by the caller's effective ids, so the process
- * takes uid's and gid's for the call and its own again after (root's questions to an agent: 0, 0). NULL on
- * any failure. */
-static char *user_credential(uid_t uid, gid_t gid)
-{
-    const char *sock = tbm_spank_args()->munge_socket;
-    uid_t euid = geteuid();
-    gid_t egid = getegid();
-    munge_ctx_t ctx = munge_ctx_create();
-    char *cred = NULL;
-
-    if (!ctx || (sock[0] && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock) != EMUNGE_SUCCESS)) {
-        if (ctx)
-            munge_ctx_destroy(ctx);
-        return NULL;
-    }
-    if (setegid(gid) == 0) {
-        if (seteuid(uid) == 0) {
-            if (munge_encode(&cred, ctx, NULL, 0) != EMUNGE_SUCCESS)
-                cred = NULL;
-            if (seteuid(euid) < 0) {   /* cannot happen (the saved uid is root's); then the task does not run */
-                dprintf(STDERR_FILENO, "tbmesh: cannot take root's ids back: %m\n");
-                _exit(TBM_SPANK_REFUSED);
-            }
-        }
-        if (setegid(egid) < 0) {
-            dprintf(STDERR_FILENO, "tbmesh: cannot take root's group back: %m\n");
-            _exit(TBM_SPANK_REFUSED);
-        }
-    }
-    munge_ctx_destroy(ctx);
-    return cred;
-}
-
 /* Open the task's connection to its agent, have the agent prove itself on it, and say hello with the task's
  * grant (agent_fd), while slurmstepd finishes the task's set-up: the agent checks the grant meanwhile, takes
  * the connection for the grant's user's, and the forwarder's spawn, naming the same grant, needs no other
@@ -142,23 +94,12 @@ static char *user_credential(uid_t uid, gid_t gid)
  * connects itself (it has the agent prove itself too, and says what is wrong; the grant is unspent). */
 static void greet_agent(const tbm_spank_step_t *s)
 {
-    unsigned char *frame = NULL;
-    char why[1024];
-    size_t len;
-    tbm_fdec_t dec;
-    int fd = agent_connect(s->agent, GREET_CONNECT_MS, why, sizeof(why)), proved = 0;
+    client_t c = { .agent = s->agent, .want = s->node, .mac = s->node, .socket = munge_socket(),
+                   .connect_ms = GREET_CONNECT_MS, .reply_ms = GREET_PROOF_MS,
+                   .deadline = tbm_now_ms() + GREET_CONNECT_MS + GREET_PROOF_MS, .fd = -1 };
+    tbm_err_t err = { { 0 } };
 
-    if (fd < 0)
-        return;
-    if (tbm_fdec_init(&dec, TBM_FRAME_MAX, NULL) == 0) {
-        proved = agent_proves(fd, &dec, s->agent, s->node, tbm_now_ms() + GREET_PROOF_MS, why, sizeof(why)) == 1;
-        tbm_fdec_free(&dec);
-    }
-    if (proved && (frame = tbm_msg_encode_hello(grant, NULL, &len, NULL)) && tbm_write_all(fd, frame, len) == 0)
-        agent_fd = fd;
-    else
-        close(fd);
-    free(frame);
+    agent_fd = client_greet(&c, grant, &err);
 }
 
 int tbm_spank_bridge_task_privileged(spank_t sp)
@@ -305,217 +246,62 @@ void tbm_spank_bridge_epilog(uint32_t job, const char *node, const char *agent, 
 
 int tbm_spank_run_macnode(char **argv)
 {
-    int status;
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        if (tbm_spank_args()->munge_socket[0])
-            setenv("TBMESH_MUNGE_SOCKET", tbm_spank_args()->munge_socket, 1);
-        execv(tbm_spank_args()->macnode, argv);
-        _exit(127);
-    }
-    return pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? -1 : 0;
-}
-
-/* A TCP connection to the agent ("addr:port") made within ms: its fd (blocking, TCP_NODELAY, kept across
- * exec), or -1 with why. */
-static int agent_connect(const char *agent, int ms, char *why, size_t len)
-{
-    char host[TBM_HOSTNAME_MAX + 8], *colon;
-    struct addrinfo hints, *ai = NULL;
-    struct pollfd pfd;
-    socklen_t sl = sizeof(int);
-    int fd, rc, soerr = 0, one = 1;
-
-    tbm_spank_say(host, sizeof(host), "%s", agent);
-    if (!(colon = strrchr(host, ':')))
-        return tbm_spank_say(why, len, "no port in %s", agent), -1;
-    *colon = '\0';
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if ((rc = getaddrinfo(host, colon + 1, &hints, &ai)) != 0)
-        return tbm_spank_say(why, len, "%s: %s", host, gai_strerror(rc)), -1;
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
-    if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
-        pfd.fd = fd;
-        pfd.events = POLLOUT;
-        rc = poll(&pfd, 1, ms);
-        if (rc == 0)
-            errno = ETIMEDOUT;
-        rc = rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0 ? 0 : -1;
-        if (soerr)
-            errno = soerr;
-    }
-    if (rc == 0 && (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 ||
-                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0))
-        rc = -1;
-    if (rc < 0) {
-        snprintf(why, len, "%s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(ai);
-    return fd;
-}
-
-/* The next whole message on fd by `end` (tbm_now_ms), into *m. 1; 0 when what came is no message (why says
- * what); -1 when nothing came (closed, silent, a read error: why); -2 when this side cannot wait. */
-static int next_msg(int fd, tbm_fdec_t *dec, long long end, tbm_msg_t *m, char *why, size_t len)
-{
+    extern char **environ;
+    char sock[sizeof(tbm_spank_args()->munge_socket) + 32], *name = argv[0];
+    const char *add[] = { sock, NULL };
+    run_opts_t o = { .env = environ, .env_add = tbm_spank_args()->munge_socket[0] ? add : NULL,
+                     .timeout_ms = MACNODE_RUN_MS, .truncate = 1, .stderr_to = RUN_STDERR_PASS };
     tbm_err_t err = { { 0 } };
-    tbm_frame_t fr;
-    struct pollfd p;
-    unsigned char *space;
-    size_t avail;
-    long long left;
-    ssize_t r;
-    int got;
-
-    for (;;) {
-        if ((got = tbm_fdec_next(dec, &fr, &err)) > 0 && tbm_msg_parse(&fr, m, &err) == 0)
-            return 1;
-        if (got != 0)
-            return tbm_spank_say(why, len, "it answered with %s: %s", got < 0 ? "bytes that are no message" :
-                                 "a message that does not parse", err.msg), 0;
-        if ((left = end - tbm_now_ms()) <= 0)
-            return tbm_spank_say(why, len, "it took the connection but sent no answer in time"), -1;
-        p = (struct pollfd){ fd, POLLIN, 0 };
-        if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
-            return tbm_spank_say(why, len, "cannot wait for its answer: %s", strerror(errno)), -2;
-        if (!p.revents)
-            continue;
-        space = tbm_fdec_space(dec, &avail);
-        r = read(fd, space, avail);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return tbm_spank_say(why, len, "it took the connection and closed it without an answer%s%s",
-                                 r < 0 ? ": " : "", r < 0 ? strerror(errno) : ""), -1;
-        tbm_fdec_commit(dec, (size_t)r);
-    }
-}
-
-/* Is the proof's credential root's proof for node and nonce (lib's tbm_proof_check, munged decoding it)? 0, or
- * -1 with why. */
-static int proof_holds(const char *cred, const char *agent, const char *node, const char *nonce, char *why,
-                       size_t len)
-{
-    const char *sock = tbm_spank_args()->munge_socket;
-    munge_ctx_t ctx = munge_ctx_create();
-    tbm_proof_cred_t p = { 0 };
-    tbm_err_t err = { { 0 } };
-    void *payload = NULL;
-    int plen = 0, rc;
-    uid_t uid = (uid_t)-1;
-    gid_t gid;
-    munge_err_t mrc = EMUNGE_SNAFU;
-
-    if (ctx && (!sock[0] || munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock) == EMUNGE_SUCCESS))
-        mrc = munge_decode(cred, ctx, &payload, &plen, &uid, &gid);
-    p.decoded = mrc == EMUNGE_SUCCESS;
-    p.why = ctx && munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(mrc);
-    p.uid = (uint32_t)uid, p.payload = payload, p.len = plen > 0 ? (size_t)plen : 0;
-    rc = tbm_proof_check(&p, agent, node, nonce, &err);
-    if (rc < 0)
-        tbm_spank_say(why, len, "%s", err.msg);
-    free(payload);
-    if (ctx)
-        munge_ctx_destroy(ctx);
-    return rc;
-}
-
-/* Before anything of root's or a task's goes to the agent: a prove with a fresh nonce, and its proof by `end`,
- * checked. 1 when it proved itself as node's; 0 when it answered with no proof or a false one, -1 when it did
- * not answer (why says which); -2 when this side cannot ask (no random bytes, no memory). */
-static int agent_proves(int fd, tbm_fdec_t *dec, const char *agent, const char *node, long long end, char *why,
-                        size_t len)
-{
-    unsigned char raw[TBM_NONCE_LEN / 2], *frame;
-    char nonce[TBM_NONCE_LEN + 1];
-    tbm_msg_t prove = { .type = TBM_MSG_PROVE, .version = TBM_PROTO_VERSION, .nonce = nonce }, m;
-    size_t n;
+    run_out_t r;
     int rc;
 
-    if (getentropy(raw, sizeof(raw)) < 0)
-        return tbm_spank_say(why, len, "no random bytes for the agent's challenge: %s", strerror(errno)), -2;
-    tbm_nonce_format(raw, nonce);
-    if (!(frame = tbm_msg_encode(&prove, &n, NULL)))
-        return tbm_spank_say(why, len, "out of memory"), -2;
-    rc = tbm_write_all(fd, frame, n);
-    free(frame);
+    snprintf(sock, sizeof(sock), "TBMESH_MUNGE_SOCKET=%s", tbm_spank_args()->munge_socket);
+    argv[0] = (char *)tbm_spank_args()->macnode;   /* run_command only reads argv */
+    rc = run_command((const char *const *)argv, &o, &r, &err);
+    argv[0] = name;
     if (rc < 0)
-        return tbm_spank_say(why, len, "the connection failed: %s", strerror(errno)), -1;
-    if ((rc = next_msg(fd, dec, end, &m, why, len)) != 1)
-        return rc;
-    if (m.type != TBM_MSG_PROOF) {
-        tbm_spank_say(why, len, "it did not prove itself: it answered %s%s%s where a proof was expected (something "
-                      "other than macnoded, or an older one, holds the port)", tbm_msg_type_name(m.type),
-                      m.type == TBM_MSG_ERROR ? ": " : "", m.type == TBM_MSG_ERROR && m.message ? m.message : "");
-        rc = 0;
-    } else {
-        rc = proof_holds(m.cred, agent, node, nonce, why, len) == 0 ? 1 : 0;
+        slurm_error("tbmesh: %s", err.msg);
+    run_out_free(&r);
+    return rc == 0 ? 0 : -1;
+}
+
+/* A failed exchange as tbm_spank_agent_ask says it: 0 the agent answered otherwise, -1 no answer, -2 root
+ * cannot ask from here; why says which. */
+static int ask_failed(const client_t *c, const tbm_err_t *err, char *why, size_t len)
+{
+    switch (c->fault) {
+    case CLIENT_UNREACHABLE:
+        tbm_spank_say(why, len, "%s", c->fault_errno ? strerror(c->fault_errno) : err->msg);
+        return -1;
+    case CLIENT_SILENT:
+        return tbm_spank_say(why, len, "it took the connection but sent no answer in time"), -1;
+    case CLIENT_CLOSED:
+        return tbm_spank_say(why, len, "it took the connection and closed it without an answer"), -1;
+    case CLIENT_UNPROVED:   /* no agent answered: something else holds its port */
+        return tbm_spank_say(why, len, "%s", err->msg), -1;
+    case CLIENT_ANSWERED:
+        return tbm_spank_say(why, len, "%s", err->msg), 0;
+    default:
+        return tbm_spank_say(why, len, "%s", err->msg), -2;
     }
-    tbm_msg_free(&m);
-    return rc;
 }
 
 /* One exchange with node's agent ("addr:port") as root, within ms (tbm_spank_agent_ask): the agent proves
- * itself, then root's hello with req behind it in one write, then messages until one of type want. */
+ * itself, then root's hello with req behind it in one write, then the reply of type want (with no req: the
+ * welcome is the answer, and reply is not used). */
 static int ask_node(const char *node, const char *agent, const tbm_msg_t *req, tbm_msg_type_t want,
                     tbm_msg_t *reply, int ms, char *why, size_t len)
 {
-    long long end = tbm_now_ms() + ms;
-    unsigned char *frame = NULL;
-    char *cred = NULL;
+    client_t c = { .agent = agent, .want = node, .mac = node, .socket = munge_socket(), .connect_ms = ms,
+                   .reply_ms = ms, .deadline = tbm_now_ms() + ms, .fd = -1 };
     tbm_err_t err = { { 0 } };
-    tbm_fdec_t dec;
-    tbm_msg_t m;
-    size_t n;
-    int fd = agent_connect(agent, ms, why, len), rc;
+    int rc;
 
-    if (fd < 0)
-        return -1;
-    if (tbm_fdec_init(&dec, TBM_FRAME_MAX, &err) < 0) {
-        close(fd);
-        return -2;
-    }
-    if ((rc = agent_proves(fd, &dec, agent, node, end, why, len)) == 0)
-        rc = -1;   /* no agent answered: something else holds its port */
-    if (rc < 0)
-        goto out;
-    cred = user_credential(0, 0);
-    if (!cred || !(frame = tbm_msg_encode_hello(cred, req, &n, &err))) {
-        tbm_spank_say(why, len, "%s", !cred ? "no MUNGE credential for root (is munged running?)" : err.msg);
-        rc = -2;
-        goto out;
-    }
-    if (tbm_write_all(fd, frame, n) < 0) {
-        tbm_spank_say(why, len, "the connection failed: %s", strerror(errno));
-        rc = -1;
-        goto out;
-    }
-    while ((rc = next_msg(fd, &dec, end, &m, why, len)) == 1 && m.type == TBM_MSG_WELCOME && want != m.type)
-        tbm_msg_free(&m);   /* the welcome before the reply */
-    if (rc == 1 && m.type != want) {
-        if (m.type == TBM_MSG_ERROR)
-            tbm_spank_say(why, len, "it refused: %s", m.message ? m.message : "(no reason)");
-        else
-            tbm_spank_say(why, len, "it answered %s where %s was expected", tbm_msg_type_name(m.type),
-                          tbm_msg_type_name(want));
-        tbm_msg_free(&m);
-        rc = 0;
-    } else if (rc == 1) {
-        *reply = m;
-    }
-out:
-    free(frame);
-    free(cred);
-    tbm_fdec_free(&dec);
-    close(fd);
-    return rc;
+    if (geteuid() != 0)   /* the hello is root's: a credential of this process's */
+        return tbm_spank_say(why, len, "no MUNGE credential for root (not running as root)"), -2;
+    rc = req ? client_ask(&c, req, want, reply, &err) : client_open(&c, &err);
+    client_close(&c);
+    return rc == 0 ? 1 : ask_failed(&c, &err, why, len);
 }
 
 /* One exchange with a bridge-mode Mac's agent ("addr:port") as root, within ms: the agent proves itself as the
@@ -553,12 +339,7 @@ int tbm_spank_agent_ask(const char *agent, const tbm_msg_t *req, tbm_msg_type_t 
  * that is gone. 0 yes (or root cannot tell from here); -1 with why. */
 static int agent_answers(const char *node, const char *agent, char *why, size_t len)
 {
-    tbm_msg_t m;
-    int rc = ask_node(node, agent, NULL, TBM_MSG_WELCOME, &m, AGENT_PROBE_MS, why, len);
-
-    if (rc == 1)
-        tbm_msg_free(&m);
-    return rc == -1 ? -1 : 0;
+    return ask_node(node, agent, NULL, TBM_MSG_WELCOME, NULL, AGENT_PROBE_MS, why, len) == -1 ? -1 : 0;
 }
 
 /* As root, when a forwarded task ends: a forwarder that failed (255) or was killed may mean the Mac's agent is

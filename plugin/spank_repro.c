@@ -35,6 +35,7 @@
 #include "../acct/record_build.h"
 #include "../acct/repro_node.h"
 #include "../acct/store.h"
+#include "run.h"
 #include "json_read.h"
 #include "tbmesh.h"
 
@@ -106,53 +107,28 @@ static struct spank_option options[] = {
 
 /* ---- the submit half ---- */
 
-/* Run a command (no shell) with a time limit; its first line of output (trimmed) in out. 0 when it exited 0. */
-static int run_line(char *const argv[], char *out, size_t len)
+/* Run a command (no shell, the submitting user's PATH) within GIT_MS; its first line of output in out. 0 when
+ * it exited 0. */
+static int run_line(const char *const argv[], char *out, size_t len)
 {
-    int fd[2], status = -1, devnull;
-    struct pollfd p;
-    ssize_t n = 0, got;
-    pid_t pid;
-    long long end = tbm_now_ms() + GIT_MS;
+    extern char **environ;
+    run_opts_t o = { .env = environ, .timeout_ms = GIT_MS, .max = 4096, .truncate = 1 };
+    tbm_err_t err = { { 0 } };
+    run_out_t r;
+    int rc = run_command(argv, &o, &r, &err);
 
-    out[0] = '\0';
-    if (pipe2(fd, O_CLOEXEC) < 0)
-        return -1;
-    if ((pid = fork()) == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        if ((devnull = open("/dev/null", O_RDWR)) >= 0) {
-            dup2(devnull, STDERR_FILENO);
-            dup2(devnull, STDIN_FILENO);
-        }
-        close(fd[0]);
-        close(fd[1]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    p.fd = fd[0];
-    p.events = POLLIN;
-    while (pid > 0 && (size_t)n < len - 1 && tbm_now_ms() < end && poll(&p, 1, (int)(end - tbm_now_ms())) > 0 &&
-           (got = read(fd[0], out + n, len - 1 - (size_t)n)) > 0)
-        n += got;
-    close(fd[0]);
-    out[n] = '\0';
-    if (pid > 0) {
-        if (tbm_now_ms() >= end)
-            kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    out[strcspn(out, "\r\n")] = '\0';
-    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    snprintf(out, len, "%.*s", (int)strcspn(r.out ? r.out : "", "\r\n"), r.out ? r.out : "");
+    run_out_free(&r);
+    return rc == 0 ? 0 : -1;
 }
 
 /* The submit folder's git facts into g (its strings in the four buffers). */
 static void git_facts(const char *dir, tbm_rb_git_t *g, char bufs[4][1024])
 {
-    char *head[] = { "git", "-C", (char *)dir, "rev-parse", "HEAD", NULL };
-    char *branch[] = { "git", "-C", (char *)dir, "rev-parse", "--abbrev-ref", "HEAD", NULL };
-    char *status[] = { "git", "-C", (char *)dir, "status", "--porcelain", "--untracked-files=no", NULL };
-    char *remote[] = { "git", "-C", (char *)dir, "remote", "get-url", "origin", NULL };
+    const char *head[] = { "git", "-C", dir, "rev-parse", "HEAD", NULL };
+    const char *branch[] = { "git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD", NULL };
+    const char *status[] = { "git", "-C", dir, "status", "--porcelain", "--untracked-files=no", NULL };
+    const char *remote[] = { "git", "-C", dir, "remote", "get-url", "origin", NULL };
 
     memset(g, 0, sizeof(*g));
     if (run_line(head, bufs[0], sizeof(bufs[0])) < 0 || strlen(bufs[0]) < 40) {

@@ -1,8 +1,17 @@
-/* test_client.c: the client's side (client.c): the forwarder's launch times (the SPANK plug-in's stamps as
- * macnode exec reads them from $TBMESH_LAUNCH_STAMPS, and the line of parts --verbose prints), and which Mac's
- * agent must prove itself at an address. */
+/* test_client.c: the client's side (common/client.c): the forwarder's launch times (the SPANK plug-in's stamps
+ * as macnode exec reads them from $TBMESH_LAUNCH_STAMPS, and the line of parts --verbose prints), which Mac's
+ * agent must prove itself at an address, and what failed when no agent proves itself (client_fault_t). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
 
 #include "client.h"
 #include "tbm_check.h"
@@ -103,6 +112,97 @@ START_TEST(the_expected_mac)
 }
 END_TEST
 
+/* A listening socket on 127.0.0.1 (its port in *port). says NULL: its connection is left in the backlog,
+ * unanswered (*pid -1); else a child (*pid) accepts it, writes `says` ("": nothing) and closes it. */
+static int stand_in(int *port, const char *says, pid_t *pid)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), conn;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    *pid = -1;
+    if (says && (*pid = fork()) == 0) {
+        conn = accept(fd, NULL, NULL);
+        if (conn >= 0 && *says && write(conn, says, strlen(says)) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    return fd;
+}
+
+/* client_greet against the stand-in: its fault (the greeting fails). */
+static client_fault_t greet_fault(int port, int *fault_errno)
+{
+    char agent[32];
+    client_t c = { .agent = agent, .want = "mac01", .connect_ms = 1000, .reply_ms = 300, .fd = -1 };
+    tbm_err_t err = { { 0 } };
+
+    snprintf(agent, sizeof(agent), "127.0.0.1:%d", port);
+    c.deadline = tbm_now_ms() + 2000;
+    ck_assert_int_eq(client_greet(&c, "not-a-credential", &err), -1);
+    ck_assert_msg(err.msg[0], "a failure says why");
+    if (fault_errno)
+        *fault_errno = c.fault_errno;
+    return c.fault;
+}
+
+static void stand_in_gone(int fd, pid_t pid)
+{
+    close(fd);
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+}
+
+START_TEST(no_agent_listening_is_unreachable)
+{
+    pid_t pid;
+    int port, fd = stand_in(&port, NULL, &pid), why = 0;
+
+    close(fd);   /* nothing listens there any more */
+    ck_assert_int_eq(greet_fault(port, &why), CLIENT_UNREACHABLE);
+    ck_assert_int_eq(why, ECONNREFUSED);
+}
+END_TEST
+
+START_TEST(a_silent_port_is_silent_within_the_limit)
+{
+    pid_t pid;
+    int port, fd = stand_in(&port, NULL, &pid);
+    long long t0 = tbm_now_ms();
+
+    ck_assert_int_eq(greet_fault(port, NULL), CLIENT_SILENT);
+    ck_assert_int_lt(tbm_now_ms() - t0, 1500);
+    stand_in_gone(fd, pid);
+}
+END_TEST
+
+START_TEST(a_closed_connection_is_closed)
+{
+    pid_t pid;
+    int port, fd = stand_in(&port, "", &pid);
+
+    ck_assert_int_eq(greet_fault(port, NULL), CLIENT_CLOSED);
+    stand_in_gone(fd, pid);
+}
+END_TEST
+
+START_TEST(bytes_that_are_no_proof_leave_it_unproved)
+{
+    pid_t pid;
+    int port, fd = stand_in(&port, "\x7f\x7f\x7f\x7f{}", &pid);   /* a frame far too long */
+
+    ck_assert_int_eq(greet_fault(port, NULL), CLIENT_UNPROVED);
+    stand_in_gone(fd, pid);
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
     Suite *s = suite_create("client");
@@ -113,6 +213,12 @@ static Suite *client_suite(void)
     tcase_add_test(tc, the_line_names_every_part_in_ms);
     tcase_add_test(tc, missing_stamps_give_dashes);
     tcase_add_test(tc, the_expected_mac);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("faults");
+    tcase_add_test(tc, no_agent_listening_is_unreachable);
+    tcase_add_test(tc, a_silent_port_is_silent_within_the_limit);
+    tcase_add_test(tc, a_closed_connection_is_closed);
+    tcase_add_test(tc, bytes_that_are_no_proof_leave_it_unproved);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,5 @@
 /* test_probe.c: the macnode probe backends: replay (the lab's recorded outputs), darwin (run against
- * stand-in commands that print captured macOS outputs, so its code runs on Linux too), and run_capture. */
+ * stand-in commands that print captured macOS outputs, so its code runs on Linux too). */
 #include "tbm_check.h"
 
 #include <limits.h>
@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "probe.h"
-#include "run.h"
 
 static char tmpdir[1024];
 
@@ -200,28 +199,6 @@ START_TEST(darwin_backend_times_out_a_hung_command)
 }
 END_TEST
 
-START_TEST(run_capture_reports_failures)
-{
-    const char *missing[] = { "tbm-no-such-command", NULL };
-    const char *exit3[] = { "sh", "-c", "echo out; exit 3", NULL };
-    const char *big[] = { "sh", "-c", "head -c 5000 /dev/zero", NULL };
-    const char *killed[] = { "sh", "-c", "kill -9 $$", NULL };
-    tbm_err_t err = { { 0 } };
-    char *out;
-    size_t len;
-
-    ck_assert_int_eq(run_capture(missing, "/usr/bin:/bin", 1000, 100, &out, &len, &err), -1);
-    ck_assert_str_eq(err.msg, "tbm-no-such-command: cannot run: No such file or directory (looked in /usr/bin:/bin)");
-    ck_assert_int_eq(run_capture(exit3, "/usr/bin:/bin", 2000, 100, &out, &len, &err), 3);
-    ck_assert_str_eq(out, "out\n");
-    free(out);
-    ck_assert_int_eq(run_capture(big, "/usr/bin:/bin", 2000, 1000, &out, &len, &err), -1);
-    ck_assert_str_eq(err.msg, "sh: printed more than 1000 bytes; not an output the probe reads");
-    ck_assert_int_eq(run_capture(killed, "/usr/bin:/bin", 2000, 1000, &out, &len, &err), -1);
-    ck_assert_str_eq(err.msg, "sh: killed by signal 9");
-}
-END_TEST
-
 START_TEST(linux_probe_sees_this_host)
 {
     static tbm_host_facts_t f;
@@ -267,7 +244,6 @@ static Suite *probe_suite(void)
     tcase_add_test(tc, replay_refuses_huge_file_and_keeps_missing_ones_empty);
     tcase_add_test(tc, darwin_backend_equals_replay);
     tcase_add_test(tc, darwin_backend_times_out_a_hung_command);
-    tcase_add_test(tc, run_capture_reports_failures);
     tcase_add_test(tc, linux_probe_sees_this_host);
     tcase_add_test(tc, netplan_apply_refuses_off_macos);
     suite_add_tcase(s, tc);

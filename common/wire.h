@@ -1,7 +1,7 @@
 /* wire.h: the bridge-agent protocol on a socket: send messages and data frames, receive whole frames with
  * a deadline, connect and listen on ADDR:PORT. Shared by macnoded and macnode exec (framing is lib/proto). */
-#ifndef MACNODE_WIRE_H
-#define MACNODE_WIRE_H
+#ifndef TBM_COMMON_WIRE_H
+#define TBM_COMMON_WIRE_H
 
 #include <stddef.h>
 #include <sys/socket.h>
@@ -22,11 +22,11 @@ int wire_send_data(int fd, tbm_frame_kind_t kind, const void *buf, size_t len);
 ssize_t wire_fill(int fd, tbm_fdec_t *d);
 
 /* Wait up to timeout_ms (-1: forever) for the next whole frame. 1 and *f; 0 at end of stream; -1 with err
- * (framing error, timeout, read error). */
+ * (framing error, timeout, read error) and errno EPROTO (what came is no frame), ETIMEDOUT, or the read's. */
 int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_err_t *err);
 
 /* Wait for the next JSON message; data frames are refused. 1 with *m (tbm_msg_free it), 0 at end of
- * stream, -1 with err. */
+ * stream, -1 with err (errno as wire_next_frame's; EPROTO for a frame that is no message). */
 int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t *err);
 
 /* Split "ADDR:PORT" or "ADDR" (port then default_port). 0, or -1 with err. */
@@ -35,6 +35,9 @@ int wire_split_addr(const char *spec, int default_port, char *host, size_t hostl
 /* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was
  * good but the connection failed; 0 when the address was not). */
 int wire_connect(const char *spec, int default_port, tbm_err_t *err);
+
+/* wire_connect, giving up after ms (> 0; errno ETIMEDOUT then). */
+int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err);
 
 /* A listening TCP socket on spec (ADDR[:PORT]), or -1 with err. */
 int wire_listen(const char *spec, int default_port, tbm_err_t *err);

@@ -111,11 +111,15 @@ int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_e
 
     for (;;) {
         rc = tbm_fdec_next(d, f, err);
+        if (rc < 0)
+            errno = EPROTO;
         if (rc != 0)
             return rc;
         wait = timeout_ms < 0 ? -1 : (int)(deadline - tbm_now_ms());
-        if (timeout_ms >= 0 && wait <= 0)
+        if (timeout_ms >= 0 && wait <= 0) {
+            errno = ETIMEDOUT;
             return tbm_errprintf(err, "no whole frame within %d ms; the peer is too slow or not speaking", timeout_ms);
+        }
         rc = poll(&p, 1, wait);
         if (rc < 0 && errno != EINTR)
             return tbm_errprintf(err, "poll: %s", strerror(errno));
@@ -124,9 +128,11 @@ int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_e
         n = wire_fill(fd, d);
         if (n == 0 && tbm_fdec_pending(d) == 0)
             return 0;
-        if (n == 0)
+        if (n == 0) {
+            errno = ECONNRESET;
             return tbm_errprintf(err, "the connection ended inside a frame (%zu bytes of it came)",
                                  tbm_fdec_pending(d));
+        }
         if (n < 0)
             return tbm_errprintf(err, "cannot read: %s", strerror(errno));
     }
@@ -139,7 +145,11 @@ int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t
 
     if (rc <= 0)
         return rc;
-    return tbm_msg_parse(&f, m, err) < 0 ? -1 : 1;
+    if (tbm_msg_parse(&f, m, err) < 0) {
+        errno = EPROTO;
+        return -1;
+    }
+    return 1;
 }
 
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err)
@@ -176,7 +186,33 @@ static struct addrinfo *resolve(const char *spec, int default_port, int passive,
     return ai;
 }
 
-int wire_connect(const char *spec, int default_port, tbm_err_t *err)
+/* Connect fd to a within ms (<= 0: the system's own limit). 0, or -1 with errno. */
+static int connect_within(int fd, const struct addrinfo *a, int ms)
+{
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+    socklen_t sl = sizeof(int);
+    int flags = fcntl(fd, F_GETFL), rc, soerr = 0;
+
+    if (ms <= 0)
+        return connect(fd, a->ai_addr, a->ai_addrlen);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return -1;
+    rc = connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        while ((rc = poll(&p, 1, ms)) < 0 && errno == EINTR)
+            ;
+        if (rc == 0)
+            errno = ETIMEDOUT;
+        rc = rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0 ? 0 : -1;
+        if (soerr)
+            errno = soerr;
+    }
+    if (rc == 0 && fcntl(fd, F_SETFL, flags) < 0)
+        rc = -1;
+    return rc;
+}
+
+int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err)
 {
     struct addrinfo *ai = resolve(spec, default_port, 0, err), *a;
     int fd = -1, one = 1, saved = 0;
@@ -185,7 +221,7 @@ int wire_connect(const char *spec, int default_port, tbm_err_t *err)
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
         if (fd >= 0)
             fcntl(fd, F_SETFD, FD_CLOEXEC);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+        if (fd >= 0 && connect_within(fd, a, ms) < 0) {
             saved = errno;
             close(fd);
             fd = -1;
@@ -201,6 +237,11 @@ int wire_connect(const char *spec, int default_port, tbm_err_t *err)
     else
         errno = saved;
     return fd;
+}
+
+int wire_connect(const char *spec, int default_port, tbm_err_t *err)
+{
+    return wire_connect_within(spec, default_port, 0, err);
 }
 
 int wire_listen(const char *spec, int default_port, tbm_err_t *err)

@@ -1,8 +1,8 @@
-/* client.h: the client side of the bridge-agent protocol, shared by macnode exec, cleanup, probe --agent and check:
- * connect, have the agent prove itself (lib/proto.h: prove, proof), authenticate (MUNGE hello), then one
+/* client.h: the client side of the bridge-agent protocol, shared by macnode exec, cleanup, probe --agent and check
+ * and by the SPANK plug-in's questions to an agent as root: connect, have the agent prove itself (lib/proto.h: prove, proof), authenticate (MUNGE hello), then one
  * request and its reply. */
-#ifndef MACNODE_CLIENT_H
-#define MACNODE_CLIENT_H
+#ifndef TBM_COMMON_CLIENT_H
+#define TBM_COMMON_CLIENT_H
 
 #include "errbuf.h"
 #include "facts.h"
@@ -16,18 +16,34 @@ typedef struct client_times {
     long long welcome;    /* the hello sent and the agent's welcome read */
 } client_times_t;
 
+/* What failed when a call gave -1 (client_t.fault), for callers that act on it (drain a Mac whose agent does
+ * not answer, not one that refused): err says it in words. */
+typedef enum client_fault {
+    CLIENT_OK = 0,
+    CLIENT_LOCAL,         /* this side could not ask: no credential, no random bytes, no memory, no node to expect */
+    CLIENT_UNREACHABLE,   /* no connection (fault_errno: connect's errno; 0: the address is wrong) */
+    CLIENT_SILENT,        /* connected, but no answer in time */
+    CLIENT_CLOSED,        /* connected, then closed (or a send or read failed) without an answer */
+    CLIENT_UNPROVED,      /* it answered, but did not prove itself: no proof, or a false one */
+    CLIENT_ANSWERED       /* it proved itself, then answered otherwise: refused, another message, no message */
+} client_fault_t;
+
 typedef struct client {
     const char *agent;    /* ADDR[:PORT] */
     const char *socket;   /* munged's socket, NULL for libmunge's default */
     const char *mac;      /* the Mac's name for messages ($SLURMD_NODENAME by default); NULL: not known */
     const char *want;     /* the node whose agent must prove itself (--node); NULL: client_expected_node finds it */
     int reply_ms;         /* the longest wait for each message of the agent; 0: CLIENT_REPLY_MS */
+    int connect_ms;       /* the longest wait for the TCP connection; 0: the system's */
+    long long deadline;   /* tbm_now_ms by which every message must have come; 0: none (reply_ms each) */
     int fd;
     int greeted;          /* fd is already connected and said hello (the SPANK plug-in did, TBMESH_AGENT_FD): the
                            * welcome is still to be read */
     tbm_fdec_t dec;
     char node[TBM_NODE_MAX];   /* the node the agent proved itself for (then named in its welcome) */
     client_times_t times;
+    client_fault_t fault; /* set when a call gives -1 */
+    int fault_errno;
 } client_t;
 
 /* Who the client talks to, for messages: "the agent of mac01 at 10.0.0.1:6830" (the name from the welcome,
@@ -62,6 +78,12 @@ int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_
 int client_ask(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err);
 
 void client_close(client_t *c);
+
+/* Connect, have the agent prove itself, and say hello with `cred` (a job grant made to be a hello), without
+ * waiting for the welcome: the connection is for the process that takes it over (TBMESH_AGENT_FD, where
+ * c->greeted has client_open_with read the welcome). Its fd, kept across exec (the client keeps nothing of it:
+ * no client_close), or -1 with err and c->fault. */
+int client_greet(client_t *c, const char *cred, tbm_err_t *err);
 
 #define CLIENT_REPLY_MS 60000
 #define CLIENT_PROOF_MS 5000   /* the longest wait for the agent's proof (the agent's gate allows 3 s for all) */

@@ -24,6 +24,12 @@ static munge_ctx_t context(const char *socket, int ttl, tbm_err_t *err)
 
 char *auth_encode(const char *socket, const void *payload, size_t len, int ttl, tbm_err_t *err)
 {
+    return auth_encode_doing("make a credential", socket, payload, len, ttl, err);
+}
+
+char *auth_encode_doing(const char *doing, const char *socket, const void *payload, size_t len, int ttl,
+                        tbm_err_t *err)
+{
     munge_ctx_t ctx = context(socket, ttl, err);
     char *cred = NULL;
     munge_err_t rc;
@@ -32,8 +38,9 @@ char *auth_encode(const char *socket, const void *payload, size_t len, int ttl, 
         return NULL;
     rc = munge_encode(&cred, ctx, payload, (int)len);
     if (rc != EMUNGE_SUCCESS) {
-        tbm_errprintf(err, "munge: cannot make a credential: %s (is munged running%s%s?)", munge_strerror(rc),
-                      socket ? " at " : "", socket ? socket : "");
+        tbm_errprintf(err, "munge: cannot %s: %s (is munged running%s%s?)", doing,
+                      munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(rc), socket ? " at " : "",
+                      socket ? socket : "");
         cred = NULL;
     }
     munge_ctx_destroy(ctx);
@@ -55,7 +62,9 @@ static auth_fail_t classify(munge_err_t rc)
     }
 }
 
-auth_fail_t auth_decode(const char *socket, const char *cred, auth_cred_t *c, tbm_err_t *err)
+/* Decode cred; with stale_ok, a credential that has expired, was decoded before or rewound still gives its
+ * maker and payload (AUTH_OK). */
+static auth_fail_t decode(const char *socket, const char *cred, int stale_ok, auth_cred_t *c, tbm_err_t *err)
 {
     munge_ctx_t ctx = context(socket, 0, err);
     void *payload = NULL;
@@ -69,6 +78,8 @@ auth_fail_t auth_decode(const char *socket, const char *cred, auth_cred_t *c, tb
         return AUTH_UNAVAILABLE;
     rc = munge_decode(cred, ctx, &payload, &len, &c->uid, &c->gid);
     why = classify(rc);
+    if (stale_ok && (why == AUTH_EXPIRED || why == AUTH_REPLAYED))
+        why = AUTH_OK;
     if (why == AUTH_OK) {
         munge_ctx_get(ctx, MUNGE_OPT_ENCODE_TIME, &encoded);
         munge_ctx_get(ctx, MUNGE_OPT_TTL, &ttl);
@@ -82,6 +93,16 @@ auth_fail_t auth_decode(const char *socket, const char *cred, auth_cred_t *c, tb
     free(payload);
     munge_ctx_destroy(ctx);
     return why;
+}
+
+auth_fail_t auth_decode(const char *socket, const char *cred, auth_cred_t *c, tbm_err_t *err)
+{
+    return decode(socket, cred, 0, c, err);
+}
+
+auth_fail_t auth_decode_stale(const char *socket, const char *cred, auth_cred_t *c, tbm_err_t *err)
+{
+    return decode(socket, cred, 1, c, err);
 }
 
 void auth_cred_free(auth_cred_t *c)

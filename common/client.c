@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +30,36 @@ const char *client_who(const client_t *c, char *buf, size_t len)
     return buf;
 }
 
+/* A call failed: what it was (c->fault), -1. */
+static int failed(client_t *c, client_fault_t fault)
+{
+    c->fault = fault;
+    return -1;
+}
+
+/* ms, or what is left to c->deadline when that is sooner. */
+static int within(const client_t *c, int ms)
+{
+    long long left = c->deadline > 0 ? c->deadline - tbm_now_ms() : ms;
+
+    return left < 0 ? 0 : left < ms ? (int)left : ms;
+}
+
 /* The next message within ms, which must be of type want; an error message becomes err. */
 static int expect_within(client_t *c, tbm_msg_type_t want, tbm_msg_t *m, int ms, tbm_err_t *err)
 {
     char who[160];
-    int rc = wire_next_msg(c->fd, &c->dec, m, ms, err);
+    int rc = wire_next_msg(c->fd, &c->dec, m, within(c, ms), err), why = errno;
 
     client_who(c, who, sizeof(who));
     if (rc == 0)
-        return tbm_errprintf(err, "%s closed the connection without a reply", who);
+        return failed(c, CLIENT_CLOSED), tbm_errprintf(err, "%s closed the connection without a reply", who);
     if (rc < 0)
-        return tbm_errprefix(err, "from %s: ", who);
+        return failed(c, why == EPROTO ? CLIENT_ANSWERED : why == ETIMEDOUT ? CLIENT_SILENT : CLIENT_CLOSED),
+               tbm_errprefix(err, "from %s: ", who);
     if (m->type == want)
         return 0;
+    c->fault = CLIENT_ANSWERED;
     if (m->type == TBM_MSG_ERROR)
         tbm_errprintf(err, "%s refused: %s", who, m->message);
     else
@@ -149,10 +167,14 @@ static int agent_proves(client_t *c, const char *want, tbm_err_t *err)
     tbm_proof_cred_t seen = { 0 };
     int ms = c->reply_ms > 0 && c->reply_ms < CLIENT_PROOF_MS ? c->reply_ms : CLIENT_PROOF_MS, rc;
 
-    if (fresh_nonce(nonce, err) < 0 || wire_send(c->fd, &prove, err) < 0)
-        return -1;
+    if (fresh_nonce(nonce, err) < 0)
+        return failed(c, CLIENT_LOCAL);
+    if (wire_send(c->fd, &prove, err) < 0)
+        return failed(c, CLIENT_CLOSED);
     if (expect_within(c, TBM_MSG_PROOF, &m, ms, err) < 0) {
         why = *err;
+        if (c->fault == CLIENT_ANSWERED)
+            c->fault = CLIENT_UNPROVED;
         return tbm_errprintf(err, "%s%s; it did not prove itself, so nothing was sent to it", why.msg,
                              strstr(why.msg, "unknown type 'prove'") ? " (an older macnoded? install the same "
                              "slurm-tbmesh release on the bridge and the Macs)" : "");
@@ -163,6 +185,8 @@ static int agent_proves(client_t *c, const char *want, tbm_err_t *err)
     rc = tbm_proof_check(&seen, c->agent, want, nonce, err);
     if (rc == 0)
         snprintf(c->node, sizeof(c->node), "%s", want);
+    else
+        c->fault = CLIENT_UNPROVED;
     auth_cred_free(&cred);
     tbm_msg_free(&m);
     c->times.proof = tbm_now_us();
@@ -177,13 +201,19 @@ static int send_hello(client_t *c, const char *cred, const tbm_msg_t *req, tbm_e
     int rc;
 
     if (!both)
-        return -1;
+        return failed(c, CLIENT_LOCAL);
     rc = tbm_write_all(c->fd, both, n);
     free(both);
     if (rc < 0)
-        return tbm_errprintf(err, "cannot send %s: %s", req ? tbm_msg_type_name(req->type) : "hello",
+        return failed(c, CLIENT_CLOSED), tbm_errprintf(err, "cannot send %s: %s", req ? tbm_msg_type_name(req->type) : "hello",
                              strerror(errno));
     return 0;
+}
+
+/* Send req on the open connection. 0, or -1 with err. */
+static int client_send(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
+{
+    return wire_send(c->fd, req, err) < 0 ? failed(c, CLIENT_CLOSED) : 0;
 }
 
 /* The welcome m read: when, and the agent's name for its node (the one it proved itself for, when it did). */
@@ -196,45 +226,76 @@ static int welcomed(client_t *c, tbm_msg_t *m)
     return 0;
 }
 
+/* A fresh start: the times, the node, the fault, the decoder. 0, or -1 with err. */
+static int begin(client_t *c, tbm_err_t *err)
+{
+    memset(&c->times, 0, sizeof(c->times));
+    c->node[0] = '\0';
+    c->fault = CLIENT_OK;
+    c->fault_errno = 0;
+    if (!c->greeted)
+        c->fd = -1;
+    return tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0 ? failed(c, CLIENT_LOCAL) : 0;
+}
+
+/* Connect to c->agent and have it prove itself as want's. 0, or -1 with err. */
+static int connect_proved(client_t *c, const char *want, tbm_err_t *err)
+{
+    errno = 0;
+    c->fd = wire_connect_within(c->agent, TBM_CONF_AGENT_PORT, c->connect_ms, err);
+    c->times.connect = tbm_now_us();
+    if (c->fd < 0) {
+        c->fault_errno = errno;
+        failed(c, CLIENT_UNREACHABLE);
+        return unreachable(c, err);
+    }
+    return agent_proves(c, want, err);
+}
+
 int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)
 {
     tbm_msg_t m;
     char *cred, want[TBM_NODE_MAX];
     int rc;
 
-    memset(&c->times, 0, sizeof(c->times));
-    c->node[0] = '\0';
-    if (!c->greeted)
-        c->fd = -1;
-    if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
+    if (begin(c, err) < 0)
         return -1;
     if (c->greeted) {   /* connected, the hello said: its welcome (there already, as a rule), then the request */
         c->times.cred = c->times.connect = tbm_now_us();
         if (expect(c, TBM_MSG_WELCOME, &m, err) < 0)
             return -1;
         welcomed(c, &m);
-        return req ? wire_send(c->fd, req, err) : 0;
+        return req ? client_send(c, req, err) : 0;
     }
     /* whom to expect, and the credential, first: the agent gives a connection only a few seconds to say hello;
      * the credential is sent only once the agent has proved itself */
-    if (client_expected_node(c, want, sizeof(want), err) < 0)
-        return -1;
-    cred = auth_encode(c->socket, NULL, 0, 0, err);
-    if (!cred)
-        return -1;
+    if (client_expected_node(c, want, sizeof(want), err) < 0 || !(cred = auth_encode(c->socket, NULL, 0, 0, err)))
+        return failed(c, CLIENT_LOCAL);
     c->times.cred = tbm_now_us();
-    errno = 0;
-    c->fd = wire_connect(c->agent, TBM_CONF_AGENT_PORT, err);
-    c->times.connect = tbm_now_us();
-    if (c->fd < 0) {
-        free(cred);
-        return unreachable(c, err);
-    }
-    rc = agent_proves(c, want, err) < 0 ? -1 : send_hello(c, cred, req, err);
+    rc = connect_proved(c, want, err) < 0 ? -1 : send_hello(c, cred, req, err);
     free(cred);
     if (rc < 0 || expect(c, TBM_MSG_WELCOME, &m, err) < 0)
         return -1;
     return welcomed(c, &m);
+}
+
+int client_greet(client_t *c, const char *cred, tbm_err_t *err)
+{
+    char want[TBM_NODE_MAX];
+    int fd = -1;
+
+    c->greeted = 0;
+    if (begin(c, err) < 0)
+        return -1;
+    if (client_expected_node(c, want, sizeof(want), err) < 0)
+        failed(c, CLIENT_LOCAL);
+    else if (connect_proved(c, want, err) == 0 && send_hello(c, cred, NULL, err) == 0 &&
+             fcntl(c->fd, F_SETFD, 0) == 0) {
+        fd = c->fd;
+        c->fd = -1;
+    }
+    client_close(c);
+    return fd;
 }
 
 int client_open(client_t *c, tbm_err_t *err)
@@ -244,7 +305,7 @@ int client_open(client_t *c, tbm_err_t *err)
 
 int client_call(client_t *c, const tbm_msg_t *req, tbm_msg_type_t want, tbm_msg_t *reply, tbm_err_t *err)
 {
-    if (wire_send(c->fd, req, err) < 0)
+    if (client_send(c, req, err) < 0)
         return -1;
     return expect(c, want, reply, err);
 }
