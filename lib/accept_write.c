@@ -10,12 +10,11 @@
 
 #include "scalar.h"
 #include "strbuf.h"
+#include "utctime.h"
 
 static void iso_time(time_t t, char *buf, size_t len)
 {
-    struct tm tm;
-
-    if (t <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    if (tbm_utc_iso(t, TBM_UTC_EXTENDED, buf, len) < 0)
         snprintf(buf, len, "-");
 }
 

@@ -19,7 +19,7 @@ t_match "slurm.conf node line of mac01 comes from the inventory" \
 t_match "a facts document per Mac, with its own hostname" '"hostname": ?"mac06"' "$(cat "$LAB/inventory/facts/mac06.json")"
 t_ok "the drawing of the cabling" grep -q 'mac01' "$LAB/inventory/cabling.dot"
 if command -v dot > /dev/null; then t_ok "and its SVG" test -s "$LAB/inventory/cabling.svg"; fi
-json=$("$T_BUILD/gres/tbmesh" inventory --json "$LAB"/inventory/facts/*.json)
+json=$("$T_BUILD/tbmesh/tbmesh" inventory --json "$LAB"/inventory/facts/*.json)
 t_is "--json: fit, two groups" "true 2" "$(jq -r '"\(.fit) \(.groups | length)"' <<<"$json")"
 
 t_is "macnode probe --agent: mac01's agent gives the same facts as a probe on mac01" "same" \

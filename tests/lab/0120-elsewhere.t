@@ -18,8 +18,8 @@ clone() {
     fi
     mkdir -p "$1/build"
     cp -a "$T_BUILD/inst" "$T_BUILD/lab" "$1/build/"
-    mkdir -p "$1/build/gres" "$1/build/macnode"
-    cp -a "$T_BUILD/gres/tbmesh" "$1/build/gres/"
+    mkdir -p "$1/build/tbmesh" "$1/build/macnode"
+    cp -a "$T_BUILD/tbmesh/tbmesh" "$1/build/tbmesh/"
 }
 
 for dir in "/tmp/tbmesh-clone-$$" "/root/tbmesh-clone-$$"; do

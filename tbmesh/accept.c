@@ -612,6 +612,7 @@ int accept_main(int argc, char **argv)
 {
     static acc_t c;
     char dir[4096], *md, *json;
+    tbm_err_t err = { { 0 } };
     int rc;
 
     memset(&c, 0, sizeof(c));
@@ -642,9 +643,9 @@ int accept_main(int argc, char **argv)
     c.a.ended = time(NULL);
     tbm_accept_decide(&c.a);
     md = tbm_accept_markdown(&c.a);
-    json = tbm_accept_json(&c.a);
+    json = tbm_accept_write_json(&c.a, &err);
     if (!md || !json) {
-        fprintf(stderr, "tbmesh accept: out of memory writing the record\n");
+        fprintf(stderr, "tbmesh accept: %s\n", !json && tbm_erris(&err) ? err.msg : "out of memory writing the record");
         rc = EXIT_NORUN;
     } else {
         fputs(c.json ? json : md, stdout);
