@@ -74,7 +74,7 @@ plug=$LAB/etc/plugstack.conf
 cp -p "$plug" "$plug.keep"
 mv "$fwd" "$fwd.aside"
 trap 'mv -f "$fwd.aside" "$fwd" 2>/dev/null; mv -f "$plug.keep" "$plug" 2>/dev/null' EXIT
-t_is "without macnode-forward the tasks still run on their Macs" "mac01 mac02" \
+t_match "without macnode-forward the tasks still run on their Macs" "^mac0([1-4]) mac0[1-4]$" \
     "$(as tbm-alice salloc --gres=tbmesh:studio-a:2 srun -N2 hostname 2>/dev/null | sort | paste -sd' ')"
 j=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:2 --wrap 'srun -N1 -n1 sleep 886')
 for _ in $(seq 40); do pgrep -f '^/.*/macnode exec -- sleep 886$|^macnode exec -- sleep 886$' > /dev/null && break; sleep 0.5; done
@@ -83,7 +83,8 @@ scancel "$j"
 mv "$fwd.aside" "$fwd"
 sed -i 's|$| forwarder=/nonexistent/macnode-forward|' "$plug"
 out=$(as tbm-alice salloc --gres=tbmesh:studio-a:2 srun -N1 -n1 hostname 2>&1)
-t_match "forwarder= naming a missing program: the task runs through macnode exec" "^mac0[12]$" "$out"
+# (any two of studio-a: the job before may still be ending on mac01-02)
+t_match "forwarder= naming a missing program: the task runs through macnode exec" "^mac0[1-4]$" "$out"
 t_match "... and its stderr says why" \
     "tbmesh: cannot start the forwarder /nonexistent/macnode-forward \(No such file or directory\); running macnode exec instead" "$out"
 mv -f "$plug.keep" "$plug"
