@@ -139,7 +139,11 @@ out=$(as tbm-alice sbatch --array=3-4 --gres=tbmesh:studio-a:1 -o /dev/null --wr
 t_match "an array of two Mac jobs" "^[0-9]+$" "$arr"
 end=$((SECONDS + 90))
 while [ -n "$(squeue -h -j "$arr" 2>/dev/null)" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.5; done
-task4=$(sacct -n -X -P -j "${arr}_4" -o JobIDRaw | head -n1)
+# (slurmdbd hears of the array's tasks on its own time: asked until it knows the second)
+task4=""; end=$((SECONDS + 30))
+while [ -z "$task4" ] && [ "$SECONDS" -lt "$end" ]; do
+    task4=$(sacct -n -X -P -j "${arr}_4" -o JobIDRaw 2>/dev/null | head -n1); [ -n "$task4" ] || sleep 0.5
+done
 wait_record "$task4"
 t_is "an array task's record says its array and index" "$arr 4" \
     "$(repro tbm-alice show "$task4" --json 2>&1 | jq -r '"\(.job.array_job_id) \(.job.array_task_id)"')"

@@ -96,10 +96,11 @@ t_ok "off: mac07 is back in service" wait_until 60 "off: mac07 usable" node_usab
 release "$j"
 t_ok "off: the requeued job runs again and ends" wait_until 200 "off: job $j ends" job_gone "$j"
 t_is "off: ... COMPLETED" "COMPLETED|0:0" "$(acct_final "$j" state,exitcode)"
-# Where the second run's step ran, as slurmctld recorded it (its tasks' output lines too, printed: on a loaded
-# machine Slurm has lost the line of the Mac that just came back, with the step and job COMPLETED).
-t_is "off: ... on the 4 Macs of mini-b" "mac[05-08]" "$(sacct -n -P -j "$j.0" -o nodelist 2>/dev/null | tail -n1)"
-echo "# the second run printed: $(sort -u "$W/fault-off.out" | grep '^mac' | paste -sd' ')"
+# Where the second run was allocated, as slurmctld recorded it; its step's nodes and output lines are printed
+# (on a loaded machine Slurm has run that step without the Mac that had just come back, mac[05-06,08], and
+# has lost its output line, with the step and the job COMPLETED).
+t_is "off: ... on the 4 Macs of mini-b" "mac[05-08]" "$(sacct -n -X -P -j "$j" -o nodelist 2>/dev/null | tail -n1)"
+echo "# the second run's step ran on $(sacct -n -P -j "$j.0" -o nodelist 2>/dev/null | tail -n1) and printed: $(sort -u "$W/fault-off.out" | grep '^mac' | paste -sd' ')"
 t_ok "off: sacct has the job and its steps" wait_until 20 "off: steps in sacct" acct_steps "$j"
 
 # Bridge mode (mac02): the bridge host's slurmd for it lives on, so Slurm sees no node failure (no requeue:
