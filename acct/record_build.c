@@ -77,8 +77,9 @@ static int check_paths(const char *v, const char *cwd, int must_exist, char **ou
         }
         tbm_sb_printf(&sb, "%s%s", sb.len ? "," : "", abs);
     }
-    *out = tbm_sb_take(&sb);
-    return *out ? 0 : snprintf(why, len, "out of memory"), *out ? 0 : -1;
+    if (!(*out = tbm_sb_take(&sb)))
+        return snprintf(why, len, "out of memory"), -1;
+    return 0;
 }
 
 int tbm_rb_option_check(int o, const char *v, const char *cwd, char **kept, char *why, size_t len)

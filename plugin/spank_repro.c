@@ -14,18 +14,14 @@
 #include "spank_submit.h"
 #include "spank_bridge.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -273,10 +269,7 @@ static int job_context(spank_t sp, job_ctx_t *c)
         return 0;   /* not a Mac, or the step could not be described (said there) */
     if (tbm_rb_records_off(repro_env(c->env, SUBMIT_ENV_REMOTE)))
         return 0;
-    if (tbm_spank_args()->conf[0])
-        tbm_spank_say(conf_path, sizeof(conf_path), "%s", tbm_spank_args()->conf);
-    else
-        tbm_conf_default_path(getenv("SLURM_CONF"), conf_path, sizeof(conf_path));
+    tbm_spank_conf_path(conf_path, sizeof(conf_path));
     if (tbm_store_open(&c->store, conf_path, getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf",
                        record_dir, &err) < 0) {
         slurm_error("tbmesh: job %u: no reproducibility record: %s", s->job, err.msg);

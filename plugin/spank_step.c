@@ -62,6 +62,14 @@ void tbm_spank_read_args(int ac, char **av)
     }
 }
 
+void tbm_spank_conf_path(char *path, size_t len)
+{
+    if (spank_args.conf[0])
+        snprintf(path, len, "%s", spank_args.conf);
+    else
+        tbm_conf_default_path(getenv("SLURM_CONF"), path, len);
+}
+
 /* tbmesh.conf: the plugstack argument conf=, else beside slurm.conf. */
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
 {
@@ -70,10 +78,7 @@ int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err)
     char *text;
     int rc;
 
-    if (spank_args.conf[0])
-        snprintf(path, sizeof(path), "%s", spank_args.conf);
-    else
-        tbm_conf_default_path(getenv("SLURM_CONF"), path, sizeof(path));
+    tbm_spank_conf_path(path, sizeof(path));
     text = tbm_read_file(path, TBM_CONF_MAX_BYTES, &len, err);
     if (!text)
         return -1;

@@ -59,6 +59,8 @@ void tbm_spank_tag_keep(uint32_t job);
 void tbm_spank_tag_drop(uint32_t job);
 
 void tbm_spank_read_args(int ac, char **av);
+/* Where tbmesh.conf is: the plugstack argument conf=, else beside slurm.conf. */
+void tbm_spank_conf_path(char *path, size_t len);
 int tbm_spank_load_conf(tbm_conf_t *conf, tbm_err_t *err);
 enum { TBM_SPANK_NOT_A_MAC = 0, TBM_SPANK_DIRECT_MAC, TBM_SPANK_BRIDGE_MAC };
 /* What `name` is in tbmesh.conf; a bridge-mode Mac's agent ("addr:port") in agent. */
