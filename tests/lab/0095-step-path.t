@@ -26,11 +26,14 @@ wait_job "$job" 60 > /dev/null
 t_is "... a tag put there is not the job's: its node keeps macs=0" "v1 macs=0 backend=auto" "$(cat "$out" 2>/dev/null)"
 # The tag's one route: a step on a Mac whose tag its prolog did not keep is refused, saying why; no step asks
 # slurmctld what the job asked for.
-out=$LAB/work/tbm-alice/lost-tag.out; rm -f "$out" "$LAB/work/tbm-alice/lost-tag.ready"
+out=$LAB/work/tbm-alice/lost-tag.out; rm -f "$out" "$LAB/work/tbm-alice"/lost-tag.{ready,go}
+# (the job waits for the test's word, at most 2 min, not a fixed time)
 job=$(as tbm-alice sbatch --parsable -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
-    --wrap 'srun -N4 true; touch lost-tag.ready; sleep 8; srun -N4 true; echo "srun exit $?"')
-for _ in $(seq 300); do [ -e "$LAB/work/tbm-alice/lost-tag.ready" ] && break; sleep 0.2; done
+    --wrap 'srun -N4 true; touch lost-tag.ready; for i in $(seq 600); do [ -e lost-tag.go ] && break; sleep 0.2; done
+srun -N4 true; echo "srun exit $?"')
+for _ in $(seq 600); do [ -e "$LAB/work/tbm-alice/lost-tag.ready" ] && break; sleep 0.2; done
 for m in mac05 mac06 mac07 mac08; do "$LABCMD" exec "$m" rm -f "/run/slurm-tbmesh/$job.tag"; done
+touch "$LAB/work/tbm-alice/lost-tag.go"
 wait_job "$job" 90 > /dev/null
 t_match "a step whose tag is lost fails" "^srun exit [1-9][0-9]*$" "$(grep '^srun exit' "$out" 2>/dev/null)"
 t_match "... saying why and what to do" "has no tbmesh tag on this node .*its prolog did not keep it.*resubmit the job" \
