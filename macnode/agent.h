@@ -99,9 +99,16 @@ int agent_seen(const agent_conf_t *conf, const char *cred, int64_t expires, tbm_
 /* A credential's SHA-256 in hex (what agent_seen records it by). 0, or -1 when libcrypto fails. */
 int agent_cred_digest(const char *cred, char hex[65]);
 
-/* Record / forget this connection's task. */
-int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err);
-void agent_task_forget(const agent_conf_t *conf, pid_t server);
+/* This connection's task record, in two halves so that no task runs unrecorded. The server, before the
+ * task's process starts: agent_task_record_open creates and locks it (r's pgid unused; 0, or -1 with err).
+ * The task's process, before its exec, as root still (system calls into its own stack only):
+ * agent_task_record_place writes its group and puts the record in place (0, or -1 with errno). The server,
+ * once the process has started: agent_task_recorded says whether it is in place (1; 0 with err when it is
+ * not, and drops it). agent_task_forget removes it once the task has ended. */
+int agent_task_record_open(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err);
+int agent_task_record_place(pid_t pgid);
+int agent_task_recorded(tbm_err_t *err);
+void agent_task_forget(void);
 
 /* Signal every recorded task of `job` (all jobs when all != 0, only those whose server is gone when
  * orphans != 0) with SIGTERM, SIGKILL after the grace period; removes the records of dead servers (a live

@@ -126,46 +126,76 @@ void agent_seen_sweep(const agent_conf_t *conf)
 /* Task records ---------------------------------------------------------------------------------------- */
 
 /* The serving process holds a lock on its task record for as long as it lives: a record nobody locks
- * belongs to a dead server (however it died, and whatever its pid is now). */
-static int record_lock = -1;
+ * belongs to a dead server (however it died, and whatever its pid is now). The record is made in two halves
+ * so that no task ever runs unrecorded: the server creates and locks it before the task's process starts,
+ * and that process writes its group and puts the record in place before its exec. One task per server: the
+ * record's state is this process's. */
+static struct {
+    int fd;                               /* locked; -1 when there is none */
+    char path[PATH_LEN], tmp[PATH_LEN + 16];
+    agent_task_rec_t rec;
+} task_rec = { .fd = -1 };
 
-int agent_task_record(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err)
+int agent_task_record_open(const agent_conf_t *conf, const agent_task_rec_t *r, tbm_err_t *err)
 {
-    char path[PATH_LEN], tmp[PATH_LEN + 16], text[256];
-    int n;
-
-    snprintf(path, sizeof(path), "%s/task-%ld.json", conf->state_dir, (long)r->server);
-    n = snprintf(text, sizeof(text), "{\"job\":%u,\"step\":%u,\"uid\":%u,\"pgid\":%ld,\"server\":%ld}\n", r->job,
-                 r->step, r->uid, (long)r->pgid, (long)r->server);
+    task_rec.rec = *r;
+    snprintf(task_rec.path, sizeof(task_rec.path), "%s/task-%ld.json", conf->state_dir, (long)r->server);
     /* locked before it is in place, so that no sweep ever sees it unlocked. Not synced to the disk: it
      * serves an agent restarted while the Mac runs on (the page cache has it); after a crash of the Mac its
-     * tasks are gone too, and a torn record is removed by the sweep. Syncing made every launch wait for the
+     * tasks are gone too, and a torn task_rec is removed by the sweep. Syncing made every launch wait for the
      * disk (2-8 ms on an ext4 build machine). */
-    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-    record_lock = mkstemp(tmp);
-    if (record_lock < 0)
-        return tbm_errprintf(err, "%s: cannot create the task record: %s", tmp, strerror(errno));
-    fcntl(record_lock, F_SETFD, FD_CLOEXEC);
-    if (flock(record_lock, LOCK_EX | LOCK_NB) < 0 || write(record_lock, text, (size_t)n) != n ||
-        rename(tmp, path) < 0) {
-        tbm_errprintf(err, "%s: cannot write the task record: %s", path, strerror(errno));
-        unlink(tmp);
-        close(record_lock);
-        record_lock = -1;
+    snprintf(task_rec.tmp, sizeof(task_rec.tmp), "%s.tmp.XXXXXX", task_rec.path);
+    task_rec.fd = mkstemp(task_rec.tmp);
+    if (task_rec.fd < 0)
+        return tbm_errprintf(err, "%s: cannot create the task record: %s", task_rec.tmp, strerror(errno));
+    fcntl(task_rec.fd, F_SETFD, FD_CLOEXEC);
+    if (flock(task_rec.fd, LOCK_EX | LOCK_NB) < 0) {
+        tbm_errprintf(err, "%s: cannot lock the task record: %s", task_rec.tmp, strerror(errno));
+        unlink(task_rec.tmp);
+        close(task_rec.fd);
+        task_rec.fd = -1;
         return -1;
     }
     return 0;
 }
 
-void agent_task_forget(const agent_conf_t *conf, pid_t server)
+int agent_task_record_place(pid_t pgid)
 {
-    char path[PATH_LEN];
+    char text[256];
+    int n;
 
-    snprintf(path, sizeof(path), "%s/task-%ld.json", conf->state_dir, (long)server);
-    unlink(path);
-    if (record_lock >= 0)
-        close(record_lock);
-    record_lock = -1;
+    if (task_rec.fd < 0)
+        return -1;
+    n = snprintf(text, sizeof(text), "{\"job\":%u,\"step\":%u,\"uid\":%u,\"pgid\":%ld,\"server\":%ld}\n",
+                 task_rec.rec.job, task_rec.rec.step, task_rec.rec.uid, (long)pgid, (long)task_rec.rec.server);
+    if (pwrite(task_rec.fd, text, (size_t)n, 0) != n || rename(task_rec.tmp, task_rec.path) < 0)
+        return -1;
+    return 0;
+}
+
+int agent_task_recorded(tbm_err_t *err)
+{
+    struct stat st;
+
+    if (task_rec.fd < 0)
+        return 0;
+    if (lstat(task_rec.path, &st) == 0 && S_ISREG(st.st_mode))
+        return 1;
+    tbm_errprintf(err, "%s: the task's process could not put its task_rec in place", task_rec.path);
+    unlink(task_rec.tmp);
+    close(task_rec.fd);
+    task_rec.fd = -1;
+    return 0;
+}
+
+void agent_task_forget(void)
+{
+    if (task_rec.fd < 0)
+        return;
+    unlink(task_rec.path);
+    unlink(task_rec.tmp);
+    close(task_rec.fd);
+    task_rec.fd = -1;
 }
 
 static int read_record(const char *path, agent_task_rec_t *r)

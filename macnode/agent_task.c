@@ -225,6 +225,7 @@ static void child_run(const tbm_msg_t *s, const agent_user_t *u, const char *sla
     tbm_err_t err = { { 0 } };
 
     setsid();
+    agent_task_record_place(getpid());   /* before anything of the user's runs (the server says when not) */
     child_signals();
     child_stdio(s->pty, slave, fds, (int)u->uid, setup);
     if (agent_become(u, &err) < 0 || (jobdir && agent_job_write(jobdir, s->files, s->n_files, &err) < 0))
@@ -743,6 +744,9 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     int rc = -1;
 
     catch_signals();
+    if (agent_task_record_open(c->conf, &rec, &err) < 0)
+        agent_log("%s: job %u step %u: its task will not be recorded (a restarted agent will not know it): %s",
+                  c->peer, g->job, g->step, err.msg);
     if ((rc = task_start(&t, spawn, u, jobdir, &err)) < 0) {
         const char *code = rc == -2 ? "files" : "spawn";
 
@@ -753,6 +757,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
             snprintf(msg, sizeof(msg), "%s", err.msg);
         agent_log(rc == -2 ? "%s: refused (files): %s" : "%s: spawn failed: %s", c->peer, msg);
         wire_send_error(c->fd, code, msg);
+        agent_task_forget();
         close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
         return;
     }
@@ -763,9 +768,9 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
               ms(c->accepted, c->admitted), ms(c->accepted, c->proved), ms(c->checking, c->admitted),
               ms(c->admitted, stamps[0]), ms(stamps[0], stamps[1]), ms(stamps[1], stamps[2]),
               jobdir ? ms(stamps[2], tbm_now_us()) : 0.0);
-    rec.pgid = t.pid;
-    if (agent_task_record(c->conf, &rec, &err) < 0)
-        agent_log("%s: cannot record task %ld (a restarted agent will not know it): %s", c->peer, (long)t.pid,
+    err.msg[0] = '\0';
+    if (!agent_task_recorded(&err) && err.msg[0])
+        agent_log("%s: task %ld is not recorded (a restarted agent will not know it): %s", c->peer, (long)t.pid,
                   err.msg);
     agent_log("%s: job %u step %u: task %ld started as uid %u: %s", c->peer, g->job, g->step, (long)t.pid,
               g->uid, spawn->argv[0]);
@@ -779,7 +784,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     if (agent_usage_keep(c->conf, &usage, getpid(), &err) < 0)
         agent_log("%s: job %u step %u: what task %ld used is not kept (its record will say so): %s", c->peer,
                   g->job, g->step, (long)t.pid, err.msg);
-    agent_task_forget(c->conf, getpid());   /* before the exit: a usage request after it finds the task ended */
+    agent_task_forget();   /* before the exit: a usage request after it finds the task ended */
     send_exit(c, &t, &usage);
     close_fd(&t.in), close_fd(&t.out), close_fd(&t.err), close_fd(&t.setup), close_fd(&t.pty);
     free(t.inbuf);
