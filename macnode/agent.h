@@ -43,6 +43,8 @@ typedef struct agent_conn {
     long long accepted, proved, checking, admitted;   /* tbm_now_us at the gate: accepted, the agent's proof
                                                          sent, its hello's credential checked from, let in; for
                                                          the spawn's launch line */
+    int main_ch;               /* the serving process's channel to the agent's main process (-1: none): it
+                                  becomes readable (its end) when that process is gone, or lets it go */
 } agent_conn_t;
 
 /* A task this agent runs, as recorded in the state folder (task-<server pid>.json). */

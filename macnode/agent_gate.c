@@ -333,7 +333,7 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     socklen_t len = sizeof(sa);
     tbm_err_t err = { { 0 } };
     int fd = accept(g->lfd, (struct sockaddr *)&sa, &len), victim, one = 1;
-    agent_conn_t c = { .conf = g->conf, .fd = fd, .accepted = tbm_now_us() };
+    agent_conn_t c = { .conf = g->conf, .fd = fd, .accepted = tbm_now_us(), .main_ch = -1 };
     agent_waiting_t w = { .since = tbm_now_ms(), .moved = tbm_now_ms() };
     const char *colon;
 

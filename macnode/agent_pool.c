@@ -422,6 +422,7 @@ static void server_main(agent_pool_t *p, int ch)
         if (served > 0 && write(ch, IDLE_NOTE, 1) != 1)
             break;
         memset(&c, 0, sizeof(c));
+        c.main_ch = ch;
         if ((rc = take_conn(ch, &c, &err)) <= 0) {
             if (rc < 0)
                 agent_log("server: %s; ending", err.msg);

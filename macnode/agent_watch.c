@@ -133,7 +133,7 @@ static int flush(int fd, watch_t *w)
 
 static void loop(agent_conn_t *c, watch_t *w, int mon)
 {
-    struct pollfd p[2];
+    struct pollfd p[3];
     tbm_err_t err = { { 0 } };
     char junk[512];
     ssize_t n;
@@ -145,7 +145,8 @@ static void loop(agent_conn_t *c, watch_t *w, int mon)
             return;
         p[0] = (struct pollfd){ .fd = c->fd, .events = POLLIN | (w->out_len ? POLLOUT : 0) };
         p[1] = (struct pollfd){ .fd = mon, .events = POLLIN };
-        if (poll(p, 2, linkwatch_wait_ms(&w->lw, tbm_now_ms())) < 0) {
+        p[2] = (struct pollfd){ .fd = c->main_ch, .events = POLLIN };   /* -1 (no agent behind it): ignored */
+        if (poll(p, 3, linkwatch_wait_ms(&w->lw, tbm_now_ms())) < 0) {
             if (errno == EINTR)
                 continue;
             agent_log("%s: watch: poll: %s", c->peer, strerror(errno));
@@ -155,6 +156,12 @@ static void loop(agent_conn_t *c, watch_t *w, int mon)
             n = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT);   /* the client says nothing more: only its end counts */
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
                 return;
+        }
+        if (p[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+            /* the agent that started this server is gone (killed, restarted) or let it go: the watch ends, and
+             * the watcher opens its watch on the agent there is now; no server outlives its agent idle */
+            agent_log("%s: watch ends: the agent that served it is gone or let it go", c->peer);
+            return;
         }
         if (p[1].revents & POLLIN) {
             tbm_errclear(&err);

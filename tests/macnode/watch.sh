@@ -79,10 +79,17 @@ until_in "$T/scontrol.calls" "show node testnode" && ok "... which runs testnode
     || bad "no check after the change: $(cat "$T/watch.log")"
 until_in "$T/scontrol.calls" "update NodeName=testnode State=DRAIN Reason=tbmesh: " \
     && ok "... which drains it with the reason" || bad "not drained: $(cat "$T/scontrol.calls" "$T/watch.log")"
-# The agent goes (with its watch server): one line for the outage, one when it is back.
+# The agent is killed (SIGKILL, its servers not): the watch's server ends with it, rather than serving a
+# watch of an agent that is gone; one line for the outage, one when it is back.
 server=$(ps -o pid= --ppid "$(cat "$T/agent.pid")" | tr -d ' ' | head -n1)
-kill -KILL "$(cat "$T/agent.pid")" $server 2>/dev/null
+kill -KILL "$(cat "$T/agent.pid")" 2>/dev/null
 rm -f "$T/agent.pid"
+running() { ps -o stat= -p "$1" 2>/dev/null | grep -qv Z; }   # there, and not a zombie nobody reaped yet
+for _ in $(seq 50); do [ -n "$server" ] && running "$server" || break; sleep 0.1; done
+[ -n "$server" ] && ! running "$server" && ok "the watch's server ends with its killed agent" \
+    || bad "the killed agent's server $server is still there: $(ps -o pid,ppid,args -p "$server")"
+grep -q "watch ends: the agent that served it is gone" "$LOG" && ok "... saying why (logged)" \
+    || bad "no reason in the agent log: $(tail -3 "$LOG")"
 until_in "$T/watch.log" "trying again every 1 to 30 s" && ok "the lost agent is logged" || bad "no outage line"
 sleep 4   # a few tries (1 s, 2 s) while it is away
 n=$(grep -c "trying again" "$T/watch.log")
