@@ -275,8 +275,12 @@ static int timeline_init(tbm_report_t *r)
 
     r->bucket_s = len <= TIMELINE_MAX_BUCKETS * 86400 ? 86400 : len <= TIMELINE_MAX_BUCKETS * 7 * 86400
                   ? 7 * 86400 : 30 * 86400;
-    if (len < 2 * 86400)
-        r->bucket_s = 3600;
+    if (len < 2 * 86400) {   /* a short period: the smallest of these that gives at most 48 buckets */
+        static const time_t sizes[] = { 60, 300, 600, 900, 1800, 3600 };
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+            if ((r->bucket_s = sizes[i]) * 48 >= len)
+                break;
+    }
     r->n_buckets = (size_t)((len + r->bucket_s - 1) / r->bucket_s);
     if (r->n_buckets > TIMELINE_MAX_BUCKETS) {
         r->bucket_s = (len + TIMELINE_MAX_BUCKETS - 1) / TIMELINE_MAX_BUCKETS;

@@ -85,35 +85,58 @@ char *tbm_svg_bars(const char *id, const char *title, const char *const *labels,
     return tbm_sb_take(&sb);
 }
 
+/* The axis's top: the smallest 1, 2 or 5 times a power of ten at or above max, so that its ticks are round. */
+static double nice_top(double max)
+{
+    double p = 1;
+
+    while (p * 10 <= max)
+        p *= 10;
+    while (p > max && p > 1e-300)
+        p /= 10;
+    if (p > max)   /* a value too small for a power of ten: its own top */
+        return max;
+    return max <= p ? p : max <= 2 * p ? 2 * p : max <= 5 * p ? 5 * p : 10 * p;
+}
+
 char *tbm_svg_lines(const char *id, const char *title, const char *const *x, size_t nx,
                     const tbm_svg_series_t *series, size_t ns, const char *unit)
 {
-    const int left = 60, top = 10, plot_w = WIDTH - left - 20, plot_h = 220, legend = 20 * (int)ns;
+    const int left = 70, top = 10, plot_w = WIDTH - left - 20, plot_h = 220, legend = 20 * (int)ns;
     tbm_strbuf_t sb;
     double max = 0;
     size_t s, i;
+    int k;
 
     for (s = 0; s < ns; s++)
         for (i = 0; i < nx; i++)
             if (series[s].v[i] > max)
                 max = series[s].v[i];
-    if (max <= 0)
-        max = 1;
     tbm_sb_init(&sb);
     open_svg(&sb, id, title, top + plot_h + 40 + legend);
     tbm_sb_printf(&sb, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n"
                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n"
-                       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n"
-                       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n"
                        "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" text-anchor=\"middle\">%s</text>\n",
-                  left, top, left, top + plot_h, left, top + plot_h, left + plot_w, top + plot_h, left - 4, top + 10,
-                  max, left - 4, top + plot_h, 16, top + plot_h / 2, 16, top + plot_h / 2, unit);
+                  left, top, left, top + plot_h, left, top + plot_h, left + plot_w, top + plot_h, 16, top + plot_h / 2,
+                  16, top + plot_h / 2, unit);
     if (nx) {
         tbm_sb_printf(&sb, "<text x=\"%d\" y=\"%d\">", left, top + plot_h + 16);
         tbm_html_text(&sb, x[0]);
         tbm_sb_printf(&sb, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left + plot_w, top + plot_h + 16);
         tbm_html_text(&sb, x[nx - 1]);
         tbm_sb_printf(&sb, "</text>\n");
+    }
+    if (max <= 0) {   /* nothing to draw: said in words, not as flat lines on an axis from 0 to 0 */
+        tbm_sb_printf(&sb, "<text class=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">no use in this "
+                           "period</text>\n</svg>\n", left + plot_w / 2, top + plot_h / 2);
+        return tbm_sb_take(&sb);
+    }
+    max = nice_top(max);
+    for (k = 0; k <= 4; k++) {   /* five ticks with their values: 0, a quarter of the top, ..., the top */
+        int y = top + plot_h - plot_h * k / 4;
+        tbm_sb_printf(&sb, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
+                           "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n",
+                      left + 1, y, left + plot_w, y, left - 4, y + 4, max * k / 4);
     }
     for (s = 0; s < ns; s++) {
         const char *color = palette[s % N_COLORS];
@@ -122,7 +145,11 @@ char *tbm_svg_lines(const char *id, const char *title, const char *const *x, siz
             tbm_sb_printf(&sb, "%s%.1f,%.1f", i ? " " : "",
                           left + (nx > 1 ? (double)plot_w * (double)i / (double)(nx - 1) : plot_w / 2.0),
                           top + plot_h - plot_h * series[s].v[i] / max);
-        tbm_sb_printf(&sb, "\"/>\n<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
+        tbm_sb_printf(&sb, "\"/>\n");
+        if (nx == 1)   /* one bucket: a point, which a line of one vertex does not draw */
+            tbm_sb_printf(&sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", left + plot_w / 2.0,
+                          top + plot_h - plot_h * series[s].v[0] / max, color);
+        tbm_sb_printf(&sb, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
                            "y=\"%d\">", left, top + plot_h + 28 + 20 * (int)s, color, left + 18,
                       top + plot_h + 38 + 20 * (int)s);
         tbm_html_text(&sb, series[s].name);

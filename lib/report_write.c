@@ -18,7 +18,8 @@
 typedef struct section {
     char id[48];                  /* "usage-account": the CSV's first field, the HTML table's id */
     char title[96];
-    size_t n_cols, n_text;        /* the first n_text columns are names, the rest numbers ("" = none) */
+    size_t n_cols;
+    uint32_t text;                /* bit c: column c is text (names, remarks); the others numbers ("" = none) */
     const char *cols[MAX_COLS];
     char **cells;                 /* row-major */
     size_t n_rows, cap_rows;
@@ -47,10 +48,12 @@ static section_t *sec_new(sections_t *ss, const char *id, const char *title, siz
     memset(s, 0, sizeof(*s));
     snprintf(s->id, sizeof(s->id), "%s", id);
     snprintf(s->title, sizeof(s->title), "%s", title);
-    s->n_text = n_text;
     va_start(ap, n_text);
-    while ((c = va_arg(ap, const char *)) && s->n_cols < MAX_COLS)
+    while ((c = va_arg(ap, const char *)) && s->n_cols < MAX_COLS) {
+        if (s->n_cols < n_text)
+            s->text |= 1u << s->n_cols;
         s->cols[s->n_cols++] = c;
+    }
     va_end(ap);
     return s;
 }
@@ -61,6 +64,17 @@ static void sec_col(section_t *s, const char *c)
     if (s && !s->n_rows && s->n_cols < MAX_COLS)
         s->cols[s->n_cols++] = c;
 }
+
+/* Add a text column (a remark) after the numbers, to a section that has no rows yet. */
+static void sec_text_col(section_t *s, const char *c)
+{
+    if (s && !s->n_rows && s->n_cols < MAX_COLS) {
+        s->text |= 1u << s->n_cols;
+        s->cols[s->n_cols++] = c;
+    }
+}
+
+static int is_text(const section_t *s, size_t c) { return (s->text >> c) & 1u; }
 
 /* Append one row; cells given printf-style one by one through row_cell. */
 static char **sec_row(sections_t *ss, section_t *s)
@@ -207,6 +221,41 @@ static void build_failures(sections_t *ss, tbm_report_t *r)
     }
 }
 
+/* Used above allocated is not an efficiency: the row says why such a figure can be there, beside it. */
+static void eff_remark(sections_t *ss, char **row, size_t i, const tbm_ragg_t *a, int slurm_known)
+{
+    static const char *const what[3] = { "linux_eff_pct", "mac_slurm_eff_pct", "mac_record_eff_pct" };
+    char over[3][48], text[1024];
+    int k, n = 0, slurm = 0;
+    size_t len = 0;
+
+    for (k = 0; k < 3; k++) {
+        double used = k < 2 ? a->eff_used_s[k] : a->rec_used_s, alloc = k < 2 ? a->eff_alloc_s[k] : a->rec_alloc_s;
+        over[k][0] = '\0';
+        if ((k < 2 && !slurm_known) || alloc <= 0 || used <= alloc)
+            continue;
+        snprintf(over[k], sizeof(over[k]), "%s %.1f%%", what[k], 100.0 * used / alloc);
+        n++;
+        slurm |= k < 2;
+    }
+    text[0] = '\0';
+    if (n) {
+        len = (size_t)snprintf(text, sizeof(text), "above 100%% (%s%s%s%s%s): used above allocated is not an efficiency",
+                               over[0], *over[0] && (*over[1] || *over[2]) ? ", " : "", over[1],
+                               *over[1] && *over[2] ? ", " : "", over[2]);
+        if (slurm && len < sizeof(text))
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "; Slurm counted more CPU time than the jobs' "
+                                    "CPUs could give while they ran: their processes were not held to their CPUs "
+                                    "(task/cgroup with ConstrainCores=yes holds them), so the jobs used CPUs "
+                                    "beyond their allocation");
+        if (*over[2] && len < sizeof(text))
+            snprintf(text + len, sizeof(text) - len, "; the records counted are those whose CPU time fits the "
+                     "allocation with %d s of slack per job (Slurm keeps whole seconds): above 100%% only within "
+                     "that slack", TBM_RTRUST_SLACK_S);
+    }
+    cell(ss, row, i, "%s", text);
+}
+
 static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
 {
     char id[48], title[96];
@@ -219,6 +268,7 @@ static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
     s = sec_new(ss, id, title, 1, tbm_rdim_name(d), "linux_alloc_h", "linux_used_h", "linux_eff_pct",
                 "mac_alloc_h", "mac_slurm_used_h", "mac_slurm_eff_pct", "mac_record_alloc_h", "mac_record_used_h",
                 "mac_record_eff_pct", NULL);
+    sec_text_col(s, "remark");
     for (i = 0; i < n; i++) {
         char **row = sec_row(ss, s);
         cell(ss, row, 0, "%s", a[i].name);
@@ -238,6 +288,7 @@ static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
         cell_hours(ss, row, 7, a[i].rec_alloc_s);
         cell_hours(ss, row, 8, a[i].rec_used_s);
         cell_pct(ss, row, 9, a[i].rec_used_s, a[i].rec_alloc_s);
+        eff_remark(ss, row, 10, a + i, !tbm_report_opts(r)->slurm_cpu_unknown);
     }
 }
 
@@ -407,8 +458,8 @@ static void sections_printable(sections_t *ss)
 
     for (i = 0; i < ss->n; i++)
         for (k = 0; k < ss->s[i].n_rows; k++)
-            for (c = 0; c < ss->s[i].n_text; c++)
-                if (ss->s[i].cells[k * ss->s[i].n_cols + c])
+            for (c = 0; c < ss->s[i].n_cols; c++)
+                if (is_text(&ss->s[i], c) && ss->s[i].cells[k * ss->s[i].n_cols + c])
                     printable(ss->s[i].cells[k * ss->s[i].n_cols + c]);
 }
 
@@ -449,7 +500,8 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
         }
         tbm_sb_printf(sb, "\n%s\n", s->title);
         for (c = 0; c < s->n_cols; c++)
-            tbm_sb_printf(sb, c < s->n_text ? "%-*s%s" : "%*s%s", (int)w[c], s->cols[c], c + 1 < s->n_cols ? "  " : "\n");
+            tbm_sb_printf(sb, is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !is_text(s, c) ? (int)w[c] : 0,
+                          s->cols[c], c + 1 < s->n_cols ? "  " : "\n");
         if (!s->n_rows)
             tbm_sb_printf(sb, "(none)\n");
         for (k = 0; k < s->n_rows; k++)
@@ -459,7 +511,8 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
                     snprintf(buf, sizeof(buf), "%.1f", atof(v));
                     v = buf;
                 }
-                tbm_sb_printf(sb, c < s->n_text ? "%-*s%s" : "%*s%s", (int)w[c], v, c + 1 < s->n_cols ? "  " : "\n");
+                tbm_sb_printf(sb, is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !is_text(s, c) ? (int)w[c] : 0,
+                              v, c + 1 < s->n_cols ? "  " : "\n");
             }
     }
 }
@@ -508,7 +561,7 @@ static void write_csv(tbm_strbuf_t *sb, const sections_t *ss)
             tbm_sb_printf(sb, "%s", s->id);
             for (c = 0; c < s->n_cols; c++) {
                 tbm_sb_append(sb, ",", 1);
-                csv_field(sb, at(s, k, c), c < s->n_text);
+                csv_field(sb, at(s, k, c), is_text(s, c));
             }
             tbm_sb_printf(sb, "\n");
         }
@@ -526,7 +579,7 @@ static json_object *json_rows(const section_t *s)
         json_object *o = json_object_new_object();
         for (c = 0; o && c < s->n_cols; c++) {
             const char *v = at(s, k, c);
-            json_object_object_add(o, s->cols[c], c < s->n_text ? json_object_new_string(v) : !*v ? NULL
+            json_object_object_add(o, s->cols[c], is_text(s, c) ? json_object_new_string(v) : !*v ? NULL
                                    : strchr(v, '.') ? json_object_new_double_s(atof(v), v)
                                    : json_object_new_int64(atoll(v)));
         }
@@ -602,7 +655,7 @@ static void html_table(tbm_strbuf_t *sb, const section_t *s)
     for (k = 0; k < s->n_rows; k++) {
         tbm_sb_printf(sb, "<tr>");
         for (c = 0; c < s->n_cols; c++) {
-            tbm_sb_printf(sb, c < s->n_text ? "<td>" : "<td class=\"n\">");
+            tbm_sb_printf(sb, is_text(s, c) ? "<td>" : "<td class=\"n\">");
             tbm_html_text(sb, at(s, k, c));
             tbm_sb_printf(sb, "</td>");
         }
@@ -648,6 +701,23 @@ static void chart_section(tbm_strbuf_t *sb, const char *h2, const char *chart_ht
     tbm_sb_printf(sb, "</section>\n");
 }
 
+/* "minute", "5 minutes", "hour", "day", "week", "30 days" or "N s" (a long period's own size). */
+static const char *bucket_name(time_t bs, char *other, size_t len)
+{
+    switch (bs) {
+    case 60: return "minute";
+    case 300: return "5 minutes";
+    case 600: return "10 minutes";
+    case 900: return "15 minutes";
+    case 1800: return "30 minutes";
+    case 3600: return "hour";
+    case 86400: return "day";
+    case 7 * 86400: return "week";
+    case 30 * 86400: return "30 days";
+    default: snprintf(other, len, "%lld s", (long long)bs); return other;
+    }
+}
+
 static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
 {
     const char *labels[CHART_MAX], *lab2[CHART_MAX];
@@ -671,8 +741,15 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
         }
         for (k = 0; x && k < s->n_rows; k++)
             x[k] = at(s, k, 0);
-        svg = vals && x ? tbm_svg_lines("chart-timeline", "Node-hours per bucket, per Mac group and Linux", x,
-                                        s->n_rows, ser, ns, "node-hours") : NULL;
+        size_t nb, nser;
+        time_t bs;
+        const char *const *names;
+        const uint64_t *tv;
+        char title[96], bname[32];
+
+        tbm_report_timeline(r, &nb, &bs, &nser, &names, &tv);
+        snprintf(title, sizeof(title), "Node-hours per %s, per Mac group and Linux", bucket_name(bs, bname, sizeof(bname)));
+        svg = vals && x ? tbm_svg_lines("chart-timeline", title, x, s->n_rows, ser, ns, "node-hours") : NULL;
         chart_section(sb, "Usage over time", svg, s, 1);
         free(svg);
         free(vals);

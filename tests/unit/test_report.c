@@ -443,7 +443,7 @@ START_TEST(writers_show_the_same_numbers)
     ck_assert_str_eq(row, "utilisation,studio-a,4,1812.0000,12.0000,4.0000,0.2,1");
     free(row);
     row = csv_row(csv, "efficiency-user", "tbm-bob");
-    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,4.0000,50.0,3.0000,0.0000,0.0,0.0000,0.0000,");
+    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,4.0000,50.0,3.0000,0.0000,0.0,0.0000,0.0000,,");
     free(row);
     ck_assert_ptr_null(strstr(csv, "\ncoverage-user,"));   /* records not in use: no coverage column */
     ck_assert_ptr_null(strstr(csv, "\nusage-account,"));    /* only the groupings asked for */
@@ -578,7 +578,7 @@ START_TEST(efficiency_without_slurm_cpu)
     workload();
     csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
     row = csv_row(csv, "efficiency-user", "tbm-bob");
-    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,,,3.0000,,,0.0000,0.0000,");
+    ck_assert_str_eq(row, "efficiency-user,tbm-bob,8.0000,,,3.0000,,,0.0000,0.0000,,");
     free(row);
     free(csv);
     done();

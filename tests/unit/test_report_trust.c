@@ -116,7 +116,7 @@ START_TEST(every_format_says_what_was_left_out)
     mac_job(1, 1, 4, 2 * H, TBM_COV_VERIFIED);
     mac_job(2, 1, 1, 3.25 * H, TBM_COV_VERIFIED);
     csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);   /* job 2's 325% is in no cell: 2 of 4 CPU-hours */
-    ck_assert_msg(strstr(csv, "\nefficiency-group,mini-b,0.0000,0.0000,,5.0000,0.0000,0.0,4.0000,2.0000,50.0\n") != NULL,
+    ck_assert_msg(strstr(csv, "\nefficiency-group,mini-b,0.0000,0.0000,,5.0000,0.0000,0.0,4.0000,2.0000,50.0,\n") != NULL,
                   "%s", csv);
     json = tbm_report_write(rep, TBM_RFMT_JSON, dims, 1);
     root = json_tokener_parse(json);
