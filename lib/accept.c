@@ -1,5 +1,6 @@
 /* accept.c: the acceptance run's model (see accept.h): levels and steps by name, a run made empty and freed,
  * job ids and findings added to a step. */
+#include "config.h"
 #include "accept.h"
 
 #include <stdarg.h>
@@ -87,13 +88,15 @@ void tbm_accept_add_job(tbm_accept_t *a, int step, uint32_t job)
 void tbm_accept_step_add(tbm_accept_t *a, int step, tbm_severity_t sev, const char *code, const char *where,
                          const char *fix, const char *fmt, ...)
 {
-    char what[TBM_FINDING_TEXT_MAX];
+    char *what = NULL;
     va_list ap;
 
     if (step < 1 || step > TBM_ACCEPT_STEPS)
         return;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
+    if (vasprintf(&what, fmt, ap) < 0)
+        what = NULL;
     va_end(ap);
-    tbm_finding_add(&a->step[step - 1].findings, sev, code, where, fix, "%s", what);
+    tbm_finding_add(&a->step[step - 1].findings, sev, code, where, fix, "%s", what ? what : "(no memory for the text)");
+    free(what);
 }

@@ -1,4 +1,5 @@
 /* finding.c: the bounded list of findings shared by parsers and validators (see finding.h). */
+#include "config.h"
 #include "finding.h"
 
 #include <json-c/json.h>
@@ -35,10 +36,38 @@ static int grow(tbm_findings_t *fs)
     return 0;
 }
 
+void tbm_text_fit(char *dst, size_t len, const char *src)
+{
+    static const char more[] = " ...";
+    size_t n = strlen(src), cut, k;
+
+    if (!len)
+        return;
+    if (n < len) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    if (len <= sizeof(more)) {   /* no room for the mark: as much as fits */
+        memcpy(dst, src, len - 1);
+        dst[len - 1] = '\0';
+        return;
+    }
+    cut = len - sizeof(more);   /* room for the mark and the NUL */
+    for (k = cut; k > cut / 2 && src[k] != ' '; k--)
+        ;
+    if (src[k] == ' ')           /* at the last word's end that fits, not inside a word */
+        cut = k;
+    while (cut > 0 && strchr(" ,;:", src[cut - 1]))
+        cut--;
+    memcpy(dst, src, cut);
+    memcpy(dst + cut, more, sizeof(more));
+}
+
 int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, const char *where,
                     const char *fix, const char *what_fmt, ...)
 {
     tbm_finding_t *f;
+    char *what = NULL;
     va_list ap;
 
     if (fs->n == fs->cap && grow(fs) < 0) {
@@ -49,11 +78,14 @@ int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, co
     memset(f, 0, sizeof(*f));
     f->severity = sev;
     snprintf(f->code, sizeof(f->code), "%s", code ? code : "");
-    snprintf(f->where, sizeof(f->where), "%s", where ? where : "");
-    snprintf(f->fix, sizeof(f->fix), "%s", fix ? fix : "");
+    tbm_text_fit(f->where, sizeof(f->where), where ? where : "");
+    tbm_text_fit(f->fix, sizeof(f->fix), fix ? fix : "");
     va_start(ap, what_fmt);
-    vsnprintf(f->what, sizeof(f->what), what_fmt, ap);
+    if (vasprintf(&what, what_fmt, ap) < 0)
+        what = NULL;
     va_end(ap);
+    tbm_text_fit(f->what, sizeof(f->what), what ? what : "(no memory for the text)");
+    free(what);
     return 0;
 }
 

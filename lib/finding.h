@@ -13,7 +13,7 @@ typedef enum tbm_severity {
 
 #define TBM_FINDING_CODE_MAX  40
 #define TBM_FINDING_WHERE_MAX 160
-#define TBM_FINDING_TEXT_MAX  320
+#define TBM_FINDING_TEXT_MAX  512
 
 typedef struct tbm_finding {
     tbm_severity_t severity;
@@ -44,6 +44,10 @@ struct json_object *tbm_findings_json(const tbm_findings_t *fs);
 /* Add one finding; `what` is printf-style. Returns 0, or -1 when it had to be dropped (full or no memory). */
 int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, const char *where,
                     const char *fix, const char *what_fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* src into dst (len bytes with the NUL); what does not fit is cut at the end of the last whole word that does,
+ * and marked " ..." (a text without spaces is cut where it must). Used for every text a finding keeps. */
+void tbm_text_fit(char *dst, size_t len, const char *src);
 
 /* How many findings have at least this severity (dropped ones count as errors). */
 size_t tbm_findings_count(const tbm_findings_t *fs, tbm_severity_t at_least);

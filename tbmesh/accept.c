@@ -61,10 +61,14 @@ static void usage(FILE *out)
 /* The first line of s, for messages. */
 static void first_line(const char *s, char *buf, size_t len)
 {
+    char *line;
+
     s = s ? s : "";
     while (*s == '\n')
         s++;
-    snprintf(buf, len, "%.*s", (int)strcspn(s, "\n"), s);
+    line = strndup(s, strcspn(s, "\n"));
+    tbm_text_fit(buf, len, line ? line : "");   /* a long one cut between words, marked */
+    free(line);
 }
 
 /* True when `where` names the Mac `name` ("mac01", "mac01:en2 <-> mac02:en2", ...). */
@@ -337,7 +341,7 @@ static size_t part(char *buf, size_t len, const char *name, const char *srun_arg
 static void part_failures(acc_t *c, int step, const accept_job_t *j)
 {
     const char *s = j->o.out;
-    char name[32], line[240];
+    char name[32], line[TBM_FINDING_TEXT_MAX];
     int code;
 
     first_line(strstr(j->o.err, "error") ? strstr(j->o.err, "error") : j->o.err, line, sizeof(line));
@@ -354,13 +358,17 @@ static void part_failures(acc_t *c, int step, const accept_job_t *j)
  * text has a bound, and salloc's message can be long). A job refused at submit has no id. */
 static void not_started(acc_t *c, int step, const accept_job_t *j, int macs)
 {
-    char why[240], who[64];
+    char why[TBM_FINDING_TEXT_MAX], who[64];
+    tbm_accept_step_t *st = &c->a.step[step - 1];
 
     accept_job_error(j, why, sizeof(why));
-    if (j->id)
+    if (j->id) {
         snprintf(who, sizeof(who), "job %u did not get", j->id);
-    else
+        snprintf(st->summary, sizeof(st->summary), "job %u did not start", j->id);
+    } else {   /* no job was made: none is named */
         snprintf(who, sizeof(who), "the job was refused at submit: it got none of the");
+        snprintf(st->summary, sizeof(st->summary), "the job was refused at submit (no job id)");
+    }
     tbm_accept_step_add(&c->a, step, TBM_SEV_ERROR, "job-not-started", c->a.group,
                         "repair what step 4 names (Slurm gives a drained Mac to no job), then run tbmesh accept again",
                         "%s %d Mac%s of %s within %d s%s%s%s%s%s%s%s", who, macs, macs == 1 ? "" : "s",
@@ -389,7 +397,6 @@ static void step_baseline(acc_t *c)
     if (!j.started) {
         not_started(c, 2, &j, 1);
         s->state = TBM_STEP_FAILED;
-        snprintf(s->summary, sizeof(s->summary), "job %u did not start", j.id);
         accept_out_free(&j.o);
         return;
     }
@@ -467,7 +474,6 @@ static void step_launch(acc_t *c)
     if (!j.started) {
         not_started(c, 5, &j, c->a.n_macs);
         s->state = TBM_STEP_FAILED;
-        snprintf(s->summary, sizeof(s->summary), "job %u did not start", j.id);
         accept_out_free(&j.o);
         return;
     }

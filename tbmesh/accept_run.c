@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finding.h"
 #include "run.h"
 
 extern char **environ;
@@ -92,8 +93,10 @@ void accept_job_error(const accept_job_t *j, char *buf, size_t len)
     const char *s = j->o.err ? strstr(j->o.err, "error: ") : NULL;
 
     buf[0] = '\0';
-    if (s)
-        snprintf(buf, len, "%.*s", (int)strcspn(s + 7, "\n"), s + 7);
-    else if (j->o.timed_out)
+    if (s) {
+        char *line = strndup(s + 7, strcspn(s + 7, "\n"));
+        tbm_text_fit(buf, len, line ? line : "");   /* a long one cut between words, marked */
+        free(line);
+    } else if (j->o.timed_out)
         snprintf(buf, len, "the job did not end within its time limit");
 }

@@ -59,6 +59,41 @@ START_TEST(long_text_is_cut_not_overflowed)
 }
 END_TEST
 
+/* A text too long is cut after its last whole word that fits and marked, never inside a word. */
+START_TEST(long_words_are_cut_between_words)
+{
+    tbm_findings_t fs;
+    char text[1200], out[40];
+    size_t n;
+
+    text[0] = '\0';
+    while (strlen(text) < sizeof(text) - 16)
+        strcat(text, "salloc: error: ");
+    tbm_findings_init(&fs);
+    tbm_finding_add(&fs, TBM_SEV_ERROR, "c", "w", "f", "job 7 did not get 4 Macs: %s", text);
+    n = strlen(fs.items[0].what);
+    ck_assert_uint_lt(n, TBM_FINDING_TEXT_MAX);
+    ck_assert_str_eq(fs.items[0].what + n - 4, " ...");
+    /* what comes before the mark is whole words of the text */
+    ck_assert_msg(!strncmp(fs.items[0].what, "job 7 did not get 4 Macs: salloc: error:", 40), "%s", fs.items[0].what);
+    {   /* the word before the mark is one of the text's: "error" or "salloc" */
+        const char *w = fs.items[0].what + n - 4, *b = w;
+        while (b > fs.items[0].what && b[-1] != ' ')
+            b--;
+        ck_assert_msg(!strncmp(b, "error", (size_t)(w - b)) || !strncmp(b, "salloc", (size_t)(w - b)), "%.*s",
+                      (int)(w - b), b);
+        ck_assert_msg(w - b == 5 || w - b == 6, "cut inside a word: '%.*s'", (int)(w - b), b);
+    }
+    tbm_findings_free(&fs);
+    tbm_text_fit(out, sizeof(out), "short enough");
+    ck_assert_str_eq(out, "short enough");
+    tbm_text_fit(out, sizeof(out), "the cable mac01:en2 to mac02:en2 is not there at all");
+    ck_assert_str_eq(out, "the cable mac01:en2 to mac02:en2 is ...");
+    tbm_text_fit(out, 4, "abcdef");
+    ck_assert_str_eq(out, "abc");
+}
+END_TEST
+
 static Suite *finding_suite(void)
 {
     Suite *s = suite_create("finding");
@@ -66,6 +101,7 @@ static Suite *finding_suite(void)
     tcase_add_test(tc, add_and_find);
     tcase_add_test(tc, bounded_and_counts_dropped);
     tcase_add_test(tc, long_text_is_cut_not_overflowed);
+    tcase_add_test(tc, long_words_are_cut_between_words);
     suite_add_tcase(s, tc);
     return s;
 }
