@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "scalar.h"
 
 #define EXIT_USAGE   2
 #define EXIT_NORUN   3
@@ -30,7 +34,7 @@ typedef struct acc {
     char conf_path[4096];
     const char *plan_path, *out_dir, *partition, *macnode, *group;
     char store_dir[4096];        /* RecordDir/CLUSTER */
-    int json, wait_s;
+    int json, wait_s, back_s;   /* --timeout, --wait-back */
     char unavailable[TBM_FINDING_TEXT_MAX];   /* Macs Slurm will not give: "mac01, mac02" */
     char unavailable_why[TBM_FINDING_TEXT_MAX];   /* Slurm's state and reason of the first of them */
 } acc_t;
@@ -39,7 +43,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tbmesh accept GROUP [--plan FILE] [--conf FILE] [--out DIR] [--json] [--partition P]\n"
-            "                           [--timeout S] [--macnode PATH]\n"
+            "                           [--timeout S] [--wait-back S] [--macnode PATH]\n"
             "  The staged acceptance run of a Mac group, through Slurm: the task (the plan), a single-Mac baseline\n"
             "  (a job), the distributed path, the physical design (the Macs' facts and health through their\n"
             "  agents), the group's job (environment on every rank, every cable, an all-reduce sweep, the\n"
@@ -51,6 +55,9 @@ static void usage(FILE *out)
             "  --json          print the record as JSON instead of Markdown\n"
             "  --partition P   the partition of the jobs (default: tbmesh.conf's MacPartition)\n"
             "  --timeout S     how long a step's job may wait for its Macs (default 120)\n"
+            "  --wait-back S   how long to wait for a Mac that is coming back (not yet up, rather than down:\n"
+            "                  its slurmd not yet registered while its agent answers, or drained by slurm-tbmesh\n"
+            "                  while its health check passes again); 0 waits for none (default 60)\n"
             "  --macnode PATH  the macnode command, here and on the Macs (default macnode, from PATH)\n"
             "  Exit: 0 plannable research resource, 10 prototype, 20 macOS compatibility only; 2 bad usage, an\n"
             "  unknown group or a bad plan; 3 tbmesh.conf unreadable or the record not written.\n");
@@ -170,35 +177,111 @@ static int load_plan(acc_t *c)
 
 /* ---- step 4: the physical design ---- */
 
-/* Slurm's state of a Mac: a Mac it will not give (drained, down) is a finding, and named for step 5. */
-static void slurm_state(acc_t *c, const char *name)
+/* Slurm's state and reason of a Mac: 0, or -1 (Slurm does not know it: a finding). */
+static int read_state(acc_t *c, const char *name, char *state, size_t slen, char *reason, size_t rlen)
 {
-    char *argv[] = { "scontrol", "show", "node", "-o", (char *)name, NULL }, state[64] = "", reason[200] = "";
+    char *argv[] = { "scontrol", "show", "node", "-o", (char *)name, NULL };
     const char *s, *r;
     accept_out_t o;
-    size_t used = strlen(c->unavailable);
 
+    state[0] = reason[0] = '\0';
     if (accept_run(argv, PROBE_SECONDS, &o) != 0) {
-        first_line(o.err, reason, sizeof(reason));
+        first_line(o.err, reason, rlen);
         tbm_accept_step_add(&c->a, 4, TBM_SEV_ERROR, "mac-unknown", name, "check slurm.conf's node lines",
                             "Slurm does not know the Mac: %s", reason);
         accept_out_free(&o);
-        return;
+        return -1;
     }
     if ((s = strstr(o.out, "State=")))
-        snprintf(state, sizeof(state), "%.*s", (int)strcspn(s + 6, " \n"), s + 6);
+        snprintf(state, slen, "%.*s", (int)strcspn(s + 6, " \n"), s + 6);
     if ((r = strstr(o.out, "Reason=")))
-        snprintf(reason, sizeof(reason), "%.*s", (int)strcspn(r + 7, "\n["), r + 7);
-    accept_out_free(&o);
-    if (!strstr(state, "DRAIN") && !strstr(state, "DOWN") && !strstr(state, "FAIL") &&
-        !strstr(state, "NOT_RESPONDING"))
-        return;
+        snprintf(reason, rlen, "%.*s", (int)strcspn(r + 7, "\n["), r + 7);
     while (*reason && reason[strlen(reason) - 1] == ' ')
         reason[strlen(reason) - 1] = '\0';
-    tbm_accept_step_add(&c->a, 4, TBM_SEV_ERROR, "mac-unavailable", name,
-                        "repair what the reason names; slurm-tbmesh resumes a Mac it drained once it is well, "
-                        "others: scontrol update NodeName=NAME State=RESUME",
-                        "Slurm has the Mac %s: %s", state, reason[0] ? reason : "no reason given");
+    accept_out_free(&o);
+    return 0;
+}
+
+static int unavailable(const char *state)
+{
+    return strstr(state, "DRAIN") || strstr(state, "DOWN") || strstr(state, "FAIL") || strstr(state, "NOT_RESPONDING");
+}
+
+/* Why an unavailable Mac is coming back rather than down (into why; 1), or 0: Slurm has it not responding
+ * (its slurmd not yet registered, as after a reboot) while its agent answers, or slurm-tbmesh drained it and
+ * its health check passes now (the link watcher or the next health check resumes it). An admin's drain, or a
+ * Mac whose agent is silent, is down: no wait. */
+static int coming_back(acc_t *c, const tbm_conf_node_t *n, const char *state, const char *reason, char *why,
+                       size_t len)
+{
+    char agent[300];
+    char *probe[] = { (char *)c->macnode, "probe", "--agent", agent, "--node", (char *)n->name, NULL };
+    char *check[] = { (char *)c->macnode, "check", "--conf", c->conf_path, "--node", (char *)n->name, "--agent",
+                      agent, NULL };
+    accept_out_t o;
+    int rc;
+
+    tbm_conf_agent_of(&c->conf, (int)(n - c->conf.nodes), agent, sizeof(agent));
+    if (strstr(state, "NOT_RESPONDING") || strchr(state, '*')) {
+        rc = accept_run(probe, PROBE_SECONDS, &o);
+        accept_out_free(&o);
+        if (rc == 0 || rc == 1)
+            return snprintf(why, len, "its slurmd had not registered yet while its agent answered"), 1;
+        return 0;
+    }
+    if (strncmp(reason, "tbmesh: ", 8) || !strstr(state, "DRAIN"))
+        return 0;
+    rc = accept_run(check, PROBE_SECONDS, &o);
+    accept_out_free(&o);
+    if (rc == 0)
+        return snprintf(why, len, "slurm-tbmesh had drained it and its health check passed again"), 1;
+    return 0;
+}
+
+/* Slurm's state of a Mac: a Mac it will not give (drained, down) is a finding, and named for step 5. A Mac that
+ * is coming back (not yet up, rather than down) is waited for, up to --wait-back seconds, and the record says so. */
+static void slurm_state(acc_t *c, const tbm_conf_node_t *n)
+{
+    const char *name = n->name;
+    char state[64], reason[200], why[160] = "";
+    size_t used = strlen(c->unavailable);
+    long long start = tbm_now_ms(), waited;
+    int back;
+
+    if (read_state(c, name, state, sizeof(state), reason, sizeof(reason)) < 0 || !unavailable(state))
+        return;
+    back = c->back_s > 0 && coming_back(c, n, state, reason, why, sizeof(why));
+    if (back) {
+        char first[64], first_reason[200];
+        snprintf(first, sizeof(first), "%s", state);
+        snprintf(first_reason, sizeof(first_reason), "%s", reason);
+        while (unavailable(state) && tbm_now_ms() - start < (long long)c->back_s * 1000) {
+            sleep(1);
+            if (read_state(c, name, state, sizeof(state), reason, sizeof(reason)) < 0)
+                return;
+        }
+        waited = (tbm_now_ms() - start + 500) / 1000;
+        if (!unavailable(state)) {
+            tbm_accept_step_add(&c->a, 4, TBM_SEV_INFO, "mac-came-back", name, "nothing to do",
+                                "Slurm had the Mac %s: %s; it was coming back (%s) and was %s after %lld s of "
+                                "waiting", first, first_reason[0] ? first_reason : "no reason given", why, state,
+                                waited);
+            return;
+        }
+    }
+    waited = back ? (tbm_now_ms() - start + 500) / 1000 : 0;
+    if (back)
+        tbm_accept_step_add(&c->a, 4, TBM_SEV_ERROR, "mac-unavailable", name,
+                            "look at the Mac's slurmd and the reason; run tbmesh accept again once Slurm has it idle",
+                            "Slurm has the Mac %s: %s; not yet up: it seemed to be coming back (%s) but Slurm still "
+                            "had it so after %lld s of waiting", state, reason[0] ? reason : "no reason given", why,
+                            waited);
+    else
+        tbm_accept_step_add(&c->a, 4, TBM_SEV_ERROR, "mac-unavailable", name,
+                            "repair what the reason names; slurm-tbmesh resumes a Mac it drained once it is well, "
+                            "others: scontrol update NodeName=NAME State=RESUME",
+                            "Slurm has the Mac %s: %s (down: not coming back by itself)", state,
+                            reason[0] ? reason : "no reason given");
     snprintf(c->unavailable + used, sizeof(c->unavailable) - used, "%s%s", used ? ", " : "", name);
     if (!c->unavailable_why[0])
         snprintf(c->unavailable_why, sizeof(c->unavailable_why), "%s%s%s", state, reason[0] ? ": " : "", reason);
@@ -305,7 +388,7 @@ static void step_physical(acc_t *c)
     tbm_accept_step_t *s = &c->a.step[3];
 
     for (i = 0; i < n; i++) {
-        slurm_state(c, node_of(c, i)->name);
+        slurm_state(c, node_of(c, i));
         if (facts && mac_facts(c, node_of(c, i), &facts[got]) == 0)
             got++;
         mac_health(c, node_of(c, i));
@@ -571,14 +654,16 @@ static int parse_options(acc_t *c, int argc, char **argv)
         { "out", required_argument, NULL, 'o' },       { "json", no_argument, NULL, 'j' },
         { "partition", required_argument, NULL, 'P' }, { "timeout", required_argument, NULL, 't' },
         { "macnode", required_argument, NULL, 'm' },   { "help", no_argument, NULL, 'h' },
+        { "wait-back", required_argument, NULL, 'b' },
         { NULL, 0, NULL, 0 },
     };
     const char *env = getenv("TBMESH_CONF");
     struct stat st;
+    long long v;
     int o;
 
     optind = 1;
-    while ((o = getopt_long(argc, argv, "p:c:o:jP:t:m:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "p:c:o:jP:t:m:b:h", opts, NULL)) != -1) {
         switch (o) {
         case 'p': c->plan_path = optarg; break;
         case 'c': snprintf(c->conf_path, sizeof(c->conf_path), "%s", optarg); break;
@@ -590,6 +675,12 @@ static int parse_options(acc_t *c, int argc, char **argv)
             if (tbm_parse_uint(optarg, 86400, &c->wait_s) < 0)
                 return fprintf(stderr, "tbmesh accept: --timeout %s is not a number of seconds from 1 to 86400\n",
                                optarg), -1;
+            break;
+        case 'b':
+            if (strlen(optarg) > 9 || tbm_parse_ll(optarg, 10, 0, 3600, &v) < 0)
+                return fprintf(stderr, "tbmesh accept: --wait-back %s is not a number of seconds from 0 to 3600\n",
+                               optarg), -1;
+            c->back_s = (int)v;
             break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
@@ -626,6 +717,7 @@ int accept_main(int argc, char **argv)
     tbm_conf_init(&c.conf);
     c.macnode = getenv("TBMESH_MACNODE") && *getenv("TBMESH_MACNODE") ? getenv("TBMESH_MACNODE") : "macnode";
     c.wait_s = 120;
+    c.back_s = 60;
     rc = EXIT_USAGE;
     if (parse_options(&c, argc, argv) < 0)
         goto out;
