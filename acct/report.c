@@ -41,7 +41,7 @@ static void usage(FILE *out)
             "Period (local time; default: the last 7 days):\n"
             "  --since TIME, --until TIME   YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or now\n"
             "  --month YYYY-MM              that calendar month\n"
-            "  --last N[hdw]                the last N hours, days (default unit) or weeks\n"
+            "  --last N[mhdw]               the last N minutes, hours, days (default unit) or weeks\n"
             "Grouping (table, CSV and HTML; JSON holds every one):\n"
             "  --by DIM[,DIM...]            kind, group, account, user, partition, backend, state\n"
             "                               (default kind,group,account,user)\n"

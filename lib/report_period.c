@@ -97,6 +97,7 @@ int tbm_period_last(const char *s, time_t now, tbm_period_t *out, tbm_err_t *err
     if (len > 0 && len < sizeof(num)) {
         memcpy(num, s, len + 1);
         switch (num[len - 1]) {
+        case 'm': unit = 60; num[len - 1] = 0; break;
         case 'h': unit = 3600; num[len - 1] = 0; break;
         case 'd': unit = 86400; num[len - 1] = 0; break;
         case 'w': unit = 7 * 86400; num[len - 1] = 0; break;
@@ -108,8 +109,8 @@ int tbm_period_last(const char *s, time_t now, tbm_period_t *out, tbm_err_t *err
             return 0;
         }
     }
-    return tbm_errprintf(err, "'%s' is not a length of time: write N followed by h, d or w (at most 100 "
-                         "years), e.g. --last 7d", s ? s : "");
+    return tbm_errprintf(err, "'%s' is not a length of time: write N followed by m, h, d or w (at most "
+                         "100 years), e.g. --last 7d or --last 30m", s ? s : "");
 }
 
 int tbm_period_from_options(const char *since, const char *until, const char *month, const char *last,

@@ -30,7 +30,7 @@ refused "an empty period" "the period is reversed or empty" --since 2026-11-10T1
 refused "a period in the future" "the period starts in the future \(2099-01\): nothing has run yet; give an earlier start" \
     --month 2099-01
 refused "a bad month" "'2026-13' is not a month: write YYYY-MM, e.g. --month 2026-11" --month 2026-13
-refused "a bad length" "'7y' is not a length of time: write N followed by h, d or w" --last 7y
+refused "a bad length" "'7y' is not a length of time: write N followed by m, h, d or w" --last 7y
 refused "a bad time" "--since: 'yesterday' is not a time: write YYYY-MM-DD, YYYY-MM-DDTHH:MM\[:SS\] or now" \
     --since yesterday
 refused "--month with --since" "--month cannot be combined with --since/--until" --month 2026-11 --since 2026-11-02

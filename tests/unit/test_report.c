@@ -78,8 +78,10 @@ START_TEST(period_bad_values_say_what_to_write)
     ck_assert_int_eq(tbm_period_month("2026-1", &p, &err), -1);
     ck_assert_int_eq(tbm_period_month("November", &p, &err), -1);
     ck_assert_int_eq(tbm_period_last("7y", T0, &p, &err), -1);
-    ck_assert_str_eq(err.msg, "'7y' is not a length of time: write N followed by h, d or w (at most 100 years), "
-                              "e.g. --last 7d");
+    ck_assert_str_eq(err.msg, "'7y' is not a length of time: write N followed by m, h, d or w (at most 100 years), "
+                              "e.g. --last 7d or --last 30m");
+    ck_assert_int_eq(tbm_period_last("30m", T0, &p, &err), 0);
+    ck_assert_int_eq(p.since, T0 - 30 * 60);
     ck_assert_int_eq(tbm_period_last("0d", T0, &p, &err), -1);
     ck_assert_int_eq(tbm_period_last("", T0, &p, &err), -1);
     ck_assert_int_eq(tbm_period_parse_time("2026-02-30", T0, &t, &err), -1);
