@@ -116,6 +116,16 @@ t_is "... step 5 failed, its job id recorded when it had one; step 6 did not run
     "$(jq_ "$json" 'r["steps"][4]["state"], len(r["steps"][4]["jobs"]), r["steps"][5]["state"]' | paste -sd' ')"
 t_is "... the other steps ran (1, 2, 3, 4, 7)" "True True True True True" \
     "$(jq_ "$json" '" ".join(str(r["steps"][i]["ran"]) for i in (0, 1, 2, 3, 6))')"
+# Every message of the record is whole: one too long for its field is cut after a whole word and marked " ...".
+t_is "... every finding's text is whole, or cut between words and marked" "" \
+    "$(jq_ "$json" '"|".join(t for s in r["steps"] for f in s["findings"] for t in (f["what"], f["fix"]) if len(t.encode()) >= 500 and not t.endswith(" ..."))')"
+# Every job the record names is one Slurm has; none is "job 0".
+named=$(grep -oE '(^|[^a-z])job [0-9]+' <<<"$out" | grep -oE '[0-9]+$' | sort -u)
+t_is "... it names no job 0" "" "$(grep -x 0 <<<"$named")"
+for j in $named; do
+    t_ok "... job $j, which it names, is in Slurm's accounting" wait_until 30 "job $j in sacct" \
+        eval "sacct -n -X -P -j $j -o jobid | grep -qx $j"
+done
 
 # ---- mended: the lab is healthy again ----
 t_ok "mend the cable (returns once the watcher resumed both Macs)" "$LABCMD" mend "$CUT"
