@@ -238,18 +238,40 @@ static int begin(client_t *c, tbm_err_t *err)
     return tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0 ? failed(c, CLIENT_LOCAL) : 0;
 }
 
-/* Connect to c->agent and have it prove itself as want's. 0, or -1 with err. */
+/* Connect to c->agent and have it prove itself as want's. An agent whose proof did not come in time, or that
+ * closed the connection before it (a gate flooded by others: its proofs come at a bounded rate, and it closes
+ * the oldest waiting connections to make room), is asked again on a new connection, up to CLIENT_PROOF_TRIES
+ * times in all: nothing of ours was sent to it. 0, or -1 with err. */
 static int connect_proved(client_t *c, const char *want, tbm_err_t *err)
 {
-    errno = 0;
-    c->fd = wire_connect_within(c->agent, TBM_CONF_AGENT_PORT, c->connect_ms, err);
-    c->times.connect = tbm_now_us();
-    if (c->fd < 0) {
-        c->fault_errno = errno;
-        failed(c, CLIENT_UNREACHABLE);
-        return unreachable(c, err);
+    int tries;
+
+    for (tries = 1;; tries++) {
+        errno = 0;
+        c->fd = wire_connect_within(c->agent, TBM_CONF_AGENT_PORT, c->connect_ms, err);
+        c->times.connect = tbm_now_us();
+        if (c->fd < 0) {
+            c->fault_errno = errno;
+            failed(c, CLIENT_UNREACHABLE);
+            return unreachable(c, err);
+        }
+        if (agent_proves(c, want, err) == 0)
+            return 0;
+        if (tries >= CLIENT_PROOF_TRIES || (c->fault != CLIENT_SILENT && c->fault != CLIENT_CLOSED) ||
+            (c->deadline && tbm_now_ms() >= c->deadline))
+            break;
+        close(c->fd);
+        c->fd = -1;
+        tbm_fdec_free(&c->dec);
+        if (tbm_fdec_init(&c->dec, TBM_FRAME_MAX, err) < 0)
+            return failed(c, CLIENT_LOCAL);
+        c->fault = CLIENT_OK;
     }
-    return agent_proves(c, want, err);
+    if (tries > 1) {
+        tbm_err_t one = *err;
+        tbm_errprintf(err, "%s (asked %d times)", one.msg, tries);
+    }
+    return -1;
 }
 
 int client_open_with(client_t *c, const tbm_msg_t *req, tbm_err_t *err)

@@ -58,8 +58,10 @@ int client_expected_node(const client_t *c, char *buf, size_t len, tbm_err_t *er
 
 /* Make a fresh MUNGE credential, connect to c->agent, have the agent prove itself (a fresh nonce in prove,
  * its proof checked with lib's tbm_proof_check: root's, this nonce, the expected node) within CLIENT_PROOF_MS,
- * and only then say hello and wait for the welcome. 0, or -1 with err naming the Mac and the agent's address
- * (connection refused, MUNGE failed, no proof or a false one: nothing was sent then, the agent refused).
+ * and only then say hello and wait for the welcome (a proof that did not come, or a connection closed before
+ * it, is asked for again on a new connection, CLIENT_PROOF_TRIES times in all). 0, or -1 with err naming the Mac
+ * and the agent's address (connection refused, MUNGE failed, no proof or a false one: nothing was sent then,
+ * the agent refused).
  * Call client_close() either way. */
 int client_open(client_t *c, tbm_err_t *err);
 
@@ -87,6 +89,7 @@ int client_greet(client_t *c, const char *cred, tbm_err_t *err);
 
 #define CLIENT_REPLY_MS 60000
 #define CLIENT_PROOF_MS 5000   /* the longest wait for the agent's proof (the agent's gate allows 3 s for all) */
+#define CLIENT_PROOF_TRIES 3   /* connections tried for a proof that did not come (nothing of ours was sent) */
 
 /* A Mac's facts from its agent (the probe request): connect to agent (ADDR[:PORT]), which must prove itself as
  * node's (NULL: client_expected_node), with munged's socket (NULL: libmunge's default), ask, parse, waiting

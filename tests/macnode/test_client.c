@@ -112,13 +112,16 @@ START_TEST(the_expected_mac)
 }
 END_TEST
 
-/* A listening socket on 127.0.0.1 (its port in *port). says NULL: its connection is left in the backlog,
- * unanswered (*pid -1); else a child (*pid) accepts it, writes `says` ("": nothing) and closes it. */
+/* The write end of a pipe the stand-in's child writes one byte to per connection it took (-1: none). */
+static int taken_fd = -1;
+
+/* A listening socket on 127.0.0.1 (its port in *port). says NULL: its connections are left in the backlog,
+ * unanswered (*pid -1); else a child (*pid) accepts each, writes `says` ("": nothing) and closes it. */
 static int stand_in(int *port, const char *says, pid_t *pid)
 {
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), conn;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), conn, k;
 
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -127,9 +130,14 @@ static int stand_in(int *port, const char *says, pid_t *pid)
     *port = ntohs(a.sin_port);
     *pid = -1;
     if (says && (*pid = fork()) == 0) {
-        conn = accept(fd, NULL, NULL);
-        if (conn >= 0 && *says && write(conn, says, strlen(says)) < 0)
-            _exit(1);
+        for (k = 0; k < 8; k++) {
+            conn = accept(fd, NULL, NULL);
+            if (conn >= 0 && *says && write(conn, says, strlen(says)) < 0)
+                _exit(1);
+            if (taken_fd >= 0 && write(taken_fd, "c", 1) != 1)
+                _exit(1);
+            close(conn);
+        }
         _exit(0);
     }
     return fd;
@@ -193,6 +201,34 @@ START_TEST(a_closed_connection_is_closed)
 }
 END_TEST
 
+/* An agent that closed the connection before its proof (a flooded gate makes room so) is asked again on a new
+ * connection, CLIENT_PROOF_TRIES times in all, and the message says how many. */
+START_TEST(a_closed_connection_is_asked_again)
+{
+    char agent[32], got[16];
+    client_t c = { .agent = agent, .want = "mac01", .connect_ms = 1000, .reply_ms = 300, .fd = -1 };
+    tbm_err_t err = { { 0 } };
+    pid_t pid;
+    int p[2], port, fd;
+    ssize_t n;
+
+    ck_assert_int_eq(pipe(p), 0);
+    taken_fd = p[1];
+    fd = stand_in(&port, "", &pid);
+    taken_fd = -1;
+    close(p[1]);
+    snprintf(agent, sizeof(agent), "127.0.0.1:%d", port);
+    ck_assert_int_eq(client_greet(&c, "not-a-credential", &err), -1);
+    ck_assert_int_eq(c.fault, CLIENT_CLOSED);
+    ck_assert_msg(strstr(err.msg, "it did not prove itself, so nothing was sent to it (asked 3 times)") != NULL, "%s",
+                  err.msg);
+    stand_in_gone(fd, pid);
+    n = read(p[0], got, sizeof(got));
+    ck_assert_int_eq(n, CLIENT_PROOF_TRIES);
+    close(p[0]);
+}
+END_TEST
+
 START_TEST(bytes_that_are_no_proof_leave_it_unproved)
 {
     pid_t pid;
@@ -218,6 +254,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, no_agent_listening_is_unreachable);
     tcase_add_test(tc, a_silent_port_is_silent_within_the_limit);
     tcase_add_test(tc, a_closed_connection_is_closed);
+    tcase_add_test(tc, a_closed_connection_is_asked_again);
     tcase_add_test(tc, bytes_that_are_no_proof_leave_it_unproved);
     suite_add_tcase(s, tc);
     return s;
