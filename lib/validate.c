@@ -80,6 +80,20 @@ static void group_where(const ctx_t *c, char *buf, size_t len)
     free(names);
 }
 
+/* A part of the host's facts is unknown (its capture failed: the topology said so): rule out `blocks` without
+ * a finding of its own, and return 1, so that nothing is concluded from it. */
+static int unknown(ctx_t *c, int host, tbm_facts_part_t part, unsigned blocks)
+{
+    char what[TBM_FINDING_TEXT_MAX];
+
+    if (!c->t->hosts[host].unknown[part][0])
+        return 0;
+    snprintf(what, sizeof(what), "no %s facts for %s: probe it again", tbm_facts_part_name(part, 1),
+             tbm_topology_host_name(c->t, host));
+    block(c, blocks, "facts-unknown", what);
+    return 1;
+}
+
 /* ---- per cable ---- */
 
 static int has_rdma_device(const tbm_host_facts_t *h, const char *iface)
@@ -122,6 +136,9 @@ static int check_rdma(ctx_t *c, int cable, const char *where)
         return 0;
     }
     for (e = 0; e < 2; e++)
+        if (unknown(c, p[e]->host, TBM_PART_RDMA, TBM_BACKENDS_RDMA))
+            return 0;
+    for (e = 0; e < 2; e++)
         if (!has_rdma_device(&c->t->hosts[p[e]->host], p[e]->iface)) {
             const tbm_host_facts_t *hf = &c->t->hosts[p[e]->host];
             char fix[TBM_FINDING_TEXT_MAX];
@@ -140,6 +157,8 @@ static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where
 {
     const char *h = tbm_topology_host_name(c->t, p->host);
 
+    if (unknown(c, p->host, TBM_PART_NETWORK, BLOCK_TCP))
+        return 0;
     if (!p->iface[0] || !p->iface_found) {
         flag(c, TBM_SEV_ERROR, "iface-unknown", where, BLOCK_TCP, cable, p->host,
              "check that networksetup lists a Thunderbolt network service for that port, then probe again",
@@ -241,7 +260,8 @@ static void check_host(ctx_t *c, int host)
              "sudo ifconfig bridge0 down (and remove the Thunderbolt Bridge service so it stays down)",
              "bridge0 (Thunderbolt Bridge) is up on %s; JACCL fails with 'No IPv4-mapped GID' or RTR errno 22 "
              "while it is", name);
-    if (c->gv->rdma_wanted && tbm_macos_has_rdma(h->os_version) != 1)
+    if (c->gv->rdma_wanted && !unknown(c, host, TBM_PART_OS, TBM_BACKENDS_RDMA) &&
+        tbm_macos_has_rdma(h->os_version) != 1)
         flag(c, TBM_SEV_ERROR, "os-too-old", name, TBM_BACKENDS_RDMA, -1, host,
              "update macOS to 26.2 or later on every Mac of the group",
              "%s runs macOS %s; JACCL needs 26.2 or later", name, h->os_version[0] ? h->os_version : "(unknown)");
@@ -254,9 +274,11 @@ static void check_os(ctx_t *c)
     char what[TBM_FINDING_TEXT_MAX], where[TBM_FINDING_WHERE_MAX];
     size_t i;
 
+    if (first->unknown[TBM_PART_OS][0])
+        return;
     for (i = 1; i < c->g->n_hosts; i++) {
         const tbm_host_facts_t *h = &c->t->hosts[c->g->hosts[i]];
-        if (strncmp(h->os_version, first->os_version, TBM_HOST_MAX) == 0)
+        if (h->unknown[TBM_PART_OS][0] || strncmp(h->os_version, first->os_version, TBM_HOST_MAX) == 0)
             continue;
         group_where(c, where, sizeof(where));
         snprintf(what, sizeof(what), "macOS versions differ in the group: %s runs %.20s, %s runs %.20s",
@@ -290,7 +312,11 @@ static void check_class(ctx_t *c)
     size_t n = c->g->n_hosts;
 
     group_where(c, where, sizeof(where));
-    if (c->g->cls == TBM_TOPO_SINGLE)
+    if (c->g->cls == TBM_TOPO_SINGLE && unknown(c, c->g->hosts[0], TBM_PART_THUNDERBOLT, TBM_BACKENDS_ALL))
+        return;
+    if (c->g->cls == TBM_TOPO_SINGLE && c->g->n_cables > 0)   /* one-sided cables only: they were named */
+        block(c, BLOCK_TCP, "cable-one-sided", "its cables are seen from one end only");
+    else if (c->g->cls == TBM_TOPO_SINGLE)
         flag(c, TBM_SEV_INFO, "host-uncabled", where, BLOCK_TCP, -1, c->g->hosts[0],
              "cable it to the Macs of its group, or keep it for single-Mac jobs",
              "%s has no Thunderbolt cable to another Mac of the inventory", where);

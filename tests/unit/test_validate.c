@@ -475,6 +475,52 @@ START_TEST(address_in_management_network)
 }
 END_TEST
 
+/* A Mac whose capture failed: one error saying which facts are unknown and why, and no conclusion drawn from
+ * them (no one-sided cable, no missing address, no uncabled Mac). */
+START_TEST(unknown_facts_draw_no_conclusion)
+{
+    const tbm_finding_t *f;
+    size_t i;
+
+    lab_hosts(lab, 3, "mac", 1);
+    lab_mesh(lab, 0, 3, 0, 80, 1);
+    lab[1].n_ports = 0;
+    snprintf(lab[1].unknown[TBM_PART_THUNDERBOLT], TBM_UNKNOWN_MAX, "the capture failed (system_profiler "
+             "SPThunderboltDataType: invalid JSON at line 75 column 32)");
+    run(3);
+    f = must_find("facts-unknown");
+    ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(f->where, "mac02");
+    ck_assert_str_eq(f->what, "no Thunderbolt facts for mac02 (probe failed: system_profiler SPThunderboltDataType: "
+                              "invalid JSON at line 75 column 32): nothing is concluded from them");
+    ck_assert_str_eq(f->fix, "probe it again (`macnode probe` on mac02 says which command failed and why), then run "
+                             "tbmesh inventory again");
+    ck_assert_str_eq(must_find("cable-end-unknown")->what, "mac01:en2 sees a Mac with domain UUID UUID-0001-00 that "
+                     "no host of the inventory reports; the Thunderbolt facts of mac02 are unknown, so it may be there");
+    ck_assert_int_eq(must_find("cable-end-unknown")->severity, TBM_SEV_INFO);
+    ck_assert_ptr_null(tbm_findings_find(&val.findings, "cable-one-sided"));
+    ck_assert_ptr_null(tbm_findings_find(&val.findings, "host-uncabled"));
+    ck_assert_uint_eq(tbm_findings_count(&val.findings, TBM_SEV_ERROR), 1);
+    for (i = 0; i < topo.n_groups; i++)
+        if (topo.groups[i].n_hosts == 1 && topo.groups[i].hosts[0] == 1)
+            ck_assert_str_eq(backends_of(i), "none");
+    done();
+
+    /* the network facts of one end unknown: no missing address, no unknown interface */
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[0].ifaces[1].ipv4[0] = '\0';
+    lab[0].ifaces[1].prefix_len = -1;
+    snprintf(lab[0].unknown[TBM_PART_NETWORK], TBM_UNKNOWN_MAX, "the capture failed (ifconfig: the output is empty)");
+    run(2);
+    ck_assert_str_eq(must_find("facts-unknown")->what, "no network facts for mac01 (probe failed: ifconfig: the "
+                     "output is empty): nothing is concluded from them");
+    ck_assert_uint_eq(val.findings.n, 1);
+    ck_assert_str_eq(backends_of(0), "mpi");
+    done();
+}
+END_TEST
+
 START_TEST(bridge0_up)
 {
     const tbm_finding_t *f;
@@ -698,6 +744,7 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, subnets);
     tcase_add_test(tc, address_collisions);
     tcase_add_test(tc, address_in_management_network);
+    tcase_add_test(tc, unknown_facts_draw_no_conclusion);
     tcase_add_test(tc, bridge0_up);
     tcase_add_test(tc, mixed_macos);
     tcase_add_test(tc, lone_host_and_bad_name);
