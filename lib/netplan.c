@@ -519,9 +519,10 @@ static long host_commands(const tbm_netplan_t *p, const char *host, tbm_netplan_
         tbm_sb_printf(sb, "# %s passes on the traffic of hosts that have no cable to each other\n%s\n", host,
                       os == TBM_NETPLAN_LINUX ? "sysctl -qw net.ipv4.ip_forward=1"
                                               : "sysctl -w net.inet.ip.forwarding=1");
-    for (i = 0; i < nr && os == TBM_NETPLAN_LINUX && !(routes[i].hops > 1); i++)
+    for (i = 0; i < nr && !(routes[i].hops > 1); i++)
         ;
-    if (i < nr)   /* replies may come back another way round a ring: Linux's strict source check drops them */
+    if (os == TBM_NETPLAN_LINUX && i < nr)   /* replies may come back another way round a ring: Linux's strict
+                                                source check drops them (macOS has no such check) */
         tbm_sb_printf(sb, "sysctl -qw net.ipv4.conf.all.rp_filter=2\n");
     free(routes);
     return (long)n;

@@ -172,6 +172,8 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     ck_assert_ptr_nonnull(strstr(cmds, "route -n change -host 10.0.2.2 10.0.1.2 || route -n add -host 10.0.2.2 "
                                        "10.0.1.2\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -w net.inet.ip.forwarding=1\n"));
+    ck_assert_ptr_null(strstr(cmds, "net.ipv4"));   /* no Linux command in a Mac's script */
+    ck_assert_ptr_null(strstr(cmds, "-qw"));
     free(cmds);
     cmds = tbm_netplan_commands(&p, "m1", TBM_NETPLAN_LINUX, &err);
     ck_assert_ptr_nonnull(cmds);
@@ -185,8 +187,12 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     free(cmds);
     tbm_netplan_free(&p);
     tbm_conf_free(&c);
-    /* a full mesh needs no forwarding */
+    /* a full mesh needs no forwarding; a Mac's script of a mesh of three holds macOS commands only */
     make_plan(lab, &c, &p);
+    cmds = tbm_netplan_commands(&p, NULL, TBM_NETPLAN_MACOS, &err);
+    ck_assert_ptr_null(strstr(cmds, "net.ipv4"));
+    ck_assert_ptr_null(strstr(cmds, "sysctl"));
+    free(cmds);
     cmds = tbm_netplan_commands(&p, "mac01", TBM_NETPLAN_LINUX, &err);
     ck_assert_ptr_nonnull(cmds);
     ck_assert_ptr_null(strstr(cmds, "forward"));
