@@ -382,6 +382,9 @@ static void match_port(tbm_topology_t *t, const uuid_index_t *ix, int p)
                         "a cable joins two ports of the same host");
         return;
     }
+    if (q >= 0 && strncmp(t->hosts[t->ports[q].host].ports[t->ports[q].fact].hub_peer_uuid, pp->domain_uuid,
+                          TBM_UUID_MAX) == 0)
+        return;   /* the other end sees this Mac through a hub or dock: no cable (report_hub says so, once) */
     if (q >= 0 && t->ports[q].connected && t->ports[q].cable < 0 &&
         strcmp(t->ports[q].peer_uuid, pp->domain_uuid) == 0) {
         add_cable(t, p, q, t->ports[q].host);

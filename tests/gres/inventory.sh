@@ -43,6 +43,14 @@ out=$("$tbmesh" inventory "$facts/hub-a.json" "$facts/hub-b.json"); rc=$?
   echo "$out" | grep -q '^warning cable-through-hub at hub-a:en2 <-> hub-b:en2: hub-a and hub-b are joined through the hub or dock "TS4", not by a direct cable; it is not counted as a cable of any group Fix: cable the two Macs directly' ||
   { say "hub: $rc $out"; fail=1; }
 
+# The same two Macs, one naming the other as its direct peer while the other sees it behind the dock: the dock
+# link, once; no one-sided cable, no group of two without a joined pair, and the verdict stays fit.
+out=$("$tbmesh" inventory "$facts/dock-a.json" "$facts/hub-b.json"); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q '^tbmesh inventory: 2 Macs, 0 cables, 2 groups' &&
+  [ "$(echo "$out" | grep -c 'cable-through-hub at')" = 1 ] &&
+  ! echo "$out" | grep -Eq 'cable-one-sided|not-mesh-or-ring|reseat' ||
+  { say "dock seen from one side: $rc $out"; fail=1; }
+
 # A cable whose ends sit on different /30s: named, and tbmesh.conf does not keep the pair.
 mkdir "$dir/addr"
 out=$("$tbmesh" inventory --out "$dir/addr" "$facts/addr-a.json" "$facts/addr-b.json"); rc=$?
