@@ -12,6 +12,27 @@ void tbm_facts_init(tbm_host_facts_t *facts)
     facts->rdma_enabled = -1;
 }
 
+const char *tbm_facts_part_name(tbm_facts_part_t part, int for_people)
+{
+    static const char *const names[TBM_PART_COUNT][2] = {
+        { "thunderbolt", "Thunderbolt" }, { "network", "network" }, { "rdma", "RDMA" }, { "os", "macOS version" },
+    };
+
+    return (unsigned)part < TBM_PART_COUNT ? names[part][for_people != 0] : "?";
+}
+
+void tbm_facts_unknown_why(const tbm_host_facts_t *h, tbm_facts_part_t part, char *buf, size_t len)
+{
+    static const char lead[] = "the capture failed (";
+    const char *u = (unsigned)part < TBM_PART_COUNT ? h->unknown[part] : "";
+    size_t n = strnlen(u, TBM_UNKNOWN_MAX - 1);
+
+    if (strncmp(u, lead, sizeof(lead) - 1) == 0 && n > sizeof(lead) - 1 && u[n - 1] == ')')
+        snprintf(buf, len, "%.*s", (int)(n - sizeof(lead)), u + sizeof(lead) - 1);
+    else
+        snprintf(buf, len, "%.*s", (int)n, u);
+}
+
 tbm_iface_t *tbm_facts_find_iface(tbm_host_facts_t *facts, const char *name)
 {
     int i;

@@ -45,6 +45,17 @@ typedef struct tbm_iface {
     int active;                        /* "status: active" in ifconfig */
 } tbm_iface_t;
 
+/* The parts of a host's facts that can be unknown because their capture failed. */
+typedef enum tbm_facts_part {
+    TBM_PART_THUNDERBOLT = 0,          /* system_profiler SPThunderboltDataType: ports, cables */
+    TBM_PART_NETWORK,                  /* networksetup and ifconfig: interfaces, addresses */
+    TBM_PART_RDMA,                     /* ibv_devices and rdma_ctl */
+    TBM_PART_OS,                       /* sw_vers */
+    TBM_PART_COUNT,
+} tbm_facts_part_t;
+
+#define TBM_UNKNOWN_MAX 240            /* "the capture failed (why)", with the NUL */
+
 /* Everything one host says about itself. */
 typedef struct tbm_host_facts {
     char hostname[TBM_HOST_MAX];
@@ -64,7 +75,16 @@ typedef struct tbm_host_facts {
     tbm_tb_port_t ports[TBM_MAX_PORTS];
     int n_ifaces;
     tbm_iface_t ifaces[TBM_MAX_IFACES];
+    char unknown[TBM_PART_COUNT][TBM_UNKNOWN_MAX];  /* "" when the part was read; else "the capture failed
+                                                       (why)": nothing may be concluded from that part */
 } tbm_host_facts_t;
+
+/* "thunderbolt", "network", "rdma", "os": the part's name in the facts document; "Thunderbolt", "network",
+ * "RDMA", "macOS version" in messages (`for_people`). */
+const char *tbm_facts_part_name(tbm_facts_part_t part, int for_people);
+
+/* Why the part is unknown, without "the capture failed (...)" around it: "system_profiler ...: ...". */
+void tbm_facts_unknown_why(const tbm_host_facts_t *h, tbm_facts_part_t part, char *buf, size_t len);
 
 /* Empty facts: every count 0, every string "", rdma_enabled -1 (unknown). */
 void tbm_facts_init(tbm_host_facts_t *facts);

@@ -68,6 +68,13 @@ static const field_t port_fields[] = {
     OPT_TEXT("hub", FK_TEXT, tbm_tb_port_t, hub),
 };
 
+/* "unknown": {"thunderbolt": "the capture failed (...)", ...}: optional, written only when a part is unknown. */
+#define UNKNOWN(k, part) OPT_TEXT(k, FK_TEXT, tbm_host_facts_t, unknown[part])
+static const field_t unknown_fields[] = {
+    UNKNOWN("thunderbolt", TBM_PART_THUNDERBOLT), UNKNOWN("network", TBM_PART_NETWORK),
+    UNKNOWN("rdma", TBM_PART_RDMA), UNKNOWN("os", TBM_PART_OS),
+};
+
 static const field_t iface_fields[] = {
     TEXT("name", FK_IFNAME, tbm_iface_t, name),
     TEXT("hwport", FK_TEXT, tbm_iface_t, hwport),
@@ -146,6 +153,10 @@ json_object *tbm_facts_to_json(const tbm_host_facts_t *facts)
     json_object_object_add(doc, "interfaces", array_to_json(iface_fields, NFIELDS(iface_fields), facts->ifaces,
                                                             facts->n_ifaces, sizeof(facts->ifaces[0]),
                                                             TBM_MAX_IFACES));
+    for (i = 0; i < TBM_PART_COUNT && !facts->unknown[i][0]; i++)
+        ;
+    if (i < TBM_PART_COUNT)
+        json_object_object_add(doc, "unknown", object_to_json(unknown_fields, NFIELDS(unknown_fields), facts));
     return doc;
 }
 
@@ -359,6 +370,7 @@ static int read_sections(json_object *doc, tbm_host_facts_t *facts, tbm_err_t *e
 
 static int read_doc(json_object *doc, tbm_host_facts_t *facts, tbm_err_t *err)
 {
+    json_object *v;
     int i;
 
     if (read_header(doc, facts, err) < 0 || read_sections(doc, facts, err) < 0 || read_rdma(doc, facts, err) < 0)
@@ -371,6 +383,8 @@ static int read_doc(json_object *doc, tbm_host_facts_t *facts, tbm_err_t *err)
     for (i = 0; i < facts->n_ifaces; i++)
         if (!facts->ifaces[i].name[0])
             return tbm_errprintf(err, "interfaces[%d].name: empty", i);
+    if (json_object_object_get_ex(doc, "unknown", &v))   /* optional */
+        return read_object(unknown_fields, NFIELDS(unknown_fields), v, facts, "unknown", err);
     return 0;
 }
 

@@ -20,7 +20,9 @@
  *                    not a cable. The three hub members are optional: written only when set, absent is "".)
  *    "interfaces": [{"name": "en2", "hwport": "Thunderbolt 1", "mac": "36:a8:4b:01:02:03",
  *                    "ipv4": "169.254.1.1", "prefix_len": 30 (-1 when no address, else 0 .. 32),
- *                    "up": true, "active": true}]}            at most 64, name non-empty
+ *                    "up": true, "active": true}],            at most 64, name non-empty
+ *    "unknown": {"thunderbolt": "the capture failed (why)",    optional, and each member optional: a part whose
+ *                "network": ..., "rdma": ..., "os": ...}}     capture failed; nothing is concluded from it
  */
 #ifndef TBM_FACTS_JSON_H
 #define TBM_FACTS_JSON_H

@@ -79,9 +79,29 @@ static void check_rdma(const tbm_host_facts_t *facts, tbm_findings_t *fs)
                     cabled ? "" : " (and no Mac is cabled directly to this one)");
 }
 
+/* The part of the facts each source fills (same order as tbm_raw_sources); -1: none of them. */
+static const int parts[] = {
+    TBM_PART_THUNDERBOLT, TBM_PART_NETWORK, TBM_PART_NETWORK, TBM_PART_RDMA, TBM_PART_RDMA, TBM_PART_OS, -1, -1,
+};
+
+/* The capture of source i could not be used: its part is unknown, with the why of the finding that said so. */
+static void mark_unknown(tbm_host_facts_t *facts, size_t i, const tbm_findings_t *fs, size_t before)
+{
+    const tbm_finding_t *f = fs->n > before ? &fs->items[fs->n - 1] : NULL;
+    char *u;
+
+    if (parts[i] < 0 || facts->unknown[parts[i]][0])
+        return;
+    u = facts->unknown[parts[i]];
+    if (f)
+        snprintf(u, TBM_UNKNOWN_MAX, "the capture failed (%.60s: %.150s)", f->where, f->what);
+    else
+        snprintf(u, TBM_UNKNOWN_MAX, "the capture failed (%s)", tbm_raw_sources[i].file);
+}
+
 int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
-    size_t before = tbm_findings_count(fs, TBM_SEV_ERROR), i;
+    size_t before = tbm_findings_count(fs, TBM_SEV_ERROR), i, n;
     const tbm_raw_t *out;
 
     tbm_facts_init(facts);
@@ -89,7 +109,9 @@ int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, t
         snprintf(facts->hostname, sizeof(facts->hostname), "%s", raw->hostname);
     for (i = 0; i < tbm_raw_nsources; i++) {
         out = (const tbm_raw_t *)((const char *)raw + tbm_raw_sources[i].offset);
-        parsers[i](out->data, out->len, facts, fs);
+        n = fs->n;
+        if (parsers[i](out->data, out->len, facts, fs) < 0)
+            mark_unknown(facts, i, fs, n);
     }
     check_ports_bound(facts, fs);
     check_rdma(facts, fs);

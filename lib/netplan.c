@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrclash.h"
 #include "strbuf.h"
 #include "scalar.h"
 
@@ -37,10 +38,21 @@ static void ip_text(uint32_t ip, char *buf, size_t len)
     inet_ntop(AF_INET, &in, buf, (socklen_t)len);
 }
 
-/* Is this /30 (network address) used by an address of a kept cable? */
+/* The prefix of a kept cable: the first end's, else the second's, else a /30 (Addr= without prefixes). */
+static int kept_prefix(const tbm_conf_cable_t *cc)
+{
+    if (cc->end[0].prefix_len >= 1 && cc->end[0].prefix_len <= 32)
+        return cc->end[0].prefix_len;
+    if (cc->end[1].prefix_len >= 1 && cc->end[1].prefix_len <= 32)
+        return cc->end[1].prefix_len;
+    return 30;
+}
+
+/* Is this /30 (network address) within the network of an address of a kept cable? */
 static int subnet_taken(const tbm_netplan_t *p, uint32_t subnet)
 {
-    struct in_addr in;
+    tbm_addr_net_t n;
+    uint32_t first, last;
     size_t i;
     int e;
 
@@ -48,10 +60,51 @@ static int subnet_taken(const tbm_netplan_t *p, uint32_t subnet)
         if (p->cables[i].planned)
             continue;
         for (e = 0; e < 2; e++)
-            if (inet_pton(AF_INET, p->cables[i].end[e].ipv4, &in) == 1 && (ntohl(in.s_addr) & ~3u) == subnet)
-                return 1;
+            if (tbm_ipv4_parse(p->cables[i].end[e].ipv4, &n.addr) == 0) {
+                n.prefix = p->cables[i].prefix_len;
+                tbm_addr_net_range(&n, &first, &last);
+                if (first <= subnet + 3 && subnet <= last)
+                    return 1;
+            }
     }
     return 0;
+}
+
+/* The nets of the addresses of every cable of `c` that keeps them (each end with its prefix, else the
+ * cable's); `skip` (may be NULL) names cables left out. Returns how many (nets holds 2 * n_cables). */
+static size_t kept_nets(const tbm_conf_t *c, const unsigned char *skip, tbm_addr_net_t *nets)
+{
+    size_t i, n = 0;
+    int e;
+
+    for (i = 0; i < c->n_cables; i++)
+        for (e = 0; e < 2 && !(skip && skip[i]); e++)
+            if (tbm_ipv4_parse(c->cables[i].end[e].ipv4, &nets[n].addr) == 0) {
+                int pl = c->cables[i].end[e].prefix_len;
+                nets[n].prefix = pl >= 1 && pl <= 32 ? pl : kept_prefix(&c->cables[i]);
+                nets[n].owner = (int)i;
+                nets[n++].group = c->cables[i].group;
+            }
+    return n;
+}
+
+/* For each cable of `c` whose kept addresses collide with an earlier kept cable's: that cable + 1, in
+ * collides[] (calloc'ed by the caller, n_cables long). -1 when out of memory. */
+static int find_collisions(const tbm_conf_t *c, const unsigned char *skip, int *collides)
+{
+    tbm_addr_net_t *nets = malloc((2 * c->n_cables + 1) * sizeof(*nets));
+    tbm_addr_clash_t *clash = NULL;
+    long n, i;
+
+    if (!nets)
+        return -1;
+    n = tbm_addr_clashes(nets, kept_nets(c, skip, nets), &clash);
+    for (i = 0; i < n; i++)
+        if (!collides[nets[clash[i].b].owner])
+            collides[nets[clash[i].b].owner] = nets[clash[i].a].owner + 1;
+    free(clash);
+    free(nets);
+    return n < 0 ? -1 : 0;
 }
 
 static void copy_end(tbm_netplan_end_t *dst, const tbm_conf_t *c, const tbm_conf_end_t *e)
@@ -83,16 +136,6 @@ static int number_cables(tbm_netplan_t *p, uint32_t net, int len, tbm_err_t *err
     return 0;
 }
 
-/* The prefix of a kept cable: the first end's, else the second's, else a /30 (Addr= without prefixes). */
-static int kept_prefix(const tbm_conf_cable_t *cc)
-{
-    if (cc->end[0].prefix_len >= 1 && cc->end[0].prefix_len <= 32)
-        return cc->end[0].prefix_len;
-    if (cc->end[1].prefix_len >= 1 && cc->end[1].prefix_len <= 32)
-        return cc->end[1].prefix_len;
-    return 30;
-}
-
 int tbm_netplan_addrs_ok(const tbm_conf_cable_t *cb)
 {
     uint32_t a, b;
@@ -101,6 +144,29 @@ int tbm_netplan_addrs_ok(const tbm_conf_cable_t *cb)
         return 1;
     return tbm_ipv4_parse(cb->end[0].ipv4, &a) == 0 && tbm_ipv4_parse(cb->end[1].ipv4, &b) == 0 &&
            tbm_link_addrs_ok(a, cb->end[0].prefix_len, b, cb->end[1].prefix_len);
+}
+
+/* Kept cables whose addresses collide with an earlier kept cable's are broken too. */
+static int mark_collisions(const tbm_conf_t *c, tbm_netplan_t *p)
+{
+    unsigned char *skip = calloc(c->n_cables + 1, 1);
+    int *collides = calloc(c->n_cables + 1, sizeof(int));
+    size_t i;
+    int rc = -1;
+
+    if (skip && collides) {
+        for (i = 0; i < c->n_cables; i++)
+            skip[i] = (unsigned char)(p->cables[i].planned || p->cables[i].broken);
+        rc = find_collisions(c, skip, collides);
+        for (i = 0; rc == 0 && i < c->n_cables; i++)
+            if (collides[i]) {
+                p->cables[i].collides = collides[i];
+                p->cables[i].broken = 1;
+            }
+    }
+    free(skip);
+    free(collides);
+    return rc;
 }
 
 int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_netplan_t *p, tbm_err_t *err)
@@ -125,6 +191,10 @@ int tbm_netplan_make(const tbm_conf_t *c, const char *base, int renumber, tbm_ne
         cb->prefix_len = cb->planned ? 30 : kept_prefix(cc);
         cb->broken = !cb->planned && !tbm_netplan_addrs_ok(cc);
     }
+    if (mark_collisions(c, p) < 0) {
+        tbm_netplan_free(p);
+        return tbm_errprintf(err, "out of memory");
+    }
     if (number_cables(p, net, len, err) < 0) {
         tbm_netplan_free(p);
         return -1;
@@ -146,10 +216,17 @@ char *tbm_netplan_table(const tbm_netplan_t *p)
     tbm_sb_init(&sb);
     for (i = 0; i < p->n_cables; i++) {
         const tbm_netplan_cable_t *cb = &p->cables[i];
-        tbm_sb_printf(&sb, "%s:%s %s/%d <-> %s:%s %s/%d%s\n", cb->end[0].node, cb->end[0].iface, cb->end[0].ipv4,
+        tbm_sb_printf(&sb, "%s:%s %s/%d <-> %s:%s %s/%d%s", cb->end[0].node, cb->end[0].iface, cb->end[0].ipv4,
                       cb->prefix_len, cb->end[1].node, cb->end[1].iface, cb->end[1].ipv4, cb->prefix_len,
-                      cb->planned ? "" : cb->broken ? "   (kept from tbmesh.conf, BROKEN: not one link; run "
-                      "`macnode netplan --renumber`)" : "   (kept from tbmesh.conf)");
+                      cb->planned ? "" : !cb->broken ? "   (kept from tbmesh.conf)" : cb->collides ?
+                      "   (kept from tbmesh.conf, BROKEN: its subnet collides with " : "   (kept from tbmesh.conf, "
+                      "BROKEN: not one link; run `macnode netplan --renumber`)");
+        if (cb->collides) {
+            const tbm_netplan_cable_t *o = &p->cables[cb->collides - 1];
+            tbm_sb_printf(&sb, "%s:%s <-> %s:%s; run `macnode netplan --renumber`)", o->end[0].node,
+                          o->end[0].iface, o->end[1].node, o->end[1].iface);
+        }
+        tbm_sb_printf(&sb, "\n");
     }
     if (!sb.len)
         tbm_sb_printf(&sb, "# no cables\n");
@@ -163,6 +240,34 @@ char *tbm_netplan_table(const tbm_netplan_t *p)
 /* "mac01:en2 <-> mac02:en3" */
 #define WHERE_MAX (2 * (TBM_HOSTNAME_MAX + TBM_IFNAME_MAX) + 8)
 
+/* "10.0.0.4/30": the network of a cable's first end. */
+static void cable_net(const tbm_netplan_cable_t *cb, char *buf, size_t len)
+{
+    tbm_addr_net_t n = { 0, cb->prefix_len, 0, 0 };
+
+    if (tbm_ipv4_parse(cb->end[0].ipv4, &n.addr) < 0)
+        snprintf(buf, len, "?");
+    else
+        tbm_addr_net_text(&n, buf, len);
+}
+
+static void report_collision(const tbm_netplan_t *p, const tbm_netplan_cable_t *cb, tbm_findings_t *fs)
+{
+    const tbm_netplan_cable_t *o = &p->cables[cb->collides - 1];
+    char where[2 * WHERE_MAX + 4], net[24], onet[24];
+
+    snprintf(where, sizeof(where), "%s:%s <-> %s:%s, %s:%s <-> %s:%s", o->end[0].node, o->end[0].iface,
+             o->end[1].node, o->end[1].iface, cb->end[0].node, cb->end[0].iface, cb->end[1].node, cb->end[1].iface);
+    cable_net(o, onet, sizeof(onet));
+    cable_net(cb, net, sizeof(net));
+    tbm_finding_add(fs, TBM_SEV_ERROR, "netplan-addr-collision", where, BROKEN_FIX,
+                    "tbmesh.conf gives the cable %s:%s <-> %s:%s the addresses %s and %s, in %s%s%s%s, which the cable "
+                    "%s:%s <-> %s:%s uses too: traffic for one would leave through the other", cb->end[0].node,
+                    cb->end[0].iface, cb->end[1].node, cb->end[1].iface, cb->end[0].ipv4, cb->end[1].ipv4, net,
+                    strcmp(net, onet) ? " (overlapping " : "", strcmp(net, onet) ? onet : "",
+                    strcmp(net, onet) ? ")" : "", o->end[0].node, o->end[0].iface, o->end[1].node, o->end[1].iface);
+}
+
 size_t tbm_netplan_broken(const tbm_netplan_t *p, tbm_findings_t *fs)
 {
     char where[WHERE_MAX];
@@ -172,40 +277,61 @@ size_t tbm_netplan_broken(const tbm_netplan_t *p, tbm_findings_t *fs)
         const tbm_netplan_cable_t *cb = &p->cables[i];
         if (!cb->broken)
             continue;
+        n++;
+        if (cb->collides) {
+            report_collision(p, cb, fs);
+            continue;
+        }
         snprintf(where, sizeof(where), "%s:%s <-> %s:%s", cb->end[0].node, cb->end[0].iface, cb->end[1].node,
                  cb->end[1].iface);
         tbm_finding_add(fs, TBM_SEV_ERROR, "netplan-pair-broken", where, BROKEN_FIX,
                         "tbmesh.conf gives the two ends %s and %s, %s: the cable cannot carry traffic with them",
                         cb->end[0].ipv4, cb->end[1].ipv4, strcmp(cb->end[0].ipv4, cb->end[1].ipv4) == 0 ?
                         "the same address" : "not on one /30 nor on one common network");
-        n++;
     }
     return n;
 }
 
-size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs)
+/* Clear the addresses of cable i of c, with a warning saying why (`with`: the cable they collide with). */
+static void drop_cable(tbm_conf_t *c, size_t i, const tbm_conf_cable_t *with, tbm_findings_t *fs)
 {
-    char where[WHERE_MAX];
-    size_t i, n = 0;
+    tbm_conf_cable_t *cb = &c->cables[i];
+    char where[WHERE_MAX], why[WHERE_MAX + 64] = "they are not one link";
     int e;
 
-    for (i = 0; i < c->n_cables; i++) {
-        tbm_conf_cable_t *cb = &c->cables[i];
-        if (tbm_netplan_addrs_ok(cb))
-            continue;
-        snprintf(where, sizeof(where), "%s:%s <-> %s:%s", c->nodes[cb->end[0].node].name, cb->end[0].iface,
-                 c->nodes[cb->end[1].node].name, cb->end[1].iface);
-        tbm_finding_add(fs, TBM_SEV_WARNING, "addr-left-out", where,
-                        "run `macnode netplan` on the two Macs (--apply): it gives this cable a /30 of its own; "
-                        "then probe them and run tbmesh inventory again",
-                        "tbmesh.conf leaves out this cable's addresses %s and %s: they are not one link, and "
-                        "macnode netplan would keep them", cb->end[0].ipv4, cb->end[1].ipv4);
-        for (e = 0; e < 2; e++) {
-            cb->end[e].ipv4[0] = '\0';
-            cb->end[e].prefix_len = -1;
-        }
-        n++;
+    snprintf(where, sizeof(where), "%s:%s <-> %s:%s", c->nodes[cb->end[0].node].name, cb->end[0].iface,
+             c->nodes[cb->end[1].node].name, cb->end[1].iface);
+    if (with)
+        snprintf(why, sizeof(why), "they collide with those of %s:%s <-> %s:%s", c->nodes[with->end[0].node].name,
+                 with->end[0].iface, c->nodes[with->end[1].node].name, with->end[1].iface);
+    tbm_finding_add(fs, TBM_SEV_WARNING, "addr-left-out", where,
+                    "run `macnode netplan` on the two Macs (--apply): it gives this cable a /30 of its own; "
+                    "then probe them and run tbmesh inventory again",
+                    "tbmesh.conf leaves out this cable's addresses %s and %s: %s, and macnode netplan would keep "
+                    "them", cb->end[0].ipv4, cb->end[1].ipv4, why);
+    for (e = 0; e < 2; e++) {
+        cb->end[e].ipv4[0] = '\0';
+        cb->end[e].prefix_len = -1;
     }
+}
+
+size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs)
+{
+    unsigned char *bad = calloc(c->n_cables + 1, 1);
+    int *collides = calloc(c->n_cables + 1, sizeof(int));
+    size_t i, n = 0;
+
+    for (i = 0; bad && i < c->n_cables; i++)
+        bad[i] = (unsigned char)!tbm_netplan_addrs_ok(&c->cables[i]);
+    if (!bad || !collides || find_collisions(c, bad, collides) < 0)
+        memset(collides, 0, collides ? (c->n_cables + 1) * sizeof(int) : 0);
+    for (i = 0; bad && i < c->n_cables; i++)
+        if (bad[i] || collides[i]) {
+            drop_cable(c, i, bad[i] ? NULL : &c->cables[collides[i] - 1], fs);
+            n++;
+        }
+    free(bad);
+    free(collides);
     return n;
 }
 
@@ -393,9 +519,10 @@ static long host_commands(const tbm_netplan_t *p, const char *host, tbm_netplan_
         tbm_sb_printf(sb, "# %s passes on the traffic of hosts that have no cable to each other\n%s\n", host,
                       os == TBM_NETPLAN_LINUX ? "sysctl -qw net.ipv4.ip_forward=1"
                                               : "sysctl -w net.inet.ip.forwarding=1");
-    for (i = 0; i < nr && os == TBM_NETPLAN_LINUX && !(routes[i].hops > 1); i++)
+    for (i = 0; i < nr && !(routes[i].hops > 1); i++)
         ;
-    if (i < nr)   /* replies may come back another way round a ring: Linux's strict source check drops them */
+    if (os == TBM_NETPLAN_LINUX && i < nr)   /* replies may come back another way round a ring: Linux's strict
+                                                source check drops them (macOS has no such check) */
         tbm_sb_printf(sb, "sysctl -qw net.ipv4.conf.all.rp_filter=2\n");
     free(routes);
     return (long)n;

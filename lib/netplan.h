@@ -24,7 +24,9 @@ typedef struct tbm_netplan_cable {
                                     gives no prefix) */
     int planned;                 /* 1: numbered now; 0: kept from tbmesh.conf */
     int broken;                  /* kept, but the two addresses are not one link (not on one /30 nor on one
-                                    network of the prefix both give, or the same address) */
+                                    network of the prefix both give, or the same address), or they collide */
+    int collides;                /* kept, and its subnet collides with that of kept cable collides - 1 (one
+                                    group: overlapping subnets; two groups: one address) */
 } tbm_netplan_cable_t;
 
 typedef struct tbm_netplan {
@@ -42,13 +44,13 @@ void tbm_netplan_free(tbm_netplan_t *plan);
 /* Are the two addresses tbmesh.conf gives a cable (Addr=) one link? 1 also when it gives none. */
 int tbm_netplan_addrs_ok(const tbm_conf_cable_t *cb);
 
-/* An error finding ("netplan-pair-broken") for every broken cable of the plan, saying what to run
- * (--renumber). Returns how many. */
+/* An error finding for every broken cable of the plan ("netplan-pair-broken"; "netplan-addr-collision"
+ * naming both cables and the subnet), saying what to run (--renumber). Returns how many. */
 size_t tbm_netplan_broken(const tbm_netplan_t *plan, tbm_findings_t *fs);
 
-/* For tbmesh inventory: clear the addresses of every cable of `c` that are not one link, so that the
- * tbmesh.conf it writes does not keep them and macnode netplan numbers that cable afresh; a warning
- * ("addr-left-out") for each. Returns how many. */
+/* For tbmesh inventory: clear the addresses of every cable of `c` that are not one link, and of the later
+ * of two cables whose addresses collide, so that the tbmesh.conf it writes does not keep them and macnode
+ * netplan numbers that cable afresh; a warning ("addr-left-out") for each. Returns how many. */
 size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs);
 
 /* The plan as text, one cable a line: "mac01:en2 169.254.0.5/30 <-> mac02:en2 169.254.0.6/30"; a broken

@@ -279,6 +279,47 @@ static int lookup(const tbm_topology_t *t, const uuid_index_t *ix, const char *u
 
 /* ---- cables ---- */
 
+/* The first host whose Thunderbolt facts are unknown (its capture failed), or -1; how many there are. */
+static int unknown_tb_host(const tbm_topology_t *t)
+{
+    size_t h;
+
+    for (h = 0; h < t->n_hosts; h++)
+        if (t->hosts[h].unknown[TBM_PART_THUNDERBOLT][0])
+            return (int)h;
+    return -1;
+}
+
+static size_t unknown_tb_hosts(const tbm_topology_t *t)
+{
+    size_t h, n = 0;
+
+    for (h = 0; h < t->n_hosts; h++)
+        n += t->hosts[h].unknown[TBM_PART_THUNDERBOLT][0] != 0;
+    return n;
+}
+
+/* A host whose capture of a part failed: say so, once per part, and what to do. */
+static void report_unknown(tbm_topology_t *t)
+{
+    char why[TBM_UNKNOWN_MAX], fix[TBM_FINDING_TEXT_MAX];
+    size_t h;
+    int k;
+
+    for (h = 0; h < t->n_hosts; h++)
+        for (k = 0; k < TBM_PART_COUNT; k++) {
+            const char *name = tbm_topology_host_name(t, (int)h);
+            if (!t->hosts[h].unknown[k][0])
+                continue;
+            tbm_facts_unknown_why(&t->hosts[h], (tbm_facts_part_t)k, why, sizeof(why));
+            snprintf(fix, sizeof(fix), "probe it again (`macnode probe` on %s says which command failed and why), "
+                     "then run tbmesh inventory again", name);
+            tbm_finding_add(&t->findings, TBM_SEV_ERROR, "facts-unknown", name, fix,
+                            "no %s facts for %s (probe failed: %s): nothing is concluded from them",
+                            tbm_facts_part_name((tbm_facts_part_t)k, 1), name, why);
+        }
+}
+
 static void report_one_sided(tbm_topology_t *t, int cable, int q)
 {
     const tbm_cable_t *c = &t->cables[cable];
@@ -287,7 +328,13 @@ static void report_one_sided(tbm_topology_t *t, int cable, int q)
 
     tbm_cable_label(t, cable, where, sizeof(where));
     tbm_port_label(t, c->port[0], a, sizeof(a));
-    if (q < 0)
+    if (q < 0 && unknown_tb_host(t) >= 0)
+        tbm_finding_add(&t->findings, TBM_SEV_INFO, "cable-end-unknown", where,
+                        "probe the Macs whose Thunderbolt facts are unknown again, then run tbmesh inventory again",
+                        "%s sees a Mac with domain UUID %s that no host of the inventory reports; the Thunderbolt "
+                        "facts of %s%s are unknown, so it may be there", a, p->peer_uuid,
+                        tbm_topology_host_name(t, unknown_tb_host(t)), unknown_tb_hosts(t) > 1 ? " and others" : "");
+    else if (q < 0)
         tbm_finding_add(&t->findings, TBM_SEV_ERROR, "cable-one-sided", where,
                         "add the Mac at the other end to the inventory, or check the cable and probe both ends",
                         "%s sees a Mac with domain UUID %s, but no host in the inventory reports that UUID%s",
@@ -335,6 +382,9 @@ static void match_port(tbm_topology_t *t, const uuid_index_t *ix, int p)
                         "a cable joins two ports of the same host");
         return;
     }
+    if (q >= 0 && strncmp(t->hosts[t->ports[q].host].ports[t->ports[q].fact].hub_peer_uuid, pp->domain_uuid,
+                          TBM_UUID_MAX) == 0)
+        return;   /* the other end sees this Mac through a hub or dock: no cable (report_hub says so, once) */
     if (q >= 0 && t->ports[q].connected && t->ports[q].cable < 0 &&
         strcmp(t->ports[q].peer_uuid, pp->domain_uuid) == 0) {
         add_cable(t, p, q, t->ports[q].host);
@@ -655,8 +705,8 @@ int tbm_topology_build(tbm_topology_t *t, const tbm_host_facts_t *hosts, size_t 
     t->hosts = hosts;
     t->n_hosts = n;
     tbm_findings_init(&t->findings);
-    if (check_names(t) < 0 || collect_ports(t) < 0 || match_cables(t) < 0 || build_pairs(t) < 0 ||
-        build_groups(t) < 0) {
+    if (check_names(t) < 0 || (report_unknown(t), collect_ports(t) < 0) || match_cables(t) < 0 ||
+        build_pairs(t) < 0 || build_groups(t) < 0) {
         tbm_topology_free(t);
         return tbm_errprintf(err, "out of memory building the topology of %zu hosts", n);
     }

@@ -1,5 +1,5 @@
 /* validate.c: checks the topology against the JACCL/MLX checklist and derives each group's usable
- * backends; answers whether a group can run a backend on N Macs (see validate.h). */
+ * backends (see validate.h). */
 #include "validate.h"
 
 #include <stdarg.h>
@@ -7,218 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrclash.h"
 #include "hostlist.h"
 #include "scalar.h"
 
 #define BIT(b) TBM_BACKEND_BIT(b)
 #define BLOCK_TCP (TBM_BACKENDS_RDMA | BIT(TBM_BACKEND_RING))
-#define LABEL_MAX (TBM_HOST_MAX + TBM_IFNAME_MAX + 8)
-
-static const char *const backend_names[] = {"jaccl", "jaccl-ring", "ring", "mpi", "auto"};
-static const char *const link_names[] = {"none", "tb4", "tb5"};
-
-static int parse_name(const char *s, const char *const *names, int n)
-{
-    int i;
-
-    for (i = 0; s && i < n; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
-
-const char *tbm_backend_name(tbm_backend_t b)
-{
-    return (unsigned)b <= TBM_BACKEND_AUTO ? backend_names[b] : "unknown";
-}
-
-/* The names of backends first..last of the table, separated by ", ", the last after `last_sep`. */
-static const char *names_text(char *buf, size_t len, int first, int last, const char *last_sep)
-{
-    size_t used = 0;
-    int b;
-
-    buf[0] = '\0';
-    for (b = first; b <= last && used < len; b++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", b == first ? "" : b == last ? last_sep : ", ",
-                                 backend_names[b]);
-    return buf;
-}
-
-const char *tbm_backend_choices(char *buf, size_t len)
-{
-    char rest[TBM_BACKEND_CHOICES_MAX];
-
-    snprintf(buf, len, "%s, %s", backend_names[TBM_BACKEND_AUTO],
-             names_text(rest, sizeof(rest), 0, TBM_BACKEND_COUNT - 1, " or "));
-    return buf;
-}
-
-const char *tbm_backends_choices(char *buf, size_t len)
-{
-    char list[TBM_BACKEND_CHOICES_MAX];
-
-    snprintf(buf, len, "%s (comma-separated) or none", names_text(list, sizeof(list), 0, TBM_BACKEND_COUNT - 1, ", "));
-    return buf;
-}
-
-int tbm_backend_parse(const char *s, tbm_backend_t *b, tbm_err_t *err)
-{
-    char choices[TBM_BACKEND_CHOICES_MAX];
-    int i = parse_name(s, backend_names, TBM_BACKEND_AUTO + 1);
-
-    if (i < 0)
-        return tbm_errprintf(err, "%.40s is unknown: use %s", s ? s : "",
-                             tbm_backend_choices(choices, sizeof(choices)));
-    *b = (tbm_backend_t)i;
-    return 0;
-}
-
-const char *tbm_link_name(tbm_link_t l)
-{
-    return (unsigned)l <= TBM_LINK_TB5 ? link_names[l] : "unknown";
-}
-
-int tbm_link_parse(const char *s, tbm_link_t *l)
-{
-    int i = parse_name(s, link_names, 3);
-
-    if (i < 0)
-        return -1;
-    *l = (tbm_link_t)i;
-    return 0;
-}
-
-void tbm_backends_format(unsigned mask, char *buf, size_t len)
-{
-    size_t used = 0;
-    int b;
-
-    buf[0] = '\0';
-    for (b = 0; b < TBM_BACKEND_COUNT; b++)
-        if ((mask & BIT(b)) && used < len)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", backend_names[b]);
-    if (!used)
-        snprintf(buf, len, "none");
-}
-
-int tbm_backends_parse(const char *s, unsigned *mask, tbm_err_t *err)
-{
-    char word[16], choices[TBM_BACKEND_CHOICES_MAX];
-    const char *p = s;
-
-    *mask = 0;
-    if (strcmp(s, "none") == 0)
-        return 0;
-    for (;;) {
-        size_t n = strcspn(p, ",");
-        int b;
-        snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), p);
-        b = n < sizeof(word) ? parse_name(word, backend_names, TBM_BACKEND_COUNT) : -1;
-        if (b < 0)
-            return tbm_errprintf(err, "'%.*s' is not a backend: use %s", (int)(n > 40 ? 40 : n), p,
-                                 tbm_backends_choices(choices, sizeof(choices)));
-        *mask |= BIT(b);
-        if (!p[n])
-            return 0;
-        p += n + 1;
-    }
-}
-
-int tbm_group_name_valid(const char *name)
-{
-    size_t i;
-
-    if (!name || !(name[0] >= 'a' && name[0] <= 'z'))
-        return 0;
-    for (i = 1; name[i]; i++)
-        if (i >= TBM_GROUP_NAME_MAX - 1 ||
-            !((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
-              name[i] == '-'))
-            return 0;
-    return 1;
-}
-
-void tbm_group_feature(const char *group, char *buf, size_t len)
-{
-    size_t i;
-
-    snprintf(buf, len, "tbmesh_%s", group);
-    for (i = 0; buf[i]; i++)
-        if (buf[i] == '-')
-            buf[i] = '_';
-}
-
-/* ---- placement ---- */
-
-/* Why backend b is not in the group's usable set. */
-static int unusable(const tbm_group_caps_t *g, tbm_backend_t b, tbm_err_t *why)
-{
-    const char *name = tbm_backend_name(b);
-
-    if (b != TBM_BACKEND_MPI && g->topology != TBM_TOPO_MESH && g->topology != TBM_TOPO_RING)
-        return tbm_errprintf(why, "group %s is cabled as neither a full mesh nor a ring (%s): %s needs one; "
-                             "use --mlx-backend=mpi", g->name, tbm_topo_class_name(g->topology), name);
-    if (b == TBM_BACKEND_JACCL && g->topology != TBM_TOPO_MESH)
-        return tbm_errprintf(why, "group %s is a ring, not a full mesh: JACCL mesh needs every pair of Macs "
-                             "cabled; use --mlx-backend=jaccl-ring or ring", g->name);
-    if ((TBM_BACKENDS_RDMA & BIT(b)) && !g->rdma)
-        return tbm_errprintf(why, "group %s has no working RDMA (JACCL needs Thunderbolt 5 and RDMA devices "
-                             "on both ends of every cable): use --mlx-backend=ring or mpi", g->name);
-    return tbm_errprintf(why, "tbmesh inventory found problems that rule out %s on group %s: see its "
-                         "report, or choose another --mlx-backend", name, g->name);
-}
-
-static int part_of_whole(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
-{
-    if (g->topology == TBM_TOPO_MESH || nnodes == g->n_nodes)
-        return 1;
-    if (b == TBM_BACKEND_MPI && nnodes == 1)
-        return 1;
-    if (g->topology == TBM_TOPO_RING)
-        tbm_errprintf(why, "group %s is a ring of %zu Macs; a job on it must use all %zu (part of a ring is not "
-                      "a ring): ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes, g->n_nodes);
-    else
-        tbm_errprintf(why, "group %s is neither a full mesh nor a ring; only all %zu of its Macs are sure to be "
-                      "connected: ask for tbmesh:%zu", g->name, g->n_nodes, g->n_nodes);
-    return 0;
-}
-
-static int supports_one(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
-{
-    if (!(g->backends & BIT(b))) {
-        unusable(g, b, why);
-        return 0;
-    }
-    if (b == TBM_BACKEND_JACCL && nnodes > TBM_JACCL_MESH_MAX) {
-        tbm_errprintf(why, "a JACCL mesh has at most %d Macs; you asked for %zu: use --mlx-backend=jaccl-ring "
-                      "or ring", TBM_JACCL_MESH_MAX, nnodes);
-        return 0;
-    }
-    return part_of_whole(g, b, nnodes, why);
-}
-
-int tbm_group_supports(const tbm_group_caps_t *g, tbm_backend_t b, size_t nnodes, tbm_err_t *why)
-{
-    char choices[TBM_BACKEND_CHOICES_MAX];
-    int i;
-
-    if (nnodes == 0)
-        return tbm_errprintf(why, "ask for at least one Mac (tbmesh:N with N >= 1)"), 0;
-    if (nnodes > g->n_nodes)
-        return tbm_errprintf(why, "group %s has %zu Macs; you asked for %zu: ask for %zu or fewer", g->name,
-                             g->n_nodes, nnodes, g->n_nodes), 0;
-    if ((unsigned)b > TBM_BACKEND_AUTO)
-        return tbm_errprintf(why, "unknown backend: use %s", tbm_backend_choices(choices, sizeof(choices))), 0;
-    if (b != TBM_BACKEND_AUTO)
-        return supports_one(g, b, nnodes, why);
-    for (i = 0; i < TBM_BACKEND_COUNT; i++)
-        if (supports_one(g, (tbm_backend_t)i, nnodes, why)) {
-            tbm_errclear(why);
-            return 1;
-        }
-    return 0;
-}
 
 /* ---- validation ---- */
 
@@ -286,6 +80,20 @@ static void group_where(const ctx_t *c, char *buf, size_t len)
     free(names);
 }
 
+/* A part of the host's facts is unknown (its capture failed: the topology said so): rule out `blocks` without
+ * a finding of its own, and return 1, so that nothing is concluded from it. */
+static int unknown(ctx_t *c, int host, tbm_facts_part_t part, unsigned blocks)
+{
+    char what[TBM_FINDING_TEXT_MAX];
+
+    if (!c->t->hosts[host].unknown[part][0])
+        return 0;
+    snprintf(what, sizeof(what), "no %s facts for %s: probe it again", tbm_facts_part_name(part, 1),
+             tbm_topology_host_name(c->t, host));
+    block(c, blocks, "facts-unknown", what);
+    return 1;
+}
+
 /* ---- per cable ---- */
 
 static int has_rdma_device(const tbm_host_facts_t *h, const char *iface)
@@ -328,6 +136,9 @@ static int check_rdma(ctx_t *c, int cable, const char *where)
         return 0;
     }
     for (e = 0; e < 2; e++)
+        if (unknown(c, p[e]->host, TBM_PART_RDMA, TBM_BACKENDS_RDMA))
+            return 0;
+    for (e = 0; e < 2; e++)
         if (!has_rdma_device(&c->t->hosts[p[e]->host], p[e]->iface)) {
             const tbm_host_facts_t *hf = &c->t->hosts[p[e]->host];
             char fix[TBM_FINDING_TEXT_MAX];
@@ -346,6 +157,8 @@ static int check_end(ctx_t *c, int cable, const tbm_port_t *p, const char *where
 {
     const char *h = tbm_topology_host_name(c->t, p->host);
 
+    if (unknown(c, p->host, TBM_PART_NETWORK, BLOCK_TCP))
+        return 0;
     if (!p->iface[0] || !p->iface_found) {
         flag(c, TBM_SEV_ERROR, "iface-unknown", where, BLOCK_TCP, cable, p->host,
              "check that networksetup lists a Thunderbolt network service for that port, then probe again",
@@ -447,7 +260,8 @@ static void check_host(ctx_t *c, int host)
              "sudo ifconfig bridge0 down (and remove the Thunderbolt Bridge service so it stays down)",
              "bridge0 (Thunderbolt Bridge) is up on %s; JACCL fails with 'No IPv4-mapped GID' or RTR errno 22 "
              "while it is", name);
-    if (c->gv->rdma_wanted && tbm_macos_has_rdma(h->os_version) != 1)
+    if (c->gv->rdma_wanted && !unknown(c, host, TBM_PART_OS, TBM_BACKENDS_RDMA) &&
+        tbm_macos_has_rdma(h->os_version) != 1)
         flag(c, TBM_SEV_ERROR, "os-too-old", name, TBM_BACKENDS_RDMA, -1, host,
              "update macOS to 26.2 or later on every Mac of the group",
              "%s runs macOS %s; JACCL needs 26.2 or later", name, h->os_version[0] ? h->os_version : "(unknown)");
@@ -460,9 +274,11 @@ static void check_os(ctx_t *c)
     char what[TBM_FINDING_TEXT_MAX], where[TBM_FINDING_WHERE_MAX];
     size_t i;
 
+    if (first->unknown[TBM_PART_OS][0])
+        return;
     for (i = 1; i < c->g->n_hosts; i++) {
         const tbm_host_facts_t *h = &c->t->hosts[c->g->hosts[i]];
-        if (strncmp(h->os_version, first->os_version, TBM_HOST_MAX) == 0)
+        if (h->unknown[TBM_PART_OS][0] || strncmp(h->os_version, first->os_version, TBM_HOST_MAX) == 0)
             continue;
         group_where(c, where, sizeof(where));
         snprintf(what, sizeof(what), "macOS versions differ in the group: %s runs %.20s, %s runs %.20s",
@@ -496,7 +312,11 @@ static void check_class(ctx_t *c)
     size_t n = c->g->n_hosts;
 
     group_where(c, where, sizeof(where));
-    if (c->g->cls == TBM_TOPO_SINGLE)
+    if (c->g->cls == TBM_TOPO_SINGLE && unknown(c, c->g->hosts[0], TBM_PART_THUNDERBOLT, TBM_BACKENDS_ALL))
+        return;
+    if (c->g->cls == TBM_TOPO_SINGLE && c->g->n_cables > 0)   /* one-sided cables only: they were named */
+        block(c, BLOCK_TCP, "cable-one-sided", "its cables are seen from one end only");
+    else if (c->g->cls == TBM_TOPO_SINGLE)
         flag(c, TBM_SEV_INFO, "host-uncabled", where, BLOCK_TCP, -1, c->g->hosts[0],
              "cable it to the Macs of its group, or keep it for single-Mac jobs",
              "%s has no Thunderbolt cable to another Mac of the inventory", where);
@@ -610,6 +430,107 @@ static void verdict(ctx_t *c)
         caps->backends &= ~TBM_BACKENDS_RDMA;
 }
 
+/* ---- addresses across cables ---- */
+
+/* An interface of the management network: up, a routable address, not a Thunderbolt one nor loopback. */
+static int management_iface(const tbm_host_facts_t *h, const tbm_iface_t *ifc, uint32_t *addr)
+{
+    int k;
+
+    if (!ifc->up || ifc->prefix_len < 0 || tbm_ipv4_parse(ifc->ipv4, addr) < 0 || (*addr >> 24) == 127 ||
+        (*addr >> 16) == 0xa9fe || strncmp(ifc->hwport, "Thunderbolt", 11) == 0 ||
+        strncmp(ifc->name, "bridge", 6) == 0 || strncmp(ifc->name, "lo", 2) == 0)
+        return 0;
+    for (k = 0; k < h->n_ports && k < TBM_MAX_PORTS; k++)
+        if (strncmp(h->ports[k].iface, ifc->name, TBM_IFNAME_MAX) == 0)
+            return 0;
+    return 1;
+}
+
+/* The nets to compare: both ends of every cable seen from both ends, every management interface. */
+static size_t collect_nets(const tbm_topology_t *t, tbm_addr_net_t *nets, int *ifc_host)
+{
+    size_t c, h, n = 0, m = 0;
+    int e, i;
+
+    for (c = 0; c < t->n_cables; c++)
+        for (e = 0; e < 2 && !t->cables[c].one_sided; e++) {
+            const tbm_port_t *p = &t->ports[t->cables[c].port[e]];
+            if (tbm_ipv4_parse(p->ipv4, &nets[n].addr) < 0)
+                continue;
+            nets[n].prefix = p->prefix_len;
+            nets[n].owner = (int)c;
+            nets[n++].group = t->cables[c].group;
+        }
+    for (h = 0; h < t->n_hosts; h++)
+        for (i = 0; i < t->hosts[h].n_ifaces && i < TBM_MAX_IFACES; i++)
+            if (management_iface(&t->hosts[h], &t->hosts[h].ifaces[i], &nets[n].addr)) {
+                nets[n].prefix = t->hosts[h].ifaces[i].prefix_len;
+                nets[n].owner = -1 - (int)m;
+                ifc_host[m++] = (int)(h * TBM_MAX_IFACES + (size_t)i);
+                nets[n++].group = -1;
+            }
+    return n;
+}
+
+#define COLLISION_FIX "run `macnode netplan --renumber` (every cable gets a /30 of its own) and apply it on every " \
+                      "Mac (--apply), then probe them and run tbmesh inventory again"
+
+static void report_clash(ctx_t *c, const tbm_addr_net_t *x, const tbm_addr_net_t *y, const int *ifc_host)
+{
+    char where[TBM_FINDING_WHERE_MAX + 8], a[TBM_FINDING_WHERE_MAX / 2], b[TBM_FINDING_WHERE_MAX / 2];
+    char nx[20], ny[20], both[48];
+
+    tbm_cable_label(c->t, y->owner, b, sizeof(b));
+    tbm_addr_net_text(x, nx, sizeof(nx));
+    tbm_addr_net_text(y, ny, sizeof(ny));
+    snprintf(both, sizeof(both), strcmp(nx, ny) ? "%s and %s" : "%s", nx, ny);
+    c->g = &c->t->groups[c->t->cables[y->owner].group];
+    c->gv = &c->v->groups[c->t->cables[y->owner].group];
+    if (x->owner < 0) {
+        int h = ifc_host[-1 - x->owner] / TBM_MAX_IFACES, i = ifc_host[-1 - x->owner] % TBM_MAX_IFACES;
+        snprintf(where, sizeof(where), "%s, %s:%s", b, tbm_topology_host_name(c->t, h), c->t->hosts[h].ifaces[i].name);
+        flag(c, TBM_SEV_ERROR, "addr-collision", where, BLOCK_TCP, y->owner, -1,
+             "number the cables outside the management network: `macnode netplan --renumber --base NET` with a "
+             "network no other interface uses (169.254.0.0/16 by default), applied on every Mac (--apply)",
+             "the cable %s uses %s, which overlaps the management network %s of %s:%s: traffic for one leaves "
+             "through the other", b, ny, nx, tbm_topology_host_name(c->t, h), c->t->hosts[h].ifaces[i].name);
+        return;
+    }
+    tbm_cable_label(c->t, x->owner, a, sizeof(a));
+    snprintf(where, sizeof(where), "%s, %s", a, b);
+    flag(c, TBM_SEV_ERROR, "addr-collision", where, BLOCK_TCP, y->owner, -1, COLLISION_FIX,
+         "the cables %s and %s use %s %s: traffic for one leaves through the other", a, b,
+         strcmp(nx, ny) ? "the overlapping subnets" : "one subnet", both);
+    c->g = &c->t->groups[c->t->cables[x->owner].group];
+    c->gv = &c->v->groups[c->t->cables[x->owner].group];
+    block(c, BLOCK_TCP, "addr-collision", where);
+    mark(c->v->cable_severity, x->owner, TBM_SEV_ERROR);
+}
+
+/* Cables whose subnets collide with another cable's or with a management network. -1 when out of memory. */
+static int check_collisions(ctx_t *c)
+{
+    size_t cap = 2 * c->t->n_cables, h, i;
+    tbm_addr_net_t *nets;
+    tbm_addr_clash_t *clash = NULL;
+    int *ifc_host;
+    long n = 0;
+
+    for (h = 0; h < c->t->n_hosts; h++)
+        cap += c->t->hosts[h].n_ifaces > 0 ? (size_t)c->t->hosts[h].n_ifaces : 0;
+    nets = malloc((cap ? cap : 1) * sizeof(*nets));
+    ifc_host = malloc((cap ? cap : 1) * sizeof(*ifc_host));
+    if (nets && ifc_host)
+        n = tbm_addr_clashes(nets, collect_nets(c->t, nets, ifc_host), &clash);
+    for (i = 0; nets && ifc_host && n > 0 && i < (size_t)n; i++)
+        report_clash(c, &nets[clash[i].a], &nets[clash[i].b], ifc_host);
+    free(clash);
+    free(ifc_host);
+    free(nets);
+    return nets && ifc_host && n >= 0 ? 0 : -1;
+}
+
 static int copy_findings(tbm_validation_t *v, const tbm_findings_t *from)
 {
     size_t i;
@@ -661,6 +582,15 @@ int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
         c.gv = &v->groups[g];
         c.dup_uuid = dup_group[g];
         check_group(&c);
+    }
+    if (check_collisions(&c) < 0) {
+        free(dup_group);
+        tbm_validation_free(v);
+        return tbm_errprintf(err, "out of memory validating the topology");
+    }
+    for (g = 0; g < t->n_groups; g++) {
+        c.g = &t->groups[g];
+        c.gv = &v->groups[g];
         verdict(&c);
     }
     free(dup_group);

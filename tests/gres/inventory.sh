@@ -3,7 +3,8 @@
 # exit status, --json, and a message for each bad use (no facts, a bad facts file, --out not a folder,
 # --last and --hint together, a bad --hint file). Two Macs joined through a dock are no cable; a cable whose
 # ends sit on different /30s is not written with its addresses, and `macnode netplan` numbers it afresh
-# (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber).
+# (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber); two cables on one
+# subnet are named, and netplan refuses to keep both.
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
 macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
@@ -42,6 +43,14 @@ out=$("$tbmesh" inventory "$facts/hub-a.json" "$facts/hub-b.json"); rc=$?
   echo "$out" | grep -q '^warning cable-through-hub at hub-a:en2 <-> hub-b:en2: hub-a and hub-b are joined through the hub or dock "TS4", not by a direct cable; it is not counted as a cable of any group Fix: cable the two Macs directly' ||
   { say "hub: $rc $out"; fail=1; }
 
+# The same two Macs, one naming the other as its direct peer while the other sees it behind the dock: the dock
+# link, once; no one-sided cable, no group of two without a joined pair, and the verdict stays fit.
+out=$("$tbmesh" inventory "$facts/dock-a.json" "$facts/hub-b.json"); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q '^tbmesh inventory: 2 Macs, 0 cables, 2 groups' &&
+  [ "$(echo "$out" | grep -c 'cable-through-hub at')" = 1 ] &&
+  ! echo "$out" | grep -Eq 'cable-one-sided|not-mesh-or-ring|reseat' ||
+  { say "dock seen from one side: $rc $out"; fail=1; }
+
 # A cable whose ends sit on different /30s: named, and tbmesh.conf does not keep the pair.
 mkdir "$dir/addr"
 out=$("$tbmesh" inventory --out "$dir/addr" "$facts/addr-a.json" "$facts/addr-b.json"); rc=$?
@@ -63,5 +72,32 @@ cmds=$("$macnode" netplan --conf "$dir/broken.conf" --all 2> "$dir/err"); rc=$?
 out=$("$macnode" netplan --conf "$dir/broken.conf" --all --renumber 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q 'ifconfig en2 inet 169.254.0.6 netmask 255.255.255.252 up' ||
   { say "netplan --renumber: $rc $out"; fail=1; }
+# Two cables of one pair on one /30: an error naming both and the subnet; tbmesh.conf keeps the first cable's
+# addresses only, and netplan numbers the second afresh; a tbmesh.conf that keeps both is refused.
+mkdir "$dir/clash"
+out=$("$tbmesh" inventory --out "$dir/clash" "$facts/clash-a.json" "$facts/clash-b.json"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^error   addr-collision at clash-a:en2 <-> clash-b:en2, clash-a:en3 <-> clash-b:en3: the cables clash-a:en2 <-> clash-b:en2 and clash-a:en3 <-> clash-b:en3 use one subnet 169.254.0.4/30: traffic for one leaves through the other Fix: run `macnode netplan --renumber`' &&
+  echo "$out" | grep -q '^group group1: mesh of 2 (clash-a,clash-b), tb5, RDMA, bridge mode; backends: mpi$' &&
+  echo "$out" | grep -q "^warning addr-left-out at clash-a:en3 <-> clash-b:en3: .*: they collide with those of clash-a:en2 <-> clash-b:en2" ||
+  { say "colliding cables: $rc $out"; fail=1; }
+grep -qx 'Cable=clash-a:en3,clash-b:en3 Rdma=rdma_en3,rdma_en3 Speed=80' "$dir/clash/tbmesh.conf" ||
+  { say "the colliding pair was written: $(grep Cable= "$dir/clash/tbmesh.conf")"; fail=1; }
+out=$("$macnode" netplan --conf "$dir/clash/tbmesh.conf" --all 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q '^#   clash-a:en3 169.254.0.9/30 <-> clash-b:en3 169.254.0.10/30$' ||
+  { say "netplan after inventory (collision): $rc $out"; fail=1; }
+sed 's|^Cable=clash-a:en3,clash-b:en3|& Addr=169.254.0.5/30,169.254.0.6/30|' "$dir/clash/tbmesh.conf" > "$dir/clash.conf"
+cmds=$("$macnode" netplan --conf "$dir/clash.conf" --all 2> "$dir/err"); rc=$?
+[ $rc = 1 ] && [ -z "$cmds" ] &&
+  grep -q '^macnode netplan: clash-a:en2 <-> clash-b:en2, clash-a:en3 <-> clash-b:en3: tbmesh.conf gives the cable clash-a:en3 <-> clash-b:en3 the addresses 169.254.0.5 and 169.254.0.6, in 169.254.0.4/30, which the cable clash-a:en2 <-> clash-b:en2 uses too' "$dir/err" ||
+  { say "netplan on colliding cables: $rc $cmds $(cat "$dir/err")"; fail=1; }
+# Two Macs whose captures failed (k1: an empty ifconfig, k2: a truncated system_profiler JSON): what is
+# unknown is said, with why and what to do, and nothing is concluded from it.
+out=$("$tbmesh" inventory "$facts/capture-no-ifconfig.json" "$facts/capture-tb-truncated.json"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^error   facts-unknown at k2: no Thunderbolt facts for k2 (probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32: the text ends inside the document (truncated?); capture the output again in full): nothing is concluded from them Fix: probe it again' &&
+  echo "$out" | grep -q '^error   facts-unknown at k1: no network facts for k1 (probe failed: ifconfig: the output is empty)' &&
+  echo "$out" | grep -q '^info    cable-end-unknown at k1:en2 <-> ?: .*the Thunderbolt facts of k2 are unknown, so it may be there' &&
+  echo "$out" | grep -q '^verdict: UNFIT (2 errors, 0 warnings)$' &&
+  ! echo "$out" | grep -Eq 'cable-one-sided at|host-uncabled|ipv4-missing|iface-unknown|add the Mac at the other end' ||
+  { say "failed captures: $rc $out"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -66,7 +66,7 @@ static int one_pass(mac_t *macs, size_t n, tbm_host_facts_t *facts)
     tbm_findings_init(&fs);
     for (i = 0; i < n; i++) {
         errors += tbm_facts_parse_all(&macs[i].raw, &facts[i], &fs);
-        snprintf(facts[i].hostname, sizeof(facts[i].hostname), "%s", macs[i].name);
+        snprintf(facts[i].hostname, sizeof(facts[i].hostname), "%.*s", (int)sizeof(facts[i].hostname) - 1, macs[i].name);
     }
     tbm_findings_free(&fs);
     if (tbm_topology_build(&t, facts, n, &err) < 0)

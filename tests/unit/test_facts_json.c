@@ -90,21 +90,27 @@ static void same_document(const char *want, const char *got)
  * what the parsers and the writer make of the macOS captures. */
 START_TEST(fixture_documents_current)
 {
-    static const char *const hosts[] = { "studio-a1", "mini-b1" };
+    static const char *const hosts[][2] = {
+        { "studio-a1", "studio-a1" }, { "mini-b1", "mini-b1" }, { "capture-no-ifconfig", "k1" },
+        { "capture-tb-truncated", "k2" },
+    };
     char dir[64], rel[64], *want, *got;
     tbm_host_facts_t f, back;
     tbm_err_t err;
     size_t i, len;
+    int k;
 
-    for (i = 0; i < 2; i++) {
-        snprintf(dir, sizeof(dir), "macos/%s", hosts[i]);
-        snprintf(rel, sizeof(rel), "facts/%s.json", hosts[i]);
-        parse_host(dir, hosts[i], &f);
+    for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+        snprintf(dir, sizeof(dir), "macos/%s", hosts[i][0]);
+        snprintf(rel, sizeof(rel), "facts/%s.json", hosts[i][0]);
+        parse_host(dir, hosts[i][1], &f);
         want = tbm_fixture(rel, &len);
         got = tbm_facts_to_json_string(&f, 1);
         same_document(want, got);
         ck_assert_int_eq(tbm_facts_from_json(want, len, &back, &err), 0);
-        ck_assert_str_eq(back.hostname, hosts[i]);
+        ck_assert_str_eq(back.hostname, hosts[i][1]);
+        for (k = 0; k < TBM_PART_COUNT; k++)   /* what is unknown stays unknown */
+            ck_assert_str_eq(back.unknown[k], f.unknown[k]);
         free(want);
         free(got);
     }
@@ -148,6 +154,9 @@ static void refused(const char *from, const char *to, const char *message)
 
 START_TEST(refusals)
 {
+    refused("\"interfaces\":", "\"unknown\": {\"thunderbolt\": 3}, \"interfaces\":",
+            "unknown.thunderbolt: expected a string, got an integer");
+    refused("\"interfaces\":", "\"unknown\": [], \"interfaces\":", "unknown: expected an object, got an array");
     refused("\"tbmesh_facts\":1", "\"tbmesh_facts\":2", "tbmesh_facts: version 2 is not 1: use a probe of the same release");
     refused("\"tbmesh_facts\":1", "\"tbmesh\":1", "tbmesh_facts: missing or not an integer: this is not a facts document");
     refused("\"hostname\":\"studio-a1\"", "\"hostname\":\"\"", "hostname: empty");

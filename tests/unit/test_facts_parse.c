@@ -136,6 +136,48 @@ START_TEST(cross_checks)
 }
 END_TEST
 
+/* A capture that could not be read makes its part of the facts unknown, saying why; the rest is read. */
+START_TEST(failed_captures_are_unknown)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    char why[TBM_UNKNOWN_MAX];
+
+    tbm_fixture_host("macos/capture-no-ifconfig", &raw);
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    ck_assert_str_eq(f.unknown[TBM_PART_NETWORK], "the capture failed (ifconfig: the output is empty)");
+    ck_assert_str_eq(f.unknown[TBM_PART_THUNDERBOLT], "");
+    ck_assert_str_eq(f.unknown[TBM_PART_RDMA], "");
+    ck_assert_str_eq(f.unknown[TBM_PART_OS], "");
+    ck_assert_int_gt(f.n_ports, 0);
+    tbm_facts_unknown_why(&f, TBM_PART_NETWORK, why, sizeof(why));
+    ck_assert_str_eq(why, "ifconfig: the output is empty");
+    tbm_findings_free(&fs);
+    tbm_fixture_host_free(&raw);
+
+    tbm_fixture_host("macos/capture-tb-truncated", &raw);
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    ck_assert_str_eq(f.unknown[TBM_PART_THUNDERBOLT], "the capture failed (system_profiler SPThunderboltDataType: "
+                     "invalid JSON at line 75 column 32: the text ends inside the document (truncated?); capture the "
+                     "output again in full)");
+    ck_assert_str_eq(f.unknown[TBM_PART_NETWORK], "");
+    ck_assert_int_eq(f.n_ports, 0);
+    tbm_findings_free(&fs);
+    tbm_fixture_host_free(&raw);
+
+    /* nothing given: every part unknown */
+    memset(&raw, 0, sizeof(raw));
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    ck_assert_str_eq(f.unknown[TBM_PART_RDMA], "the capture failed (ibv_devices: no output of ibv_devices was given)");
+    ck_assert_str_eq(f.unknown[TBM_PART_OS], "the capture failed (sw_vers: no output of sw_vers was given)");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 START_TEST(nothing_given)
 {
     tbm_raw_outputs_t raw;
@@ -248,6 +290,7 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, mini_rdma_enabled_without_devices);
     tcase_add_test(tc, rdma_enabled_nothing_cabled);
     tcase_add_test(tc, cross_checks);
+    tcase_add_test(tc, failed_captures_are_unknown);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);
     tcase_add_test(tc, not_text);

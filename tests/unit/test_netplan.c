@@ -172,6 +172,8 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     ck_assert_ptr_nonnull(strstr(cmds, "route -n change -host 10.0.2.2 10.0.1.2 || route -n add -host 10.0.2.2 "
                                        "10.0.1.2\n"));
     ck_assert_ptr_nonnull(strstr(cmds, "\nsysctl -w net.inet.ip.forwarding=1\n"));
+    ck_assert_ptr_null(strstr(cmds, "net.ipv4"));   /* no Linux command in a Mac's script */
+    ck_assert_ptr_null(strstr(cmds, "-qw"));
     free(cmds);
     cmds = tbm_netplan_commands(&p, "m1", TBM_NETPLAN_LINUX, &err);
     ck_assert_ptr_nonnull(cmds);
@@ -185,8 +187,12 @@ START_TEST(route_and_forwarding_commands_for_macos_and_linux)
     free(cmds);
     tbm_netplan_free(&p);
     tbm_conf_free(&c);
-    /* a full mesh needs no forwarding */
+    /* a full mesh needs no forwarding; a Mac's script of a mesh of three holds macOS commands only */
     make_plan(lab, &c, &p);
+    cmds = tbm_netplan_commands(&p, NULL, TBM_NETPLAN_MACOS, &err);
+    ck_assert_ptr_null(strstr(cmds, "net.ipv4"));
+    ck_assert_ptr_null(strstr(cmds, "sysctl"));
+    free(cmds);
     cmds = tbm_netplan_commands(&p, "mac01", TBM_NETPLAN_LINUX, &err);
     ck_assert_ptr_nonnull(cmds);
     ck_assert_ptr_null(strstr(cmds, "forward"));
@@ -324,6 +330,78 @@ START_TEST(broken_pairs_left_out)
 }
 END_TEST
 
+/* Two kept cables in one subnet (or overlapping ones): the later is broken, named with the earlier and the
+ * subnet; netplan gives no commands for it; the inventory leaves its addresses out. */
+static const char *colliding =
+    "Group=g Nodes=mac[01-04] Topology=mesh Link=tb5 Rdma=no Mode=direct Backends=mpi\n"
+    "Cable=mac01:en2,mac02:en2 Addr=169.254.0.5/30,169.254.0.6/30\n"
+    "Cable=mac03:en2,mac04:en2 Addr=169.254.0.5/30,169.254.0.6/30\n"
+    "Cable=mac01:en3,mac03:en3 Addr=10.0.0.1/29,10.0.0.2/29\n"
+    "Cable=mac02:en3,mac04:en3 Addr=10.0.0.5/30,10.0.0.6/30\n"
+    "Cable=mac01:en4,mac04:en4\n"
+    "Cable=mac02:en4,mac03:en4\n";
+
+START_TEST(colliding_kept_cables_are_named)
+{
+    tbm_conf_t c;
+    tbm_netplan_t p;
+    tbm_findings_t fs;
+    tbm_err_t err = { { 0 } };
+    char *table;
+
+    ck_assert_msg(tbm_conf_parse(colliding, strlen(colliding), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 0, &p, &err), 0);
+    ck_assert_int_eq(p.cables[0].broken, 0);
+    ck_assert_int_eq(p.cables[1].broken, 1);
+    ck_assert_int_eq(p.cables[1].collides, 1);
+    ck_assert_int_eq(p.cables[2].broken, 0);
+    ck_assert_int_eq(p.cables[3].collides, 3);
+    ck_assert_str_eq(p.cables[4].end[0].ipv4, "169.254.0.9");   /* the planned one stays off the kept /30 */
+    table = tbm_netplan_table(&p);
+    ck_assert_ptr_nonnull(strstr(table, "mac03:en2 169.254.0.5/30 <-> mac04:en2 169.254.0.6/30   (kept from "
+                                        "tbmesh.conf, BROKEN: its subnet collides with mac01:en2 <-> mac02:en2; run "
+                                        "`macnode netplan --renumber`)\n"));
+    free(table);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 2);
+    ck_assert_str_eq(fs.items[0].code, "netplan-addr-collision");
+    ck_assert_int_eq(fs.items[0].severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(fs.items[0].where, "mac01:en2 <-> mac02:en2, mac03:en2 <-> mac04:en2");
+    ck_assert_str_eq(fs.items[0].what, "tbmesh.conf gives the cable mac03:en2 <-> mac04:en2 the addresses "
+                                       "169.254.0.5 and 169.254.0.6, in 169.254.0.4/30, which the cable mac01:en2 <-> "
+                                       "mac02:en2 uses too: traffic for one would leave through the other");
+    ck_assert_str_eq(fs.items[1].what, "tbmesh.conf gives the cable mac02:en3 <-> mac04:en3 the addresses 10.0.0.5 "
+                                       "and 10.0.0.6, in 10.0.0.4/30 (overlapping 10.0.0.0/29), which the cable "
+                                       "mac01:en3 <-> mac03:en3 uses too: traffic for one would leave through the other");
+    ck_assert_ptr_nonnull(strstr(fs.items[0].fix, "--renumber"));
+    tbm_findings_free(&fs);
+    tbm_netplan_free(&p);
+    /* --renumber: nothing collides */
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 1, &p, &err), 0);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 0);
+    tbm_findings_free(&fs);
+    tbm_netplan_free(&p);
+    /* the inventory's side: the later cable's addresses are left out, saying with which they collide */
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_drop_broken(&c, &fs), 2);
+    ck_assert_str_eq(c.cables[0].end[0].ipv4, "169.254.0.5");
+    ck_assert_str_eq(c.cables[1].end[0].ipv4, "");
+    ck_assert_str_eq(c.cables[3].end[1].ipv4, "");
+    ck_assert_str_eq(fs.items[0].where, "mac03:en2 <-> mac04:en2");
+    ck_assert_str_eq(fs.items[0].what, "tbmesh.conf leaves out this cable's addresses 169.254.0.5 and 169.254.0.6: "
+                                       "they collide with those of mac01:en2 <-> mac02:en2, and macnode netplan would "
+                                       "keep them");
+    tbm_findings_free(&fs);
+    ck_assert_int_eq(tbm_netplan_make(&c, "169.254.0.0/16", 0, &p, &err), 0);
+    tbm_findings_init(&fs);
+    ck_assert_uint_eq(tbm_netplan_broken(&p, &fs), 0);
+    tbm_findings_free(&fs);
+    tbm_netplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
 static Suite *netplan_suite(void)
 {
     Suite *s = suite_create("netplan");
@@ -336,6 +414,7 @@ static Suite *netplan_suite(void)
     tcase_add_test(tc, route_and_forwarding_commands_for_macos_and_linux);
     tcase_add_test(tc, broken_kept_pairs_are_named);
     tcase_add_test(tc, broken_pairs_left_out);
+    tcase_add_test(tc, colliding_kept_cables_are_named);
     suite_add_tcase(s, tc);
     return s;
 }

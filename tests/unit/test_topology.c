@@ -402,6 +402,22 @@ START_TEST(macs_through_a_hub)
                                                "dock \"Dock\", not by a direct cable; it is not counted as a cable");
     ck_assert_uint_eq(t.findings.n, 2);
     tbm_topology_free(&t);
+
+    /* one end names the other as cabled directly, the other sees it behind the dock: the dock link, once; no
+     * one-sided cable, no group of two without a pair */
+    lab_hosts(lab, 3, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab_cable(lab, 1, 2, 1, 80, 1);
+    behind_hub(1, 0, "TS4");     /* mac02 sees mac01 behind the dock; mac01 still names mac02 as its peer */
+    build(&t, 3);
+    ck_assert_uint_eq(t.n_cables, 1);
+    ck_assert_uint_eq(t.n_groups, 2);
+    ck_assert_int_eq(t.groups[t.host_group[1]].cls, TBM_TOPO_MESH);
+    ck_assert_int_eq(t.groups[t.host_group[0]].cls, TBM_TOPO_SINGLE);
+    ck_assert_uint_eq(t.findings.n, 1);
+    ck_assert_str_eq(t.findings.items[0].code, "cable-through-hub");
+    ck_assert_str_eq(t.findings.items[0].where, "mac02:en2 <-> mac01:en2");
+    tbm_topology_free(&t);
 }
 END_TEST
 

@@ -381,6 +381,146 @@ START_TEST(subnets)
 }
 END_TEST
 
+/* Two cables of one group on one /30: an error naming both cables and the subnet; the group keeps mpi only. */
+START_TEST(address_collisions)
+{
+    const tbm_finding_t *f;
+
+    lab_hosts(lab, 4, "mac", 1);
+    lab_mesh(lab, 0, 4, 0, 80, 1);
+    snprintf(lab[2].ifaces[3].ipv4, TBM_IPV4_MAX, "10.0.0.1");   /* mac03:en4 <-> mac04:en4 takes cable 0's /30 */
+    snprintf(lab[3].ifaces[3].ipv4, TBM_IPV4_MAX, "10.0.0.2");
+    run(4);
+    f = must_find("addr-collision");
+    ck_assert_uint_eq(tbm_findings_count(&val.findings, TBM_SEV_ERROR), 1);
+    ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(f->where, "mac01:en2 <-> mac02:en2, mac03:en4 <-> mac04:en4");
+    ck_assert_str_eq(f->what, "the cables mac01:en2 <-> mac02:en2 and mac03:en4 <-> mac04:en4 use one subnet "
+                              "10.0.0.0/30: traffic for one leaves through the other");
+    ck_assert_str_eq(f->fix, "run `macnode netplan --renumber` (every cable gets a /30 of its own) and apply it on "
+                             "every Mac (--apply), then probe them and run tbmesh inventory again");
+    ck_assert_str_eq(backends_of(0), "mpi");
+    ck_assert_int_eq(tbm_validation_fit(&val), 0);
+    done();
+
+    /* a /29 on one cable holds the /30 of another */
+    lab_hosts(lab, 3, "mac", 1);
+    lab_mesh(lab, 0, 3, 0, 80, 1);
+    lab[0].ifaces[1].prefix_len = lab[1].ifaces[1].prefix_len = 29;
+    run(3);
+    ck_assert_str_eq(must_find("addr-collision")->what, "the cables mac01:en2 <-> mac02:en2 and mac01:en3 <-> "
+                     "mac03:en2 use the overlapping subnets 10.0.0.0/29 and 10.0.0.4/30: traffic for one leaves "
+                     "through the other");
+    done();
+
+    /* two groups holding one address; the same subnets with other addresses are no collision */
+    lab_hosts(lab, 4, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab_cable(lab, 2, 3, 0, 80, 1);
+    run(4);
+    ck_assert_str_eq(must_find("addr-collision")->what, "the cables mac01:en2 <-> mac02:en2 and mac03:en2 <-> "
+                     "mac04:en2 use one subnet 10.0.0.0/30: traffic for one leaves through the other");
+    ck_assert_str_eq(backends_of(0), "mpi");
+    ck_assert_str_eq(backends_of(1), "mpi");
+    done();
+    lab_hosts(lab, 4, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab_cable(lab, 2, 3, 0, 80, 1);
+    lab[0].ifaces[1].prefix_len = lab[1].ifaces[1].prefix_len = 16;
+    lab[2].ifaces[1].prefix_len = lab[3].ifaces[1].prefix_len = 16;
+    snprintf(lab[2].ifaces[1].ipv4, TBM_IPV4_MAX, "10.0.9.1");
+    snprintf(lab[3].ifaces[1].ipv4, TBM_IPV4_MAX, "10.0.9.2");
+    run(4);
+    ck_assert_ptr_null(tbm_findings_find(&val.findings, "addr-collision"));
+    done();
+}
+END_TEST
+
+/* A cable inside the management network; loopback, link-local and Thunderbolt interfaces are no management
+ * network. */
+START_TEST(address_in_management_network)
+{
+    tbm_iface_t *en0;
+
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    en0 = &lab[1].ifaces[lab[1].n_ifaces++];
+    snprintf(en0->name, TBM_IFNAME_MAX, "en0");
+    snprintf(en0->hwport, TBM_HOST_MAX, "Ethernet");
+    snprintf(en0->ipv4, TBM_IPV4_MAX, "10.0.0.77");
+    en0->prefix_len = 24;
+    en0->up = 1;
+    run(2);
+    ck_assert_str_eq(must_find("addr-collision")->where, "mac01:en2 <-> mac02:en2, mac02:en0");
+    ck_assert_str_eq(must_find("addr-collision")->what, "the cable mac01:en2 <-> mac02:en2 uses 10.0.0.0/30, which "
+                     "overlaps the management network 10.0.0.0/24 of mac02:en0: traffic for one leaves through the "
+                     "other");
+    ck_assert_str_eq(backends_of(0), "mpi");
+    done();
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    en0 = &lab[1].ifaces[lab[1].n_ifaces++];
+    snprintf(en0->name, TBM_IFNAME_MAX, "en0");
+    snprintf(en0->ipv4, TBM_IPV4_MAX, "10.9.0.77");
+    en0->prefix_len = 24;
+    en0->up = 1;
+    en0 = &lab[1].ifaces[lab[1].n_ifaces++];
+    snprintf(en0->name, TBM_IFNAME_MAX, "lo0");
+    snprintf(en0->ipv4, TBM_IPV4_MAX, "127.0.0.1");
+    en0->prefix_len = 8;
+    en0->up = 1;
+    run(2);
+    ck_assert_uint_eq(val.findings.n, 0);
+    done();
+}
+END_TEST
+
+/* A Mac whose capture failed: one error saying which facts are unknown and why, and no conclusion drawn from
+ * them (no one-sided cable, no missing address, no uncabled Mac). */
+START_TEST(unknown_facts_draw_no_conclusion)
+{
+    const tbm_finding_t *f;
+    size_t i;
+
+    lab_hosts(lab, 3, "mac", 1);
+    lab_mesh(lab, 0, 3, 0, 80, 1);
+    lab[1].n_ports = 0;
+    snprintf(lab[1].unknown[TBM_PART_THUNDERBOLT], TBM_UNKNOWN_MAX, "the capture failed (system_profiler "
+             "SPThunderboltDataType: invalid JSON at line 75 column 32)");
+    run(3);
+    f = must_find("facts-unknown");
+    ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(f->where, "mac02");
+    ck_assert_str_eq(f->what, "no Thunderbolt facts for mac02 (probe failed: system_profiler SPThunderboltDataType: "
+                              "invalid JSON at line 75 column 32): nothing is concluded from them");
+    ck_assert_str_eq(f->fix, "probe it again (`macnode probe` on mac02 says which command failed and why), then run "
+                             "tbmesh inventory again");
+    ck_assert_str_eq(must_find("cable-end-unknown")->what, "mac01:en2 sees a Mac with domain UUID UUID-0001-00 that "
+                     "no host of the inventory reports; the Thunderbolt facts of mac02 are unknown, so it may be there");
+    ck_assert_int_eq(must_find("cable-end-unknown")->severity, TBM_SEV_INFO);
+    ck_assert_ptr_null(tbm_findings_find(&val.findings, "cable-one-sided"));
+    ck_assert_ptr_null(tbm_findings_find(&val.findings, "host-uncabled"));
+    ck_assert_uint_eq(tbm_findings_count(&val.findings, TBM_SEV_ERROR), 1);
+    for (i = 0; i < topo.n_groups; i++)
+        if (topo.groups[i].n_hosts == 1 && topo.groups[i].hosts[0] == 1)
+            ck_assert_str_eq(backends_of(i), "none");
+    done();
+
+    /* the network facts of one end unknown: no missing address, no unknown interface */
+    lab_hosts(lab, 2, "mac", 1);
+    lab_cable(lab, 0, 1, 0, 80, 1);
+    lab[0].ifaces[1].ipv4[0] = '\0';
+    lab[0].ifaces[1].prefix_len = -1;
+    snprintf(lab[0].unknown[TBM_PART_NETWORK], TBM_UNKNOWN_MAX, "the capture failed (ifconfig: the output is empty)");
+    run(2);
+    ck_assert_str_eq(must_find("facts-unknown")->what, "no network facts for mac01 (probe failed: ifconfig: the "
+                     "output is empty): nothing is concluded from them");
+    ck_assert_uint_eq(val.findings.n, 1);
+    ck_assert_str_eq(backends_of(0), "mpi");
+    done();
+}
+END_TEST
+
 START_TEST(bridge0_up)
 {
     const tbm_finding_t *f;
@@ -602,6 +742,9 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, rdma_unavailable_disabled);
     tcase_add_test(tc, ipv4_missing_and_iface_problems);
     tcase_add_test(tc, subnets);
+    tcase_add_test(tc, address_collisions);
+    tcase_add_test(tc, address_in_management_network);
+    tcase_add_test(tc, unknown_facts_draw_no_conclusion);
     tcase_add_test(tc, bridge0_up);
     tcase_add_test(tc, mixed_macos);
     tcase_add_test(tc, lone_host_and_bad_name);
