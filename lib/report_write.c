@@ -4,7 +4,6 @@
  * table's text has no control characters, and HTML, SVG and JSON escape what they must. */
 #include "config.h"
 #include "report.h"
-#include "report_svg.h"
 #include "strbuf.h"
 
 #include <json-c/json.h>
@@ -13,23 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 32
-
-typedef struct section {
-    char id[48];                  /* "usage-account": the CSV's first field, the HTML table's id */
-    char title[96];
-    size_t n_cols;
-    uint32_t text;                /* bit c: column c is text (names, remarks); the others numbers ("" = none) */
-    const char *cols[MAX_COLS];
-    char **cells;                 /* row-major */
-    size_t n_rows, cap_rows;
-} section_t;
-
-typedef struct sections {
-    section_t *s;
-    size_t n;
-    int failed;
-} sections_t;
+#include "report_sections.h"
 
 /* ---- building the cells ---- */
 
@@ -73,8 +56,6 @@ static void sec_text_col(section_t *s, const char *c)
         s->cols[s->n_cols++] = c;
     }
 }
-
-static int is_text(const section_t *s, size_t c) { return (s->text >> c) & 1u; }
 
 /* Append one row; cells given printf-style one by one through row_cell. */
 static char **sec_row(sections_t *ss, section_t *s)
@@ -385,28 +366,6 @@ static void build(sections_t *ss, tbm_report_t *r, const tbm_rdim_t *dims, size_
     build_timeline(ss, r);
 }
 
-static const section_t *find(const sections_t *ss, const char *id)
-{
-    size_t i;
-
-    for (i = 0; i < ss->n; i++)
-        if (!strcmp(ss->s[i].id, id))
-            return &ss->s[i];
-    return NULL;
-}
-
-static const char *at(const section_t *s, size_t row, size_t col) { return s->cells[row * s->n_cols + col]; }
-
-/* ---- the period and notes, as every format opens ---- */
-
-static void period_text(const tbm_report_t *r, char *a, char *b, size_t len)
-{
-    struct tm tm;
-
-    strftime(a, len, "%Y-%m-%dT%H:%M:%S", localtime_r(&tbm_report_opts(r)->period.since, &tm));
-    strftime(b, len, "%Y-%m-%dT%H:%M:%S", localtime_r(&tbm_report_opts(r)->period.until, &tm));
-}
-
 /* ---- table ---- */
 
 /* The bytes of the printable character at s (a valid UTF-8 sequence that is no C0 or C1 control, nor DEL),
@@ -459,7 +418,7 @@ static void sections_printable(sections_t *ss)
     for (i = 0; i < ss->n; i++)
         for (k = 0; k < ss->s[i].n_rows; k++)
             for (c = 0; c < ss->s[i].n_cols; c++)
-                if (is_text(&ss->s[i], c) && ss->s[i].cells[k * ss->s[i].n_cols + c])
+                if (tbm_rsec_is_text(&ss->s[i], c) && ss->s[i].cells[k * ss->s[i].n_cols + c])
                     printable(ss->s[i].cells[k * ss->s[i].n_cols + c]);
 }
 
@@ -475,7 +434,7 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
     const char *const *notes;
     size_t n_notes = tbm_report_notes(r, &notes), i, k, c;
 
-    period_text(r, a, b, sizeof(a));
+    tbm_rsec_period_text(r, a, b, sizeof(a));
     tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU- and gres/tbmesh-hours)\n", a, b);
     for (i = 0; i < n_notes; i++) {
         char *note = strdup(notes[i]);
@@ -492,26 +451,26 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
         for (c = 0; c < s->n_cols; c++) {
             w[c] = strlen(s->cols[c]);
             for (k = 0; k < s->n_rows; k++) {
-                size_t l = is_hours(s->cols[c]) && *at(s, k, c) ? (size_t)snprintf(buf, sizeof(buf), "%.1f",
-                           atof(at(s, k, c))) : strlen(*at(s, k, c) ? at(s, k, c) : "-");
+                size_t l = is_hours(s->cols[c]) && *tbm_rsec_at(s, k, c) ? (size_t)snprintf(buf, sizeof(buf), "%.1f",
+                           atof(tbm_rsec_at(s, k, c))) : strlen(*tbm_rsec_at(s, k, c) ? tbm_rsec_at(s, k, c) : "-");
                 if (l > w[c])
                     w[c] = l;
             }
         }
         tbm_sb_printf(sb, "\n%s\n", s->title);
         for (c = 0; c < s->n_cols; c++)
-            tbm_sb_printf(sb, is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !is_text(s, c) ? (int)w[c] : 0,
+            tbm_sb_printf(sb, tbm_rsec_is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !tbm_rsec_is_text(s, c) ? (int)w[c] : 0,
                           s->cols[c], c + 1 < s->n_cols ? "  " : "\n");
         if (!s->n_rows)
             tbm_sb_printf(sb, "(none)\n");
         for (k = 0; k < s->n_rows; k++)
             for (c = 0; c < s->n_cols; c++) {
-                const char *v = *at(s, k, c) ? at(s, k, c) : "-";
-                if (is_hours(s->cols[c]) && *at(s, k, c)) {
+                const char *v = *tbm_rsec_at(s, k, c) ? tbm_rsec_at(s, k, c) : "-";
+                if (is_hours(s->cols[c]) && *tbm_rsec_at(s, k, c)) {
                     snprintf(buf, sizeof(buf), "%.1f", atof(v));
                     v = buf;
                 }
-                tbm_sb_printf(sb, is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !is_text(s, c) ? (int)w[c] : 0,
+                tbm_sb_printf(sb, tbm_rsec_is_text(s, c) ? "%-*s%s" : "%*s%s", c + 1 < s->n_cols || !tbm_rsec_is_text(s, c) ? (int)w[c] : 0,
                               v, c + 1 < s->n_cols ? "  " : "\n");
             }
     }
@@ -561,7 +520,7 @@ static void write_csv(tbm_strbuf_t *sb, const sections_t *ss)
             tbm_sb_printf(sb, "%s", s->id);
             for (c = 0; c < s->n_cols; c++) {
                 tbm_sb_append(sb, ",", 1);
-                csv_field(sb, at(s, k, c), is_text(s, c));
+                csv_field(sb, tbm_rsec_at(s, k, c), tbm_rsec_is_text(s, c));
             }
             tbm_sb_printf(sb, "\n");
         }
@@ -578,8 +537,8 @@ static json_object *json_rows(const section_t *s)
     for (k = 0; arr && k < s->n_rows; k++) {
         json_object *o = json_object_new_object();
         for (c = 0; o && c < s->n_cols; c++) {
-            const char *v = at(s, k, c);
-            json_object_object_add(o, s->cols[c], is_text(s, c) ? json_object_new_string(v) : !*v ? NULL
+            const char *v = tbm_rsec_at(s, k, c);
+            json_object_object_add(o, s->cols[c], tbm_rsec_is_text(s, c) ? json_object_new_string(v) : !*v ? NULL
                                    : strchr(v, '.') ? json_object_new_double_s(atof(v), v)
                                    : json_object_new_int64(atoll(v)));
         }
@@ -596,7 +555,7 @@ static char *write_json(const tbm_report_t *r, const sections_t *ss)
     char a[32], b[32], *out;
     const section_t *s;
 
-    period_text(r, a, b, sizeof(a));
+    tbm_rsec_period_text(r, a, b, sizeof(a));
     json_object_object_add(period, "since", json_object_new_string(a));
     json_object_object_add(period, "until", json_object_new_string(b));
     json_object_object_add(period, "since_epoch", json_object_new_int64(tbm_report_opts(r)->period.since));
@@ -611,20 +570,20 @@ static char *write_json(const tbm_report_t *r, const sections_t *ss)
     for (i = 0; i < TBM_RDIM_N; i++) {
         char id[48];
         snprintf(id, sizeof(id), "usage-%s", tbm_rdim_name((tbm_rdim_t)i));
-        if ((s = find(ss, id)))
+        if ((s = tbm_rsec_find(ss, id)))
             json_object_object_add(groups, tbm_rdim_name((tbm_rdim_t)i), json_rows(s));
     }
     json_object_object_add(root, "usage", groups);
-    json_object_object_add(root, "utilisation", json_rows(find(ss, "utilisation")));
-    json_object_object_add(root, "failures", json_rows(find(ss, "failures")));
+    json_object_object_add(root, "utilisation", json_rows(tbm_rsec_find(ss, "utilisation")));
+    json_object_object_add(root, "failures", json_rows(tbm_rsec_find(ss, "failures")));
     eff = json_object_new_object();
-    json_object_object_add(eff, "user", json_rows(find(ss, "efficiency-user")));
-    json_object_object_add(eff, "group", json_rows(find(ss, "efficiency-group")));
+    json_object_object_add(eff, "user", json_rows(tbm_rsec_find(ss, "efficiency-user")));
+    json_object_object_add(eff, "group", json_rows(tbm_rsec_find(ss, "efficiency-group")));
     json_object_object_add(root, "efficiency", eff);
-    json_object_object_add(root, "coverage", (s = find(ss, "coverage-user")) ? json_rows(s) : NULL);
-    json_object_object_add(root, "top_users", json_rows(find(ss, "top-users")));
-    json_object_object_add(root, "top_accounts", json_rows(find(ss, "top-accounts")));
-    json_object_object_add(root, "timeline", json_rows(find(ss, "timeline")));
+    json_object_object_add(root, "coverage", (s = tbm_rsec_find(ss, "coverage-user")) ? json_rows(s) : NULL);
+    json_object_object_add(root, "top_users", json_rows(tbm_rsec_find(ss, "top-users")));
+    json_object_object_add(root, "top_accounts", json_rows(tbm_rsec_find(ss, "top-accounts")));
+    json_object_object_add(root, "timeline", json_rows(tbm_rsec_find(ss, "timeline")));
     out = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
@@ -637,206 +596,6 @@ static char *write_json(const tbm_report_t *r, const sections_t *ss)
         out = o2;
     }
     return out;
-}
-
-/* ---- HTML ---- */
-
-static void html_table(tbm_strbuf_t *sb, const section_t *s)
-{
-    size_t k, c;
-
-    tbm_sb_printf(sb, "<table id=\"%s\">\n<thead><tr>", s->id);
-    for (c = 0; c < s->n_cols; c++) {
-        tbm_sb_printf(sb, "<th>");
-        tbm_html_text(sb, s->cols[c]);
-        tbm_sb_printf(sb, "</th>");
-    }
-    tbm_sb_printf(sb, "</tr></thead>\n<tbody>\n");
-    for (k = 0; k < s->n_rows; k++) {
-        tbm_sb_printf(sb, "<tr>");
-        for (c = 0; c < s->n_cols; c++) {
-            tbm_sb_printf(sb, is_text(s, c) ? "<td>" : "<td class=\"n\">");
-            tbm_html_text(sb, at(s, k, c));
-            tbm_sb_printf(sb, "</td>");
-        }
-        tbm_sb_printf(sb, "</tr>\n");
-    }
-    tbm_sb_printf(sb, "</tbody></table>\n");
-}
-
-/* Column `col` of section s as chart values (rows without a value count as 0). */
-static void column(const section_t *s, size_t label_col, size_t col, const char **labels, double *v, size_t max,
-                   size_t *n)
-{
-    size_t k;
-
-    for (k = 0, *n = 0; k < s->n_rows && *n < max; k++, (*n)++) {
-        labels[*n] = at(s, k, label_col);
-        v[*n] = atof(at(s, k, col));
-    }
-}
-
-static size_t col_of(const section_t *s, const char *name)
-{
-    size_t c;
-
-    for (c = 0; c < s->n_cols; c++)
-        if (!strcmp(s->cols[c], name))
-            return c;
-    return 0;
-}
-
-#define CHART_MAX 64
-
-/* A section: heading, chart, then its table (folded under "the numbers" when `fold`). */
-static void chart_section(tbm_strbuf_t *sb, const char *h2, const char *chart_html, const section_t *table, int fold)
-{
-    tbm_sb_printf(sb, "<section>\n<h2>%s</h2>\n%s", h2, chart_html ? chart_html : "");
-    if (table && fold)
-        tbm_sb_printf(sb, "<details><summary>the numbers</summary>\n");
-    if (table)
-        html_table(sb, table);
-    if (table && fold)
-        tbm_sb_printf(sb, "</details>\n");
-    tbm_sb_printf(sb, "</section>\n");
-}
-
-/* "minute", "5 minutes", "hour", "day", "week", "30 days" or "N s" (a long period's own size). */
-static const char *bucket_name(time_t bs, char *other, size_t len)
-{
-    switch (bs) {
-    case 60: return "minute";
-    case 300: return "5 minutes";
-    case 600: return "10 minutes";
-    case 900: return "15 minutes";
-    case 1800: return "30 minutes";
-    case 3600: return "hour";
-    case 86400: return "day";
-    case 7 * 86400: return "week";
-    case 30 * 86400: return "30 days";
-    default: snprintf(other, len, "%lld s", (long long)bs); return other;
-    }
-}
-
-static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
-{
-    const char *labels[CHART_MAX], *lab2[CHART_MAX];
-    double v[CHART_MAX], v2[CHART_MAX];
-    size_t n, n2, c;
-    const section_t *s;
-    char *svg;
-
-    /* usage over time: one line per series */
-    s = find(ss, "timeline");
-    {
-        tbm_svg_series_t ser[CHART_MAX];
-        size_t ns = s->n_cols - 1 < CHART_MAX ? s->n_cols - 1 : CHART_MAX, k;
-        double *vals = calloc(ns * (s->n_rows ? s->n_rows : 1), sizeof(*vals));
-        const char **x = calloc(s->n_rows ? s->n_rows : 1, sizeof(*x));
-        for (c = 0; vals && x && c < ns; c++) {
-            ser[c].name = s->cols[c + 1];
-            ser[c].v = vals + c * s->n_rows;
-            for (k = 0; k < s->n_rows; k++)
-                ser[c].v[k] = atof(at(s, k, c + 1));
-        }
-        for (k = 0; x && k < s->n_rows; k++)
-            x[k] = at(s, k, 0);
-        size_t nb, nser;
-        time_t bs;
-        const char *const *names;
-        const uint64_t *tv;
-        char title[96], bname[32];
-
-        tbm_report_timeline(r, &nb, &bs, &nser, &names, &tv);
-        snprintf(title, sizeof(title), "Node-hours per %s, per Mac group and Linux", bucket_name(bs, bname, sizeof(bname)));
-        svg = vals && x ? tbm_svg_lines("chart-timeline", title, x, s->n_rows, ser, ns, "node-hours") : NULL;
-        chart_section(sb, "Usage over time", svg, s, 1);
-        free(svg);
-        free(vals);
-        free(x);
-    }
-    s = find(ss, "utilisation");
-    column(s, 0, col_of(s, "util_pct"), labels, v, CHART_MAX, &n);
-    svg = tbm_svg_bars("chart-utilisation", "Allocated share of each Mac group's available node-hours", labels, v,
-                       NULL, NULL, n, "%", 100);
-    chart_section(sb, "Utilisation of the Mac groups", svg, s, 0);
-    free(svg);
-
-    s = find(ss, "usage-group");
-    if (!s)
-        s = find(ss, "usage-kind");
-    if (s) {
-        column(s, 0, col_of(s, "wait_median_s"), labels, v, CHART_MAX, &n);
-        column(s, 0, col_of(s, "wait_p90_s"), lab2, v2, CHART_MAX, &n2);
-        static const char *const legend[2] = { "median", "90th percentile" };
-        svg = tbm_svg_bars("chart-wait", "Waiting time before start: median and 90th percentile", labels, v, v2,
-                           legend, n, "s", 0);
-        chart_section(sb, "Waiting times", svg, NULL, 0);
-        free(svg);
-    }
-    s = find(ss, "failures");
-    {
-        char rl[CHART_MAX][160];
-        column(s, 1, col_of(s, "count"), labels, v, CHART_MAX, &n);
-        for (c = 0; c < n; c++) {
-            snprintf(rl[c], sizeof(rl[c]), "%s: %s", at(s, c, 0), at(s, c, 1));
-            labels[c] = rl[c];
-        }
-        svg = tbm_svg_bars("chart-failures", "Failed jobs and node drains, by reason", labels, v, NULL, NULL, n, "",
-                           0);
-        chart_section(sb, "Failures", svg, s, 0);
-        free(svg);
-    }
-    if ((s = find(ss, "coverage-user"))) {
-        column(s, 0, col_of(s, "coverage_pct"), labels, v, CHART_MAX, &n);
-        svg = tbm_svg_bars("chart-coverage", "Share of Mac jobs with a complete, verified record", labels, v, NULL,
-                           NULL, n, "%", 100);
-        chart_section(sb, "Reproducibility coverage", svg, s, 0);
-        free(svg);
-    } else {
-        chart_section(sb, "Reproducibility coverage",
-                      "<p class=\"note\" id=\"coverage-note\">records are not in use: no coverage to show</p>\n",
-                      NULL, 0);
-    }
-    (void)r;
-}
-
-static void write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_t *ss)
-{
-    char a[32], b[32];
-    const char *const *notes;
-    size_t n_notes = tbm_report_notes(r, &notes), i;
-
-    period_text(r, a, b, sizeof(a));
-    tbm_sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                      "<title>Usage report %s to %s</title>\n<style>\n"
-                      "body{font-family:sans-serif;margin:2em;color:#222;max-width:72em}\n"
-                      "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\n"
-                      "table{border-collapse:collapse;font-size:.85em;margin:.8em 0}\n"
-                      "th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left}\n"
-                      "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-                      ".note{color:#8a5a00}svg{display:block;margin:.5em 0}section{overflow-x:auto}td{white-space:nowrap}\n"
-                      "summary{cursor:pointer;color:#555;font-size:.9em}\n"
-                      "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU- and "
-                      "gres/tbmesh-hours within the period; waiting times in seconds.</p>\n", a, b, a, b);
-    for (i = 0; i < n_notes; i++) {
-        tbm_sb_printf(sb, "<p class=\"note\">");
-        tbm_html_text(sb, notes[i]);
-        tbm_sb_printf(sb, "</p>\n");
-    }
-    html_charts(sb, r, ss);
-    for (i = 0; i < ss->n; i++) {
-        const section_t *s = &ss->s[i];
-        if (!strcmp(s->id, "timeline") || !strcmp(s->id, "utilisation") || !strcmp(s->id, "failures") ||
-            !strcmp(s->id, "coverage-user"))
-            continue;
-        tbm_sb_printf(sb, "<section>\n<h2>");
-        tbm_html_text(sb, s->title);
-        tbm_sb_printf(sb, "</h2>\n");
-        html_table(sb, s);
-        tbm_sb_printf(sb, "</section>\n");
-    }
-    tbm_sb_printf(sb, "</body>\n</html>\n");
 }
 
 char *tbm_report_write(tbm_report_t *r, tbm_rformat_t f, const tbm_rdim_t *dims, size_t n_dims)
@@ -857,7 +616,7 @@ char *tbm_report_write(tbm_report_t *r, tbm_rformat_t f, const tbm_rdim_t *dims,
     case TBM_RFMT_TABLE: sections_printable(&ss); write_table(&sb, r, &ss); out = tbm_sb_take(&sb); break;
     case TBM_RFMT_CSV: write_csv(&sb, &ss); out = tbm_sb_take(&sb); break;
     case TBM_RFMT_JSON: out = write_json(r, &ss); break;
-    case TBM_RFMT_HTML: write_html(&sb, r, &ss); out = tbm_sb_take(&sb); break;
+    case TBM_RFMT_HTML: tbm_rsec_write_html(&sb, r, &ss); out = tbm_sb_take(&sb); break;
     }
     tbm_sb_free(&sb);
     sections_free(&ss);
