@@ -125,7 +125,7 @@ static int check_text(const char *s, size_t max, const char *what, tbm_err_t *er
     if (n > max)
         return tbm_errprintf(err, "%s is %zu bytes, more than %zu: shorten it", what, n, max);
     if (bad < n)
-        return tbm_errprintf(err, "%s is not UTF-8 text (byte %zu): give it as UTF-8", what, bad + 1);
+        return tbm_errprintf(err, "%s is not UTF-8 text at byte %zu: give it as UTF-8", what, bad + 1);
     return 0;
 }
 

@@ -212,7 +212,9 @@ static int read_stats(state_t *st, tbm_span_t s)
         skip_blanks(&s);
         if (s.n > 0 && s.p[0] == ',')
             s.p++, s.n--;
-        else if (s.n == 0 || s.p[0] != '}')
+        else if (s.n == 0)
+            return fail(st, STATS_KEY ": the dictionary is not closed on its line");
+        else if (s.p[0] != '}')
             return fail(st, STATS_KEY ": \"%.*s\" is followed by neither ',' nor '}'", TBM_SPAN_SHOW(key));
     }
     s.p++, s.n--;
@@ -292,7 +294,7 @@ static int read_line(state_t *st, tbm_span_t line)
     line = tbm_span_trim(line.p, line.n);
     if (line.n == 0)
         return 0;
-    if (tbm_span_starts(line, "+-o "))
+    if (tbm_span_starts(line, "+-o") && (line.n == 3 || line.p[3] == ' '))
         return read_object(st, line);
     if (!st->cur)
         return fail(st, "\"%.*s\" comes before the first object (a line \"+-o ...\"): this is not ioreg's output",

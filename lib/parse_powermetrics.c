@@ -144,6 +144,10 @@ static int read_sample(const char *text, size_t len, int number, tbm_pm_sample_t
 
     memset(&st, 0, sizeof(st));
     if (head.p[0] != '<') {
+        const char *nl = memchr(head.p, '\n', head.n);
+
+        if (nl)
+            head.n = (size_t)(nl - head.p);
         tbm_errprintf(err, "it is not a property list (it starts with \"%.*s\")", TBM_SPAN_SHOW(head));
         return refuse(err, number, "run powermetrics with -f plist");
     }

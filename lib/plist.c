@@ -117,13 +117,12 @@ static int tag_end(reader_t *r, tag_t *t)
         advance(r, (size_t)(gt - r->p) + 1);
         return 0;
     }
+    skip_ws(r);     /* XML allows blanks before '>' and "/>" */
     if (t->kind != TAG_CLOSE && at(r, "/>")) {
         t->kind = TAG_EMPTY;
         advance(r, 2);
         return 0;
     }
-    if (t->kind == TAG_CLOSE)
-        skip_ws(r);
     if (at(r, ">")) {
         advance(r, 1);
         return 0;
