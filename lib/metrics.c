@@ -157,6 +157,10 @@ void tbm_metrics_value_text(double value, char *buf, size_t size)
         snprintf(buf, size, value > 0 ? "+Inf" : "-Inf");
         return;
     }
+    if (value == floor(value) && fabs(value) < 9007199254740992.0 && !(value == 0 && signbit(value))) {
+        snprintf(buf, size, "%.0f", value);     /* a whole number up to 2^53, in full */
+        return;
+    }
     for (prec = 1; prec <= 17; prec++) {
         snprintf(buf, size, "%.*g", prec, value);
         if (strtod(buf, NULL) == value)

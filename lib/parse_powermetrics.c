@@ -31,25 +31,25 @@ typedef struct field {
     const char *dict;   /* NULL: the top dict */
     const char *key;
     size_t offset;      /* of its tbm_reading_t in sample_state_t */
-    double scale;       /* from powermetrics' unit to the reading's */
+    double per;         /* powermetrics' units in one of the reading's (1000 mW in a W) */
     check_t check;
 } field_t;
 
 #define AT(f) offsetof(sample_state_t, s.f)
 
 static const field_t fields[] = {
-    { NULL, "elapsed_ns", AT(elapsed_s), 1e-9, CHECK_POSITIVE },
-    { "processor", "cpu_power", AT(cpu_power_w), 1e-3, CHECK_NONNEG },
-    { "processor", "gpu_power", AT(gpu_power_w), 1e-3, CHECK_NONNEG },
-    { "processor", "ane_power", AT(ane_power_w), 1e-3, CHECK_NONNEG },
-    { "processor", "combined_power", AT(package_power_w), 1e-3, CHECK_NONNEG },
-    { "processor", "cpu_energy", AT(cpu_energy_j), 1e-3, CHECK_NONNEG },
-    { "processor", "gpu_energy", AT(gpu_energy_j), 1e-3, CHECK_NONNEG },
-    { "processor", "ane_energy", AT(ane_energy_j), 1e-3, CHECK_NONNEG },
-    { "processor", "package_energy", AT(package_energy_j), 1e-3, CHECK_NONNEG },
+    { NULL, "elapsed_ns", AT(elapsed_s), 1e9, CHECK_POSITIVE },
+    { "processor", "cpu_power", AT(cpu_power_w), 1e3, CHECK_NONNEG },
+    { "processor", "gpu_power", AT(gpu_power_w), 1e3, CHECK_NONNEG },
+    { "processor", "ane_power", AT(ane_power_w), 1e3, CHECK_NONNEG },
+    { "processor", "combined_power", AT(package_power_w), 1e3, CHECK_NONNEG },
+    { "processor", "cpu_energy", AT(cpu_energy_j), 1e3, CHECK_NONNEG },
+    { "processor", "gpu_energy", AT(gpu_energy_j), 1e3, CHECK_NONNEG },
+    { "processor", "ane_energy", AT(ane_energy_j), 1e3, CHECK_NONNEG },
+    { "processor", "package_energy", AT(package_energy_j), 1e3, CHECK_NONNEG },
     { "gpu", "idle_ratio", AT(gpu_active), 1.0, CHECK_IDLE },
     { "gpu", "freq_hz", AT(gpu_freq_mhz), 1.0, CHECK_NONNEG },
-    { "gpu", "gpu_energy", offsetof(sample_state_t, gpu_dict_energy_j), 1e-3, CHECK_NONNEG },
+    { "gpu", "gpu_energy", offsetof(sample_state_t, gpu_dict_energy_j), 1e3, CHECK_NONNEG },
 };
 
 static int bad_value(const field_t *f, const tbm_plist_value_t *v, const char *what, tbm_err_t *err)
@@ -77,7 +77,7 @@ static int take_number(const field_t *f, const tbm_plist_value_t *v, sample_stat
         return bad_value(f, v, strcat(what, ", below 0"), err);
     if (f->check == CHECK_IDLE && (x < 0 || x > 1))
         return bad_value(f, v, strcat(what, ", outside 0..1"), err);
-    *r = tbm_reported(f->check == CHECK_IDLE ? 1.0 - x : x * f->scale);
+    *r = tbm_reported(f->check == CHECK_IDLE ? 1.0 - x : x / f->per);
     if (f->check != CHECK_POSITIVE)
         st->found++;
     return 0;
