@@ -152,7 +152,7 @@ static int whole_number(state_t *st, tbm_span_t key, tbm_span_t v, uint64_t max,
 {
     char buf[24];
 
-    if (v.n == 0 || v.n >= sizeof(buf) || strspn(v.p, "0123456789") < v.n) {
+    if (v.n == 0 || v.n >= sizeof(buf) || tbm_span_spn(v.p, v.n, "0123456789") < v.n) {
         return fail(st, "\"%.*s\" is \"%.*s\", not a whole number", TBM_SPAN_SHOW(key), TBM_SPAN_SHOW(v));
     }
     memcpy(buf, v.p, v.n);

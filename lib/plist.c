@@ -220,7 +220,7 @@ static int read_integer(reader_t *r, tbm_plist_value_t *v)
     size_t n = v->len, sign = (n > 0 && (s[0] == '-' || s[0] == '+'));
     char buf[NUMBER_MAX_LEN + 1];
 
-    if (n == sign || n > 40 || strspn(s + sign, "0123456789") < n - sign || memchr(s + sign, '\0', n - sign))
+    if (n == sign || n > 40 || tbm_span_spn(s + sign, n - sign, "0123456789") < n - sign)
         return fail(r, "<integer> holds \"%.*s\", not a whole number", tbm_show_len(s, n, 40), s);
     memcpy(buf, s, n);
     buf[n] = '\0';
@@ -235,7 +235,7 @@ static int read_real(reader_t *r, tbm_plist_value_t *v)
     size_t n = v->len, sign = (n > 0 && (s[0] == '-' || s[0] == '+'));
     char buf[NUMBER_MAX_LEN + 1], *end;
 
-    if (n > sign && n <= NUMBER_MAX_LEN && strspn(s, "0123456789+-.eE") < n) {
+    if (n > sign && n <= NUMBER_MAX_LEN && tbm_span_spn(s, n, "0123456789+-.eE") < n) {
         memcpy(buf, s + sign, n - sign);
         buf[n - sign] = '\0';
         if (strcasecmp(buf, "nan") == 0) {

@@ -97,6 +97,17 @@ START_TEST(value_forms)
     is(g->tiler_util, 100);
     ck_assert_str_eq(g->model, "Apple M1 Max");
     ck_assert_int_eq(g->gpu_cores, 32);
+    /* a number at the very end of an output that has no NUL after it (read within its length only) */
+    {
+        static const char tail[] = OBJ "{\n\"gpu-core-count\" = 12";
+        char *exact = malloc(sizeof(tail) - 1);
+
+        memcpy(exact, tail, sizeof(tail) - 1);
+        ck_assert_int_eq(tbm_parse_ioreg(exact, sizeof(tail) - 1, &out, &err), -1);
+        ck_assert_str_eq(err.msg, "ioreg output, line 3: the output ends inside the properties of "
+                                  "AGXAcceleratorG13X (from line 1): it was cut short; " FIX);
+        free(exact);
+    }
     /* an object named without "<class ...>" */
     ck_assert_int_eq(parse_text("+-o AGXAcceleratorG16G\n{\n}\n", &out, &err), 0);
     ck_assert_str_eq(out.gpu[0].ioclass, "AGXAcceleratorG16G");
