@@ -195,6 +195,15 @@ tbm_span_t tbm_span_trim(const char *p, size_t n)
     return s;
 }
 
+size_t tbm_span_spn(const char *p, size_t n, const char *set)
+{
+    size_t i = 0;
+
+    while (i < n && p[i] && strchr(set, p[i]))
+        i++;
+    return i;
+}
+
 int tbm_span_eq(tbm_span_t s, const char *lit)
 {
     return strlen(lit) == s.n && memcmp(s.p, lit, s.n) == 0;

@@ -52,6 +52,7 @@ int tbm_span_eq(tbm_span_t s, const char *lit);                 /* equal to the 
 int tbm_span_starts(tbm_span_t s, const char *lit);             /* begins with the C string */
 tbm_span_t tbm_span_after(tbm_span_t s, size_t k);              /* without its first k bytes, trimmed */
 tbm_span_t tbm_span_word(tbm_span_t *rest);                     /* next blank-separated word; rest moves past it */
+size_t tbm_span_spn(const char *p, size_t n, const char *set);   /* strspn over p[0..n), which needs no NUL */
 
 /* "Key: Value" (the separator is the first ':'); both sides trimmed. Returns 0, or -1 when no ':'. */
 int tbm_span_keyval(tbm_span_t line, tbm_span_t *key, tbm_span_t *val);

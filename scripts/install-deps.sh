@@ -15,6 +15,7 @@ PKGS=(
   chromium
   zlib1g-dev
   mmdebstrap
+  prometheus
 )
 
 if [ "${1:-}" = --list ]; then
@@ -45,4 +46,8 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# prometheus is here for its promtool (tests/metrics/promtool.sh): its own server must not run on this machine.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet prometheus 2>/dev/null; then
+  systemctl disable --now prometheus >/dev/null 2>&1 || echo "install-deps.sh: could not stop the prometheus service; run: systemctl disable --now prometheus" >&2
+fi
 echo "install-deps.sh: done"

@@ -60,7 +60,7 @@ root_of() { echo "$CACHE/$(suite_of "$1")"; }
 # The packages a root holds: the project's dependencies (install-deps.sh's list) but the browser, which only
 # the report's rendering test needs, and what mmdebstrap's small variant leaves out.
 packages() {
-    "$SRC/scripts/install-deps.sh" --list | grep -vx chromium
+    "$SRC/scripts/install-deps.sh" --list | grep -vxE "chromium|prometheus"
     printf '%s\n' ca-certificates bc
 }
 
