@@ -6,6 +6,7 @@
  *
  * Finding codes (the `where` of each names the command, and the line when there is one):
  *   any output: output-missing, output-empty, output-too-large, output-invalid-utf8, output-more-problems
+ *   (output-more-notes when those left out are only information)
  *   system_profiler: tb-json-invalid, tb-json-shape, tb-bad-bus, tb-bad-value, tb-port-no-uuid,
  *     tb-no-receptacle, tb-receptacle-invalid, tb-speed-unknown, tb-model-differs, tb-peer-ambiguous,
  *     tb-peer-behind-hub,
@@ -13,7 +14,7 @@
  *   networksetup: ns-orphan-line, ns-garbage-line, ns-unknown-key, ns-bad-hwport, ns-bad-device, ns-bad-mac,
  *     ns-no-device, ns-duplicate-device, ns-too-many-ifaces
  *   ifconfig: ifc-orphan-line, ifc-garbage-line, ifc-bad-inet, ifc-bad-status, ifc-duplicate,
- *     ifc-too-many-ifaces, iface-missing-in-ifconfig
+ *     ifc-too-many-ifaces, iface-missing-in-ifconfig, bridge-absent (a note)
  *   ibv_devices / rdma_ctl: ibv-no-header, ibv-bad-row, ibv-duplicate, ibv-too-many, rdma-ctl-unknown
  *   sw_vers / sysctl: sw-vers-garbage-line, sw-vers-bad-value, sw-vers-missing, sysctl-bad-value,
  *     sysctl-bad-line, sysctl-extra-line, sysctl-duplicate, sysctl-short, sysctl-missing,

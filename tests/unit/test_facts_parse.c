@@ -136,6 +136,61 @@ START_TEST(cross_checks)
 }
 END_TEST
 
+/* A Mac as netplan leaves it (bridge0 destroyed) whose sysctl.txt was typed as `sysctl hw ...`: the core counts
+ * are read from it, with no warning that the perflevels capture is missing; the names not read are one note;
+ * bridge0 absent is one note saying it is as wanted. Nothing else is said. */
+START_TEST(netplanned_mac_is_quiet)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+
+    tbm_fixture_host("macos/studio-netplanned", &raw);
+    ck_assert_ptr_null(raw.sysctl_perflevels.data);
+    raw.hostname = "studio-a1";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_int_eq(f.cores_performance, 24);
+    ck_assert_int_eq(f.cores_efficiency, 8);
+    ck_assert_str_eq(f.model_id, "Mac15,14");
+    x = tbm_findings_find(&fs, "sysctl-extra-line");
+    ck_assert_str_eq(x->what, "hw.ncpu, hw.byteorder, hw.activecpu, hw.physicalcpu, hw.logicalcpu, hw.pagesize and 5 "
+                              "more are not read here; ignored");
+    ck_assert_str_eq(x->where, "sysctl -n hw.memsize machdep.cpu.brand_string hw.model");
+    ck_assert_str_eq(x->fix, "nothing to do: only the names in the command above are read");
+    x = tbm_findings_find(&fs, "bridge-absent");
+    ck_assert_str_eq(x->what, "bridge0 (\"Thunderbolt Bridge\" in networksetup) is not in ifconfig: it was destroyed, "
+                              "which keeps it off as JACCL wants");
+    ck_assert_str_eq(x->fix, "nothing to do");
+    ck_assert_uint_eq(fs.n, 2);
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_WARNING), 0);
+    ck_assert_int_eq(tbm_facts_find_iface(&f, "bridge0")->up, 0);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+
+    /* an empty perflevels capture beside those counts says nothing either; without them it is an error */
+    tbm_fixture_host("macos/studio-netplanned", &raw);
+    raw.sysctl_perflevels.data = strdup("");
+    raw.sysctl_perflevels.len = 0;
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 2);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+    tbm_fixture_host("macos/studio-a1", &raw);
+    free((void *)raw.sysctl_perflevels.data);
+    raw.sysctl_perflevels.data = strdup("");
+    raw.sysctl_perflevels.len = 0;
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 1);
+    ck_assert_str_eq(fs.items[0].code, "output-empty");
+    ck_assert_int_eq(f.cores_performance, 0);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 /* A capture that could not be read makes its part of the facts unknown, saying why; the rest is read. */
 START_TEST(failed_captures_are_unknown)
 {
@@ -290,6 +345,7 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, mini_rdma_enabled_without_devices);
     tcase_add_test(tc, rdma_enabled_nothing_cabled);
     tcase_add_test(tc, cross_checks);
+    tcase_add_test(tc, netplanned_mac_is_quiet);
     tcase_add_test(tc, failed_captures_are_unknown);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);
