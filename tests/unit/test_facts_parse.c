@@ -129,7 +129,7 @@ START_TEST(cross_checks)
     /* five ports lack an interface; the first is named */
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->where, "studio-a1:Thunderbolt 1");
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->what,
-                     "Thunderbolt port 1 (bus thunderboltusb4_bus_1) has no network interface in networksetup");
+                     "Thunderbolt 1 has no network interface in networksetup");
     ck_assert_uint_eq(fs.n, 5);
     tbm_fixture_host_free(&raw);
     tbm_findings_free(&fs);
@@ -187,6 +187,45 @@ START_TEST(netplanned_mac_is_quiet)
     ck_assert_str_eq(fs.items[0].code, "output-empty");
     ck_assert_int_eq(f.cores_performance, 0);
     tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* A cable from a Mac to itself: the probe says it as the inventory does (test_topology.c loopback_cable), an
+ * error naming the ports by interface, once. */
+START_TEST(cable_to_self_as_the_inventory_says_it)
+{
+    const char *tb =
+        "{\"SPThunderboltDataType\": ["
+        " {\"_name\": \"b0\", \"domain_uuid_key\": \"AAAA-0001\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"1\","
+        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
+        "  \"_items\": [{\"domain_uuid_key\": \"AAAA-0002\", \"device_name_key\": \"Mac Studio\"}]},"
+        " {\"_name\": \"b1\", \"domain_uuid_key\": \"AAAA-0002\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"2\","
+        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
+        "  \"_items\": [{\"domain_uuid_key\": \"AAAA-0001\", \"device_name_key\": \"Mac Studio\"}]}]}";
+    const char *ns = "Hardware Port: Thunderbolt 1\nDevice: en2\n\nHardware Port: Thunderbolt 2\nDevice: en3\n";
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+
+    memset(&raw, 0, sizeof(raw));
+    raw.hostname = "mac01";
+    raw.thunderbolt.data = tb;
+    raw.thunderbolt.len = strlen(tb);
+    raw.hardware_ports.data = ns;
+    raw.hardware_ports.len = strlen(ns);
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    x = tbm_findings_find(&fs, "cable-to-self");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_int_eq(x->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(x->where, "mac01:en2 <-> mac01:en3");
+    ck_assert_str_eq(x->what, "a cable joins two ports of the same Mac (mac01:en2 and mac01:en3): it carries nothing "
+                              "between Macs");
+    ck_assert_str_eq(x->fix, "move one end of the cable to another Mac (or remove it), then probe again");
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_ERROR), 1);
+    ck_assert_ptr_null(tbm_findings_find(&fs, "tb-port-no-iface"));
     tbm_findings_free(&fs);
 }
 END_TEST
@@ -346,6 +385,7 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, rdma_enabled_nothing_cabled);
     tcase_add_test(tc, cross_checks);
     tcase_add_test(tc, netplanned_mac_is_quiet);
+    tcase_add_test(tc, cable_to_self_as_the_inventory_says_it);
     tcase_add_test(tc, failed_captures_are_unknown);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);
