@@ -5,7 +5,7 @@
 # ends sit on different /30s is not written with its addresses, and `macnode netplan` numbers it afresh
 # (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber); two cables on one
 # subnet are named, and netplan refuses to keep both. A cable from a Mac to itself is the same error in the
-# probe and the inventory.
+# probe and the inventory. One slow cable in a mesh of eight names the Macs that still run JACCL.
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
 macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
@@ -113,5 +113,13 @@ self='cable-to-self at s1:en3 <-> s1:en2: a cable joins two ports of the same Ma
 out=$("$tbmesh" inventory "$dir/self.json"); rc=$?
 [ $rc = 1 ] && echo "$out" | grep -qF "error   $self Fix: move one end of the cable to another Mac" &&
   [ "$(echo "$out" | grep -c 'cable-to-self')" = 1 ] || { say "inventory of a cable to itself: $rc $out"; fail=1; }
+# Eight Macs in a Thunderbolt 5 mesh, one of the 28 cables at 40 Gb/s: the group is written Rdma=no as before,
+# and a warning names the cable, its speed and the speed wanted, the fix and the Macs that still run JACCL.
+mkdir "$dir/slow8"
+out=$("$tbmesh" inventory --out "$dir/slow8" "$facts"/slow8-mac0[1-8].json); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^tbmesh inventory: 8 Macs, 28 cables, 1 groups' &&
+  echo "$out" | grep -qF 'warning rdma-subset at mac[01-08]: 1 cable keeps JACCL from the whole group: mac03:en8 <-> mac08:en4 at 40 Gb/s where RDMA wants above 40 Gb/s (Thunderbolt 5); mac[01-07] form an RDMA mesh without mac08 (jaccl); all of them form an RDMA ring (jaccl-ring, in the order mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08) Fix: replace the cable with Thunderbolt 5 cables' &&
+  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi$' "$dir/slow8/tbmesh.conf" ||
+  { say "one slow cable in eight: $rc $out $(cat "$dir/slow8/tbmesh.conf")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail
