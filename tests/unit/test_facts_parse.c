@@ -195,14 +195,6 @@ END_TEST
  * error naming the ports by interface, once. */
 START_TEST(cable_to_self_as_the_inventory_says_it)
 {
-    const char *tb =
-        "{\"SPThunderboltDataType\": ["
-        " {\"_name\": \"b0\", \"domain_uuid_key\": \"AAAA-0001\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"1\","
-        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
-        "  \"_items\": [{\"domain_uuid_key\": \"AAAA-0002\", \"device_name_key\": \"Mac Studio\"}]},"
-        " {\"_name\": \"b1\", \"domain_uuid_key\": \"AAAA-0002\", \"receptacle_1_tag\": {\"receptacle_id_key\": \"2\","
-        "  \"current_speed_key\": \"80 Gb/s\", \"receptacle_status_key\": \"receptacle_connected\"},"
-        "  \"_items\": [{\"domain_uuid_key\": \"AAAA-0001\", \"device_name_key\": \"Mac Studio\"}]}]}";
     const char *ns = "Hardware Port: Thunderbolt 1\nDevice: en2\n\nHardware Port: Thunderbolt 2\nDevice: en3\n";
     tbm_raw_outputs_t raw;
     tbm_host_facts_t f;
@@ -211,8 +203,7 @@ START_TEST(cable_to_self_as_the_inventory_says_it)
 
     memset(&raw, 0, sizeof(raw));
     raw.hostname = "mac01";
-    raw.thunderbolt.data = tb;
-    raw.thunderbolt.len = strlen(tb);
+    raw.thunderbolt.data = tbm_fixture("macos/malformed/tb_cable_to_self.json", &raw.thunderbolt.len);
     raw.hardware_ports.data = ns;
     raw.hardware_ports.len = strlen(ns);
     tbm_findings_init(&fs);
@@ -226,6 +217,7 @@ START_TEST(cable_to_self_as_the_inventory_says_it)
     ck_assert_str_eq(x->fix, "move one end of the cable to another Mac (or remove it), then probe again");
     ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_ERROR), 1);
     ck_assert_ptr_null(tbm_findings_find(&fs, "tb-port-no-iface"));
+    free((void *)raw.thunderbolt.data);
     tbm_findings_free(&fs);
 }
 END_TEST
