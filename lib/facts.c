@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "finding.h"
+
 void tbm_facts_init(tbm_host_facts_t *facts)
 {
     memset(facts, 0, sizeof(*facts));
@@ -31,6 +33,30 @@ void tbm_facts_unknown_why(const tbm_host_facts_t *h, tbm_facts_part_t part, cha
         snprintf(buf, len, "%.*s", (int)(n - sizeof(lead)), u + sizeof(lead) - 1);
     else
         snprintf(buf, len, "%.*s", (int)n, u);
+}
+
+void tbm_facts_port_name(const char *host, const tbm_tb_port_t *p, char *buf, size_t len)
+{
+    int h = (int)strnlen(host, TBM_HOST_MAX - 1);
+    const char *colon = h ? ":" : "";
+
+    if (p->iface[0])
+        snprintf(buf, len, "%.*s%s%.*s", h, host, colon, (int)strnlen(p->iface, TBM_IFNAME_MAX - 1), p->iface);
+    else if (p->receptacle > 0)
+        snprintf(buf, len, "%.*s%sThunderbolt %d", h, host, colon, p->receptacle);
+    else
+        snprintf(buf, len, "%.*s%sbus %.*s", h, host, colon, (int)strnlen(p->bus, TBM_HOST_MAX - 1),
+                 p->bus[0] ? p->bus : "(no name)");
+}
+
+void tbm_cable_to_self(struct tbm_findings *fs, const char *a, const char *b)
+{
+    char where[TBM_FINDING_WHERE_MAX];
+
+    snprintf(where, sizeof(where), "%s <-> %s", a, b);
+    tbm_finding_add(fs, TBM_SEV_ERROR, "cable-to-self", where,
+                    "move one end of the cable to another Mac (or remove it), then probe again",
+                    "a cable joins two ports of the same Mac (%s and %s): it carries nothing between Macs", a, b);
 }
 
 tbm_iface_t *tbm_facts_find_iface(tbm_host_facts_t *facts, const char *name)

@@ -98,6 +98,19 @@ tbm_iface_t *tbm_facts_get_iface(tbm_host_facts_t *facts, const char *name);
 /* The Thunderbolt port with receptacle number n (n > 0), or NULL. */
 tbm_tb_port_t *tbm_facts_find_port(tbm_host_facts_t *facts, int receptacle);
 
+/* A Thunderbolt port's name in messages, one vocabulary for the probe and the inventory: "mac01:en2" (its
+ * interface), else "mac01:Thunderbolt 2" (its receptacle, as networksetup names it), else "mac01:bus
+ * thunderboltusb4_bus_1" (the bus, when nothing else names it). Without "mac01:" when host is "". Fields are
+ * read bounded (facts may come from a document without NULs in them). */
+#define TBM_PORT_NAME_MAX (TBM_HOST_MAX + TBM_HOST_MAX + 8)
+void tbm_facts_port_name(const char *host, const tbm_tb_port_t *p, char *buf, size_t len);
+
+struct tbm_findings;
+
+/* The finding, the same in the probe and the inventory, for a cable whose two ends are ports of one Mac,
+ * named `a` and `b` (tbm_facts_port_name): error cable-to-self at "a <-> b". */
+void tbm_cable_to_self(struct tbm_findings *fs, const char *a, const char *b);
+
 /* Checks of single values, shared by the parsers and the facts JSON reader. Each returns 1 when valid. */
 int tbm_valid_ifname(const char *s);   /* 1-15 of [A-Za-z0-9_.-], starts with a letter: "en2", "bridge0" */
 int tbm_valid_uuid(const char *s);     /* 1-39 of hex digits and '-': "A1B2C3D4-...-...." */

@@ -45,18 +45,37 @@ tbm_raw_t *tbm_raw_slot(tbm_raw_outputs_t *raw, size_t i)
 
 static void check_ports_bound(const tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
-    char where[TBM_FINDING_WHERE_MAX];
+    char where[TBM_PORT_NAME_MAX];
     int i;
 
     for (i = 0; i < facts->n_ports; i++) {
         if (facts->ports[i].iface[0] || facts->ports[i].receptacle <= 0)
             continue;
-        snprintf(where, sizeof(where), "%s:Thunderbolt %d", facts->hostname, facts->ports[i].receptacle);
+        tbm_facts_port_name(facts->hostname, &facts->ports[i], where, sizeof(where));
         tbm_finding_add(fs, TBM_SEV_WARNING, "tb-port-no-iface", where,
                         "check `networksetup -listallhardwareports` lists \"Thunderbolt N\" for every port",
-                        "Thunderbolt port %d (bus %s) has no network interface in networksetup",
-                        facts->ports[i].receptacle, facts->ports[i].bus);
+                        "Thunderbolt %d has no network interface in networksetup", facts->ports[i].receptacle);
     }
+}
+
+/* A cable from one port of this Mac to another: said as the inventory says it, once the ports are named. */
+static void check_cable_to_self(const tbm_host_facts_t *facts, tbm_findings_t *fs)
+{
+    const tbm_tb_port_t *a, *b;
+    char na[TBM_PORT_NAME_MAX], nb[TBM_PORT_NAME_MAX];
+    int i, j;
+
+    for (i = 0; i < facts->n_ports; i++)
+        for (j = i + 1; j < facts->n_ports; j++) {
+            a = &facts->ports[i];
+            b = &facts->ports[j];
+            if (!(a->peer_uuid[0] && strcmp(a->peer_uuid, b->domain_uuid) == 0) &&
+                !(b->peer_uuid[0] && strcmp(b->peer_uuid, a->domain_uuid) == 0))
+                continue;
+            tbm_facts_port_name(facts->hostname, a, na, sizeof(na));
+            tbm_facts_port_name(facts->hostname, b, nb, sizeof(nb));
+            tbm_cable_to_self(fs, na, nb);
+        }
 }
 
 /* RDMA enabled without devices: the fix names what enabling cannot fix, from the fastest link to a Mac. */
@@ -114,6 +133,7 @@ int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, t
             mark_unknown(facts, i, fs, n);
     }
     check_ports_bound(facts, fs);
+    check_cable_to_self(facts, fs);
     check_rdma(facts, fs);
     return (int)(tbm_findings_count(fs, TBM_SEV_ERROR) - before);
 }

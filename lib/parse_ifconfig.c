@@ -149,12 +149,20 @@ static void read_detail(tbm_parse_ctx_t *ctx, tbm_iface_t *ifc, tbm_span_t line,
     }
 }
 
+/* Interfaces networksetup names that ifconfig does not list. A bridge (bridge0, the Thunderbolt Bridge) is made
+ * and destroyed at will: one absent is as JACCL wants it (bridge0 off), said once as a note. */
 static void report_missing(tbm_parse_ctx_t *ctx, const ifc_state_t *st, const tbm_host_facts_t *facts)
 {
     int i;
 
     for (i = 0; i < facts->n_ifaces; i++)
-        if (facts->ifaces[i].hwport[0] && !(st->seen & (UINT64_C(1) << i)))
+        if (!facts->ifaces[i].hwport[0] || (st->seen & (UINT64_C(1) << i)))
+            continue;
+        else if (strncmp(facts->ifaces[i].name, "bridge", 6) == 0)
+            tbm_note(ctx, TBM_SEV_INFO, "bridge-absent", 0, "nothing to do",
+                     "%s (\"%s\" in networksetup) is not in ifconfig: it was destroyed, which keeps it off as "
+                     "JACCL wants", facts->ifaces[i].name, facts->ifaces[i].hwport);
+        else
             tbm_note(ctx, TBM_SEV_WARNING, "iface-missing-in-ifconfig", 0,
                      "check that the interface exists (`ifconfig <name>`) and capture ifconfig again",
                      "%s (\"%s\" in networksetup) is not listed by ifconfig", facts->ifaces[i].name,

@@ -6,19 +6,23 @@
  *
  * Finding codes (the `where` of each names the command, and the line when there is one):
  *   any output: output-missing, output-empty, output-too-large, output-invalid-utf8, output-more-problems
+ *   (output-more-notes when those left out are only information)
  *   system_profiler: tb-json-invalid, tb-json-shape, tb-bad-bus, tb-bad-value, tb-port-no-uuid,
  *     tb-no-receptacle, tb-receptacle-invalid, tb-speed-unknown, tb-model-differs, tb-peer-ambiguous,
  *     tb-peer-behind-hub,
- *     tb-too-many-ports, tb-duplicate-uuid, tb-duplicate-receptacle, tb-cable-to-self
+ *     tb-too-many-ports, tb-duplicate-uuid, tb-duplicate-receptacle
  *   networksetup: ns-orphan-line, ns-garbage-line, ns-unknown-key, ns-bad-hwport, ns-bad-device, ns-bad-mac,
  *     ns-no-device, ns-duplicate-device, ns-too-many-ifaces
  *   ifconfig: ifc-orphan-line, ifc-garbage-line, ifc-bad-inet, ifc-bad-status, ifc-duplicate,
- *     ifc-too-many-ifaces, iface-missing-in-ifconfig
+ *     ifc-too-many-ifaces, iface-missing-in-ifconfig, bridge-absent (a note)
  *   ibv_devices / rdma_ctl: ibv-no-header, ibv-bad-row, ibv-duplicate, ibv-too-many, rdma-ctl-unknown
  *   sw_vers / sysctl: sw-vers-garbage-line, sw-vers-bad-value, sw-vers-missing, sysctl-bad-value,
  *     sysctl-bad-line, sysctl-extra-line, sysctl-duplicate, sysctl-short, sysctl-missing,
  *     sysctl-perflevel-bad-line, sysctl-no-performance-cores
- *   across outputs (tbm_facts_parse_all): tb-port-no-iface, rdma-enabled-no-devices */
+ *   across outputs (tbm_facts_parse_all): tb-port-no-iface, rdma-enabled-no-devices, cable-to-self (the
+ *     inventory's own, tbm_cable_to_self() in facts.h, with ports named by interface)
+ * Ports are named as the inventory names them (tbm_facts_port_name): "Thunderbolt 2" by its receptacle, the
+ * bus only where no receptacle is known. */
 #ifndef TBM_PARSE_MACOS_H
 #define TBM_PARSE_MACOS_H
 

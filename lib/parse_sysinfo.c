@@ -128,12 +128,17 @@ static const sc_spec_t perf_spec = {
 
 typedef enum sc_form { SC_FORM_UNKNOWN = 0, SC_FORM_VALUES, SC_FORM_NAMED } sc_form_t;
 
+#define SC_IGNORED_SHOWN 6        /* names not read that one finding lists; the rest are counted */
+
 typedef struct sc_state {
     const sc_spec_t *spec;
     tbm_host_facts_t *facts;
     sc_form_t form;
     unsigned seen;               /* fields given (bit per field), good or bad */
     int values;                  /* lines read in the -n form */
+    tbm_span_t ignored[SC_IGNORED_SHOWN];   /* names of the `name: value` form not read, first ones */
+    int n_ignored;               /* all of them */
+    int ignored_line;            /* the line of the first */
 } sc_state_t;
 
 /* The top-level names of sysctl's tree: a word "hw.model" in a value is a name, not a value. */
@@ -286,11 +291,11 @@ static void read_named(tbm_parse_ctx_t *ctx, sc_state_t *st, const tbm_line_t *l
     }
     for (f = 0; f < SC_NFIELDS && !(tbm_span_eq(name, sc_names[f]) && (st->spec->accepted & SC_BIT(f))); f++)
         ;
-    if (f == SC_NFIELDS) {
-        tbm_note(ctx, st->spec == &perf_spec ? TBM_SEV_WARNING : TBM_SEV_INFO,
-                 st->spec == &perf_spec ? st->spec->bad_line_code : "sysctl-extra-line", l->lineno,
-                 "nothing to do: only the names in the command above are read",
-                 "%.*s is not read here; ignored", TBM_SPAN_SHOW(name));
+    if (f == SC_NFIELDS) {   /* said once for all, at the end (report_ignored) */
+        if (st->n_ignored < SC_IGNORED_SHOWN)
+            st->ignored[st->n_ignored] = name;
+        if (st->n_ignored++ == 0)
+            st->ignored_line = l->lineno;
         return;
     }
     if (st->seen & SC_BIT(f)) {
@@ -345,6 +350,30 @@ static int read_sysctl_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *sta
     return 0;
 }
 
+/* The names the capture gave that are not read here, in one finding: "hw.ncpu, hw.pagesize and 3 more are not
+ * read here; ignored" (a note in sysctl.txt, where any name may come; a warning among the core counts). */
+static void report_ignored(tbm_parse_ctx_t *ctx, const sc_state_t *st)
+{
+    char names[TBM_FINDING_TEXT_MAX / 2];
+    size_t used = 0;
+    int i, shown = st->n_ignored < SC_IGNORED_SHOWN ? st->n_ignored : SC_IGNORED_SHOWN;
+
+    if (st->n_ignored == 0)
+        return;
+    names[0] = '\0';
+    for (i = 0; i < shown && used < sizeof(names); i++)
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%.*s",
+                                 i == 0 ? "" : i + 1 < shown || st->n_ignored > shown ? ", " : " and ",
+                                 TBM_SPAN_SHOW(st->ignored[i]));
+    if (st->n_ignored > shown && used < sizeof(names))
+        snprintf(names + used, sizeof(names) - used, " and %d more", st->n_ignored - shown);
+    tbm_note(ctx, st->spec == &perf_spec ? TBM_SEV_WARNING : TBM_SEV_INFO,
+             st->spec == &perf_spec ? st->spec->bad_line_code : "sysctl-extra-line",
+             st->n_ignored == 1 ? st->ignored_line : 0,
+             st->spec == &perf_spec ? st->spec->fix : "nothing to do: only the names in the command above are read",
+             "%s %s not read here; ignored", names, st->n_ignored == 1 ? "is" : "are");
+}
+
 /* Parse one sysctl capture in either form, then report the values it lacks. */
 static int parse_sysctl_capture(const sc_spec_t *spec, const char *text, size_t len, tbm_host_facts_t *facts,
                                 tbm_findings_t *fs)
@@ -356,9 +385,12 @@ static int parse_sysctl_capture(const sc_spec_t *spec, const char *text, size_t 
     memset(&st, 0, sizeof(st));
     st.spec = spec;
     st.facts = facts;
+    if (spec == &perf_spec && facts->cores_performance > 0 && (!text || tbm_span_trim(text, len).n == 0))
+        return 0;   /* the counts came with sysctl.txt (`name: value` lines): this capture is not needed */
     tbm_parse_begin(&ctx, fs, spec->source);
     if (tbm_parse_lines(&ctx, text, len, 0, read_sysctl_line, &st) < 0)
         return -1;
+    report_ignored(&ctx, &st);
     if (st.form == SC_FORM_VALUES && spec->required && st.values < spec->n_order)
         tbm_note(&ctx, TBM_SEV_WARNING, "sysctl-short", 0, spec->fix,
                  "only %d of 3 lines (memsize, brand string, model)", st.values);

@@ -52,7 +52,10 @@ void tbm_note(tbm_parse_ctx_t *ctx, tbm_severity_t sev, const char *code, int li
 
 void tbm_parse_end(tbm_parse_ctx_t *ctx)
 {
-    if (ctx->notes > TBM_NOTES_MAX)
+    if (ctx->notes > TBM_NOTES_MAX && ctx->hidden == TBM_SEV_INFO)   /* notes only: nothing is wrong */
+        tbm_note(ctx, TBM_SEV_INFO, "output-more-notes", 0, "nothing to do: they are information, not problems",
+                 "%d more notes not shown", ctx->notes - TBM_NOTES_MAX);
+    else if (ctx->notes > TBM_NOTES_MAX)
         tbm_note(ctx, ctx->hidden, "output-more-problems", 0,
                  "fix the problems reported above first, then run the probe again",
                  "%d more line problems not shown", ctx->notes - TBM_NOTES_MAX);

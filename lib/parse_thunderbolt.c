@@ -99,22 +99,31 @@ static int receptacle_of(json_object *tag)
     return (int)n;
 }
 
-static void read_receptacle(tbm_parse_ctx_t *ctx, json_object *bus, const char *label, tbm_tb_port_t *port)
+/* The receptacle number ("Thunderbolt N"), which names the port from here on; the bus names it until then. */
+static json_object *read_receptacle(tbm_parse_ctx_t *ctx, json_object *bus, const char *label, tbm_tb_port_t *port)
 {
     json_object *tag = tbm_json_typed(bus, "receptacle_1_tag", json_type_object);
-    const char *speed = tbm_json_str(tag, "current_speed_key");
-    const char *status = tbm_json_str(tag, "receptacle_status_key");
 
     if (!tag) {
         tbm_note(ctx, TBM_SEV_WARNING, "tb-no-receptacle", 0,
                  "this bus cannot be tied to a \"Thunderbolt N\" interface; check the macOS version",
                  "%s has no receptacle_1_tag object", label);
-        return;
+        return NULL;
     }
     port->receptacle = receptacle_of(tag);
     if (port->receptacle == 0)
         tbm_note(ctx, TBM_SEV_WARNING, "tb-receptacle-invalid", 0, TB_FIX_CAPTURE,
                  "%s: receptacle_id_key is missing or not a number 1-99 in a string", label);
+    return tag;
+}
+
+static void read_link(tbm_parse_ctx_t *ctx, json_object *tag, const char *label, tbm_tb_port_t *port)
+{
+    const char *speed = tbm_json_str(tag, "current_speed_key");
+    const char *status = tbm_json_str(tag, "receptacle_status_key");
+
+    if (!tag)
+        return;
     port->speed_gbps = speed ? tbm_parse_tb_speed(speed) : -1;
     if (port->speed_gbps < 0) {
         tbm_note(ctx, TBM_SEV_WARNING, "tb-speed-unknown", 0,
@@ -177,6 +186,7 @@ static void read_bus(tbm_parse_ctx_t *ctx, json_object *bus, size_t idx, tbm_hos
     const char *name = tbm_json_str(bus, "_name");
     const char *shown = name ? name : "no _name";
     tbm_tb_port_t port;
+    json_object *tag;
     char label[TBM_HOST_MAX + 40];
 
     memset(&port, 0, sizeof(port));
@@ -187,6 +197,9 @@ static void read_bus(tbm_parse_ctx_t *ctx, json_object *bus, size_t idx, tbm_hos
                  "bus %zu is %s, not an object; skipped", idx, tbm_json_type_name(json_object_get_type(bus)));
         return;
     }
+    tag = read_receptacle(ctx, bus, label, &port);
+    if (port.receptacle > 0)   /* the port's name, as networksetup and the inventory say it */
+        snprintf(label, sizeof(label), "Thunderbolt %d", port.receptacle);
     take(ctx, port.bus, sizeof(port.bus), name, tbm_valid_text, "_name", label);
     take(ctx, port.domain_uuid, sizeof(port.domain_uuid), tbm_json_str(bus, "domain_uuid_key"),
          tbm_valid_uuid, "domain_uuid_key", label);
@@ -194,7 +207,7 @@ static void read_bus(tbm_parse_ctx_t *ctx, json_object *bus, size_t idx, tbm_hos
         tbm_note(ctx, TBM_SEV_WARNING, "tb-port-no-uuid", 0, TB_FIX_CAPTURE,
                  "%s has no usable domain_uuid_key: no cable on it can be matched", label);
     read_model(ctx, bus, label, facts);
-    read_receptacle(ctx, bus, label, &port);
+    read_link(ctx, tag, label, &port);
     read_peer(ctx, bus, label, &port);
     if (facts->n_ports >= TBM_MAX_PORTS) {
         tbm_note(ctx, TBM_SEV_ERROR, "tb-too-many-ports", 0, TB_FIX_CAPTURE,
@@ -213,17 +226,21 @@ static int by_receptacle(const void *a, const void *b)
     return strcmp(x->domain_uuid, y->domain_uuid);
 }
 
-/* Problems between two ports of this host (each pair once). */
+/* Problems between two ports of this host (each pair once). A cable from one to the other is said once the
+ * ports have their interfaces (tbm_facts_parse_all), as the inventory says it. */
 static void check_pair(tbm_parse_ctx_t *ctx, const tbm_tb_port_t *a, const tbm_tb_port_t *b)
 {
-    if ((a->peer_uuid[0] && strcmp(a->peer_uuid, b->domain_uuid) == 0) ||
-        (b->peer_uuid[0] && strcmp(b->peer_uuid, a->domain_uuid) == 0))
-        tbm_note(ctx, TBM_SEV_ERROR, "tb-cable-to-self", 0,
-                 "a cable joins two ports of the same Mac: move one end to another Mac",
-                 "buses %s and %s are cabled to each other", a->bus, b->bus);
+    char na[TBM_PORT_NAME_MAX], nb[TBM_PORT_NAME_MAX];
+
+    tbm_facts_port_name("", a, na, sizeof(na));
+    tbm_facts_port_name("", b, nb, sizeof(nb));
+    if (strcmp(na, nb) == 0) {   /* one receptacle claimed twice: only the buses tell them apart */
+        snprintf(na, sizeof(na), "bus %s", a->bus);
+        snprintf(nb, sizeof(nb), "bus %s", b->bus);
+    }
     if (a->domain_uuid[0] && strcmp(a->domain_uuid, b->domain_uuid) == 0)
         tbm_note(ctx, TBM_SEV_ERROR, "tb-duplicate-uuid", 0, TB_FIX_CAPTURE,
-                 "buses %s and %s both have domain UUID %s", a->bus, b->bus, a->domain_uuid);
+                 "%s and %s both have domain UUID %s", na, nb, a->domain_uuid);
     if (a->receptacle > 0 && a->receptacle == b->receptacle)
         tbm_note(ctx, TBM_SEV_ERROR, "tb-duplicate-receptacle", 0, TB_FIX_CAPTURE,
                  "buses %s and %s both claim receptacle %d", a->bus, b->bus, a->receptacle);

@@ -17,6 +17,7 @@
 #include "hostlist.h"
 #include "topology.h"
 #include "validate.h"
+#include "rdmamesh.h"
 #include "scalar.h"
 #include "conf.h"
 #include "slurmconf.h"

@@ -38,16 +38,13 @@ void tbm_port_label(const tbm_topology_t *t, int port, char *buf, size_t len)
 {
     const tbm_port_t *p = &t->ports[port];
 
-    if (p->iface[0])
-        snprintf(buf, len, "%s:%s", tbm_topology_host_name(t, p->host), p->iface);
-    else
-        snprintf(buf, len, "%s:tb%d", tbm_topology_host_name(t, p->host), p->receptacle);
+    tbm_facts_port_name(tbm_topology_host_name(t, p->host), &t->hosts[p->host].ports[p->fact], buf, len);
 }
 
 void tbm_cable_label(const tbm_topology_t *t, int cable, char *buf, size_t len)
 {
     const tbm_cable_t *c = &t->cables[cable];
-    char a[TBM_HOST_MAX + TBM_IFNAME_MAX + 8], b[TBM_HOST_MAX + TBM_IFNAME_MAX + 8];
+    char a[TBM_PORT_NAME_MAX], b[TBM_PORT_NAME_MAX];
 
     tbm_port_label(t, c->port[0], a, sizeof(a));
     if (c->port[1] >= 0)
@@ -221,7 +218,7 @@ static int by_uuid(const void *a, const void *b)
 
 static void report_duplicate(tbm_topology_t *t, const uuid_index_t *ix, size_t i, size_t j)
 {
-    char where[TBM_FINDING_WHERE_MAX] = "", label[TBM_HOST_MAX + TBM_IFNAME_MAX + 8];
+    char where[TBM_FINDING_WHERE_MAX] = "", label[TBM_PORT_NAME_MAX];
     size_t k, used = 0;
 
     for (k = i; k < j; k++) {
@@ -324,7 +321,7 @@ static void report_one_sided(tbm_topology_t *t, int cable, int q)
 {
     const tbm_cable_t *c = &t->cables[cable];
     const tbm_port_t *p = &t->ports[c->port[0]];
-    char where[TBM_FINDING_WHERE_MAX], a[TBM_HOST_MAX + TBM_IFNAME_MAX + 8];
+    char where[TBM_FINDING_WHERE_MAX], a[TBM_PORT_NAME_MAX];
 
     tbm_cable_label(t, cable, where, sizeof(where));
     tbm_port_label(t, c->port[0], a, sizeof(a));
@@ -375,11 +372,13 @@ static void match_port(tbm_topology_t *t, const uuid_index_t *ix, int p)
     if (pp->cable >= 0 || !pp->peer_uuid[0] || !pp->connected || pp->duplicate_uuid)
         return;
     q = lookup(t, ix, pp->peer_uuid);
-    if (q >= 0 && t->ports[q].host == pp->host) {
-        char where[TBM_FINDING_WHERE_MAX];
-        tbm_port_label(t, p, where, sizeof(where));
-        tbm_finding_add(&t->findings, TBM_SEV_WARNING, "cable-loopback", where, "remove the cable",
-                        "a cable joins two ports of the same host");
+    if (q >= 0 && t->ports[q].host == pp->host) {   /* said once, from the first end, as the probe says it */
+        char a[TBM_PORT_NAME_MAX], b[TBM_PORT_NAME_MAX];
+        if (q < p && strncmp(t->ports[q].peer_uuid, pp->domain_uuid, TBM_UUID_MAX) == 0)
+            return;
+        tbm_port_label(t, p < q ? p : q, a, sizeof(a));
+        tbm_port_label(t, p < q ? q : p, b, sizeof(b));
+        tbm_cable_to_self(&t->findings, a, b);
         return;
     }
     if (q >= 0 && strncmp(t->hosts[t->ports[q].host].ports[t->ports[q].fact].hub_peer_uuid, pp->domain_uuid,
@@ -406,7 +405,7 @@ static void report_hub(tbm_topology_t *t, const uuid_index_t *ix, int p)
 {
     const tbm_tb_port_t *f = port_facts(t, p), *g = NULL;
     char uuid[TBM_UUID_MAX], hub[TBM_HOST_MAX + 2] = "(unnamed)";
-    char a[TBM_HOST_MAX + TBM_IFNAME_MAX + 8], b[TBM_HOST_MAX + TBM_IFNAME_MAX + 8], where[2 * sizeof(a) + 8];
+    char a[TBM_PORT_NAME_MAX], b[TBM_PORT_NAME_MAX], where[2 * sizeof(a) + 8];
     const char *fix = "cable the two Macs directly, port to port, with no hub, dock or daisy chain between them "
                       "(JACCL's RDMA needs direct cables), then probe both again";
     int q;

@@ -89,7 +89,7 @@ tbm_topo_class_t tbm_topo_classify(size_t n, const int (*pairs)[2], size_t n_pai
 const char *tbm_topo_class_name(tbm_topo_class_t c);   /* "single", "mesh", "ring", "other" */
 int tbm_topo_class_parse(const char *s, tbm_topo_class_t *c);  /* 0, or -1 when unknown */
 
-/* Labels for messages: "mac01", "mac01:en2" (or "mac01:tb2" without interface),
+/* Labels for messages: "mac01", "mac01:en2" (or "mac01:Thunderbolt 2" without interface: tbm_facts_port_name),
  * "mac01:en2 <-> mac02:en2" (or "mac01:en2 <-> mac02:?" / "<-> ?" for a one-sided cable). */
 const char *tbm_topology_host_name(const tbm_topology_t *t, int host);
 void tbm_port_label(const tbm_topology_t *t, int port, char *buf, size_t len);

@@ -9,6 +9,7 @@
 
 #include "addrclash.h"
 #include "hostlist.h"
+#include "rdmamesh.h"
 #include "scalar.h"
 
 #define BIT(b) TBM_BACKEND_BIT(b)
@@ -62,22 +63,29 @@ static void flag(ctx_t *c, tbm_severity_t sev, const char *code, const char *whe
     mark(c->v->host_severity, host, sev);
 }
 
-/* The group's hosts as a hostlist ("mac[01-04]"), cut to fit. */
-static void group_where(const ctx_t *c, char *buf, size_t len)
+/* The group's hosts as a hostlist ("mac[01-04]"), cut to fit: all of them, or those of `only` (bit i: the
+ * group's host i; the group then has at most 32). */
+static void hosts_where(const ctx_t *c, const uint32_t *only, char *buf, size_t len)
 {
     char **names = malloc(c->g->n_hosts * sizeof(char *));
     char *s;
-    size_t i;
+    size_t i, n = 0;
 
     buf[0] = '\0';
     if (!names)
         return;
     for (i = 0; i < c->g->n_hosts; i++)
-        names[i] = (char *)tbm_topology_host_name(c->t, c->g->hosts[i]);
-    s = tbm_hostlist_compress(names, c->g->n_hosts);
+        if (!only || (*only >> i) & 1u)
+            names[n++] = (char *)tbm_topology_host_name(c->t, c->g->hosts[i]);
+    s = tbm_hostlist_compress(names, n);
     snprintf(buf, len, "%s", s ? s : "");
     free(s);
     free(names);
+}
+
+static void group_where(const ctx_t *c, char *buf, size_t len)
+{
+    hosts_where(c, NULL, buf, len);
 }
 
 /* A part of the host's facts is unknown (its capture failed: the topology said so): rule out `blocks` without
@@ -380,9 +388,121 @@ static void no_rdma(ctx_t *c, int slow, int min_speed)
          "(ring and mpi work without)", also, slow ? ", and its links run at 40 Gb/s or less" : "");
 }
 
+/* ---- the Macs that still run JACCL ---- */
+
+/* The group's host number of a host (the group's hosts ascend). */
+static int position(const ctx_t *c, int host)
+{
+    size_t i;
+
+    for (i = 0; i < c->g->n_hosts && c->g->hosts[i] != host; i++)
+        ;
+    return (int)i;
+}
+
+/* The cables that do not do RDMA (at most 3 named, the rest counted): "mac03:en7 <-> mac08:en4 at 40 Gb/s
+ * where RDMA wants above 40 Gb/s (Thunderbolt 5)". Fills no[] (bit: a pair with such a cable). */
+static size_t name_slow(const ctx_t *c, const unsigned char *does_rdma, uint32_t *no, char *buf, size_t len)
+{
+    char label[TBM_FINDING_WHERE_MAX];
+    size_t i, n = 0, used = 0;
+    int a, b;
+
+    buf[0] = '\0';
+    for (i = 0; i < c->g->n_cables; i++) {
+        const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
+        if (cb->one_sided || does_rdma[i])
+            continue;
+        a = position(c, cb->host[0]);
+        b = position(c, cb->host[1]);
+        if (no && a < TBM_RDMA_SEARCH_MAX && b < TBM_RDMA_SEARCH_MAX) {
+            no[a] |= 1u << b;
+            no[b] |= 1u << a;
+        }
+        if (n++ >= 3 || used >= len)
+            continue;
+        tbm_cable_label(c->t, c->g->cables[i], label, sizeof(label));
+        if (cb->speed_gbps < TBM_TB5_MIN_GBPS)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s at %d Gb/s where RDMA wants above 40 Gb/s "
+                                     "(Thunderbolt 5)", n > 1 ? ", " : "", label, cb->speed_gbps);
+        else
+            used += (size_t)snprintf(buf + used, len - used, "%s%s (no RDMA device at one end)", n > 1 ? ", " : "",
+                                     label);
+    }
+    if (n > 3 && used < len)
+        snprintf(buf + used, len - used, " and %zu more", n - 3);
+    return n;
+}
+
+/* What still runs JACCL: "mac[01-07] form an RDMA mesh without mac08 (jaccl); all 8 form an RDMA ring
+ * without that cable (jaccl-ring: mac01 mac02 ...)". */
+static void say_subsets(const ctx_t *c, const tbm_rdma_subsets_t *sub, char *buf, size_t len)
+{
+    char in[TBM_FINDING_WHERE_MAX], out[TBM_FINDING_WHERE_MAX];
+    uint32_t all = (uint32_t)((1ul << c->g->n_hosts) - 1), rest = all & ~sub->mesh;
+    size_t used = 0;
+    int i;
+
+    hosts_where(c, &sub->mesh, in, sizeof(in));
+    hosts_where(c, &rest, out, sizeof(out));
+    if (sub->mesh)
+        used = (size_t)snprintf(buf, len, "%s form an RDMA mesh without %s (jaccl%s)", in, out,
+                                __builtin_popcount(sub->mesh) > TBM_JACCL_MESH_MAX ? ", 8 of them at most" : "");
+    else
+        used = (size_t)snprintf(buf, len, "no two Macs of the group are joined by RDMA cables only");
+    if (!sub->ring || used >= len)
+        return;
+    rest = all & ~sub->ring;
+    hosts_where(c, &sub->ring, in, sizeof(in));
+    hosts_where(c, &rest, out, sizeof(out));
+    used += (size_t)snprintf(buf + used, len - used, "; %s form an RDMA ring%s%s (jaccl-ring, in the order", rest ? in
+                             : "all of them", rest ? " without " : "", out);
+    for (i = 0; i < sub->n_ring && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, " %s",
+                                 tbm_topology_host_name(c->t, c->g->hosts[sub->ring_order[i]]));
+    if (used < len)
+        snprintf(buf + used, len - used, ")");
+}
+
+/* Some cables of a group that wants RDMA cannot do it, which rules JACCL out for the whole group: name them,
+ * the fix, and the largest set of its Macs that still runs JACCL. The group's verdict stays (Rdma=no in
+ * tbmesh.conf): placing JACCL jobs on a part of a group is not something tbmesh.conf or the plug-ins know. */
+static void rdma_subset(ctx_t *c, const unsigned char *does_rdma)
+{
+    char where[TBM_FINDING_WHERE_MAX], slow[TBM_FINDING_TEXT_MAX / 2], still[TBM_FINDING_TEXT_MAX / 2];
+    char fix[TBM_FINDING_TEXT_MAX];
+    uint32_t ok[TBM_RDMA_SEARCH_MAX] = {0}, no[TBM_RDMA_SEARCH_MAX] = {0};
+    tbm_rdma_subsets_t sub;
+    size_t i, n_slow;
+
+    n_slow = name_slow(c, does_rdma, no, slow, sizeof(slow));
+    for (i = 0; i < c->t->n_pairs && c->g->n_hosts <= TBM_RDMA_SEARCH_MAX; i++)
+        if (c->t->pairs[i].group == c->t->host_group[c->g->hosts[0]]) {
+            int a = position(c, c->t->pairs[i].host[0]), b = position(c, c->t->pairs[i].host[1]);
+            ok[a] |= 1u << b;
+            ok[b] |= 1u << a;
+        }
+    for (i = 0; i < TBM_RDMA_SEARCH_MAX; i++)
+        ok[i] &= ~no[i];
+    if (tbm_rdma_subsets(c->g->n_hosts, ok, &sub) == 0)
+        say_subsets(c, &sub, still, sizeof(still));
+    else
+        snprintf(still, sizeof(still), "the largest part of it that runs JACCL is searched in groups of %d Macs or "
+                 "fewer, and it has %zu", TBM_RDMA_SEARCH_MAX, c->g->n_hosts);
+    group_where(c, where, sizeof(where));
+    snprintf(fix, sizeof(fix), "replace %s with Thunderbolt 5 cables between Thunderbolt 5 ports of both Macs (on Mac "
+             "Studio not the port beside Ethernet; a cable without RDMA devices: see rdma-missing), probe them and run "
+             "tbmesh inventory again; until then Slurm offers the group ring and mpi only",
+             n_slow == 1 ? "the cable" : "those cables");
+    flag(c, TBM_SEV_WARNING, "rdma-subset", where, 0, -1, -1, fix,
+         "%zu cable%s keep%s JACCL from the whole group: %s; %s", n_slow, n_slow == 1 ? "" : "s",
+         n_slow == 1 ? "s" : "", slow, still);
+}
+
 static void check_group(ctx_t *c)
 {
     size_t i, rdma_cables = 0, two_sided = 0;
+    unsigned char *does_rdma = calloc(c->g->n_cables ? c->g->n_cables : 1, 1);
     int min_speed = -1;
 
     c->gv->rdma_wanted = wants_rdma(c);
@@ -392,7 +512,10 @@ static void check_group(ctx_t *c)
         block(c, BLOCK_TCP, "uuid-duplicate", "a Thunderbolt domain UUID of the group is reported twice");
     for (i = 0; i < c->g->n_cables; i++) {
         const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
-        rdma_cables += (size_t)check_cable(c, c->g->cables[i]);
+        int rdma = check_cable(c, c->g->cables[i]);
+        rdma_cables += (size_t)rdma;
+        if (does_rdma)
+            does_rdma[i] = (unsigned char)rdma;
         if (!cb->one_sided) {
             two_sided++;
             if (min_speed < 0 || cb->speed_gbps < min_speed)
@@ -402,6 +525,9 @@ static void check_group(ctx_t *c)
     c->gv->link = two_sided == 0 ? TBM_LINK_NONE : min_speed >= TBM_TB5_MIN_GBPS ? TBM_LINK_TB5 : TBM_LINK_TB4;
     if (!c->gv->rdma_wanted && two_sided > 0)
         no_rdma(c, c->gv->link == TBM_LINK_TB4, min_speed);
+    if (c->gv->rdma_wanted && does_rdma && rdma_cables > 0 && rdma_cables < two_sided && c->g->n_hosts > 2)
+        rdma_subset(c, does_rdma);
+    free(does_rdma);
     for (i = 0; i < c->g->n_hosts; i++)
         check_host(c, c->g->hosts[i]);
     if (c->g->n_hosts > 1)

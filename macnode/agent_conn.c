@@ -166,7 +166,7 @@ static int do_probe(agent_conn_t *c)
     int rc = -1;
 
     tbm_findings_init(&fs);
-    if (f && probe_host(c->conf->replay_dir ? "replay" : NULL, c->conf->replay_dir, 20000, f, &fs, &err) == 0 &&
+    if (f && probe_host(c->conf->replay_dir ? "replay" : NULL, c->conf->replay_dir, 20000, NULL, f, &fs, &err) == 0 &&
         (json = tbm_facts_to_json_string(f, 0)) && (m.facts = json_tokener_parse(json)))
         rc = wire_send(c->fd, &m, &err);
     else

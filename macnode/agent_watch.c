@@ -59,7 +59,7 @@ static int thunderbolt_ifaces(const agent_conf_t *conf, watch_t *w, tbm_err_t *e
     tbm_findings_init(&fs);
     if (!f)
         tbm_errprintf(err, "out of memory");
-    else if (probe_host(conf->replay_dir ? "replay" : NULL, conf->replay_dir, 20000, f, &fs, err) == 0) {
+    else if (probe_host(conf->replay_dir ? "replay" : NULL, conf->replay_dir, 20000, NULL, f, &fs, err) == 0) {
         for (i = 0; i < f->n_ports; i++)
             tb_add(w, f->ports[i].iface);
         for (i = 0; i < f->n_ifaces; i++)

@@ -189,7 +189,7 @@ static int check_verdict(const check_opts_t *o, const tbm_conf_t *conf, tbm_host
     tbm_findings_init(&fs);
     tbm_findings_init(&pfs);
     if (o->agent ? client_probe(o->agent, o->node, o->socket, TBM_HEALTH_AGENT_MS, f, &err)
-              : probe_host(o->backend ? o->backend : probe_default_backend(), o->dir, 20000, f, &pfs, &err)) {
+              : probe_host(o->backend ? o->backend : probe_default_backend(), o->dir, 20000, NULL, f, &pfs, &err)) {
         fprintf(stderr, "macnode check: %s: no facts: %s\n", o->node, err.msg);
         snprintf(reason, reasonsz, TBM_HEALTH_REASON_PREFIX "no facts: %.100s", err.msg);
         printf("%s: cannot tell (no facts)\n", o->node);

@@ -276,7 +276,7 @@ static int cmd_probe(int argc, char **argv)
     }
     tbm_findings_init(&fs);
     rc = agent ? client_probe(agent, node, socket, timeout_ms, f, &err)
-               : probe_host(backend, dir, timeout_ms, f, &fs, &err);
+               : probe_host(backend, dir, timeout_ms, hostname, f, &fs, &err);
     if (rc < 0) {
         fprintf(stderr, "macnode probe: %s\n", err.msg);
         tbm_findings_free(&fs);

@@ -9,8 +9,9 @@
 const char *probe_default_backend(void);
 
 /* Probe with `backend` (NULL: the default; "replay" reads `dir`). What is wrong with the host goes to fs;
- * -1 with err only when nothing could be probed. The hostname is filled in when no backend gave one. */
-int probe_host(const char *backend, const char *dir, int timeout_ms, tbm_host_facts_t *f, tbm_findings_t *fs,
-               tbm_err_t *err);
+ * -1 with err only when nothing could be probed. The host is called `name` (NULL: its own name), in the
+ * facts and in the findings that name its ports. */
+int probe_host(const char *backend, const char *dir, int timeout_ms, const char *name, tbm_host_facts_t *f,
+               tbm_findings_t *fs, tbm_err_t *err);
 
 #endif

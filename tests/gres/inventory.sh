@@ -4,7 +4,8 @@
 # --last and --hint together, a bad --hint file). Two Macs joined through a dock are no cable; a cable whose
 # ends sit on different /30s is not written with its addresses, and `macnode netplan` numbers it afresh
 # (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber); two cables on one
-# subnet are named, and netplan refuses to keep both.
+# subnet are named, and netplan refuses to keep both. A cable from a Mac to itself is the same error in the
+# probe and the inventory. One slow cable in a mesh of eight names the Macs that still run JACCL.
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
 macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
@@ -99,5 +100,26 @@ out=$("$tbmesh" inventory "$facts/capture-no-ifconfig.json" "$facts/capture-tb-t
   echo "$out" | grep -q '^verdict: UNFIT (2 errors, 0 warnings)$' &&
   ! echo "$out" | grep -Eq 'cable-one-sided at|host-uncabled|ipv4-missing|iface-unknown|add the Mac at the other end' ||
   { say "failed captures: $rc $out"; fail=1; }
+# A cable from a Mac to itself (studio-a1's Thunderbolt 1 and 2 cabled to each other): the probe and the
+# inventory say it alike, as an error naming the ports by interface, once.
+cp -r "${TBM_FIXTURES:-../fixtures}/macos/studio-a1" "$dir/self"
+sed -i -e 's/5E21A9C0-3B64-4D7F-8E12-90AB3C5D2F10/0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E02/' \
+  -e 's/9F44D1B3-7A20-4C8E-B51D-6E0F2A9C4B21/0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E01/' \
+  "$dir/self/system_profiler_SPThunderboltDataType.json"
+self='cable-to-self at s1:en3 <-> s1:en2: a cable joins two ports of the same Mac (s1:en3 and s1:en2): it carries nothing between Macs'
+"$macnode" probe --backend replay --replay "$dir/self" --hostname s1 > "$dir/self.json" 2> "$dir/err"; rc=$?
+[ $rc = 1 ] && grep -qF "macnode probe: error: $self (move one end of the cable to another Mac" "$dir/err" &&
+  [ "$(grep -c 'cable-to-self' "$dir/err")" = 1 ] || { say "probe of a cable to itself: $rc $(cat "$dir/err")"; fail=1; }
+out=$("$tbmesh" inventory "$dir/self.json"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -qF "error   $self Fix: move one end of the cable to another Mac" &&
+  [ "$(echo "$out" | grep -c 'cable-to-self')" = 1 ] || { say "inventory of a cable to itself: $rc $out"; fail=1; }
+# Eight Macs in a Thunderbolt 5 mesh, one of the 28 cables at 40 Gb/s: the group is written Rdma=no as before,
+# and a warning names the cable, its speed and the speed wanted, the fix and the Macs that still run JACCL.
+mkdir "$dir/slow8"
+out=$("$tbmesh" inventory --out "$dir/slow8" "$facts"/slow8-mac0[1-8].json); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^tbmesh inventory: 8 Macs, 28 cables, 1 groups' &&
+  echo "$out" | grep -qF 'warning rdma-subset at mac[01-08]: 1 cable keeps JACCL from the whole group: mac03:en8 <-> mac08:en4 at 40 Gb/s where RDMA wants above 40 Gb/s (Thunderbolt 5); mac[01-07] form an RDMA mesh without mac08 (jaccl); all of them form an RDMA ring (jaccl-ring, in the order mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08) Fix: replace the cable with Thunderbolt 5 cables' &&
+  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi$' "$dir/slow8/tbmesh.conf" ||
+  { say "one slow cable in eight: $rc $out $(cat "$dir/slow8/tbmesh.conf")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -129,9 +129,95 @@ START_TEST(cross_checks)
     /* five ports lack an interface; the first is named */
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->where, "studio-a1:Thunderbolt 1");
     ck_assert_str_eq(tbm_findings_find(&fs, "tb-port-no-iface")->what,
-                     "Thunderbolt port 1 (bus thunderboltusb4_bus_1) has no network interface in networksetup");
+                     "Thunderbolt 1 has no network interface in networksetup");
     ck_assert_uint_eq(fs.n, 5);
     tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* A Mac as netplan leaves it (bridge0 destroyed) whose sysctl.txt was typed as `sysctl hw ...`: the core counts
+ * are read from it, with no warning that the perflevels capture is missing; the names not read are one note;
+ * bridge0 absent is one note saying it is as wanted. Nothing else is said. */
+START_TEST(netplanned_mac_is_quiet)
+{
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+
+    tbm_fixture_host("macos/studio-netplanned", &raw);
+    ck_assert_ptr_null(raw.sysctl_perflevels.data);
+    raw.hostname = "studio-a1";
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_int_eq(f.cores_performance, 24);
+    ck_assert_int_eq(f.cores_efficiency, 8);
+    ck_assert_str_eq(f.model_id, "Mac15,14");
+    x = tbm_findings_find(&fs, "sysctl-extra-line");
+    ck_assert_str_eq(x->what, "hw.ncpu, hw.byteorder, hw.activecpu, hw.physicalcpu, hw.logicalcpu, hw.pagesize and 5 "
+                              "more are not read here; ignored");
+    ck_assert_str_eq(x->where, "sysctl -n hw.memsize machdep.cpu.brand_string hw.model");
+    ck_assert_str_eq(x->fix, "nothing to do: only the names in the command above are read");
+    x = tbm_findings_find(&fs, "bridge-absent");
+    ck_assert_str_eq(x->what, "bridge0 (\"Thunderbolt Bridge\" in networksetup) is not in ifconfig: it was destroyed, "
+                              "which keeps it off as JACCL wants");
+    ck_assert_str_eq(x->fix, "nothing to do");
+    ck_assert_uint_eq(fs.n, 2);
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_WARNING), 0);
+    ck_assert_int_eq(tbm_facts_find_iface(&f, "bridge0")->up, 0);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+
+    /* an empty perflevels capture beside those counts says nothing either; without them it is an error */
+    tbm_fixture_host("macos/studio-netplanned", &raw);
+    raw.sysctl_perflevels.data = strdup("");
+    raw.sysctl_perflevels.len = 0;
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 2);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+    tbm_fixture_host("macos/studio-a1", &raw);
+    free((void *)raw.sysctl_perflevels.data);
+    raw.sysctl_perflevels.data = strdup("");
+    raw.sysctl_perflevels.len = 0;
+    tbm_findings_init(&fs);
+    ck_assert_int_eq(tbm_facts_parse_all(&raw, &f, &fs), 1);
+    ck_assert_str_eq(fs.items[0].code, "output-empty");
+    ck_assert_int_eq(f.cores_performance, 0);
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* A cable from a Mac to itself: the probe says it as the inventory does (test_topology.c loopback_cable), an
+ * error naming the ports by interface, once. */
+START_TEST(cable_to_self_as_the_inventory_says_it)
+{
+    const char *ns = "Hardware Port: Thunderbolt 1\nDevice: en2\n\nHardware Port: Thunderbolt 2\nDevice: en3\n";
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+
+    memset(&raw, 0, sizeof(raw));
+    raw.hostname = "mac01";
+    raw.thunderbolt.data = tbm_fixture("macos/malformed/tb_cable_to_self.json", &raw.thunderbolt.len);
+    raw.hardware_ports.data = ns;
+    raw.hardware_ports.len = strlen(ns);
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    x = tbm_findings_find(&fs, "cable-to-self");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_int_eq(x->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(x->where, "mac01:en2 <-> mac01:en3");
+    ck_assert_str_eq(x->what, "a cable joins two ports of the same Mac (mac01:en2 and mac01:en3): it carries nothing "
+                              "between Macs");
+    ck_assert_str_eq(x->fix, "move one end of the cable to another Mac (or remove it), then probe again");
+    ck_assert_uint_eq(tbm_findings_count(&fs, TBM_SEV_ERROR), 1);
+    ck_assert_ptr_null(tbm_findings_find(&fs, "tb-port-no-iface"));
+    free((void *)raw.thunderbolt.data);
     tbm_findings_free(&fs);
 }
 END_TEST
@@ -290,6 +376,8 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, mini_rdma_enabled_without_devices);
     tcase_add_test(tc, rdma_enabled_nothing_cabled);
     tcase_add_test(tc, cross_checks);
+    tcase_add_test(tc, netplanned_mac_is_quiet);
+    tcase_add_test(tc, cable_to_self_as_the_inventory_says_it);
     tcase_add_test(tc, failed_captures_are_unknown);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);

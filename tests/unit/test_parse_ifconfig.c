@@ -92,6 +92,19 @@ START_TEST(missing_from_ifconfig)
     ck_assert_str_eq(fs.items[0].what, "en3 (\"Thunderbolt 2\" in networksetup) is not listed by ifconfig");
     ck_assert_int_eq(f.ifaces[0].active, 1);
     tbm_findings_free(&fs);
+    /* bridge0 destroyed (as netplan leaves it): a note that it is as wanted, no warning */
+    tbm_facts_init(&f);
+    tbm_findings_init(&fs);
+    snprintf(tbm_facts_get_iface(&f, "en2")->hwport, TBM_HOST_MAX, "Thunderbolt 1");
+    snprintf(tbm_facts_get_iface(&f, "bridge0")->hwport, TBM_HOST_MAX, "Thunderbolt Bridge");
+    ck_assert_int_eq(tbm_parse_ifconfig(text, strlen(text), &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 1);
+    ck_assert_str_eq(fs.items[0].code, "bridge-absent");
+    ck_assert_int_eq(fs.items[0].severity, TBM_SEV_INFO);
+    ck_assert_str_eq(fs.items[0].what, "bridge0 (\"Thunderbolt Bridge\" in networksetup) is not in ifconfig: it was "
+                                       "destroyed, which keeps it off as JACCL wants");
+    ck_assert_int_eq(tbm_facts_find_iface(&f, "bridge0")->up, 0);
+    tbm_findings_free(&fs);
 }
 END_TEST
 

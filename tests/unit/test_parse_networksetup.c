@@ -109,6 +109,18 @@ START_TEST(findings_are_capped)
     ck_assert_str_eq(fs.items[8].code, "output-more-problems");
     ck_assert_str_eq(fs.items[8].what, "992 more line problems not shown");
     ck_assert_int_eq(fs.items[8].severity, TBM_SEV_WARNING);   /* the worst of those hidden */
+    tbm_findings_free(&fs);
+    /* notes only (keys it does not read): the rest counted as notes, with nothing to fix */
+    len = (size_t)sprintf(text, "Hardware Port: Ethernet\nDevice: en0\n");
+    for (i = 0; i < 20; i++)
+        len += (size_t)sprintf(text + len, "Key%zu: x\n", i);
+    ck_assert_int_eq(tbm_text_parse(text, tbm_parse_networksetup, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 9);
+    ck_assert_str_eq(fs.items[8].code, "output-more-notes");
+    ck_assert_str_eq(fs.items[8].what, "12 more notes not shown");
+    ck_assert_str_eq(fs.items[8].fix, "nothing to do: they are information, not problems");
+    ck_assert_int_eq(fs.items[8].severity, TBM_SEV_INFO);
+    ck_assert_ptr_null(tbm_findings_find(&fs, "output-more-problems"));
     free(text);
     tbm_findings_free(&fs);
 }

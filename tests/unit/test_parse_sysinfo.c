@@ -152,7 +152,17 @@ START_TEST(equals_form_with_cores)
     ck_assert_str_eq(tbm_findings_find(&fs, "sysctl-missing")->what, "no machdep.cpu.brand_string line");
     ck_assert_str_eq(tbm_findings_find(&fs, "sysctl-missing")->where,
                      "sysctl -n hw.memsize machdep.cpu.brand_string hw.model");
+    ck_assert_str_eq(tbm_findings_find(&fs, "sysctl-extra-line")->where,
+                     "sysctl -n hw.memsize machdep.cpu.brand_string hw.model line 3");
     ck_assert_uint_eq(fs.n, 3);
+    tbm_findings_free(&fs);
+    /* several names it does not read: one note naming them all */
+    ck_assert_int_eq(tbm_text_parse("hw.ncpu: 1\nhw.memsize: 2\nhw.pagesize: 3\nhw.model: Mac15,14\nkern.x: 4\n"
+                                    "machdep.cpu.brand_string: Apple M3\n", tbm_parse_sysctl, &f, &fs), 0);
+    ck_assert_uint_eq(fs.n, 1);
+    ck_assert_str_eq(fs.items[0].what, "hw.ncpu, hw.pagesize and kern.x are not read here; ignored");
+    ck_assert_str_eq(fs.items[0].where, "sysctl -n hw.memsize machdep.cpu.brand_string hw.model");
+    ck_assert_int_eq(fs.items[0].severity, TBM_SEV_INFO);
     tbm_findings_free(&fs);
 }
 END_TEST

@@ -320,7 +320,7 @@ START_TEST(port_without_interface)
     lab[0].ports[0].iface[0] = '\0';
     build(&t, 2);
     tbm_port_label(&t, 0, buf, sizeof(buf));
-    ck_assert_str_eq(buf, "mac01:tb1");
+    ck_assert_str_eq(buf, "mac01:Thunderbolt 1");   /* as the probe names it: by its receptacle */
     ck_assert_int_eq(t.ports[0].iface_found, 0);
     ck_assert_int_eq(t.ports[0].prefix_len, -1);
     tbm_topology_free(&t);
@@ -337,10 +337,15 @@ START_TEST(loopback_cable)
     lab_end(&lab[0], 0, 80, 1, "UUID-0000-00", "10.0.0.2");
     build(&t, 1);
     ck_assert_uint_eq(t.n_cables, 0);
-    f = tbm_findings_find(&t.findings, "cable-loopback");
+    /* once, an error, in the probe's words (tbm_cable_to_self) */
+    f = tbm_findings_find(&t.findings, "cable-to-self");
     ck_assert_ptr_nonnull(f);
-    ck_assert_str_eq(f->where, "mac01:en2");
-    ck_assert_str_eq(f->what, "a cable joins two ports of the same host");
+    ck_assert_uint_eq(t.findings.n, 1);
+    ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
+    ck_assert_str_eq(f->where, "mac01:en2 <-> mac01:en3");
+    ck_assert_str_eq(f->what, "a cable joins two ports of the same Mac (mac01:en2 and mac01:en3): it carries nothing "
+                              "between Macs");
+    ck_assert_str_eq(f->fix, "move one end of the cable to another Mac (or remove it), then probe again");
     ck_assert_int_eq(t.groups[0].cls, TBM_TOPO_SINGLE);
     tbm_topology_free(&t);
 }

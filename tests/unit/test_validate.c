@@ -521,6 +521,33 @@ START_TEST(unknown_facts_draw_no_conclusion)
 }
 END_TEST
 
+/* Eight Macs in a Thunderbolt 5 mesh, one of its 28 cables at 40 Gb/s: the group stays without RDMA, and a
+ * warning names the cable, the fix and the Macs that still run JACCL. */
+START_TEST(one_slow_cable_in_eight)
+{
+    const tbm_finding_t *f;
+    int i, j, c = 0;
+
+    lab_hosts(lab, 8, "mac", 1);
+    for (i = 0; i < 8; i++)
+        for (j = i + 1; j < 8; j++)
+            lab_cable(lab, i, j, c++, i == 2 && j == 7 ? 40 : 80, 1);
+    run(8);
+    ck_assert_str_eq(backends_of(0), "ring,mpi");
+    f = must_find("rdma-subset");
+    ck_assert_int_eq(f->severity, TBM_SEV_WARNING);
+    ck_assert_str_eq(f->where, "mac[01-08]");
+    ck_assert_str_eq(f->what, "1 cable keeps JACCL from the whole group: mac03:en8 <-> mac08:en4 at 40 Gb/s where "
+                              "RDMA wants above 40 Gb/s (Thunderbolt 5); mac[01-07] form an RDMA mesh without mac08 "
+                              "(jaccl); all of them form an RDMA ring (jaccl-ring, in the order mac01 mac02 mac03 "
+                              "mac04 mac05 mac06 mac07 mac08)");
+    ck_assert_ptr_nonnull(strstr(f->fix, "replace the cable with Thunderbolt 5 cables between Thunderbolt 5 ports"));
+    ck_assert_str_eq(must_find("link-not-tb5")->where, "mac03:en8 <-> mac08:en4");
+    ck_assert_uint_eq(tbm_findings_count(&val.findings, TBM_SEV_WARNING), 2);
+    done();
+}
+END_TEST
+
 START_TEST(bridge0_up)
 {
     const tbm_finding_t *f;
@@ -745,6 +772,7 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, address_collisions);
     tcase_add_test(tc, address_in_management_network);
     tcase_add_test(tc, unknown_facts_draw_no_conclusion);
+    tcase_add_test(tc, one_slow_cable_in_eight);
     tcase_add_test(tc, bridge0_up);
     tcase_add_test(tc, mixed_macos);
     tcase_add_test(tc, lone_host_and_bad_name);
