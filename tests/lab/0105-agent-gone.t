@@ -23,7 +23,7 @@ t_match "mac02 is drained at once" "State=[A-Z+]*DRAIN" "$(scontrol show node ma
 t_match "... with the agent as the reason" "^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:[0-9]+ \(" "$(reason_of mac02)"
 kill -CONT "$sup"                 # the supervisor starts the agent again
 end=$((SECONDS + 30))
-until "$T_MACNODE" probe --agent 10.77.0.12 > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
+until "$T_MACNODE" probe --agent 10.77.0.12 --node mac02 --munge-socket "$LAB/run/munge/munge.socket.2" > /dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.3; done
 "$LABCMD" health mac02 > /dev/null 2>&1
 t_fail "the health check resumes mac02 once its agent is back" grep -q DRAIN <<<"$(scontrol show node mac02 | grep State=)"
 t_is "and steps run there again" "mac02" "$(as tbm-alice srun -p mac -w mac02 hostname 2>/dev/null)"
