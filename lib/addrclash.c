@@ -75,6 +75,8 @@ static size_t unique(tbm_addr_clash_t *c, size_t n, const tbm_addr_net_t *nets)
 {
     size_t i, m = 0;
 
+    if (n < 2)   /* nothing to sort (c may be NULL then) */
+        return n;
     sort_nets = nets;
     qsort(c, n, sizeof(*c), by_owners_sorted);
     for (i = 0; i < n; i++)

@@ -323,8 +323,8 @@ size_t tbm_netplan_drop_broken(tbm_conf_t *c, tbm_findings_t *fs)
 
     for (i = 0; bad && i < c->n_cables; i++)
         bad[i] = (unsigned char)!tbm_netplan_addrs_ok(&c->cables[i]);
-    if (!bad || !collides || find_collisions(c, bad, collides) < 0)
-        memset(collides, 0, collides ? (c->n_cables + 1) * sizeof(int) : 0);
+    if ((!bad || !collides || find_collisions(c, bad, collides) < 0) && collides)
+        memset(collides, 0, (c->n_cables + 1) * sizeof(int));
     for (i = 0; bad && i < c->n_cables; i++)
         if (bad[i] || collides[i]) {
             drop_cable(c, i, bad[i] ? NULL : &c->cables[collides[i] - 1], fs);
