@@ -31,12 +31,22 @@ echo "# Macs waited for: ${came:-none (Slurm had them back before step 4)}"
 [ -z "$came" ] || t_match "... a Mac waited for is said so, with why and how long" \
     "coming back \(.*\) and was [A-Z+]+ after [0-9]+ s of waiting" "$came"
 # Not yet up, made so on purpose: mac04 drained by slurm-tbmesh for a cable that is well again (its health check
-# passes); the next health check resumes it, a few seconds into the run. It is waited for, and said so.
+# passes); the next health check resumes it while the run looks at it. It is waited for, and said so.
 scontrol update NodeName=mac04 State=DRAIN Reason="tbmesh: cable-missing at mac04:en4 <-> mac03:en4: mended since"
-( sleep 8; "$LABCMD" health mac04 > /dev/null 2>&1 ) &
+# The health check runs once accept asks whether mac04 is coming back (its first `macnode check` of mac04,
+# seen through a wrapper of macnode), not after a fixed time: then the Mac is sure to be waited for.
+cat > "$OUT/macnode-seen" <<WRAP
+#!/bin/sh
+case " \$* " in *" check "*" --node mac04 "*) touch "$OUT/asked-mac04" ;; esac
+exec "$T_MACNODE" "\$@"
+WRAP
+chmod 755 "$OUT/macnode-seen"; rm -f "$OUT/asked-mac04"
+( end=$((SECONDS + 120))
+  until [ -e "$OUT/asked-mac04" ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
+  "$LABCMD" health mac04 > /dev/null 2>&1 ) &
 healer=$!
 "$TBMESH" accept studio-a --plan "$OUT/lab.plan" --conf "$OUT/tbmesh.conf" --out "$OUT" --timeout 120 \
-    --macnode "$T_MACNODE" > /dev/null 2>&1; rc=$?
+    --macnode "$OUT/macnode-seen" > /dev/null 2>&1; rc=$?
 wait "$healer"
 json=$(newest "$OUT" studio-a json)
 t_is "a Mac coming back is not reported unavailable" "" \
