@@ -295,7 +295,7 @@ static void add_machine(out_t *o, const tbm_mac_sample_t *s)
     }
     for (i = 0; s->tasks_shown && i < s->n_tasks; i++) {
         snprintf(job, sizeof(job), "%u", (unsigned)s->tasks[i].job);
-        l[1] = (tbm_label_t){ "job", job };
+        l[1] = (tbm_label_t){ "jobid", job };
         l[2] = (tbm_label_t){ "user", s->tasks[i].user };
         add(o, "tbmesh_tasks_running", l, 3, tbm_reported(s->tasks[i].n));
     }

@@ -24,6 +24,10 @@ typedef struct agent_conf {
     int idle_timeout_ms;       /* between later requests: root's connections */
     int user_idle_timeout_ms;  /* ... the others' (a user's probe or spawn is one request: holding a server idle
                                   longer only keeps it from others) */
+    const char *tbmesh_conf;   /* tbmesh.conf: the metrics' group and far ends of cables; NULL: none */
+    const char *metrics_listen;    /* ADDR[:PORT] of the metrics endpoint; NULL: none */
+    int metrics_interval_s;    /* between samples */
+    int metrics_tasks;         /* 1: the running tasks' job and user in the metrics; 0: left out */
 } agent_conf_t;
 
 /* One connection: waiting at the gate (uid not known yet), then authenticated and served. */
@@ -119,6 +123,9 @@ int agent_kill_tasks(const agent_conf_t *conf, uint32_t job, int all, int orphan
 
 /* How many recorded tasks of job `job` step `step` still have a live server (are running). */
 int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step);
+
+/* Call fn on each recorded task whose server is alive (a running task); how many. */
+int agent_tasks_each(const agent_conf_t *conf, void (*fn)(const agent_task_rec_t *r, void *ctx), void *ctx);
 
 /* Wait up to ms until no task of job (any step) is recorded with a live server: their servers have seen them
  * end and ended what they left. How many are still there. */

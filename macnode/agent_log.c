@@ -15,6 +15,7 @@ static const char *const noise_names[AGENT_NOISE_KINDS] = {
     [AGENT_NOISE_CLOSED] = "closed before the hello",
     [AGENT_NOISE_SHED] = "closed to make room",
     [AGENT_NOISE_BUSY] = "refused as busy",
+    [AGENT_NOISE_METRICS] = "metrics scrapes refused or samples not published",
 };
 
 static struct {

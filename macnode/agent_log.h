@@ -18,6 +18,7 @@ typedef enum agent_noise {
     AGENT_NOISE_CLOSED,      /* closed before the hello */
     AGENT_NOISE_SHED,        /* closed to make room (a peer's or the total limit of waiting connections) */
     AGENT_NOISE_BUSY,        /* authenticated, but all servers (or all of this user's) are taken */
+    AGENT_NOISE_METRICS,     /* a bad or shed metrics request; a sample not published */
     AGENT_NOISE_KINDS
 } agent_noise_t;
 

@@ -311,6 +311,29 @@ int agent_tasks_running(const agent_conf_t *conf, uint32_t job, uint32_t step)
     return each_record(conf, count_running, &w);
 }
 
+typedef struct visit {
+    void (*fn)(const agent_task_rec_t *r, void *ctx);
+    void *ctx;
+} visit_t;
+
+static int visit_running(const agent_conf_t *conf, const char *path, const agent_task_rec_t *r, void *arg)
+{
+    const visit_t *v = arg;
+
+    (void)conf;
+    if (!server_alive(path))
+        return 0;
+    v->fn(r, v->ctx);
+    return 1;
+}
+
+int agent_tasks_each(const agent_conf_t *conf, void (*fn)(const agent_task_rec_t *r, void *ctx), void *ctx)
+{
+    visit_t v = { fn, ctx };
+
+    return each_record(conf, visit_running, &v);
+}
+
 int agent_tasks_wait(const agent_conf_t *conf, uint32_t job, int ms)
 {
     which_t w = { job, 0, 0, 0, 1, 0 };

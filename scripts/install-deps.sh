@@ -10,7 +10,7 @@ PKGS=(
   mariadb-server mariadb-client munge libmunge-dev
   libhwloc-dev hwloc libopenmpi-dev openmpi-bin
   libjson-c-dev check libssl-dev libacl1-dev acl
-  iproute2 util-linux procps psmisc valgrind graphviz socat jq git
+  iproute2 util-linux procps psmisc valgrind graphviz socat jq git curl
   dpkg-dev debhelper lintian python3
   chromium
   zlib1g-dev

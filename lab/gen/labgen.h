@@ -96,6 +96,8 @@ void lab_write_sw_vers(const lab_t *lab, int mac, FILE *f);
 void lab_write_sysctl(const lab_t *lab, int mac, FILE *f);
 void lab_write_perflevels(const lab_t *lab, int mac, FILE *f);
 void lab_write_hostname(const lab_t *lab, int mac, FILE *f);
+void lab_write_ioreg(const lab_t *lab, int mac, FILE *f);
+void lab_write_powermetrics(const lab_t *lab, int mac, FILE *f);
 
 /* outputs.c: DIR/NODE/replay/ for every Mac; 0 or -1 (message on stderr). */
 int lab_write_outputs(const lab_t *lab, const char *outdir);

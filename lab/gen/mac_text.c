@@ -113,3 +113,36 @@ void lab_write_hostname(const lab_t *lab, int mac, FILE *f)
     fprintf(f, "%s\n", lab->macs[mac].name);
 }
 
+
+/* The GPU as `ioreg -r -d 1 -w 0 -c IOAccelerator` prints it (lib/parse_ioreg.c reads it): a simulated Mac's
+ * GPU is idle, with the group's chip and a core count by its performance cores. */
+void lab_write_ioreg(const lab_t *lab, int mac, FILE *f)
+{
+    const lab_group_t *g = lab_group_of(lab, mac);
+    fprintf(f, "+-o AGXAcceleratorG15X  <class AGXAcceleratorG15X, id 0x1000004%02x, registered, matched, active, "
+               "busy 0 (0 ms), retain 80>\n", lab->macs[mac].hostno & 0xff);
+    fprintf(f, "    {\n");
+    fprintf(f, "      \"PerformanceStatistics\" = {\"Device Utilization %%\"=%u,\"Renderer Utilization %%\"=%u,"
+               "\"Tiler Utilization %%\"=0,\"In use system memory\"=%llu,\"Alloc system memory\"=%llu}\n",
+            lab->macs[mac].hostno % 5, lab->macs[mac].hostno % 5, 268435456ULL, 536870912ULL);
+    fprintf(f, "      \"model\" = \"%s\"\n      \"gpu-core-count\" = %u\n    }\n    \n", g->chip, g->pcores * 4);
+}
+
+/* One sample of `powermetrics --samplers cpu_power,gpu_power -f plist -i 500 -n 1` (lib/parse_powermetrics.c):
+ * a simulated Mac draws a steady idle power, the same in every sample, so energy is power times time. */
+void lab_write_powermetrics(const lab_t *lab, int mac, FILE *f)
+{
+    const lab_group_t *g = lab_group_of(lab, mac);
+    unsigned cpu_mw = 1200 + 100 * (lab->macs[mac].hostno % 4), gpu_mw = 300, ane_mw = 0;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+               "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n<dict>\n"
+               "<key>is_delta</key><true/>\n<key>elapsed_ns</key><integer>500123456</integer>\n"
+               "<key>hw_model</key><string>%s</string>\n<key>processor</key>\n<dict>\n"
+               "<key>cpu_power</key><real>%u</real>\n<key>gpu_power</key><real>%u</real>\n"
+               "<key>ane_power</key><real>%u</real>\n<key>combined_power</key><real>%u</real>\n</dict>\n"
+               "<key>gpu</key>\n<dict>\n<key>freq_hz</key><real>338</real>\n<key>idle_ratio</key><real>0.98</real>\n"
+               "<key>gpu_energy</key><integer>150</integer>\n</dict>\n</dict>\n</plist>\n",
+            g->model_id, cpu_mw, gpu_mw, ane_mw, cpu_mw + gpu_mw + ane_mw);
+    fputc('\0', f);
+}

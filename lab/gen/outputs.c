@@ -23,6 +23,8 @@ static const struct {
     { "sysctl.txt", lab_write_sysctl },
     { "sysctl_perflevels.txt", lab_write_perflevels },
     { "hostname.txt", lab_write_hostname },
+    { "ioreg.txt", lab_write_ioreg },
+    { "powermetrics.plist", lab_write_powermetrics },
 };
 
 static int make_dir(const char *path)
