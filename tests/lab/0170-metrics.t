@@ -66,9 +66,12 @@ out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
 t_match "a 16 MiB all-reduce bench on studio-a" "^allreduce," "$(grep -E '^[a-z]+,' <<<"$out")"
 sleep $((SCRAPE + 1))
 after=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
-# 5 all-reduces of 16 MiB among 4 ranks move at least 5 x 2 x 3/4 x 16 MiB out of each rank over the cables
-t_ok "studio-a's cables carried at least what the all-reduces sent ($(( ${after%.*} - ${before%.*} )) bytes)" \
-    test "$(( ${after%.*} - ${before%.*} ))" -ge $((5 * 2 * 3 * 4 * 16 * 1024 * 1024 / 4))
+# 5 all-reduces (4 timed, 1 warm-up) of 16 MiB among 4 ranks: each rank sends at least 2 x 3/4 x 16 MiB each
+# (a bandwidth-optimal all-reduce), 480 MiB over all the cables' ends; what the counters show beyond that is
+# the checks' own traffic, TCP/IP's headers and acknowledgements: it stays within 3 times that
+sent=$(( ${after%.*} - ${before%.*} )) least=$((5 * 4 * 2 * 3 * 16 * 1024 * 1024 / 4))
+t_ok "studio-a's cables carried what the all-reduces sent: $sent bytes, $((100 * sent / least))% of the 480 MiB at least sent" \
+    test "$sent" -ge "$least" -a "$sent" -le $((3 * least))
 
 # a cable cut is down at the next scrape; mended, up again
 t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')"
