@@ -71,24 +71,13 @@ static void usage(FILE *out)
             TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR, AGENT_METRICS_PORT, AGENT_METRICS_INTERVAL_S);
 }
 
-static int parse_grace(const char *s, int *out)
+/* A number of seconds for option `opt`, from min to 3600. */
+static int parse_seconds(const char *opt, const char *s, int min, int *out)
 {
     long long v;
 
-    if (tbm_parse_ll(s, 10, 0, 3600, &v) < 0) {
-        fprintf(stderr, "macnoded: --grace '%s' must be a number of seconds from 0 to 3600\n", s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_interval(const char *s, int *out)
-{
-    long long v;
-
-    if (tbm_parse_ll(s, 10, 1, 3600, &v) < 0) {
-        fprintf(stderr, "macnoded: --metrics-interval '%s' must be a number of seconds from 1 to 3600\n", s);
+    if (tbm_parse_ll(s, 10, min, 3600, &v) < 0) {
+        fprintf(stderr, "macnoded: --%s '%s' must be a number of seconds from %d to 3600\n", opt, s, min);
         return -1;
     }
     *out = (int)v;
@@ -136,12 +125,12 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         case 'r': c->replay_dir = optarg; break;
         case 's': c->state_dir = optarg; break;
         case 'j': c->jobs_dir = optarg; break;
-        case 'g': if (parse_grace(optarg, &c->grace_s) < 0) return -1; break;
+        case 'g': if (parse_seconds("grace", optarg, 0, &c->grace_s) < 0) return -1; break;
         case 'L': *log = optarg; break;
         case 'p': *pidfile = optarg; break;
         case 'c': c->tbmesh_conf = optarg; break;
         case 'M': c->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; metrics_set = 1; break;
-        case 'I': if (parse_interval(optarg, &c->metrics_interval_s) < 0) return -1; break;
+        case 'I': if (parse_seconds("metrics-interval", optarg, 1, &c->metrics_interval_s) < 0) return -1; break;
         case 'T':
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
                 fprintf(stderr, "macnoded: --metrics-tasks '%s' must be on or off\n", optarg);

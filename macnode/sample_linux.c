@@ -18,36 +18,41 @@
 
 #include "fileio.h"
 
-static int read_proc(const char *path, char **text, size_t *len, tbm_err_t *err)
+/* A /proc file read and parsed by parse (which sets err when it fails). 0, or -1 with err. */
+static int read_proc(const char *path, int (*parse)(const char *text, size_t len, void *out, tbm_err_t *err),
+                     void *out, tbm_err_t *err)
 {
-    *text = tbm_read_file(path, 1u << 20, len, err);
-    return *text ? 0 : -1;
+    size_t len = 0;
+    char *text = tbm_read_file(path, 1u << 20, &len, err);
+    int rc;
+
+    if (!text)
+        return -1;
+    rc = parse(text, len, out, err);
+    free(text);
+    return rc;
+}
+
+static int parse_stat(const char *text, size_t len, void *out, tbm_err_t *err)
+{
+    return tbm_parse_proc_stat(text, len, out, err);
+}
+
+static int parse_meminfo(const char *text, size_t len, void *out, tbm_err_t *err)
+{
+    tbm_mac_sample_t *s = out;
+
+    return tbm_parse_meminfo(text, len, &s->mem_total, &s->mem_used, err);
 }
 
 int sample_os_cpu(tbm_cpu_ticks_t *t, tbm_err_t *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    int rc;
-
-    if (read_proc("/proc/stat", &text, &len, err) < 0)
-        return -1;
-    rc = tbm_parse_proc_stat(text, len, t, err);
-    free(text);
-    return rc;
+    return read_proc("/proc/stat", parse_stat, t, err);
 }
 
 int sample_os_memory(tbm_mac_sample_t *s, tbm_err_t *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    int rc;
-
-    if (read_proc("/proc/meminfo", &text, &len, err) < 0)
-        return -1;
-    rc = tbm_parse_meminfo(text, len, &s->mem_total, &s->mem_used, err);
-    free(text);
-    return rc;
+    return read_proc("/proc/meminfo", parse_meminfo, s, err);
 }
 
 /* The link message's flags and IFLA_STATS64 into l. */
