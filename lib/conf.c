@@ -33,6 +33,7 @@ void tbm_conf_free(tbm_conf_t *c)
     free(c->groups);
     free(c->nodes);
     free(c->cables);
+    free(c->left_out);
     tbm_conf_init(c);
 }
 

@@ -86,6 +86,12 @@ typedef struct tbm_conf_cable {
     int line;
 } tbm_conf_cable_t;
 
+/* A Mac the inventory leaves out of every group: its Thunderbolt facts are unknown (its capture failed). */
+typedef struct tbm_conf_left_out {
+    char name[TBM_HOSTNAME_MAX];
+    char why[TBM_UNKNOWN_MAX];    /* why the capture failed: "system_profiler ...: ..." */
+} tbm_conf_left_out_t;
+
 typedef struct tbm_conf {
     int agent_port;
     int coordinator_port;
@@ -108,6 +114,9 @@ typedef struct tbm_conf {
     size_t n_nodes;
     tbm_conf_cable_t *cables;
     size_t n_cables;
+    tbm_conf_left_out_t *left_out;   /* Macs of the inventory in no group (tbm_conf_from_topology only): the
+                                        file says each in a comment line; never read back */
+    size_t n_left_out;
 } tbm_conf_t;
 
 /* An empty configuration with the default settings. */
@@ -126,7 +135,11 @@ char *tbm_conf_write(const tbm_conf_t *c);
 
 /* The configuration of a validated topology. Group names, modes, node settings and global settings
  * come from `hint` (the last tbmesh.conf; NULL for none): a group takes the name of the hint group
- * holding most of its hosts, else "group<N>". Refuses hosts without a valid, unique name. */
+ * holding most of its hosts, else "group<N>". A Mac whose Thunderbolt facts are unknown (its capture failed)
+ * is left out of every group, as nothing is known of its cables (left_out: written as a comment with why and
+ * what to do).
+ * The configuration's groups are therefore not the topology's by index: find a host's by its name
+ * (tbm_conf_node). Refuses hosts without a valid, unique name. */
 int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, const tbm_conf_t *hint,
                            tbm_conf_t *out, tbm_err_t *err);
 

@@ -80,6 +80,17 @@ static void write_cable(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_ca
     tbm_sb_printf(sb, "\n");
 }
 
+/* The Macs left out of every group, one comment line each: why, and what to do. */
+static void write_left_out(tbm_strbuf_t *sb, const tbm_conf_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->n_left_out; i++)
+        tbm_sb_printf(sb, "# %s is in no group: no Thunderbolt facts for %s (probe failed: %s): probe it again "
+                      "(`macnode probe` on %s), then run tbmesh inventory again\n", c->left_out[i].name,
+                      c->left_out[i].name, c->left_out[i].why, c->left_out[i].name);
+}
+
 char *tbm_conf_write(const tbm_conf_t *c)
 {
     tbm_strbuf_t sb;
@@ -87,6 +98,7 @@ char *tbm_conf_write(const tbm_conf_t *c)
 
     tbm_sb_init(&sb);
     tbm_sb_printf(&sb, "# tbmesh.conf: the Thunderbolt groups of the lab for slurm-tbmesh; see tbmesh.conf(5).\n");
+    write_left_out(&sb, c);
     tbm_sb_printf(&sb, "AgentPort=%d\nCoordinatorPort=%d\nRingBasePort=%d\nSlurmdBasePort=%d\n", c->agent_port,
                   c->coordinator_port, c->ring_base_port, c->slurmd_base_port);
     if (c->mlx_version[0])

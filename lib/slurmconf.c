@@ -191,9 +191,12 @@ static void draw_group(tbm_strbuf_t *sb, const tbm_topology_t *t, const tbm_vali
     char label[160];
     size_t i;
 
-    snprintf(label, sizeof(label), "%s: %s, %s%s%s", cg ? cg->caps.name : "?", tbm_topo_class_name(gr->cls),
-             tbm_link_name(v->groups[g].link), v->groups[g].caps.rdma ? ", RDMA" : "",
-             cg ? (cg->mode == TBM_MODE_BRIDGE ? ", bridge" : ", direct") : "");
+    if (!cg)   /* left out of tbmesh.conf: its Thunderbolt facts are unknown */
+        snprintf(label, sizeof(label), "in no group: no Thunderbolt facts");
+    else
+        snprintf(label, sizeof(label), "%s: %s, %s%s%s", cg->caps.name, tbm_topo_class_name(gr->cls),
+                 tbm_link_name(v->groups[g].link), v->groups[g].caps.rdma ? ", RDMA" : "",
+                 cg->mode == TBM_MODE_BRIDGE ? ", bridge" : ", direct");
     tbm_sb_printf(sb, "  subgraph \"cluster_%zu\" {\n    label=", g);
     quoted(sb, label);
     tbm_sb_printf(sb, ";\n");

@@ -22,7 +22,8 @@ char *tbm_slurm_node_lines(const tbm_topology_t *t, const tbm_conf_t *c, tbm_err
 /* gres.conf lines, one per group: "NodeName=mac[01-04] Name=tbmesh Count=1". NULL when out of memory. */
 char *tbm_gres_conf_lines(const tbm_conf_t *c);
 
-/* A Graphviz drawing: one cluster per group (named from c, matched by host name), one edge per cable
+/* A Graphviz drawing: one cluster per group (named from c, matched by host name; "in no group" for a Mac c
+ * leaves out), one edge per cable
  * labelled with both interfaces and the speed; red where a finding names the cable or host, dashed for a
  * cable seen from one end only. NULL when out of memory. */
 char *tbm_cabling_dot(const tbm_topology_t *t, const tbm_validation_t *v, const tbm_conf_t *c);

@@ -504,6 +504,49 @@ START_TEST(round_trip_unfit_labs)
 }
 END_TEST
 
+/* mac03's capture of system_profiler failed (its facts say so, and still hold ports, which are not believed):
+ * mac03 is in no group, the file says why in a comment, the other Macs keep their groups and cables, and
+ * what is written reads back. */
+START_TEST(mac_without_thunderbolt_facts_is_left_out)
+{
+    tbm_conf_t c, back;
+    tbm_err_t err = {{0}};
+    size_t i;
+    char *text;
+
+    lab_embedded(lab);
+    snprintf(lab[2].unknown[TBM_PART_THUNDERBOLT], TBM_UNKNOWN_MAX, "the capture failed (system_profiler "
+             "SPThunderboltDataType: invalid JSON at line 75 column 32)");
+    conf_of_lab(8, NULL, &c);
+    ck_assert_uint_eq(c.n_left_out, 1);
+    ck_assert_str_eq(c.left_out[0].name, "mac03");
+    ck_assert_str_eq(c.left_out[0].why, "system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32");
+    ck_assert_int_eq(tbm_conf_node(&c, "mac03"), -1);
+    ck_assert_uint_eq(c.n_nodes, 7);
+    ck_assert_uint_eq(c.n_groups, 2);
+    ck_assert_uint_eq(c.groups[0].caps.n_nodes, 3);            /* mac[01-02,04]: a mesh of three */
+    ck_assert_int_eq(c.groups[0].caps.topology, TBM_TOPO_MESH);
+    ck_assert_uint_eq(c.groups[1].caps.n_nodes, 4);            /* mini-b's ring, as it was */
+    ck_assert_int_eq(c.groups[1].caps.topology, TBM_TOPO_RING);
+    ck_assert_uint_eq(c.n_cables, 3 + 4);
+    for (i = 0; i < c.n_cables; i++)
+        ck_assert_int_eq(c.cables[i].group, c.nodes[c.cables[i].end[0].node].group);
+    text = tbm_conf_write(&c);
+    ck_assert_ptr_nonnull(strstr(text, "see tbmesh.conf(5).\n# mac03 is in no group: no Thunderbolt facts for mac03 "
+                                       "(probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 "
+                                       "column 32): probe it again (`macnode probe` on mac03), then run tbmesh "
+                                       "inventory again\nAgentPort=6830\n"));
+    ck_assert_ptr_nonnull(strstr(text, "Group=group1 Nodes=mac[01-02,04] Topology=mesh "));
+    ck_assert_ptr_null(strstr(text, "mac03:"));
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "written", &back, NULL, &err), 0);
+    ck_assert_int_eq(tbm_conf_equal(&c, &back), 1);   /* the comment is not read back */
+    ck_assert_uint_eq(back.n_left_out, 0);
+    free(text);
+    tbm_conf_free(&back);
+    tbm_conf_free(&c);
+}
+END_TEST
+
 START_TEST(record_store_settings_are_checked)
 {
     ck_assert_str_eq(parse_text(BASE "RecordDir=/srv/tbmesh/records\nRecordReaders=lab-admins\nRecords=yes\n"), "");
@@ -693,6 +736,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, limits);
     tcase_add_test(tc, from_topology_round_trip);
     tcase_add_test(tc, round_trip_unfit_labs);
+    tcase_add_test(tc, mac_without_thunderbolt_facts_is_left_out);
     tcase_add_test(tc, equal_sees_differences);
     tcase_add_test(tc, record_store_settings_are_checked);
     tcase_add_test(tc, record_store_settings_are_kept_when_written);

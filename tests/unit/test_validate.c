@@ -492,7 +492,8 @@ START_TEST(unknown_facts_draw_no_conclusion)
     ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
     ck_assert_str_eq(f->where, "mac02");
     ck_assert_str_eq(f->what, "no Thunderbolt facts for mac02 (probe failed: system_profiler SPThunderboltDataType: "
-                              "invalid JSON at line 75 column 32): nothing is concluded from them");
+                              "invalid JSON at line 75 column 32): nothing is concluded from them, and mac02 is "
+                              "left out of every group");
     ck_assert_str_eq(f->fix, "probe it again (`macnode probe` on mac02 says which command failed and why), then run "
                              "tbmesh inventory again");
     ck_assert_str_eq(must_find("cable-end-unknown")->what, "mac01:en2 sees a Mac with domain UUID UUID-0001-00 that "
