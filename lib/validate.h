@@ -76,6 +76,10 @@ typedef struct tbm_group_verdict {
     tbm_link_t link;
     int rdma_wanted;             /* some Mac of the group lists an RDMA device */
     unsigned blocked;            /* backends ruled out by findings */
+    uint32_t rdma_subset;        /* when some cables keep JACCL from the whole group (rdma-subset): the largest
+                                    full mesh of its Macs (bit i: the group's host i, in the topology's order)
+                                    whose cables all do RDMA, with no finding ruling RDMA out on them or on
+                                    the group; 0 when none (2 Macs at least) */
     char why[TBM_BACKEND_COUNT][TBM_FINDING_TEXT_MAX];  /* "code: what" of the first finding ruling each out */
 } tbm_group_verdict_t;
 
