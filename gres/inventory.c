@@ -120,6 +120,23 @@ static const tbm_conf_group_t *conf_group(const inventory_t *inv, size_t g)
     return k >= 0 ? &inv->conf.groups[inv->conf.nodes[k].group] : NULL;
 }
 
+/* The Macs of a group's RdmaSubset= as a hostlist (malloc'd; "" when none), NULL when out of memory. */
+static char *subset_hosts(const inventory_t *inv, const tbm_conf_group_t *cg)
+{
+    char **names = calloc(cg->caps.n_nodes ? cg->caps.n_nodes : 1, sizeof(*names));
+    char *list;
+    size_t i, n = 0;
+
+    if (!names)
+        return NULL;
+    for (i = 0; i < cg->caps.n_nodes; i++)
+        if (inv->conf.nodes[cg->nodes[i]].rdma_subset)
+            names[n++] = inv->conf.nodes[cg->nodes[i]].name;
+    list = tbm_hostlist_compress(names, n);
+    free(names);
+    return list;
+}
+
 static void print_report(const inventory_t *inv)
 {
     size_t g, i, b, n_err = tbm_findings_count(&inv->val.findings, TBM_SEV_ERROR);
@@ -141,6 +158,12 @@ static void print_report(const inventory_t *inv)
         printf("group %s: %s of %zu (%s), %s, %s, %s mode; backends: %s\n", cg->caps.name,
                tbm_topo_class_name(inv->topo.groups[g].cls), inv->topo.groups[g].n_hosts, hosts ? hosts : "?",
                tbm_link_name(gv->link), cg->caps.rdma ? "RDMA" : "no RDMA", tbm_mode_name(cg->mode), backends);
+        if (cg->n_rdma_subset) {
+            char *subset = subset_hosts(inv, cg);
+            printf("  RDMA subset: %s (jaccl and jaccl-ring jobs may go there when tbmesh.conf says "
+                   "JacclOnSubsets=yes; it says %s)\n", subset ? subset : "?", inv->conf.jaccl_on_subsets ? "yes" : "no");
+            free(subset);
+        }
         for (b = 0; b < TBM_BACKEND_COUNT; b++)
             if (gv->blocked & TBM_BACKEND_BIT(b))
                 printf("  no %s: %s\n", tbm_backend_name((tbm_backend_t)b), gv->why[b]);
@@ -184,6 +207,11 @@ static void print_json(const inventory_t *inv)
         json_object_object_add(o, "rdma", json_object_new_boolean(cg->caps.rdma));
         json_object_object_add(o, "mode", json_object_new_string(tbm_mode_name(cg->mode)));
         json_object_object_add(o, "backends", json_object_new_string(backends));
+        if (cg->n_rdma_subset) {
+            char *subset = subset_hosts(inv, cg);
+            json_object_object_add(o, "rdma_subset", json_object_new_string(subset ? subset : ""));
+            free(subset);
+        }
         json_object_array_add(groups, o);
         free(hosts);
     }

@@ -124,6 +124,8 @@ static int add_group(tbm_conf_t *c, const tbm_topology_t *t, const tbm_validatio
         snprintf(n->name, sizeof(n->name), "%s", tbm_topology_host_name(t, h));
         n->group = (int)g;
         n->line = 0;
+        n->rdma_subset = i < 32 && (v->groups[tg].rdma_subset >> i & 1u);   /* the group's hosts ascend */
+        gr->n_rdma_subset += (size_t)n->rdma_subset;
         gr->nodes[i] = (int)c->n_nodes++;
     }
     return 0;
@@ -162,7 +164,7 @@ static void fill_end(tbm_conf_end_t *e, const tbm_port_t *p, int node, int rdma)
 static void add_cables(tbm_conf_t *c, const tbm_topology_t *t, const int *conf_group)
 {
     size_t i;
-    int e;
+    int e, rdma;
 
     for (i = 0; i < t->n_cables; i++) {
         const tbm_cable_t *cb = &t->cables[i];
@@ -173,8 +175,11 @@ static void add_cables(tbm_conf_t *c, const tbm_topology_t *t, const int *conf_g
         cc->group = conf_group[cb->group];
         cc->speed_gbps = cb->speed_gbps > 0 && cb->speed_gbps <= 10000 ? cb->speed_gbps : 0;
         for (e = 0; e < 2; e++)
-            fill_end(&cc->end[e], &t->ports[cb->port[e]], node_of(c, t, conf_group, cb->host[e]),
-                     c->groups[cc->group].caps.rdma);
+            cc->end[e].node = node_of(c, t, conf_group, cb->host[e]);
+        rdma = c->groups[cc->group].caps.rdma ||
+               (c->nodes[cc->end[0].node].rdma_subset && c->nodes[cc->end[1].node].rdma_subset);
+        for (e = 0; e < 2; e++)
+            fill_end(&cc->end[e], &t->ports[cb->port[e]], cc->end[e].node, rdma);
         if (!cc->end[0].ipv4[0] || !cc->end[1].ipv4[0]) {   /* Addr= names both ends or none */
             cc->end[0].ipv4[0] = cc->end[1].ipv4[0] = '\0';
             cc->end[0].prefix_len = cc->end[1].prefix_len = -1;
@@ -202,6 +207,7 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
         memcpy(out->shared_partitions, hint->shared_partitions, sizeof(out->shared_partitions));
         memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
         out->exclusive_macs = hint->exclusive_macs;
+        out->jaccl_on_subsets = hint->jaccl_on_subsets;
         memcpy(out->owner, hint->owner, sizeof(out->owner));
         memcpy(out->record_dir, hint->record_dir, sizeof(out->record_dir));
         memcpy(out->record_readers, hint->record_readers, sizeof(out->record_readers));

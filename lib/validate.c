@@ -535,8 +535,9 @@ static void rdma_subset(ctx_t *c)
     group_where(c, where, sizeof(where));
     snprintf(fix, sizeof(fix), "replace %s with Thunderbolt 5 cables between Thunderbolt 5 ports of both Macs (on Mac "
              "Studio not the port beside Ethernet; a cable without RDMA devices: see rdma-missing), probe them and run "
-             "tbmesh inventory again; until then Slurm offers the group ring and mpi only",
-             n_slow == 1 ? "the cable" : "those cables");
+             "tbmesh inventory again; until then Slurm offers the group ring and mpi only%s",
+             n_slow == 1 ? "the cable" : "those cables", c->gv->rdma_subset ? ", and jaccl and jaccl-ring on the Macs "
+             "of its RdmaSubset= (tbmesh.conf) if the site allows it with JacclOnSubsets=yes" : "");
     flag(c, TBM_SEV_WARNING, "rdma-subset", where, 0, -1, -1, fix,
          "%zu cable%s keep%s JACCL from the whole group: %s; %s%s", n_slow, n_slow == 1 ? "" : "s",
          n_slow == 1 ? "s" : "", slow, still,

@@ -105,6 +105,10 @@ int tbm_validation_fit(const tbm_validation_t *v);
 /* A group name as a Slurm feature: "tbmesh_" + name with '-' turned to '_' ("tbmesh_studio_a"). */
 void tbm_group_feature(const char *group, char *buf, size_t len);
 
+/* The feature of the Macs of a group's RdmaSubset= (tbmesh.conf): "tbmesh_rdma_" + name, '-' turned to '_'
+ * ("tbmesh_rdma_studio_a"). */
+void tbm_group_rdma_feature(const char *group, char *buf, size_t len);
+
 /* True when `name` is a valid group name: [a-z][a-z0-9_-]{0,30}. */
 int tbm_group_name_valid(const char *name);
 

@@ -6,7 +6,8 @@
 # (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber); two cables on one
 # subnet are named, and netplan refuses to keep both. A cable from a Mac to itself is the same error in the
 # probe and the inventory. A Mac whose capture failed is said so, and one without Thunderbolt facts is in no
-# group of what is written. One slow cable in a mesh of eight names the Macs that still run JACCL.
+# group of what is written. One slow cable in a mesh of eight names the Macs that still run JACCL, and writes
+# them as the group's RdmaSubset= (with their cables' RDMA devices and their Slurm feature).
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
 macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
@@ -135,7 +136,19 @@ mkdir "$dir/slow8"
 out=$("$tbmesh" inventory --out "$dir/slow8" "$facts"/slow8-mac0[1-8].json); rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q '^tbmesh inventory: 8 Macs, 28 cables, 1 groups' &&
   echo "$out" | grep -qF 'warning rdma-subset at mac[01-08]: 1 cable keeps JACCL from the whole group: mac03:en8 <-> mac08:en4 at 40 Gb/s where RDMA wants above 40 Gb/s (Thunderbolt 5); mac[01-07] form an RDMA mesh without mac08 (jaccl); all of them form an RDMA ring (jaccl-ring, in the order mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08) Fix: replace the cable with Thunderbolt 5 cables' &&
-  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi$' "$dir/slow8/tbmesh.conf" ||
+  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi RdmaSubset=mac\[01-07\]$' "$dir/slow8/tbmesh.conf" &&
+  echo "$out" | grep -qxF '  RDMA subset: mac[01-07] (jaccl and jaccl-ring jobs may go there when tbmesh.conf says JacclOnSubsets=yes; it says no)' &&
+  [ "$(grep -c '^Cable=.* Rdma=rdma_' "$dir/slow8/tbmesh.conf")" = 21 ] &&
+  ! grep -q '^Cable=mac03:en8,mac08:en4 .*Rdma=' "$dir/slow8/tbmesh.conf" &&
+  [ "$(grep -c 'Features=tbmesh,tbmesh_group1,tbmesh_rdma_group1,' "$dir/slow8/slurm-nodes.conf")" = 7 ] &&
+  grep -q '^NodeName=mac08 .*Features=tbmesh,tbmesh_group1,macos' "$dir/slow8/slurm-nodes.conf" ||
   { say "one slow cable in eight: $rc $out $(cat "$dir/slow8/tbmesh.conf")"; fail=1; }
+# The site allows JACCL on the subset (JacclOnSubsets=yes in the last tbmesh.conf): kept when written again.
+sed -i 's/^SlurmdBasePort=6900$/&\nJacclOnSubsets=yes/' "$dir/slow8/tbmesh.conf"
+mkdir "$dir/slow8b"
+out=$("$tbmesh" inventory --last "$dir/slow8/tbmesh.conf" --out "$dir/slow8b" "$facts"/slow8-mac0[1-8].json)
+grep -qx 'JacclOnSubsets=yes' "$dir/slow8b/tbmesh.conf" && echo "$out" | grep -q 'JacclOnSubsets=yes; it says yes)' &&
+  grep -q 'RdmaSubset=mac\[01-07\]$' "$dir/slow8b/tbmesh.conf" ||
+  { say "JacclOnSubsets kept: $out $(cat "$dir/slow8b/tbmesh.conf")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail
