@@ -111,22 +111,59 @@ static char *group_hosts(const inventory_t *inv, size_t g)
     return list;
 }
 
+/* The tbmesh.conf group of topology group g (found by its first host), or NULL when the inventory left it out
+ * (a Mac whose Thunderbolt facts are unknown). */
+static const tbm_conf_group_t *conf_group(const inventory_t *inv, size_t g)
+{
+    int k = tbm_conf_node(&inv->conf, tbm_topology_host_name(&inv->topo, inv->topo.groups[g].hosts[0]));
+
+    return k >= 0 ? &inv->conf.groups[inv->conf.nodes[k].group] : NULL;
+}
+
+/* The Macs of a group's RdmaSubset= as a hostlist (malloc'd; "" when none), NULL when out of memory. */
+static char *subset_hosts(const inventory_t *inv, const tbm_conf_group_t *cg)
+{
+    char **names = calloc(cg->caps.n_nodes ? cg->caps.n_nodes : 1, sizeof(*names));
+    char *list;
+    size_t i, n = 0;
+
+    if (!names)
+        return NULL;
+    for (i = 0; i < cg->caps.n_nodes; i++)
+        if (inv->conf.nodes[cg->nodes[i]].rdma_subset)
+            names[n++] = inv->conf.nodes[cg->nodes[i]].name;
+    list = tbm_hostlist_compress(names, n);
+    free(names);
+    return list;
+}
+
 static void print_report(const inventory_t *inv)
 {
     size_t g, i, b, n_err = tbm_findings_count(&inv->val.findings, TBM_SEV_ERROR);
     char backends[128];
 
     printf("tbmesh inventory: %zu Macs, %zu cables, %zu groups\n", inv->topo.n_hosts, inv->topo.n_cables,
-           inv->topo.n_groups);
+           inv->conf.n_groups);
     for (g = 0; g < inv->topo.n_groups; g++) {
         const tbm_group_verdict_t *gv = &inv->val.groups[g];
-        const tbm_conf_group_t *cg = &inv->conf.groups[g];
+        const tbm_conf_group_t *cg = conf_group(inv, g);
         char *hosts = group_hosts(inv, g);
 
+        if (!cg) {
+            printf("left out: %s, in no group (no Thunderbolt facts: probe it again)\n", hosts ? hosts : "?");
+            free(hosts);
+            continue;
+        }
         tbm_backends_format(cg->caps.backends, backends, sizeof(backends));
         printf("group %s: %s of %zu (%s), %s, %s, %s mode; backends: %s\n", cg->caps.name,
                tbm_topo_class_name(inv->topo.groups[g].cls), inv->topo.groups[g].n_hosts, hosts ? hosts : "?",
                tbm_link_name(gv->link), cg->caps.rdma ? "RDMA" : "no RDMA", tbm_mode_name(cg->mode), backends);
+        if (cg->n_rdma_subset) {
+            char *subset = subset_hosts(inv, cg);
+            printf("  RDMA subset: %s (jaccl and jaccl-ring jobs may go there when tbmesh.conf says "
+                   "JacclOnSubsets=yes; it says %s)\n", subset ? subset : "?", inv->conf.jaccl_on_subsets ? "yes" : "no");
+            free(subset);
+        }
         for (b = 0; b < TBM_BACKEND_COUNT; b++)
             if (gv->blocked & TBM_BACKEND_BIT(b))
                 printf("  no %s: %s\n", tbm_backend_name((tbm_backend_t)b), gv->why[b]);
@@ -147,14 +184,19 @@ static void print_report(const inventory_t *inv)
 static void print_json(const inventory_t *inv)
 {
     json_object *root = json_object_new_object(), *groups = json_object_new_array();
-    json_object *findings = tbm_findings_json(&inv->val.findings), *o;
+    json_object *findings = tbm_findings_json(&inv->val.findings), *left_out = json_object_new_array(), *o;
     char backends[128];
     size_t g;
 
     for (g = 0; g < inv->topo.n_groups; g++) {
-        const tbm_conf_group_t *cg = &inv->conf.groups[g];
+        const tbm_conf_group_t *cg = conf_group(inv, g);
         char *hosts = group_hosts(inv, g);
 
+        if (!cg) {
+            json_object_array_add(left_out, json_object_new_string(hosts ? hosts : ""));
+            free(hosts);
+            continue;
+        }
         o = json_object_new_object();
         tbm_backends_format(cg->caps.backends, backends, sizeof(backends));
         json_object_object_add(o, "name", json_object_new_string(cg->caps.name));
@@ -165,6 +207,11 @@ static void print_json(const inventory_t *inv)
         json_object_object_add(o, "rdma", json_object_new_boolean(cg->caps.rdma));
         json_object_object_add(o, "mode", json_object_new_string(tbm_mode_name(cg->mode)));
         json_object_object_add(o, "backends", json_object_new_string(backends));
+        if (cg->n_rdma_subset) {
+            char *subset = subset_hosts(inv, cg);
+            json_object_object_add(o, "rdma_subset", json_object_new_string(subset ? subset : ""));
+            free(subset);
+        }
         json_object_array_add(groups, o);
         free(hosts);
     }
@@ -172,6 +219,7 @@ static void print_json(const inventory_t *inv)
     json_object_object_add(root, "cables", json_object_new_int((int)inv->topo.n_cables));
     json_object_object_add(root, "fit", json_object_new_boolean(tbm_validation_fit(&inv->val)));
     json_object_object_add(root, "groups", groups);
+    json_object_object_add(root, "left_out", left_out);   /* Macs in no group: their Thunderbolt facts are unknown */
     json_object_object_add(root, "findings", findings);
     printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);

@@ -33,6 +33,7 @@ void tbm_conf_free(tbm_conf_t *c)
     free(c->groups);
     free(c->nodes);
     free(c->cables);
+    free(c->left_out);
     tbm_conf_init(c);
 }
 
@@ -90,6 +91,19 @@ const tbm_conf_group_t *tbm_conf_group(const tbm_conf_t *c, const char *name)
     return NULL;
 }
 
+int tbm_conf_rdma_subset_caps(const tbm_conf_t *c, const tbm_conf_group_t *g, tbm_group_caps_t *caps)
+{
+    if (!c->jaccl_on_subsets || g->n_rdma_subset < 2)
+        return 0;
+    memset(caps, 0, sizeof(*caps));
+    snprintf(caps->name, sizeof(caps->name), "%s", g->caps.name);
+    caps->n_nodes = g->n_rdma_subset;
+    caps->topology = TBM_TOPO_MESH;
+    caps->backends = TBM_BACKENDS_RDMA;
+    caps->rdma = 1;
+    return 1;
+}
+
 int tbm_conf_node(const tbm_conf_t *c, const char *name)
 {
     size_t i;
@@ -138,7 +152,7 @@ static int same_node(const tbm_conf_t *a, const tbm_conf_node_t *x, const tbm_co
         return 0;
     y = &b->nodes[k];
     return strcmp(a->groups[x->group].caps.name, b->groups[y->group].caps.name) == 0 &&
-           strcmp(x->agent_addr, y->agent_addr) == 0 && x->agent_port == y->agent_port &&
+           x->rdma_subset == y->rdma_subset && strcmp(x->agent_addr, y->agent_addr) == 0 && x->agent_port == y->agent_port &&
            x->slurmd_port == y->slurmd_port;
 }
 
@@ -146,7 +160,7 @@ static int same_group(const tbm_conf_group_t *x, const tbm_conf_group_t *y)
 {
     return y && x->caps.n_nodes == y->caps.n_nodes && x->caps.topology == y->caps.topology &&
            x->caps.backends == y->caps.backends && x->caps.rdma == y->caps.rdma && x->link == y->link &&
-           x->mode == y->mode && same_owners(x->owner, y->owner);
+           x->mode == y->mode && x->n_rdma_subset == y->n_rdma_subset && same_owners(x->owner, y->owner);
 }
 
 static int same_end(const tbm_conf_t *a, const tbm_conf_end_t *x, const tbm_conf_t *b, const tbm_conf_end_t *y)
@@ -164,6 +178,7 @@ int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b)
         strcmp(a->mlx_version, b->mlx_version) != 0 || strcmp(a->mac_partition, b->mac_partition) != 0 ||
         strcmp(a->shared_partitions, b->shared_partitions) != 0 ||
         strcmp(a->default_partition, b->default_partition) != 0 || a->exclusive_macs != b->exclusive_macs ||
+        a->jaccl_on_subsets != b->jaccl_on_subsets ||
         !same_owners(a->owner, b->owner) ||
         strcmp(a->record_dir, b->record_dir) != 0 || strcmp(a->record_readers, b->record_readers) != 0 ||
         a->records != b->records || a->n_groups != b->n_groups ||

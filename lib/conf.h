@@ -22,6 +22,7 @@
 #define TBM_PARTITIONS_MAX  512           /* a comma-separated list of them */
 #define TBM_CONF_RECORD_DIR_MAX 1024      /* RecordDir's path, with its NUL (record.h's TBM_RECORD_PATH_MAX) */
 #define TBM_CONF_GROUP_NAME_MAX 64        /* RecordReaders' Unix group, with its NUL */
+#define TBM_CONF_RDMA_SUBSET_MAX 64       /* Macs named by one RdmaSubset= */
 
 /* Defaults of the global settings. */
 #define TBM_CONF_AGENT_PORT       6830
@@ -58,6 +59,8 @@ typedef struct tbm_conf_group {
     tbm_link_t link;
     tbm_mode_t mode;
     int *nodes;                   /* caps.n_nodes indices into nodes, in the order of Nodes= */
+    size_t n_rdma_subset;         /* Macs of RdmaSubset= (their nodes' rdma_subset is set); 0 when none: in a
+                                     group with Rdma=no, a full mesh of Macs whose cables all do RDMA */
     int line;                     /* where it was read (0 when not parsed) */
     char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* this group's owners; "" when the global one holds */
 } tbm_conf_group_t;
@@ -65,6 +68,7 @@ typedef struct tbm_conf_group {
 typedef struct tbm_conf_node {
     char name[TBM_HOSTNAME_MAX];
     int group;                    /* index into groups */
+    int rdma_subset;              /* named by its group's RdmaSubset= */
     char agent_addr[TBM_HOSTNAME_MAX];  /* where macnoded listens; "" means the node name */
     int agent_port;               /* 0: the global AgentPort */
     int slurmd_port;              /* 0: derived from SlurmdBasePort (bridge mode) */
@@ -86,6 +90,12 @@ typedef struct tbm_conf_cable {
     int line;
 } tbm_conf_cable_t;
 
+/* A Mac the inventory leaves out of every group: its Thunderbolt facts are unknown (its capture failed). */
+typedef struct tbm_conf_left_out {
+    char name[TBM_HOSTNAME_MAX];
+    char why[TBM_UNKNOWN_MAX];    /* why the capture failed: "system_profiler ...: ..." */
+} tbm_conf_left_out_t;
+
 typedef struct tbm_conf {
     int agent_port;
     int coordinator_port;
@@ -96,6 +106,8 @@ typedef struct tbm_conf {
     char shared_partitions[TBM_PARTITIONS_MAX]; /* partitions holding Macs and Linux nodes, comma-separated */
     char default_partition[TBM_PARTITION_MAX];  /* Slurm's Default=YES partition; "" when not given */
     int exclusive_macs;                       /* ExclusiveMacs: a Mac job owns its Macs whole (default 1) */
+    int jaccl_on_subsets;                     /* JacclOnSubsets: jaccl and jaccl-ring jobs may be placed on a
+                                                 group's RdmaSubset= (default 0) */
     char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* every group's owners unless a Group line names its own */
     /* The record store's settings, kept as given so that a rewritten file keeps them (the store reads them
      * with tbm_record_settings_parse): "" and -1 when not given. */
@@ -108,6 +120,9 @@ typedef struct tbm_conf {
     size_t n_nodes;
     tbm_conf_cable_t *cables;
     size_t n_cables;
+    tbm_conf_left_out_t *left_out;   /* Macs of the inventory in no group (tbm_conf_from_topology only): the
+                                        file says each in a comment line; never read back */
+    size_t n_left_out;
 } tbm_conf_t;
 
 /* An empty configuration with the default settings. */
@@ -126,9 +141,21 @@ char *tbm_conf_write(const tbm_conf_t *c);
 
 /* The configuration of a validated topology. Group names, modes, node settings and global settings
  * come from `hint` (the last tbmesh.conf; NULL for none): a group takes the name of the hint group
- * holding most of its hosts, else "group<N>". Refuses hosts without a valid, unique name. */
+ * holding most of its hosts, else "group<N>". A Mac whose Thunderbolt facts are unknown (its capture failed)
+ * is left out of every group, as nothing is known of its cables (left_out: written as a comment with why and
+ * what to do).
+ * The configuration's groups are therefore not the topology's by index: find a host's by its name
+ * (tbm_conf_node). A group whose verdict keeps an RDMA subset (some cables keep JACCL from the whole group)
+ * gets it as RdmaSubset=, and the cables between its Macs their RDMA devices (Rdma=). Refuses hosts without
+ * a valid, unique name. */
 int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, const tbm_conf_t *hint,
                            tbm_conf_t *out, tbm_err_t *err);
+
+/* The placement rules of a group's RdmaSubset=, when the site allows JACCL there (JacclOnSubsets=yes) and the
+ * group names one: 1 with `caps` holding the group's name, the subset's size, Topology=mesh, Rdma=yes and the
+ * backends jaccl and jaccl-ring; else 0 (caps untouched). The subset's Macs carry the Slurm feature
+ * tbm_group_rdma_feature() of the group. */
+int tbm_conf_rdma_subset_caps(const tbm_conf_t *c, const tbm_conf_group_t *g, tbm_group_caps_t *caps);
 
 /* Same settings, groups (by name, nodes as sets), node settings and cables (in order). */
 int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b);

@@ -178,7 +178,8 @@ static int move_cables(conf_parser_t *p)
     return 0;
 }
 
-/* What a group needs of each of its cables: RDMA devices with Rdma=yes, addresses for TCP and JACCL. */
+/* What a group needs of each of its cables: RDMA devices with Rdma=yes, addresses for TCP and JACCL; the
+ * same of a cable between two Macs of the group's RdmaSubset=. */
 static void check_cable_needs(conf_parser_t *p)
 {
     size_t i;
@@ -186,17 +187,59 @@ static void check_cable_needs(conf_parser_t *p)
     for (i = 0; i < p->n_pc; i++) {
         const pending_cable_t *pc = &p->pc[i];
         const tbm_conf_group_t *g;
+        int tcp, subset;
         if (pc->bad)
             continue;
         g = &p->c->groups[pc->cable.group];
+        tcp = (g->caps.backends & ~TBM_BACKEND_BIT(TBM_BACKEND_MPI)) != 0;
+        subset = p->c->nodes[pc->cable.end[0].node].rdma_subset && p->c->nodes[pc->cable.end[1].node].rdma_subset;
         if (g->caps.rdma && !pc->has_rdma)
             BAD_AT(p, pc->cable.line, "add Rdma=rdma_<if>,rdma_<if>, or set Rdma=no on the group",
                    "group %s has Rdma=yes but this cable names no RDMA devices", g->caps.name);
-        if ((g->caps.backends & ~TBM_BACKEND_BIT(TBM_BACKEND_MPI)) && !pc->has_addr)
+        else if (subset && !pc->has_rdma)
+            BAD_AT(p, pc->cable.line, "add Rdma=rdma_<if>,rdma_<if>, or take one of its Macs out of RdmaSubset=",
+                   "the cable joins two Macs of group %s's RdmaSubset= but names no RDMA devices", g->caps.name);
+        if (tcp && !pc->has_addr)
             BAD_AT(p, pc->cable.line, "give both ends' addresses: Addr=10.0.0.1/30,10.0.0.2/30",
                    "group %s runs %s but this cable has no Addr=", g->caps.name,
                    g->caps.backends & TBM_BACKEND_BIT(TBM_BACKEND_RING) ? "ring" : "JACCL");
+        else if (subset && !pc->has_addr)
+            BAD_AT(p, pc->cable.line, "give both ends' addresses: Addr=10.0.0.1/30,10.0.0.2/30",
+                   "the cable joins two Macs of group %s's RdmaSubset=, where JACCL runs, but has no Addr=",
+                   g->caps.name);
     }
+}
+
+/* A group's RdmaSubset= is a full mesh: every two of its Macs share a cable (ids[0..n) are the group's). */
+static void check_subset_mesh(conf_parser_t *p, const tbm_conf_group_t *gr, const size_t *ids, size_t n)
+{
+    uint64_t joined[TBM_CONF_RDMA_SUBSET_MAX] = {0};
+    int at[TBM_CONF_RDMA_SUBSET_MAX];
+    size_t i, j, k = 0;
+    int a, b;
+
+    for (i = 0; i < gr->caps.n_nodes && k < TBM_CONF_RDMA_SUBSET_MAX; i++)
+        if (p->c->nodes[gr->nodes[i]].rdma_subset)
+            at[k++] = gr->nodes[i];
+    for (i = 0; i < n; i++) {
+        const tbm_conf_cable_t *cb = &p->c->cables[ids[i]];
+        for (a = 0; a < (int)k && at[a] != cb->end[0].node; a++)
+            ;
+        for (b = 0; b < (int)k && at[b] != cb->end[1].node; b++)
+            ;
+        if (a < (int)k && b < (int)k) {
+            joined[a] |= 1ull << b;
+            joined[b] |= 1ull << a;
+        }
+    }
+    for (i = 0; i < k; i++)
+        for (j = i + 1; j < k; j++)
+            if (!(joined[i] >> j & 1u)) {
+                BAD_AT(p, gr->line, "name Macs every two of which are cabled (tbmesh inventory writes the largest "
+                       "such set), or drop RdmaSubset=", "RdmaSubset= of group %s is not a full mesh: %s and %s "
+                       "share no cable", gr->caps.name, p->c->nodes[at[i]].name, p->c->nodes[at[j]].name);
+                return;
+            }
 }
 
 /* The class the cables ids[0..n) of group g make (pos: each node's place in its group). */
@@ -231,6 +274,8 @@ static void check_group(conf_parser_t *p, size_t g, const int *pos, const size_t
         BAD_AT(p, gr->line, "fix the group's Cable= lines or its Topology=",
                "group %s says Topology=%s but its cables make the topology %s", gr->caps.name,
                tbm_topo_class_name(gr->caps.topology), tbm_topo_class_name((tbm_topo_class_t)cls));
+    if (gr->n_rdma_subset)
+        check_subset_mesh(p, gr, ids, n_cables);
 }
 
 /* Each group's cables against its Topology= (cables bucketed by group first). */
@@ -259,17 +304,24 @@ static void check_group_cables(conf_parser_t *p)
     free(ids);
 }
 
-/* Two groups with one name, or that would share a Slurm feature (studio-a and studio_a). */
+/* Two groups with one name, or that would share a Slurm feature (studio-a and studio_a; or a group named
+ * rdma-x and the RdmaSubset= feature of group x, tbmesh_rdma_x). */
 static void check_group_names(conf_parser_t *p)
 {
-    typedef char feature_t[TBM_GROUP_NAME_MAX + 8];
-    feature_t *features = malloc((p->c->n_groups ? p->c->n_groups : 1) * sizeof(*features));
-    sort_key_t *keys = malloc((p->c->n_groups ? p->c->n_groups : 1) * sizeof(*keys));
+    typedef char feature_t[TBM_GROUP_NAME_MAX + 16];
+    feature_t *features = malloc((p->c->n_groups ? p->c->n_groups : 1) * 2 * sizeof(*features));
+    sort_key_t *keys = malloc((p->c->n_groups ? p->c->n_groups : 1) * 2 * sizeof(*keys));
     size_t i, n = 0;
 
     for (i = 0; features && keys && i < p->c->n_groups; i++)
         if (p->c->groups[i].caps.name[0]) {
             tbm_group_feature(p->c->groups[i].caps.name, features[n], sizeof(features[n]));
+            keys[n].name = features[n];
+            keys[n].sub = "";
+            keys[n++].index = (int)i;
+            if (!p->c->groups[i].n_rdma_subset)
+                continue;
+            tbm_group_rdma_feature(p->c->groups[i].caps.name, features[n], sizeof(features[n]));
             keys[n].name = features[n];
             keys[n].sub = "";
             keys[n++].index = (int)i;

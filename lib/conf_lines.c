@@ -68,7 +68,7 @@ static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
     {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
     {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {"ExclusiveMacs", set_global},
-    {"RecordDir", set_record_setting}, {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
+    {"JacclOnSubsets", set_global}, {"RecordDir", set_record_setting}, {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
     {"OwnerRecovery", set_global_owner}, {"OwnerAccess", set_global_owner}, {"OwnerUpkeep", set_global_owner},
     {NULL, NULL},
 };
@@ -157,7 +157,8 @@ static int set_global(conf_parser_t *p, const char *key, const char *val)
     case 5: return set_partitions(p, key, val, p->c->mac_partition, sizeof(p->c->mac_partition), 0);
     case 6: return set_partitions(p, key, val, p->c->shared_partitions, sizeof(p->c->shared_partitions), 1);
     case 7: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
-    default: return set_yes_no(p, key, val, &p->c->exclusive_macs);
+    case 8: return set_yes_no(p, key, val, &p->c->exclusive_macs);
+    default: return set_yes_no(p, key, val, &p->c->jaccl_on_subsets);
     }
 }
 
@@ -305,10 +306,22 @@ static int set_backends(conf_parser_t *p, const char *key, const char *val)
     return 0;
 }
 
+/* RdmaSubset=: kept as names until the line's Nodes= is read too (finish_group). */
+static int set_rdma_subset(conf_parser_t *p, const char *key, const char *val)
+{
+    tbm_err_t err = {{0}};
+
+    (void)key;
+    if (tbm_hostlist_expand(val, &p->subset_names, &p->n_subset_names, &err) < 0)
+        return BAD(p, "write the Macs as a hostlist: RdmaSubset=mac[01-07]", "RdmaSubset=: %s", err.msg);
+    return 0;
+}
+
 static const conf_key_t group_keys[] = {
     {"Group", set_group_name}, {"Nodes", set_nodes}, {"Topology", set_topology}, {"Link", set_link},
-    {"Rdma", set_group_rdma}, {"Mode", set_mode}, {"Backends", set_backends}, {"OwnerRecovery", set_group_owner},
-    {"OwnerAccess", set_group_owner}, {"OwnerUpkeep", set_group_owner}, {NULL, NULL},
+    {"Rdma", set_group_rdma}, {"Mode", set_mode}, {"Backends", set_backends}, {"RdmaSubset", set_rdma_subset},
+    {"OwnerRecovery", set_group_owner}, {"OwnerAccess", set_group_owner}, {"OwnerUpkeep", set_group_owner},
+    {NULL, NULL},
 };
 
 static int start_group(conf_parser_t *p)
@@ -347,6 +360,49 @@ static unsigned allowed_backends(const tbm_conf_group_t *g)
     return g->caps.rdma ? m : m & ~TBM_BACKENDS_RDMA;
 }
 
+/* The group's node named `name`, or -1. */
+static int group_node(const conf_parser_t *p, const tbm_conf_group_t *g, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < g->caps.n_nodes; i++)
+        if (strcmp(p->c->nodes[g->nodes[i]].name, name) == 0)
+            return g->nodes[i];
+    return -1;
+}
+
+/* RdmaSubset=: Macs of the group's Nodes=, each once, 2 or more, in a group without RDMA as a whole. */
+static void finish_subset(conf_parser_t *p, tbm_conf_group_t *g)
+{
+    size_t i, n = p->n_subset_names;
+    int k;
+
+    if (g->caps.rdma) {
+        BAD(p, "drop RdmaSubset=: every Mac of the group runs JACCL already",
+            "group %s has Rdma=yes and RdmaSubset=", g->caps.name);
+        return;
+    }
+    if (n < 2 || n > TBM_CONF_RDMA_SUBSET_MAX) {
+        BAD(p, "name 2 to 64 Macs of the group whose cables all do RDMA (tbmesh inventory writes them), or drop "
+               "RdmaSubset=", "RdmaSubset= names %zu Mac%s", n, n == 1 ? "" : "s");
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        k = group_node(p, g, p->subset_names[i]);
+        if (k < 0) {
+            BAD(p, "name Macs of the group's Nodes= only", "RdmaSubset= names %s, which is not in Nodes=",
+                p->subset_names[i]);
+            return;
+        }
+        if (p->c->nodes[k].rdma_subset) {
+            BAD(p, "name each Mac once", "RdmaSubset= names %s twice", p->subset_names[i]);
+            return;
+        }
+        p->c->nodes[k].rdma_subset = 1;
+    }
+    g->n_rdma_subset = n;
+}
+
 static void finish_group(conf_parser_t *p)
 {
     tbm_conf_group_t *g = p->group;
@@ -372,6 +428,8 @@ static void finish_group(conf_parser_t *p)
         BAD(p, "remove them from Backends=, or fix Topology= and Rdma=",
             "Backends= lists %s, which a %s group with Rdma=%s cannot run", list,
             tbm_topo_class_name(g->caps.topology), g->caps.rdma ? "yes" : "no");
+    if (p->subset_names)
+        finish_subset(p, g);
 }
 
 /* ---- NodeName lines ---- */
@@ -552,6 +610,9 @@ void tbm_conf_read_tokens(conf_parser_t *p, conf_token_t *tok, size_t n)
                 finish_group(p);
             p->group_bad[p->c->n_groups - 1] = p->n_errors > p->line_errors;
         }
+        tbm_hostlist_free(p->subset_names, p->n_subset_names);
+        p->subset_names = NULL;
+        p->n_subset_names = 0;
     } else if (strcasecmp(tok[0].key, "NodeName") == 0) {
         memset(&p->node, 0, sizeof(p->node));
         tbm_conf_apply_keys(p, node_keys, "NodeName", tok, n);

@@ -25,6 +25,7 @@ static void parser_free(conf_parser_t *p)
     free(p->index);
     free(p->group_bad);
     tbm_hostlist_free(p->node_names, p->n_node_names);
+    tbm_hostlist_free(p->subset_names, p->n_subset_names);
 }
 
 static void read_lines(conf_parser_t *p, const char *buf, size_t len)

@@ -31,7 +31,7 @@ typedef struct conf_parser {
     tbm_findings_t *errors;
     size_t n_errors;
     tbm_conf_t *c;
-    int global_line[9];            /* where each global setting was set (order of its table), 0: not yet */
+    int global_line[10];           /* where each global setting was set (order of its table), 0: not yet */
     int owner_line[TBM_OWNER_ROLES];   /* where each global owner was set, 0: not yet */
     pending_node_t *pn;            /* NodeName settings */
     size_t n_pn, cap_pn;
@@ -47,6 +47,8 @@ typedef struct conf_parser {
     pending_node_t node;
     char **node_names;
     size_t n_node_names;
+    char **subset_names;           /* RdmaSubset= of the Group line being read */
+    size_t n_subset_names;
 } conf_parser_t;
 
 /* A key of one kind of line and what reads its value (key: the key's own spelling; -1 when reported). */

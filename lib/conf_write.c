@@ -17,31 +17,41 @@ static void write_owners(tbm_strbuf_t *sb, const char (*owner)[TBM_OWNER_MAX], i
             tbm_sb_printf(sb, on_line ? " %s=%s" : "%s=%s\n", tbm_owner_key((tbm_owner_role_t)r), owner[r]);
 }
 
+/* The group's nodes (only those of its RdmaSubset= when `subset`) as a hostlist; NULL when out of memory. */
+static char *group_list(const tbm_conf_t *c, const tbm_conf_group_t *g, int subset)
+{
+    char **names = malloc((g->caps.n_nodes ? g->caps.n_nodes : 1) * sizeof(char *)), *list;
+    size_t i, n = 0;
+
+    if (!names)
+        return NULL;
+    for (i = 0; i < g->caps.n_nodes; i++)
+        if (!subset || c->nodes[g->nodes[i]].rdma_subset)
+            names[n++] = (char *)c->nodes[g->nodes[i]].name;
+    list = tbm_hostlist_compress(names, n);
+    free(names);
+    return list;
+}
+
 static void write_group(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_group_t *g)
 {
-    char **names = malloc((g->caps.n_nodes ? g->caps.n_nodes : 1) * sizeof(char *));
-    char backends[64], *list;
-    size_t i;
+    char backends[64], *list = group_list(c, g, 0), *subset = g->n_rdma_subset ? group_list(c, g, 1) : NULL;
 
-    if (!names) {
+    if (!list || (g->n_rdma_subset && !subset)) {
         sb->failed = 1;
-        return;
-    }
-    for (i = 0; i < g->caps.n_nodes; i++)
-        names[i] = (char *)c->nodes[g->nodes[i]].name;
-    list = tbm_hostlist_compress(names, g->caps.n_nodes);
-    free(names);
-    if (!list) {
-        sb->failed = 1;
+        free(list);
         return;
     }
     tbm_backends_format(g->caps.backends, backends, sizeof(backends));
     tbm_sb_printf(sb, "Group=%s Nodes=%s Topology=%s Link=%s Rdma=%s Mode=%s Backends=%s", g->caps.name, list,
                   tbm_topo_class_name(g->caps.topology), tbm_link_name(g->link), g->caps.rdma ? "yes" : "no",
                   tbm_mode_name(g->mode), backends);
+    if (subset)
+        tbm_sb_printf(sb, " RdmaSubset=%s", subset);
     write_owners(sb, g->owner, 1);
     tbm_sb_printf(sb, "\n");
     free(list);
+    free(subset);
 }
 
 static void write_node(tbm_strbuf_t *sb, const tbm_conf_node_t *n)
@@ -80,6 +90,17 @@ static void write_cable(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_ca
     tbm_sb_printf(sb, "\n");
 }
 
+/* The Macs left out of every group, one comment line each: why, and what to do. */
+static void write_left_out(tbm_strbuf_t *sb, const tbm_conf_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->n_left_out; i++)
+        tbm_sb_printf(sb, "# %s is in no group: no Thunderbolt facts for %s (probe failed: %s): probe it again "
+                      "(`macnode probe` on %s), then run tbmesh inventory again\n", c->left_out[i].name,
+                      c->left_out[i].name, c->left_out[i].why, c->left_out[i].name);
+}
+
 char *tbm_conf_write(const tbm_conf_t *c)
 {
     tbm_strbuf_t sb;
@@ -87,6 +108,7 @@ char *tbm_conf_write(const tbm_conf_t *c)
 
     tbm_sb_init(&sb);
     tbm_sb_printf(&sb, "# tbmesh.conf: the Thunderbolt groups of the lab for slurm-tbmesh; see tbmesh.conf(5).\n");
+    write_left_out(&sb, c);
     tbm_sb_printf(&sb, "AgentPort=%d\nCoordinatorPort=%d\nRingBasePort=%d\nSlurmdBasePort=%d\n", c->agent_port,
                   c->coordinator_port, c->ring_base_port, c->slurmd_base_port);
     if (c->mlx_version[0])
@@ -99,6 +121,8 @@ char *tbm_conf_write(const tbm_conf_t *c)
         tbm_sb_printf(&sb, "DefaultPartition=%s\n", c->default_partition);
     if (!c->exclusive_macs)
         tbm_sb_printf(&sb, "ExclusiveMacs=no\n");
+    if (c->jaccl_on_subsets)
+        tbm_sb_printf(&sb, "JacclOnSubsets=yes\n");
     write_owners(&sb, c->owner, 0);
     if (c->record_dir[0])
         tbm_sb_printf(&sb, "RecordDir=%s\n", c->record_dir);

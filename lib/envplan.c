@@ -181,8 +181,8 @@ static int common_vars(envplan_ctx_t *c, tbm_backend_t asked)
         snprintf(p->note, sizeof(p->note), "tbmesh: group %s, %zu Macs: backend %s (chosen by auto: %s); rank %d",
                  p->group, c->n, tbm_backend_name(c->backend), tbm_envplan_auto_reason(c->backend), p->rank);
     else
-        snprintf(p->note, sizeof(p->note), "tbmesh: group %s, %zu Macs: backend %s (asked for); rank %d", p->group,
-                 c->n, tbm_backend_name(c->backend), p->rank);
+        snprintf(p->note, sizeof(p->note), "tbmesh: group %s, %zu Macs%s: backend %s (asked for); rank %d",
+                 p->group, c->n, c->on_subset ? " of its RDMA subset" : "", tbm_backend_name(c->backend), p->rank);
     if (tbm_envplan_add_var(c, "TBMESH_BACKEND", "%s", tbm_backend_name(c->backend)) < 0 ||
         tbm_envplan_add_var(c, "TBMESH_RANK", "%d", p->rank) < 0 ||
         tbm_envplan_add_var(c, "TBMESH_SIZE", "%zu", c->n) < 0)

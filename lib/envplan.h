@@ -69,7 +69,9 @@ typedef struct tbm_envplan {
  *
  * Backends (b = auto takes the first of jaccl, jaccl-ring, ring, mpi that the group allows for n Macs and
  * the MLX version supports: jaccl on an RDMA full mesh of at most 8, jaccl-ring on an RDMA ring or a larger
- * RDMA mesh, ring otherwise, mpi when the cabling is neither a mesh nor a ring):
+ * RDMA mesh, ring otherwise, mpi when the cabling is neither a mesh nor a ring; jaccl and jaccl-ring asked for
+ * by name also run where every node of the job is in the group's RdmaSubset= and tbmesh.conf says
+ * JacclOnSubsets=yes, by the rules of an RDMA mesh of the subset's size):
  * - every plan: TBMESH_BACKEND, TBMESH_RANK, TBMESH_SIZE. One Mac: TBMESH_BACKEND=none and nothing else.
  * - jaccl, jaccl-ring: MLX_RANK, MLX_IBV_DEVICES (MLX_JACCL_DEVICES for MLX 0.30.3 exactly) naming the
  *   device matrix, MLX_JACCL_COORDINATOR, MLX_JACCL_RING=1 for jaccl-ring; from MLX 0.31.2 (or unknown)

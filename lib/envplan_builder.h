@@ -56,6 +56,7 @@ struct envplan_ctx {
     int *cnode;                           /* conf node of each job index */
     envplan_rails_t *rails;               /* n x n, by job index */
     const tbm_conf_group_t *group;
+    int on_subset;                        /* the job runs JACCL on its group's RdmaSubset= (JacclOnSubsets) */
     tbm_backend_t backend;
     const envplan_builder_t *builder;     /* the backend's, once chosen */
     long version;
@@ -74,8 +75,9 @@ static inline const char *tbm_envplan_node_name(const envplan_ctx_t *c, int job_
 
 /* ---- envplan_choose.c ---- */
 
-/* Resolve auto to the first backend the group and the MLX version allow, or check the one asked for.
- * Sets c->backend; 0, or -1 with c->err. */
+/* Resolve auto to the first backend the group and the MLX version allow, or check the one asked for: jaccl
+ * and jaccl-ring asked for by name also by the rules of the group's RdmaSubset= when every Mac of the job is
+ * in it and tbmesh.conf says JacclOnSubsets=yes (c->on_subset). Sets c->backend; 0, or -1 with c->err. */
 int tbm_envplan_choose_backend(envplan_ctx_t *c, tbm_backend_t b);
 
 /* Why auto chose backend b, for the job's note. */

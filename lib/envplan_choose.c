@@ -21,8 +21,24 @@ static int version_allows(envplan_ctx_t *c, tbm_backend_t b, tbm_err_t *err)
     return 0;
 }
 
+/* The RdmaSubset= rules for jaccl or jaccl-ring asked for by name, when the group cannot run it whole and the
+ * site allows the subset: into sub, with 1 when every Mac of the job is in the subset. */
+static int subset_caps(envplan_ctx_t *c, tbm_backend_t b, tbm_group_caps_t *sub)
+{
+    size_t i;
+
+    if ((b != TBM_BACKEND_JACCL && b != TBM_BACKEND_JACCL_RING) ||
+        tbm_group_supports(&c->group->caps, b, c->n, NULL) || !tbm_conf_rdma_subset_caps(c->conf, c->group, sub))
+        return 0;
+    for (i = 0; i < c->n; i++)
+        if (!c->conf->nodes[c->cnode[i]].rdma_subset)
+            return 0;
+    return 1;
+}
+
 int tbm_envplan_choose_backend(envplan_ctx_t *c, tbm_backend_t b)
 {
+    tbm_group_caps_t sub;
     tbm_err_t why = {{0}};
     int i;
 
@@ -37,7 +53,8 @@ int tbm_envplan_choose_backend(envplan_ctx_t *c, tbm_backend_t b)
         return tbm_errprintf(c->err, "no backend fits %zu Macs of group %s: %s", c->n, c->group->caps.name,
                              why.msg);
     }
-    if (!tbm_group_supports(&c->group->caps, b, c->n, &why))
+    c->on_subset = subset_caps(c, b, &sub);
+    if (!tbm_group_supports(c->on_subset ? &sub : &c->group->caps, b, c->n, &why))
         return tbm_errprintf(c->err, "backend %s on %zu Macs of group %s: %s", tbm_backend_name(b), c->n,
                              c->group->caps.name, why.msg);
     c->backend = b;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const argv_thunderbolt[] = { "system_profiler", "SPThunderboltDataType", "-json", NULL };
@@ -78,6 +79,53 @@ static void check_cable_to_self(const tbm_host_facts_t *facts, tbm_findings_t *f
         }
 }
 
+/* The one port of receptacle n, or NULL (none, or two claiming it: then the receptacle names neither). */
+static const tbm_tb_port_t *only_port(const tbm_host_facts_t *facts, int n)
+{
+    const tbm_tb_port_t *found = NULL;
+    int i;
+
+    for (i = 0; i < facts->n_ports && i < TBM_MAX_PORTS; i++)
+        if (facts->ports[i].receptacle == n) {
+            if (found)
+                return NULL;
+            found = &facts->ports[i];
+        }
+    return found;
+}
+
+/* The system_profiler parser names a port "Thunderbolt N" (its receptacle), as nothing else is known of it
+ * then; once networksetup has bound the ports to their interfaces, its findings fs->items[first..end) name
+ * each bound port as the inventory does (tbm_facts_port_name: "mac01:en2"). */
+static void name_ports_by_iface(const tbm_host_facts_t *facts, tbm_findings_t *fs, size_t first, size_t end)
+{
+    char out[TBM_FINDING_TEXT_MAX * 2], name[TBM_PORT_NAME_MAX];
+    const tbm_tb_port_t *p;
+    const char *w, *at;
+    size_t i, used;
+    char *digits;
+    long n;
+
+    for (i = first; i < end && i < fs->n; i++) {
+        used = 0;
+        w = fs->items[i].what;
+        while ((at = strstr(w, "Thunderbolt ")) != NULL && used < sizeof(out)) {
+            n = strtol(at + 12, &digits, 10);
+            p = digits > at + 12 && n > 0 && n < 100 ? only_port(facts, (int)n) : NULL;
+            if (p && p->iface[0])
+                tbm_facts_port_name(facts->hostname, p, name, sizeof(name));
+            else
+                snprintf(name, sizeof(name), "%.*s", (int)(digits - at), at);   /* kept as it was */
+            used += (size_t)snprintf(out + used, sizeof(out) - used, "%.*s%s", (int)(at - w), w, name);
+            w = at + (digits > at + 12 ? digits - at : 12);
+        }
+        if (w == fs->items[i].what || used >= sizeof(out))
+            continue;   /* no port named, or too long to say (cannot happen: names are shorter) */
+        snprintf(out + used, sizeof(out) - used, "%s", w);
+        tbm_text_fit(fs->items[i].what, sizeof(fs->items[i].what), out);
+    }
+}
+
 /* RDMA enabled without devices: the fix names what enabling cannot fix, from the fastest link to a Mac. */
 static void check_rdma(const tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
@@ -120,7 +168,7 @@ static void mark_unknown(tbm_host_facts_t *facts, size_t i, const tbm_findings_t
 
 int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
-    size_t before = tbm_findings_count(fs, TBM_SEV_ERROR), i, n;
+    size_t before = tbm_findings_count(fs, TBM_SEV_ERROR), i, n, tb_first = 0, tb_end = 0;
     const tbm_raw_t *out;
 
     tbm_facts_init(facts);
@@ -131,7 +179,12 @@ int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, t
         n = fs->n;
         if (parsers[i](out->data, out->len, facts, fs) < 0)
             mark_unknown(facts, i, fs, n);
+        if (parsers[i] == tbm_parse_thunderbolt) {
+            tb_first = n;
+            tb_end = fs->n;
+        }
     }
+    name_ports_by_iface(facts, fs, tb_first, tb_end);
     check_ports_bound(facts, fs);
     check_cable_to_self(facts, fs);
     check_rdma(facts, fs);

@@ -90,7 +90,8 @@ size_t tbm_health_check(const tbm_conf_t *conf, const char *node, const tbm_host
     for (i = 0; i < conf->n_cables; i++)
         for (e = 0; e < 2; e++)
             if (conf->cables[i].end[e].node == n) {
-                check_end(conf, &conf->cables[i], e, facts, conf->groups[conf->nodes[n].group].caps.rdma, fs);
+                check_end(conf, &conf->cables[i], e, facts,
+                          conf->groups[conf->nodes[n].group].caps.rdma || conf->nodes[n].rdma_subset, fs);
                 cables++;
             }
     if (cables == 0)

@@ -1,7 +1,7 @@
 /* health.h: is this Mac still what tbmesh.conf says it is? One Mac's facts (macnode probe) checked against its
  * cables in tbmesh.conf: a Thunderbolt port bound to each cable's interface with a Mac at the other end at the
  * cable's speed, the interface up and active with its planned address, the RDMA device where the group has
- * RDMA, and bridge0 not up. `macnode check` drains a Mac that fails, with the first error as the reason. */
+ * RDMA (or the cable joins two Macs of its RdmaSubset=), and bridge0 not up. `macnode check` drains a Mac that fails, with the first error as the reason. */
 #ifndef TBM_HEALTH_H
 #define TBM_HEALTH_H
 

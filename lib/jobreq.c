@@ -82,14 +82,18 @@ static void group_names(const tbm_conf_t *c, char *buf, size_t len)
     tbm_sb_free(&sb);
 }
 
-/* How many of the group's nodes are usable now; the first unusable ones are described in `down`. */
-static size_t usable_nodes(const tbm_conf_t *c, const tbm_conf_group_t *g, const tbm_sched_t *s, tbm_strbuf_t *down)
+/* How many of the group's nodes (those of its RdmaSubset= only, when `subset`) are usable now; the first
+ * unusable ones are described in `down`. */
+static size_t usable_nodes(const tbm_conf_t *c, const tbm_conf_group_t *g, int subset, const tbm_sched_t *s,
+                           tbm_strbuf_t *down)
 {
     char why[160];
     size_t i, n = 0, listed = 0;
 
     for (i = 0; i < g->caps.n_nodes; i++) {
         const char *name = c->nodes[g->nodes[i]].name;
+        if (subset && !c->nodes[g->nodes[i]].rdma_subset)
+            continue;
         why[0] = '\0';
         if (!s->node_usable || s->node_usable(name, why, sizeof(why), s->arg)) {
             n++;
@@ -109,26 +113,82 @@ typedef struct choose {
     tbm_strbuf_t down;       /* the capable groups' unusable nodes */
 } choose_t;
 
+/* The Macs of a group's RdmaSubset= as a hostlist, into buf. */
+static void subset_names(const tbm_conf_t *c, const tbm_conf_group_t *g, char *buf, size_t len)
+{
+    char **names = calloc(g->caps.n_nodes ? g->caps.n_nodes : 1, sizeof(*names)), *list = NULL;
+    size_t i, n = 0;
+
+    for (i = 0; names && i < g->caps.n_nodes; i++)
+        if (c->nodes[g->nodes[i]].rdma_subset)
+            names[n++] = (char *)c->nodes[g->nodes[i]].name;
+    if (names)
+        list = tbm_hostlist_compress(names, n);
+    snprintf(buf, len, "%s", list ? list : "?");
+    free(list);
+    free(names);
+}
+
+/* Can the group hold n Macs of backend b, whole or (jaccl and jaccl-ring asked for by name, JacclOnSubsets=yes)
+ * on its RdmaSubset=? 1 with *on_subset set, or 0 with `why`. */
+static int group_holds(const tbm_conf_t *c, const tbm_conf_group_t *grp, tbm_backend_t b, size_t n, int *on_subset,
+                       tbm_err_t *why)
+{
+    tbm_group_caps_t sub;
+    char names[256];
+    size_t len;
+
+    *on_subset = 0;
+    if (tbm_group_supports(&grp->caps, b, n, why))
+        return 1;
+    if (b != TBM_BACKEND_JACCL && b != TBM_BACKEND_JACCL_RING)
+        return 0;
+    if (tbm_conf_rdma_subset_caps(c, grp, &sub)) {
+        if (tbm_group_supports(&sub, b, n, NULL))
+            return (*on_subset = 1);
+        subset_names(c, grp, names, sizeof(names));
+        if (n > sub.n_nodes)
+            tbm_errprintf(why, "group %s runs %s only on its RDMA subset %s, of %zu Macs: ask for %zu or fewer",
+                          grp->caps.name, tbm_backend_name(b), names, sub.n_nodes, sub.n_nodes);
+        else
+            tbm_group_supports(&sub, b, n, why);
+    } else if (grp->n_rdma_subset >= 2 && strlen(why->msg) + 1 < sizeof(why->msg)) {
+        subset_names(c, grp, names, sizeof(names));
+        len = strlen(why->msg);
+        snprintf(why->msg + len, sizeof(why->msg) - len, " (its Macs %s form an RDMA mesh, but tbmesh.conf does not "
+                 "place JACCL jobs on a part of a group: the administrator may allow it with JacclOnSubsets=yes)",
+                 names);
+    }
+    return 0;
+}
+
 static void consider(const tbm_conf_t *c, const tbm_sched_t *s, size_t g, tbm_backend_t b, size_t n,
                      tbm_jobplan_t *plan, choose_t *ch)
 {
     const tbm_conf_group_t *grp = &c->groups[g];
     tbm_err_t why = { { 0 } };
+    tbm_group_caps_t sub;
+    const tbm_group_caps_t *caps = &grp->caps;
     size_t usable;
+    int on_subset;
 
-    if (!tbm_group_supports(&grp->caps, b, n, &why)) {
+    if (!group_holds(c, grp, b, n, &on_subset, &why)) {
         tbm_sb_printf(&ch->why_not, "%s%s", ch->why_not.len ? "; " : "", why.msg);
         return;
     }
+    if (on_subset && tbm_conf_rdma_subset_caps(c, grp, &sub))
+        caps = &sub;
     ch->capable++;
-    if (plan->n_groups < TBM_JOBREQ_MAX_GROUPS)
+    if (plan->n_groups < TBM_JOBREQ_MAX_GROUPS) {
+        plan->on_subset[plan->n_groups] = (unsigned char)on_subset;
         plan->groups[plan->n_groups++] = (int)g;
-    usable = usable_nodes(c, grp, s, &ch->down);
+    }
+    usable = usable_nodes(c, grp, on_subset, s, &ch->down);
     if (usable >= n)
         ch->ready++;
     if (usable > ch->best_ready)
         ch->best_ready = usable;
-    while (usable > ch->best_runnable && !tbm_group_supports(&grp->caps, b, usable, NULL))
+    while (usable > ch->best_runnable && !tbm_group_supports(caps, b, usable, NULL))
         usable--;   /* a ring runs only whole: fewer usable Macs may not be a job it can run */
     if (usable > 1 && usable > ch->best_runnable)   /* advice is for a job of several Macs */
         ch->best_runnable = usable;
@@ -185,7 +245,10 @@ static int set_features(const tbm_conf_t *c, const tbm_jobreq_t *req, tbm_jobpla
     if (plan->n_groups > 1)
         tbm_sb_append(&sb, "[", 1);
     for (i = 0; i < plan->n_groups; i++) {
-        tbm_group_feature(c->groups[plan->groups[i]].caps.name, feat, sizeof(feat));
+        if (plan->on_subset[i])
+            tbm_group_rdma_feature(c->groups[plan->groups[i]].caps.name, feat, sizeof(feat));
+        else
+            tbm_group_feature(c->groups[plan->groups[i]].caps.name, feat, sizeof(feat));
         tbm_sb_printf(&sb, "%s%s", i ? "|" : "", feat);
     }
     if (plan->n_groups > 1)

@@ -62,10 +62,14 @@ typedef struct tbm_jobplan {
     tbm_backend_t backend;       /* as asked (auto stays auto: the nodes choose at start) */
     size_t n_groups;             /* the groups that can hold the job, in tbmesh.conf order */
     int groups[TBM_JOBREQ_MAX_GROUPS];
+    unsigned char on_subset[TBM_JOBREQ_MAX_GROUPS];   /* 1: only that group's RdmaSubset= Macs can (feature
+                                                         tbm_group_rdma_feature() instead of the group's) */
 } tbm_jobplan_t;
 
 /* Decide. Returns 0 with `plan` filled, or -1 with `err` holding the message for the user (what is wrong
- * and what to ask for instead); plan is then empty. */
+ * and what to ask for instead); plan is then empty. A job that asks for jaccl or jaccl-ring (not auto) may go
+ * to the RdmaSubset= of a group that cannot run it whole, when tbmesh.conf says JacclOnSubsets=yes: its
+ * constraint then names the subset's feature (tbmesh_rdma_<group>), so Slurm places it on those Macs only. */
 int tbm_jobreq_plan(const tbm_conf_t *conf, const tbm_sched_t *sched, const tbm_jobreq_t *req,
                     tbm_jobplan_t *plan, tbm_err_t *err);
 

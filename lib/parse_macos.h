@@ -21,8 +21,9 @@
  *     sysctl-perflevel-bad-line, sysctl-no-performance-cores
  *   across outputs (tbm_facts_parse_all): tb-port-no-iface, rdma-enabled-no-devices, cable-to-self (the
  *     inventory's own, tbm_cable_to_self() in facts.h, with ports named by interface)
- * Ports are named as the inventory names them (tbm_facts_port_name): "Thunderbolt 2" by its receptacle, the
- * bus only where no receptacle is known. */
+ * Ports are named as the inventory names them (tbm_facts_port_name): by interface once networksetup has
+ * bound them ("mac01:en2"; tbm_facts_parse_all renames them so in the system_profiler parser's findings too),
+ * else "Thunderbolt 2" by its receptacle, the bus only where no receptacle is known. */
 #ifndef TBM_PARSE_MACOS_H
 #define TBM_PARSE_MACOS_H
 
@@ -102,8 +103,10 @@ int tbm_parse_perflevels(const char *text, size_t len, tbm_host_facts_t *facts, 
 
 /* Run every parser over the outputs present (missing ones give an "output-missing" finding), in the order
  * their results depend on, then cross-check them: a Thunderbolt port without an interface, an interface
- * networksetup names but ifconfig lacks, RDMA enabled without devices. facts is initialised here.
- * Returns the number of error findings added. */
+ * networksetup names but ifconfig lacks, RDMA enabled without devices. The system_profiler parser's findings
+ * then name each port bound to an interface by it ("Thunderbolt 1: ..." becomes "mac01:en3: ..."; the host's
+ * name only when raw->hostname is given). facts is initialised here. Returns the number of error findings
+ * added. */
 int tbm_facts_parse_all(const tbm_raw_outputs_t *raw, tbm_host_facts_t *facts, tbm_findings_t *fs);
 
 #endif

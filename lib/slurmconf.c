@@ -76,6 +76,10 @@ static void node_features(tbm_strbuf_t *sb, const tbm_conf_t *c, const tbm_conf_
     add_feature(sb, "", group, &first);
     if (g->caps.rdma && (g->caps.backends & TBM_BACKENDS_RDMA))
         add_feature(sb, "", "rdma", &first);
+    if (n->rdma_subset && g->n_rdma_subset) {   /* where JACCL jobs go when the site allows (JacclOnSubsets) */
+        tbm_group_rdma_feature(g->caps.name, group, sizeof(group));
+        add_feature(sb, "", group, &first);
+    }
     if (h && h->os_version[0])
         add_feature(sb, "macos_", h->os_version, &first);
     if (h && h->chip[0])
@@ -191,9 +195,13 @@ static void draw_group(tbm_strbuf_t *sb, const tbm_topology_t *t, const tbm_vali
     char label[160];
     size_t i;
 
-    snprintf(label, sizeof(label), "%s: %s, %s%s%s", cg ? cg->caps.name : "?", tbm_topo_class_name(gr->cls),
-             tbm_link_name(v->groups[g].link), v->groups[g].caps.rdma ? ", RDMA" : "",
-             cg ? (cg->mode == TBM_MODE_BRIDGE ? ", bridge" : ", direct") : "");
+    if (!cg)   /* left out of tbmesh.conf (its Thunderbolt facts are unknown), or not in c */
+        snprintf(label, sizeof(label), "in no group%s",
+                 t->hosts[gr->hosts[0]].unknown[TBM_PART_THUNDERBOLT][0] ? ": no Thunderbolt facts" : "");
+    else
+        snprintf(label, sizeof(label), "%s: %s, %s%s%s", cg->caps.name, tbm_topo_class_name(gr->cls),
+                 tbm_link_name(v->groups[g].link), v->groups[g].caps.rdma ? ", RDMA" : "",
+                 cg->mode == TBM_MODE_BRIDGE ? ", bridge" : ", direct");
     tbm_sb_printf(sb, "  subgraph \"cluster_%zu\" {\n    label=", g);
     quoted(sb, label);
     tbm_sb_printf(sb, ";\n");

@@ -194,6 +194,8 @@ static int collect_ports(tbm_topology_t *t)
         return -1;
     for (h = 0; h < t->n_hosts; h++) {
         const tbm_host_facts_t *f = &t->hosts[h];
+        if (f->unknown[TBM_PART_THUNDERBOLT][0])
+            continue;   /* its capture failed: no port of it is concluded from what is left */
         for (k = 0; k < f->n_ports && k < TBM_MAX_PORTS; k++)
             if (f->ports[k].domain_uuid[0] || f->ports[k].peer_uuid[0] || f->ports[k].hub_peer_uuid[0])
                 fill_port(&t->ports[t->n_ports++], f, (int)h, k);
@@ -312,8 +314,10 @@ static void report_unknown(tbm_topology_t *t)
             snprintf(fix, sizeof(fix), "probe it again (`macnode probe` on %s says which command failed and why), "
                      "then run tbmesh inventory again", name);
             tbm_finding_add(&t->findings, TBM_SEV_ERROR, "facts-unknown", name, fix,
-                            "no %s facts for %s (probe failed: %s): nothing is concluded from them",
-                            tbm_facts_part_name((tbm_facts_part_t)k, 1), name, why);
+                            "no %s facts for %s (probe failed: %s): nothing is concluded from them%s%s%s",
+                            tbm_facts_part_name((tbm_facts_part_t)k, 1), name, why,
+                            k == TBM_PART_THUNDERBOLT ? ", and " : "", k == TBM_PART_THUNDERBOLT ? name : "",
+                            k == TBM_PART_THUNDERBOLT ? " is left out of every group" : "");
         }
 }
 

@@ -77,8 +77,9 @@ typedef struct tbm_topology {
     tbm_findings_t findings;           /* what the model saw: cable-one-sided, cable-through-hub, ... */
 } tbm_topology_t;
 
-/* Build the model from the hosts' facts (borrowed). Problems in the facts become findings;
- * returns -1 only for too many hosts or no memory (then nothing needs freeing). */
+/* Build the model from the hosts' facts (borrowed). Problems in the facts become findings; a host whose
+ * Thunderbolt facts are unknown (its capture failed) gives no port, whatever its facts hold, and is a group of
+ * its own. Returns -1 only for too many hosts or no memory (then nothing needs freeing). */
 int tbm_topology_build(tbm_topology_t *t, const tbm_host_facts_t *hosts, size_t n, tbm_err_t *err);
 void tbm_topology_free(tbm_topology_t *t);
 

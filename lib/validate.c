@@ -24,12 +24,34 @@ typedef struct ctx {
     tbm_group_verdict_t *gv;
     int severe;                  /* rdma-related problems are errors in an RDMA group, else warnings */
     int dup_uuid;                /* the group holds a port with a duplicated domain UUID */
+    /* What rules RDMA out, kept to find the Macs that still run JACCL once every check has run: */
+    unsigned char *cable_rdma;   /* per cable: CABLE_DOES_RDMA, CABLE_RDMA_BLOCKED (by a finding on it) */
+    unsigned char *host_rdma_bad;    /* per host: a finding on it rules RDMA out */
+    unsigned char *group_rdma_bad;   /* per group: a finding on the whole group rules RDMA out */
+    unsigned char *subset_wanted;    /* per group: some cables do RDMA, others cannot (rdma-subset) */
+    int group_scope;             /* the finding being flagged is about the whole group, whatever host it names */
 } ctx_t;
+
+#define CABLE_DOES_RDMA    1u
+#define CABLE_RDMA_BLOCKED 2u
 
 static void mark(unsigned char *sev, int i, tbm_severity_t s)
 {
     if (i >= 0 && sev[i] < (unsigned char)(s + 1))
         sev[i] = (unsigned char)(s + 1);
+}
+
+/* Where a finding that rules RDMA out lies: on a cable, else on a host, else on the group. */
+static void rdma_blocked_at(ctx_t *c, unsigned blocks, int cable, int host)
+{
+    if (!(blocks & TBM_BACKENDS_RDMA) || !c->cable_rdma)
+        return;
+    if (cable >= 0)
+        c->cable_rdma[cable] |= CABLE_RDMA_BLOCKED;
+    else if (host >= 0 && !c->group_scope)
+        c->host_rdma_bad[host] = 1;
+    else
+        c->group_rdma_bad[c->t->host_group[c->g->hosts[0]]] = 1;
 }
 
 /* Rule out the backends of `blocks` for the group, remembering the first reason. */
@@ -59,6 +81,7 @@ static void flag(ctx_t *c, tbm_severity_t sev, const char *code, const char *whe
     va_end(ap);
     tbm_finding_add(&c->v->findings, sev, code, where, fix, "%s", what);
     block(c, blocks, code, what);
+    rdma_blocked_at(c, blocks, cable, host);
     mark(c->v->cable_severity, cable, sev);
     mark(c->v->host_severity, host, sev);
 }
@@ -99,6 +122,7 @@ static int unknown(ctx_t *c, int host, tbm_facts_part_t part, unsigned blocks)
     snprintf(what, sizeof(what), "no %s facts for %s: probe it again", tbm_facts_part_name(part, 1),
              tbm_topology_host_name(c->t, host));
     block(c, blocks, "facts-unknown", what);
+    rdma_blocked_at(c, blocks, -1, host);
     return 1;
 }
 
@@ -230,6 +254,7 @@ static int check_cable(ctx_t *c, int cable)
     if (cb->one_sided) {
         mark(c->v->cable_severity, cable, TBM_SEV_ERROR);
         block(c, TBM_BACKENDS_RDMA, "cable-one-sided", where);
+        rdma_blocked_at(c, TBM_BACKENDS_RDMA, -1, -1);
         return 0;
     }
     if (c->gv->rdma_wanted)
@@ -292,8 +317,10 @@ static void check_os(ctx_t *c)
         snprintf(what, sizeof(what), "macOS versions differ in the group: %s runs %.20s, %s runs %.20s",
                  tbm_topology_host_name(c->t, c->g->hosts[0]), first->os_version,
                  tbm_topology_host_name(c->t, c->g->hosts[i]), h->os_version);
+        c->group_scope = 1;   /* which Macs differ is relative: no part of the group is cleared */
         flag(c, c->severe ? TBM_SEV_ERROR : TBM_SEV_WARNING, "os-mismatch", where, TBM_BACKENDS_RDMA, -1,
              c->g->hosts[i], "update every Mac of the group to the same macOS version", "%s", what);
+        c->group_scope = 0;
         return;
     }
 }
@@ -322,9 +349,10 @@ static void check_class(ctx_t *c)
     group_where(c, where, sizeof(where));
     if (c->g->cls == TBM_TOPO_SINGLE && unknown(c, c->g->hosts[0], TBM_PART_THUNDERBOLT, TBM_BACKENDS_ALL))
         return;
-    if (c->g->cls == TBM_TOPO_SINGLE && c->g->n_cables > 0)   /* one-sided cables only: they were named */
+    if (c->g->cls == TBM_TOPO_SINGLE && c->g->n_cables > 0) {   /* one-sided cables only: they were named */
         block(c, BLOCK_TCP, "cable-one-sided", "its cables are seen from one end only");
-    else if (c->g->cls == TBM_TOPO_SINGLE)
+        rdma_blocked_at(c, BLOCK_TCP, -1, -1);
+    } else if (c->g->cls == TBM_TOPO_SINGLE)
         flag(c, TBM_SEV_INFO, "host-uncabled", where, BLOCK_TCP, -1, c->g->hosts[0],
              "cable it to the Macs of its group, or keep it for single-Mac jobs",
              "%s has no Thunderbolt cable to another Mac of the inventory", where);
@@ -401,8 +429,9 @@ static int position(const ctx_t *c, int host)
 }
 
 /* The cables that do not do RDMA (at most 3 named, the rest counted): "mac03:en7 <-> mac08:en4 at 40 Gb/s
- * where RDMA wants above 40 Gb/s (Thunderbolt 5)". Fills no[] (bit: a pair with such a cable). */
-static size_t name_slow(const ctx_t *c, const unsigned char *does_rdma, uint32_t *no, char *buf, size_t len)
+ * where RDMA wants above 40 Gb/s (Thunderbolt 5)". Fills no[] (bit: a pair with such a cable, or with a cable
+ * that another finding rules RDMA out on). */
+static size_t name_slow(const ctx_t *c, uint32_t *no, char *buf, size_t len)
 {
     char label[TBM_FINDING_WHERE_MAX];
     size_t i, n = 0, used = 0;
@@ -411,16 +440,17 @@ static size_t name_slow(const ctx_t *c, const unsigned char *does_rdma, uint32_t
     buf[0] = '\0';
     for (i = 0; i < c->g->n_cables; i++) {
         const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
-        if (cb->one_sided || does_rdma[i])
+        unsigned char r = c->cable_rdma[c->g->cables[i]];
+        if (cb->one_sided || r == CABLE_DOES_RDMA)
             continue;
         a = position(c, cb->host[0]);
         b = position(c, cb->host[1]);
-        if (no && a < TBM_RDMA_SEARCH_MAX && b < TBM_RDMA_SEARCH_MAX) {
+        if (a < TBM_RDMA_SEARCH_MAX && b < TBM_RDMA_SEARCH_MAX) {
             no[a] |= 1u << b;
             no[b] |= 1u << a;
         }
-        if (n++ >= 3 || used >= len)
-            continue;
+        if ((r & CABLE_DOES_RDMA) || n++ >= 3 || used >= len)
+            continue;   /* it does RDMA, but something else is wrong with it: named by its own finding */
         tbm_cable_label(c->t, c->g->cables[i], label, sizeof(label));
         if (cb->speed_gbps < TBM_TB5_MIN_GBPS)
             used += (size_t)snprintf(buf + used, len - used, "%s%s at %d Gb/s where RDMA wants above 40 Gb/s "
@@ -465,26 +495,39 @@ static void say_subsets(const ctx_t *c, const tbm_rdma_subsets_t *sub, char *buf
 }
 
 /* Some cables of a group that wants RDMA cannot do it, which rules JACCL out for the whole group: name them,
- * the fix, and the largest set of its Macs that still runs JACCL. The group's verdict stays (Rdma=no in
- * tbmesh.conf): placing JACCL jobs on a part of a group is not something tbmesh.conf or the plug-ins know. */
-static void rdma_subset(ctx_t *c, const unsigned char *does_rdma)
+ * the fix, and the largest set of its Macs that still runs JACCL, once every check has run: pairs joined by
+ * cables that all do RDMA with no finding ruling RDMA out on them, between Macs with no such finding either.
+ * The group's verdict stays (Rdma=no); the largest RDMA mesh becomes the verdict's rdma_subset (written as
+ * RdmaSubset= in tbmesh.conf), unless a finding on the whole group rules RDMA out. */
+static void rdma_subset(ctx_t *c)
 {
     char where[TBM_FINDING_WHERE_MAX], slow[TBM_FINDING_TEXT_MAX / 2], still[TBM_FINDING_TEXT_MAX / 2];
     char fix[TBM_FINDING_TEXT_MAX];
     uint32_t ok[TBM_RDMA_SEARCH_MAX] = {0}, no[TBM_RDMA_SEARCH_MAX] = {0};
     tbm_rdma_subsets_t sub;
     size_t i, n_slow;
+    int group = c->t->host_group[c->g->hosts[0]], searched;
 
-    n_slow = name_slow(c, does_rdma, no, slow, sizeof(slow));
+    n_slow = name_slow(c, no, slow, sizeof(slow));
     for (i = 0; i < c->t->n_pairs && c->g->n_hosts <= TBM_RDMA_SEARCH_MAX; i++)
-        if (c->t->pairs[i].group == c->t->host_group[c->g->hosts[0]]) {
+        if (c->t->pairs[i].group == group) {
             int a = position(c, c->t->pairs[i].host[0]), b = position(c, c->t->pairs[i].host[1]);
             ok[a] |= 1u << b;
             ok[b] |= 1u << a;
         }
     for (i = 0; i < TBM_RDMA_SEARCH_MAX; i++)
         ok[i] &= ~no[i];
-    if (tbm_rdma_subsets(c->g->n_hosts, ok, &sub) == 0)
+    for (i = 0; i < c->g->n_hosts && i < TBM_RDMA_SEARCH_MAX; i++)
+        if (c->host_rdma_bad[c->g->hosts[i]]) {   /* a Mac that cannot run JACCL joins no RDMA pair */
+            size_t k;
+            for (k = 0; k < TBM_RDMA_SEARCH_MAX; k++)
+                ok[k] &= ~(1u << i);
+            ok[i] = 0;
+        }
+    searched = tbm_rdma_subsets(c->g->n_hosts, ok, &sub) == 0;
+    if (searched && !c->group_rdma_bad[group] && __builtin_popcount(sub.mesh) >= 2)
+        c->gv->rdma_subset = sub.mesh;
+    if (searched)
         say_subsets(c, &sub, still, sizeof(still));
     else
         snprintf(still, sizeof(still), "the largest part of it that runs JACCL is searched in groups of %d Macs or "
@@ -492,30 +535,34 @@ static void rdma_subset(ctx_t *c, const unsigned char *does_rdma)
     group_where(c, where, sizeof(where));
     snprintf(fix, sizeof(fix), "replace %s with Thunderbolt 5 cables between Thunderbolt 5 ports of both Macs (on Mac "
              "Studio not the port beside Ethernet; a cable without RDMA devices: see rdma-missing), probe them and run "
-             "tbmesh inventory again; until then Slurm offers the group ring and mpi only",
-             n_slow == 1 ? "the cable" : "those cables");
+             "tbmesh inventory again; until then Slurm offers the group ring and mpi only%s",
+             n_slow == 1 ? "the cable" : "those cables", c->gv->rdma_subset ? ", and jaccl and jaccl-ring on the Macs "
+             "of its RdmaSubset= (tbmesh.conf) if the site allows it with JacclOnSubsets=yes" : "");
     flag(c, TBM_SEV_WARNING, "rdma-subset", where, 0, -1, -1, fix,
-         "%zu cable%s keep%s JACCL from the whole group: %s; %s", n_slow, n_slow == 1 ? "" : "s",
-         n_slow == 1 ? "s" : "", slow, still);
+         "%zu cable%s keep%s JACCL from the whole group: %s; %s%s", n_slow, n_slow == 1 ? "" : "s",
+         n_slow == 1 ? "s" : "", slow, still,
+         searched && c->group_rdma_bad[group] ? ", once the group's other problems that rule JACCL out are fixed"
+                                              : "");
 }
 
 static void check_group(ctx_t *c)
 {
     size_t i, rdma_cables = 0, two_sided = 0;
-    unsigned char *does_rdma = calloc(c->g->n_cables ? c->g->n_cables : 1, 1);
     int min_speed = -1;
 
     c->gv->rdma_wanted = wants_rdma(c);
     c->severe = c->gv->rdma_wanted;
     check_class(c);
-    if (c->dup_uuid)
+    if (c->dup_uuid) {
         block(c, BLOCK_TCP, "uuid-duplicate", "a Thunderbolt domain UUID of the group is reported twice");
+        rdma_blocked_at(c, BLOCK_TCP, -1, -1);
+    }
     for (i = 0; i < c->g->n_cables; i++) {
         const tbm_cable_t *cb = &c->t->cables[c->g->cables[i]];
         int rdma = check_cable(c, c->g->cables[i]);
         rdma_cables += (size_t)rdma;
-        if (does_rdma)
-            does_rdma[i] = (unsigned char)rdma;
+        if (rdma)
+            c->cable_rdma[c->g->cables[i]] |= CABLE_DOES_RDMA;
         if (!cb->one_sided) {
             two_sided++;
             if (min_speed < 0 || cb->speed_gbps < min_speed)
@@ -525,9 +572,8 @@ static void check_group(ctx_t *c)
     c->gv->link = two_sided == 0 ? TBM_LINK_NONE : min_speed >= TBM_TB5_MIN_GBPS ? TBM_LINK_TB5 : TBM_LINK_TB4;
     if (!c->gv->rdma_wanted && two_sided > 0)
         no_rdma(c, c->gv->link == TBM_LINK_TB4, min_speed);
-    if (c->gv->rdma_wanted && does_rdma && rdma_cables > 0 && rdma_cables < two_sided && c->g->n_hosts > 2)
-        rdma_subset(c, does_rdma);
-    free(does_rdma);
+    c->subset_wanted[c->t->host_group[c->g->hosts[0]]] =
+        c->gv->rdma_wanted && rdma_cables > 0 && rdma_cables < two_sided && c->g->n_hosts > 2;
     for (i = 0; i < c->g->n_hosts; i++)
         check_host(c, c->g->hosts[i]);
     if (c->g->n_hosts > 1)
@@ -631,6 +677,7 @@ static void report_clash(ctx_t *c, const tbm_addr_net_t *x, const tbm_addr_net_t
     c->g = &c->t->groups[c->t->cables[x->owner].group];
     c->gv = &c->v->groups[c->t->cables[x->owner].group];
     block(c, BLOCK_TCP, "addr-collision", where);
+    rdma_blocked_at(c, BLOCK_TCP, x->owner, -1);
     mark(c->v->cable_severity, x->owner, TBM_SEV_ERROR);
 }
 
@@ -669,6 +716,14 @@ static int copy_findings(tbm_validation_t *v, const tbm_findings_t *from)
     return 0;
 }
 
+static void free_ctx(ctx_t *c)
+{
+    free(c->cable_rdma);
+    free(c->host_rdma_bad);
+    free(c->group_rdma_bad);
+    free(c->subset_wanted);
+}
+
 void tbm_validation_free(tbm_validation_t *v)
 {
     tbm_findings_free(&v->findings);
@@ -703,13 +758,12 @@ int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
     mark_duplicates(t, v, dup_group);
     c.t = t;
     c.v = v;
-    for (g = 0; g < t->n_groups; g++) {
-        c.g = &t->groups[g];
-        c.gv = &v->groups[g];
-        c.dup_uuid = dup_group[g];
-        check_group(&c);
-    }
-    if (check_collisions(&c) < 0) {
+    c.cable_rdma = calloc(t->n_cables ? t->n_cables : 1, 1);
+    c.host_rdma_bad = calloc(t->n_hosts ? t->n_hosts : 1, 1);
+    c.group_rdma_bad = calloc(t->n_groups ? t->n_groups : 1, 1);
+    c.subset_wanted = calloc(t->n_groups ? t->n_groups : 1, 1);
+    if (!c.cable_rdma || !c.host_rdma_bad || !c.group_rdma_bad || !c.subset_wanted) {
+        free_ctx(&c);
         free(dup_group);
         tbm_validation_free(v);
         return tbm_errprintf(err, "out of memory validating the topology");
@@ -717,8 +771,23 @@ int tbm_validate(const tbm_topology_t *t, tbm_validation_t *v, tbm_err_t *err)
     for (g = 0; g < t->n_groups; g++) {
         c.g = &t->groups[g];
         c.gv = &v->groups[g];
+        c.dup_uuid = dup_group[g];
+        check_group(&c);
+    }
+    if (check_collisions(&c) < 0) {
+        free_ctx(&c);
+        free(dup_group);
+        tbm_validation_free(v);
+        return tbm_errprintf(err, "out of memory validating the topology");
+    }
+    for (g = 0; g < t->n_groups; g++) {
+        c.g = &t->groups[g];
+        c.gv = &v->groups[g];
+        if (c.subset_wanted[g])
+            rdma_subset(&c);
         verdict(&c);
     }
+    free_ctx(&c);
     free(dup_group);
     return 0;
 }

@@ -76,6 +76,10 @@ typedef struct tbm_group_verdict {
     tbm_link_t link;
     int rdma_wanted;             /* some Mac of the group lists an RDMA device */
     unsigned blocked;            /* backends ruled out by findings */
+    uint32_t rdma_subset;        /* when some cables keep JACCL from the whole group (rdma-subset): the largest
+                                    full mesh of its Macs (bit i: the group's host i, in the topology's order)
+                                    whose cables all do RDMA, with no finding ruling RDMA out on them or on
+                                    the group; 0 when none (2 Macs at least) */
     char why[TBM_BACKEND_COUNT][TBM_FINDING_TEXT_MAX];  /* "code: what" of the first finding ruling each out */
 } tbm_group_verdict_t;
 
@@ -100,6 +104,10 @@ int tbm_validation_fit(const tbm_validation_t *v);
 
 /* A group name as a Slurm feature: "tbmesh_" + name with '-' turned to '_' ("tbmesh_studio_a"). */
 void tbm_group_feature(const char *group, char *buf, size_t len);
+
+/* The feature of the Macs of a group's RdmaSubset= (tbmesh.conf): "tbmesh_rdma_" + name, '-' turned to '_'
+ * ("tbmesh_rdma_studio_a"). */
+void tbm_group_rdma_feature(const char *group, char *buf, size_t len);
 
 /* True when `name` is a valid group name: [a-z][a-z0-9_-]{0,30}. */
 int tbm_group_name_valid(const char *name);

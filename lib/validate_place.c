@@ -133,14 +133,24 @@ int tbm_group_name_valid(const char *name)
     return 1;
 }
 
-void tbm_group_feature(const char *group, char *buf, size_t len)
+static void feature(const char *prefix, const char *group, char *buf, size_t len)
 {
     size_t i;
 
-    snprintf(buf, len, "tbmesh_%s", group);
+    snprintf(buf, len, "%s%s", prefix, group);
     for (i = 0; buf[i]; i++)
         if (buf[i] == '-')
             buf[i] = '_';
+}
+
+void tbm_group_feature(const char *group, char *buf, size_t len)
+{
+    feature("tbmesh_", group, buf, len);
+}
+
+void tbm_group_rdma_feature(const char *group, char *buf, size_t len)
+{
+    feature("tbmesh_rdma_", group, buf, len);
 }
 
 /* ---- placement ---- */

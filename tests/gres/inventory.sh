@@ -5,7 +5,9 @@
 # ends sit on different /30s is not written with its addresses, and `macnode netplan` numbers it afresh
 # (on a tbmesh.conf that keeps such a pair, it names the pair and says to run --renumber); two cables on one
 # subnet are named, and netplan refuses to keep both. A cable from a Mac to itself is the same error in the
-# probe and the inventory. One slow cable in a mesh of eight names the Macs that still run JACCL.
+# probe and the inventory. A Mac whose capture failed is said so, and one without Thunderbolt facts is in no
+# group of what is written. One slow cable in a mesh of eight names the Macs that still run JACCL, and writes
+# them as the group's RdmaSubset= (with their cables' RDMA devices and their Slurm feature).
 tbmesh=${TBM_TBMESH:-../gres/tbmesh}
 macnode=${TBM_MACNODE:-../macnode/macnode}
 facts=${TBM_FIXTURES:-../fixtures}/facts
@@ -94,12 +96,27 @@ cmds=$("$macnode" netplan --conf "$dir/clash.conf" --all 2> "$dir/err"); rc=$?
 # Two Macs whose captures failed (k1: an empty ifconfig, k2: a truncated system_profiler JSON): what is
 # unknown is said, with why and what to do, and nothing is concluded from it.
 out=$("$tbmesh" inventory "$facts/capture-no-ifconfig.json" "$facts/capture-tb-truncated.json"); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q '^error   facts-unknown at k2: no Thunderbolt facts for k2 (probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32: the text ends inside the document (truncated?); capture the output again in full): nothing is concluded from them Fix: probe it again' &&
+[ $rc = 1 ] && echo "$out" | grep -q '^error   facts-unknown at k2: no Thunderbolt facts for k2 (probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32: the text ends inside the document (truncated?); capture the output again in full): nothing is concluded from them, and k2 is left out of every group Fix: probe it again' &&
   echo "$out" | grep -q '^error   facts-unknown at k1: no network facts for k1 (probe failed: ifconfig: the output is empty)' &&
   echo "$out" | grep -q '^info    cable-end-unknown at k1:en2 <-> ?: .*the Thunderbolt facts of k2 are unknown, so it may be there' &&
   echo "$out" | grep -q '^verdict: UNFIT (2 errors, 0 warnings)$' &&
   ! echo "$out" | grep -Eq 'cable-one-sided at|host-uncabled|ipv4-missing|iface-unknown|add the Mac at the other end' ||
   { say "failed captures: $rc $out"; fail=1; }
+# What is written of them: k2, whose Thunderbolt facts are unknown, is in no group (a comment says why and what
+# to do), not in the Slurm node lines nor gres.conf; k1 keeps its group; the file reads back.
+mkdir "$dir/unknown"
+out=$("$tbmesh" inventory --out "$dir/unknown" "$facts/capture-no-ifconfig.json" "$facts/capture-tb-truncated.json"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q '^left out: k2, in no group (no Thunderbolt facts: probe it again)$' &&
+  echo "$out" | grep -q '^tbmesh inventory: 2 Macs, 3 cables, 1 groups$' &&
+  grep -qxF '# k2 is in no group: no Thunderbolt facts for k2 (probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32: the text ends inside the document (truncated?); capture the output again in full): probe it again (`macnode probe` on k2), then run tbmesh inventory again' "$dir/unknown/tbmesh.conf" &&
+  grep -qx 'Group=group1 Nodes=k1 Topology=single Link=none Rdma=no Mode=bridge Backends=mpi' "$dir/unknown/tbmesh.conf" &&
+  [ "$(grep -c '^Group=' "$dir/unknown/tbmesh.conf")" = 1 ] && ! grep -q '^[^#].*k2' "$dir/unknown/tbmesh.conf" &&
+  ! grep -q 'k2' "$dir/unknown/slurm-nodes.conf" "$dir/unknown/gres.conf" &&
+  "$tbmesh" inventory --json "$facts/capture-no-ifconfig.json" "$facts/capture-tb-truncated.json" |
+    tr -d ' \n' | grep -q '"left_out":\["k2"\]' ||
+  { say "a Mac without Thunderbolt facts written: $rc $out $(cat "$dir/unknown/tbmesh.conf")"; fail=1; }
+"$tbmesh" inventory --hint "$dir/unknown/tbmesh.conf" "$facts/capture-no-ifconfig.json" > /dev/null 2> "$dir/err"
+[ $? -le 1 ] && [ ! -s "$dir/err" ] || { say "the file written without k2 does not read back: $(cat "$dir/err")"; fail=1; }
 # A cable from a Mac to itself (studio-a1's Thunderbolt 1 and 2 cabled to each other): the probe and the
 # inventory say it alike, as an error naming the ports by interface, once.
 cp -r "${TBM_FIXTURES:-../fixtures}/macos/studio-a1" "$dir/self"
@@ -119,7 +136,19 @@ mkdir "$dir/slow8"
 out=$("$tbmesh" inventory --out "$dir/slow8" "$facts"/slow8-mac0[1-8].json); rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q '^tbmesh inventory: 8 Macs, 28 cables, 1 groups' &&
   echo "$out" | grep -qF 'warning rdma-subset at mac[01-08]: 1 cable keeps JACCL from the whole group: mac03:en8 <-> mac08:en4 at 40 Gb/s where RDMA wants above 40 Gb/s (Thunderbolt 5); mac[01-07] form an RDMA mesh without mac08 (jaccl); all of them form an RDMA ring (jaccl-ring, in the order mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08) Fix: replace the cable with Thunderbolt 5 cables' &&
-  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi$' "$dir/slow8/tbmesh.conf" ||
+  grep -q '^Group=group1 Nodes=mac\[01-08\] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi RdmaSubset=mac\[01-07\]$' "$dir/slow8/tbmesh.conf" &&
+  echo "$out" | grep -qxF '  RDMA subset: mac[01-07] (jaccl and jaccl-ring jobs may go there when tbmesh.conf says JacclOnSubsets=yes; it says no)' &&
+  [ "$(grep -c '^Cable=.* Rdma=rdma_' "$dir/slow8/tbmesh.conf")" = 21 ] &&
+  ! grep -q '^Cable=mac03:en8,mac08:en4 .*Rdma=' "$dir/slow8/tbmesh.conf" &&
+  [ "$(grep -c 'Features=tbmesh,tbmesh_group1,tbmesh_rdma_group1,' "$dir/slow8/slurm-nodes.conf")" = 7 ] &&
+  grep -q '^NodeName=mac08 .*Features=tbmesh,tbmesh_group1,macos' "$dir/slow8/slurm-nodes.conf" ||
   { say "one slow cable in eight: $rc $out $(cat "$dir/slow8/tbmesh.conf")"; fail=1; }
+# The site allows JACCL on the subset (JacclOnSubsets=yes in the last tbmesh.conf): kept when written again.
+sed -i 's/^SlurmdBasePort=6900$/&\nJacclOnSubsets=yes/' "$dir/slow8/tbmesh.conf"
+mkdir "$dir/slow8b"
+out=$("$tbmesh" inventory --last "$dir/slow8/tbmesh.conf" --out "$dir/slow8b" "$facts"/slow8-mac0[1-8].json)
+grep -qx 'JacclOnSubsets=yes' "$dir/slow8b/tbmesh.conf" && echo "$out" | grep -q 'JacclOnSubsets=yes; it says yes)' &&
+  grep -q 'RdmaSubset=mac\[01-07\]$' "$dir/slow8b/tbmesh.conf" ||
+  { say "JacclOnSubsets kept: $out $(cat "$dir/slow8b/tbmesh.conf")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -140,23 +140,49 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, "
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, "
      "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
-     "Backends, OwnerRecovery, OwnerAccess, OwnerUpkeep"},
+     "Backends, RdmaSubset, OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "NodeName=m1 Port=1\n", "t.conf:3: unknown key 'Port' on a NodeName line: known keys there: NodeName, Group, "
                                   "AgentAddr, AgentPort, SlurmdPort"},
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, "
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, "
      "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
     {BASE "CoordinatorPort=0\n", "t.conf:3: CoordinatorPort=0 is not a port number: use a port number from 1 to 65535"},
     {BASE "AgentPort=1\nAgentPort=2\n", "t.conf:4: AgentPort is already set at line 3: keep one of them"},
     {BASE "ExclusiveMacs=sometimes\n", "t.conf:3: ExclusiveMacs=sometimes is neither yes nor no: write yes or no"},
+    {BASE "JacclOnSubsets=maybe\n", "t.conf:3: JacclOnSubsets=maybe is neither yes nor no: write yes or no"},
+#define SUB_GROUP "Group=b Nodes=n[1-3] Topology=mesh Link=tb4 Backends=mpi "
+#define SUB_CABLE(e, a, b, rdma) "Cable=" a ":en" e "," b ":en" e " Addr=10.1." e ".1/30,10.1." e ".2/30" rdma "\n"
+    {BASE "Group=b Nodes=n[1-2] Topology=mesh Link=tb5 Rdma=yes Backends=mpi RdmaSubset=n[1-2]\n",
+     "t.conf:3: group b has Rdma=yes and RdmaSubset=: drop RdmaSubset=: every Mac of the group runs JACCL already"},
+    {BASE SUB_GROUP "RdmaSubset=n1\n", "t.conf:3: RdmaSubset= names 1 Mac: name 2 to 64 Macs of the group whose cables "
+                                       "all do RDMA (tbmesh inventory writes them), or drop RdmaSubset="},
+    {BASE SUB_GROUP "RdmaSubset=n[1,4]\n", "t.conf:3: RdmaSubset= names n4, which is not in Nodes=: name Macs of the "
+                                           "group's Nodes= only"},
+    {BASE SUB_GROUP "RdmaSubset=n[1-2],n1\n", "t.conf:3: RdmaSubset= names n1 twice: name each Mac once"},
+    {BASE SUB_GROUP "RdmaSubset=n[1-2\n", "t.conf:3: RdmaSubset=: hostlist 'n[1-2': '[' without a matching ']': close "
+                                          "the bracket: write the Macs as a hostlist: RdmaSubset=mac[01-07]"},
+    {BASE "Group=b Nodes=n[1-3] Topology=other Link=tb4 Backends=mpi RdmaSubset=n[1-3]\n"
+          SUB_CABLE("2", "n1", "n2", " Rdma=rdma_en2,rdma_en2") SUB_CABLE("3", "n2", "n3", " Rdma=rdma_en3,rdma_en3"),
+     "t.conf:3: RdmaSubset= of group b is not a full mesh: n1 and n3 share no cable: name Macs every two of which "
+     "are cabled (tbmesh inventory writes the largest such set), or drop RdmaSubset="},
+    {BASE "Group=b Nodes=n[1-2] Topology=mesh Link=tb4 Backends=mpi RdmaSubset=n[1-2]\n" SUB_CABLE("2", "n1", "n2", ""),
+     "t.conf:4: the cable joins two Macs of group b's RdmaSubset= but names no RDMA devices: add "
+     "Rdma=rdma_<if>,rdma_<if>, or take one of its Macs out of RdmaSubset="},
+    {BASE "Group=b Nodes=n[1-2] Topology=mesh Link=tb4 Backends=mpi RdmaSubset=n[1-2]\n"
+          "Cable=n1:en2,n2:en2 Rdma=rdma_en2,rdma_en2\n",
+     "t.conf:4: the cable joins two Macs of group b's RdmaSubset=, where JACCL runs, but has no Addr=: give both "
+     "ends' addresses: Addr=10.0.0.1/30,10.0.0.2/30"},
+    {BASE "Group=b Nodes=n[1-2] Topology=mesh Link=tb4 Backends=mpi RdmaSubset=n[1-2]\n"
+          SUB_CABLE("2", "n1", "n2", " Rdma=rdma_en2,rdma_en2") "Group=rdma_b Nodes=n3 Topology=single\n",
+     "t.conf:5: groups b (line 3) and rdma_b give the same Slurm feature tbmesh_rdma_b: rename one of them"},
     {BASE "MlxVersion=latest\n", "t.conf:3: MlxVersion=latest is not a version: write the MLX version as "
                                  "major.minor.patch, e.g. MlxVersion=0.31.2"},
     {BASE "MlxVersion=0.1000.2\n", "t.conf:3: MlxVersion=0.1000.2 is not a version: write the MLX version as "
@@ -297,7 +323,7 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
                               "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
-                              "DefaultPartition, ExclusiveMacs, RecordDir, RecordReaders, Records, OwnerRecovery, OwnerAccess, "
+                              "DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, OwnerRecovery, OwnerAccess, "
                      "OwnerUpkeep (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
@@ -504,6 +530,140 @@ START_TEST(round_trip_unfit_labs)
 }
 END_TEST
 
+/* mac03's capture of system_profiler failed (its facts say so, and still hold ports, which are not believed):
+ * mac03 is in no group, the file says why in a comment, the other Macs keep their groups and cables, and
+ * what is written reads back. */
+START_TEST(mac_without_thunderbolt_facts_is_left_out)
+{
+    tbm_conf_t c, back;
+    tbm_err_t err = {{0}};
+    size_t i;
+    char *text;
+
+    lab_embedded(lab);
+    snprintf(lab[2].unknown[TBM_PART_THUNDERBOLT], TBM_UNKNOWN_MAX, "the capture failed (system_profiler "
+             "SPThunderboltDataType: invalid JSON at line 75 column 32)");
+    conf_of_lab(8, NULL, &c);
+    ck_assert_uint_eq(c.n_left_out, 1);
+    ck_assert_str_eq(c.left_out[0].name, "mac03");
+    ck_assert_str_eq(c.left_out[0].why, "system_profiler SPThunderboltDataType: invalid JSON at line 75 column 32");
+    ck_assert_int_eq(tbm_conf_node(&c, "mac03"), -1);
+    ck_assert_uint_eq(c.n_nodes, 7);
+    ck_assert_uint_eq(c.n_groups, 2);
+    ck_assert_uint_eq(c.groups[0].caps.n_nodes, 3);            /* mac[01-02,04]: a mesh of three */
+    ck_assert_int_eq(c.groups[0].caps.topology, TBM_TOPO_MESH);
+    ck_assert_uint_eq(c.groups[1].caps.n_nodes, 4);            /* mini-b's ring, as it was */
+    ck_assert_int_eq(c.groups[1].caps.topology, TBM_TOPO_RING);
+    ck_assert_uint_eq(c.n_cables, 3 + 4);
+    for (i = 0; i < c.n_cables; i++)
+        ck_assert_int_eq(c.cables[i].group, c.nodes[c.cables[i].end[0].node].group);
+    text = tbm_conf_write(&c);
+    ck_assert_ptr_nonnull(strstr(text, "see tbmesh.conf(5).\n# mac03 is in no group: no Thunderbolt facts for mac03 "
+                                       "(probe failed: system_profiler SPThunderboltDataType: invalid JSON at line 75 "
+                                       "column 32): probe it again (`macnode probe` on mac03), then run tbmesh "
+                                       "inventory again\nAgentPort=6830\n"));
+    ck_assert_ptr_nonnull(strstr(text, "Group=group1 Nodes=mac[01-02,04] Topology=mesh "));
+    ck_assert_ptr_null(strstr(text, "mac03:"));
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "written", &back, NULL, &err), 0);
+    ck_assert_int_eq(tbm_conf_equal(&c, &back), 1);   /* the comment is not read back */
+    ck_assert_uint_eq(back.n_left_out, 0);
+    free(text);
+    tbm_conf_free(&back);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+/* A group that cannot run JACCL whole, with its RdmaSubset= and the site's JacclOnSubsets=yes: read, written
+ * back the same, and the subset's placement rules. */
+START_TEST(rdma_subset_round_trip)
+{
+    static const char *text =
+        "# tbmesh.conf: the Thunderbolt groups of the lab for slurm-tbmesh; see tbmesh.conf(5).\n"
+        "AgentPort=6830\nCoordinatorPort=32323\nRingBasePort=32323\nSlurmdBasePort=6900\nJacclOnSubsets=yes\n"
+        "\n"
+        "Group=s Nodes=m[1-3] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi RdmaSubset=m[1-2]\n"
+        "Cable=m1:en2,m2:en2 Addr=10.0.0.1/30,10.0.0.2/30 Rdma=rdma_en2,rdma_en2 Speed=80\n"
+        "Cable=m1:en3,m3:en2 Addr=10.0.0.5/30,10.0.0.6/30 Speed=80\n"
+        "Cable=m2:en3,m3:en3 Addr=10.0.0.9/30,10.0.0.10/30 Speed=40\n";
+    tbm_conf_t c, d;
+    tbm_group_caps_t caps;
+    tbm_err_t err = {{0}};
+    char *out;
+
+    ck_assert_msg(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.jaccl_on_subsets, 1);
+    ck_assert_uint_eq(c.groups[0].n_rdma_subset, 2);
+    ck_assert_int_eq(c.nodes[tbm_conf_node(&c, "m1")].rdma_subset, 1);
+    ck_assert_int_eq(c.nodes[tbm_conf_node(&c, "m3")].rdma_subset, 0);
+    out = tbm_conf_write(&c);
+    ck_assert_str_eq(out, text);
+    free(out);
+    round_trip(&c);
+    ck_assert_int_eq(tbm_conf_rdma_subset_caps(&c, &c.groups[0], &caps), 1);
+    ck_assert_str_eq(caps.name, "s");
+    ck_assert_uint_eq(caps.n_nodes, 2);
+    ck_assert_int_eq(caps.topology, TBM_TOPO_MESH);
+    ck_assert_uint_eq(caps.backends, TBM_BACKENDS_RDMA);
+    ck_assert_int_eq(caps.rdma, 1);
+
+    /* the site does not allow it: no subset rules; and the files differ */
+    ck_assert_int_eq(tbm_conf_parse(text, strlen(text), "t.conf", &d, NULL, &err), 0);
+    d.jaccl_on_subsets = 0;
+    ck_assert_int_eq(tbm_conf_rdma_subset_caps(&d, &d.groups[0], &caps), 0);
+    ck_assert_int_eq(tbm_conf_equal(&c, &d), 0);
+    d.jaccl_on_subsets = 1;
+    d.nodes[tbm_conf_node(&d, "m2")].rdma_subset = 0;
+    d.nodes[tbm_conf_node(&d, "m3")].rdma_subset = 1;
+    ck_assert_int_eq(tbm_conf_equal(&c, &d), 0);
+    tbm_conf_free(&d);
+    tbm_conf_free(&c);
+}
+END_TEST
+
+/* The inventory of eight Macs in a Thunderbolt 5 mesh, one cable at 40 Gb/s: the group is written Rdma=no with
+ * RdmaSubset=mac[01-07], the cables among those seven with their RDMA devices, the others without; the
+ * site's JacclOnSubsets= is kept from the last tbmesh.conf. */
+START_TEST(rdma_subset_from_topology)
+{
+    tbm_conf_t c, hint;
+    tbm_err_t err = {{0}};
+    size_t i, with_rdma = 0;
+    int j, k = 0;
+    char *text, *line;
+
+    lab_hosts(lab, 8, "mac", 1);
+    for (i = 0; i < 8; i++)
+        for (j = (int)i + 1; j < 8; j++)
+            lab_cable(lab, (int)i, j, k++, i == 2 && j == 7 ? 40 : 80, 1);
+    ck_assert_int_eq(tbm_conf_parse("JacclOnSubsets=yes\n", 19, "hint", &hint, NULL, &err), 0);
+    conf_of_lab(8, &hint, &c);
+    ck_assert_int_eq(c.jaccl_on_subsets, 1);
+    ck_assert_int_eq(c.groups[0].caps.rdma, 0);
+    ck_assert_uint_eq(c.groups[0].n_rdma_subset, 7);
+    for (i = 0; i < c.n_cables; i++) {
+        int in = c.nodes[c.cables[i].end[0].node].rdma_subset && c.nodes[c.cables[i].end[1].node].rdma_subset;
+        ck_assert_int_eq(c.cables[i].end[0].rdma[0] != 0, in);
+        with_rdma += (size_t)in;
+    }
+    ck_assert_uint_eq(with_rdma, 21);
+    text = tbm_conf_write(&c);
+    ck_assert_ptr_nonnull(strstr(text, "JacclOnSubsets=yes\n"));
+    ck_assert_ptr_nonnull(strstr(text, "Group=group1 Nodes=mac[01-08] Topology=mesh Link=tb4 Rdma=no Mode=bridge "
+                                       "Backends=ring,mpi RdmaSubset=mac[01-07]\n"));
+    ck_assert_ptr_nonnull(strstr(text, "Cable=mac01:en2,mac02:en2 Addr=10.0.0.1/30,10.0.0.2/30 Rdma=rdma_en2,rdma_en2 "
+                                       "Speed=80\n"));
+    line = strstr(text, "Cable=mac03:en8,mac08:en4 Addr=");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_ptr_nonnull(strchr(line, '\n'));
+    *strchr(line, '\n') = '\0';
+    ck_assert_ptr_null(strstr(line, "Rdma="));   /* the slow cable: no RDMA devices */
+    free(text);
+    round_trip(&c);
+    tbm_conf_free(&c);
+    tbm_conf_free(&hint);
+}
+END_TEST
+
 START_TEST(record_store_settings_are_checked)
 {
     ck_assert_str_eq(parse_text(BASE "RecordDir=/srv/tbmesh/records\nRecordReaders=lab-admins\nRecords=yes\n"), "");
@@ -693,6 +853,9 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, limits);
     tcase_add_test(tc, from_topology_round_trip);
     tcase_add_test(tc, round_trip_unfit_labs);
+    tcase_add_test(tc, mac_without_thunderbolt_facts_is_left_out);
+    tcase_add_test(tc, rdma_subset_round_trip);
+    tcase_add_test(tc, rdma_subset_from_topology);
     tcase_add_test(tc, equal_sees_differences);
     tcase_add_test(tc, record_store_settings_are_checked);
     tcase_add_test(tc, record_store_settings_are_kept_when_written);

@@ -452,6 +452,50 @@ END_TEST
 
 /* ---- made-up groups ---- */
 
+/* A Thunderbolt 4 mesh of four whose w[1-3] still form an RDMA mesh (RdmaSubset=); the site's JacclOnSubsets=
+ * given in front. */
+#define WIDE_CONF                                                                                  \
+    "Group=wide Nodes=w[1-4] Topology=mesh Link=tb4 Rdma=no Backends=ring,mpi RdmaSubset=w[1-3]\n"  \
+    "Cable=w1:en2,w2:en2 Addr=10.7.1.1/30,10.7.1.2/30 Rdma=rdma_en2,rdma_en2 Speed=80\n"            \
+    "Cable=w1:en3,w3:en2 Addr=10.7.2.1/30,10.7.2.2/30 Rdma=rdma_en3,rdma_en2 Speed=80\n"            \
+    "Cable=w1:en4,w4:en2 Addr=10.7.3.1/30,10.7.3.2/30 Speed=80\n"                                   \
+    "Cable=w2:en3,w3:en3 Addr=10.7.4.1/30,10.7.4.2/30 Rdma=rdma_en3,rdma_en3 Speed=80\n"            \
+    "Cable=w2:en4,w4:en3 Addr=10.7.5.1/30,10.7.5.2/30 Speed=80\n"                                   \
+    "Cable=w3:en4,w4:en4 Addr=10.7.6.1/30,10.7.6.2/30 Speed=40\n"
+
+/* jaccl and jaccl-ring asked for on Macs of a group's RdmaSubset=, when the site allows it: planned over the
+ * subset's cables (checked by mlxcheck); a Mac outside the subset, or the site not allowing it, refused; auto
+ * keeps to the group's own rules (ring). */
+START_TEST(jaccl_on_an_rdma_subset)
+{
+    const tbm_conf_t *c = conf_of("MlxVersion=0.31.2\nJacclOnSubsets=yes\n" WIDE_CONF);
+    job_t *j = job_ok(c, "w1,w2,w3", TBM_BACKEND_JACCL, 3, NULL);
+
+    ck_assert_int_eq(j->plan[1].backend, TBM_BACKEND_JACCL);
+    ck_assert_str_eq(j->plan[1].note, "tbmesh: group wide, 3 Macs of its RDMA subset: backend jaccl (asked for); "
+                                      "rank 1");
+    ck_assert_str_eq(j->plan[0].files[0].data, "[\n"
+                                               "  [null, \"rdma_en2\", \"rdma_en3\"],\n"
+                                               "  [\"rdma_en2\", null, \"rdma_en3\"],\n"
+                                               "  [\"rdma_en2\", \"rdma_en3\", null]\n"
+                                               "]\n");
+    job_free(j);
+    j = job_ok(c, "w2,w3", TBM_BACKEND_JACCL_RING, 3, NULL);
+    ck_assert_int_eq(j->plan[0].backend, TBM_BACKEND_JACCL_RING);
+    job_free(j);
+    j = job_ok(c, "w1,w2,w3", TBM_BACKEND_AUTO, 3, NULL);
+    ck_assert_int_eq(j->plan[0].backend, TBM_BACKEND_RING);
+    job_free(j);
+    ck_assert_str_eq(plan_error(c, "w1,w2,w4", "w1", TBM_BACKEND_JACCL, 0, NULL),
+                     "backend jaccl on 3 Macs of group wide: group wide has no working RDMA (JACCL needs Thunderbolt 5 "
+                     "and RDMA devices on both ends of every cable): use --mlx-backend=ring or mpi");
+    c = conf_of("MlxVersion=0.31.2\n" WIDE_CONF);
+    ck_assert_str_eq(plan_error(c, "w1,w2,w3", "w1", TBM_BACKEND_JACCL, 0, NULL),
+                     "backend jaccl on 3 Macs of group wide: group wide has no working RDMA (JACCL needs Thunderbolt 5 "
+                     "and RDMA devices on both ends of every cable): use --mlx-backend=ring or mpi");
+}
+END_TEST
+
 START_TEST(example_conf_ring_and_mesh)
 {
     const char *path_env = tbm_fixtures_dir();
@@ -949,6 +993,7 @@ static Suite *envplan_suite(void)
     tcase_add_test(tc, minib_auto_is_ring);
     tcase_add_test(tc, minib_mpi);
     tcase_add_test(tc, minib_refusals);
+    tcase_add_test(tc, jaccl_on_an_rdma_subset);
     tcase_add_test(tc, example_conf_ring_and_mesh);
     tcase_add_test(tc, mesh_of_eight_and_nine);
     tcase_add_test(tc, multi_rail);

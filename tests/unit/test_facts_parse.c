@@ -111,6 +111,59 @@ START_TEST(rdma_enabled_nothing_cabled)
 }
 END_TEST
 
+/* The system_profiler parser names a port "Thunderbolt N" (all it knows then); once networksetup binds the
+ * ports, its findings name each port as the inventory does, by interface with the host ("studio-hub:en3"),
+ * or by interface alone when the host's name is not given. A port networksetup does not bind keeps its
+ * receptacle's name. */
+START_TEST(parser_findings_name_ports_by_interface)
+{
+    static const char *const hosts[] = { "studio-hub", NULL };
+    const char *tail = "the Mac 2F8A6B4C-0D1E-4F23-A456-7B8C9D0E1F23 (Mac16,9) is reached through the hub or dock "
+                       "\"TS4\", not by a direct cable; it is not counted as a cable";
+    char want[TBM_FINDING_TEXT_MAX];
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    const tbm_finding_t *x;
+    const char *ports;
+    size_t i;
+
+    for (i = 0; i < 3; i++) {
+        tbm_fixture_host("macos/studio-a1", &raw);
+        free((void *)raw.thunderbolt.data);
+        raw.thunderbolt.data = tbm_fixture("macos/studio-hub/system_profiler_SPThunderboltDataType.json",
+                                           &raw.thunderbolt.len);
+        raw.hostname = hosts[i % 2];
+        ports = raw.hardware_ports.data;
+        if (i == 2)
+            raw.hardware_ports.data = NULL;   /* networksetup not captured: no interface is known */
+        tbm_findings_init(&fs);
+        tbm_facts_parse_all(&raw, &f, &fs);
+        x = tbm_findings_find(&fs, "tb-peer-behind-hub");
+        ck_assert_ptr_nonnull(x);
+        ck_assert_str_eq(x->where, "system_profiler SPThunderboltDataType");
+        snprintf(want, sizeof(want), "%s: %s", i == 0 ? "studio-hub:en3" : i == 1 ? "en3" : "Thunderbolt 1", tail);
+        ck_assert_str_eq(x->what, want);
+        raw.hardware_ports.data = ports;
+        tbm_fixture_host_free(&raw);
+        tbm_findings_free(&fs);
+    }
+
+    /* two ports named in one finding: Thunderbolt 1 (en3) given the domain UUID of Thunderbolt 2 (en2) */
+    tbm_fixture_host("macos/studio-a1", &raw);
+    ck_assert_ptr_nonnull(strstr(raw.thunderbolt.data, "0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E02"));
+    strstr(raw.thunderbolt.data, "0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E02")[35] = '1';
+    raw.hostname = "s1";
+    tbm_findings_init(&fs);
+    tbm_facts_parse_all(&raw, &f, &fs);
+    x = tbm_findings_find(&fs, "tb-duplicate-uuid");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_str_eq(x->what, "s1:en3 and s1:en2 both have domain UUID 0B7C1E42-5D8A-4F13-9A6E-2C4D8F1B7E01");
+    tbm_fixture_host_free(&raw);
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 START_TEST(cross_checks)
 {
     tbm_raw_outputs_t raw;
@@ -375,6 +428,7 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, studio_all);
     tcase_add_test(tc, mini_rdma_enabled_without_devices);
     tcase_add_test(tc, rdma_enabled_nothing_cabled);
+    tcase_add_test(tc, parser_findings_name_ports_by_interface);
     tcase_add_test(tc, cross_checks);
     tcase_add_test(tc, netplanned_mac_is_quiet);
     tcase_add_test(tc, cable_to_self_as_the_inventory_says_it);

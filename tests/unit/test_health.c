@@ -124,6 +124,28 @@ START_TEST(interfaces_addresses_rdma_and_bridge0)
 }
 END_TEST
 
+/* In a group without RDMA, the RDMA devices of the cables between Macs of its RdmaSubset= are checked (JACCL
+ * may run there), and those of no other cable. */
+START_TEST(rdma_subset_devices_are_checked)
+{
+    static const char *wide =
+        "Group=studio Nodes=mac[01-03] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi "
+        "RdmaSubset=mac[01-02]\n"
+        "Cable=mac01:en2,mac02:en2 Addr=169.254.1.1/30,169.254.1.2/30 Rdma=rdma_en2,rdma_en2 Speed=80\n"
+        "Cable=mac01:en3,mac03:en2 Addr=169.254.2.1/30,169.254.2.2/30 Speed=80\n"
+        "Cable=mac02:en3,mac03:en3 Addr=169.254.3.1/30,169.254.3.2/30 Speed=40\n";
+    tbm_err_t err = { { 0 } };
+    tbm_findings_t fs;
+
+    tbm_conf_free(&conf);
+    ck_assert_msg(tbm_conf_parse(wide, strlen(wide), "t.conf", &conf, NULL, &err) == 0, "%s", err.msg);
+    f.n_rdma = 0;                                         /* no device at all */
+    ck_assert_uint_eq(check(&fs, "mac01"), 1);
+    ck_assert_str_eq(tbm_findings_find(&fs, "rdma-missing")->where, "mac01:en2 <-> mac02:en2");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
 START_TEST(unknown_nodes_missing_ports_and_slow_links)
 {
     tbm_findings_t fs;
@@ -167,6 +189,7 @@ static Suite *health_suite(void)
     tcase_add_test(tc, a_mac_as_planned_is_healthy);
     tcase_add_test(tc, a_pulled_cable_is_named_with_both_ends);
     tcase_add_test(tc, interfaces_addresses_rdma_and_bridge0);
+    tcase_add_test(tc, rdma_subset_devices_are_checked);
     tcase_add_test(tc, unknown_nodes_missing_ports_and_slow_links);
     tcase_add_test(tc, drain_state_from_scontrol);
     suite_add_tcase(s, tc);

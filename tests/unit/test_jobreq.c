@@ -346,6 +346,83 @@ START_TEST(named_macs_pick_the_group)
 }
 END_TEST
 
+/* The lab's two groups and "wide", a Thunderbolt 4 mesh of four whose mac[09-11] still form an RDMA mesh
+ * (RdmaSubset=), with the site's JacclOnSubsets= as given. */
+static void load_wide(const char *jaccl_on_subsets)
+{
+    static const char *wide =
+        "Group=wide Nodes=mac[09-12] Topology=mesh Link=tb4 Rdma=no Mode=bridge Backends=ring,mpi "
+        "RdmaSubset=mac[09-11]\n"
+        "Cable=mac09:en2,mac10:en2 Addr=10.30.0.1/30,10.30.0.2/30 Rdma=rdma_en2,rdma_en2 Speed=80\n"
+        "Cable=mac09:en3,mac11:en2 Addr=10.30.0.5/30,10.30.0.6/30 Rdma=rdma_en3,rdma_en2 Speed=80\n"
+        "Cable=mac09:en4,mac12:en2 Addr=10.30.0.9/30,10.30.0.10/30 Speed=80\n"
+        "Cable=mac10:en3,mac11:en3 Addr=10.30.0.13/30,10.30.0.14/30 Rdma=rdma_en3,rdma_en3 Speed=80\n"
+        "Cable=mac10:en4,mac12:en3 Addr=10.30.0.17/30,10.30.0.18/30 Speed=80\n"
+        "Cable=mac11:en4,mac12:en4 Addr=10.30.0.21/30,10.30.0.22/30 Speed=40\n";
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *example = tbm_fixture("../../etc/tbmesh.conf.example", &len), text[8192];
+
+    snprintf(text, sizeof(text), "%s\nJacclOnSubsets=%s\n%s", example, jaccl_on_subsets, wide);
+    free(example);
+    tbm_conf_free(&conf);
+    ck_assert_msg(tbm_conf_parse(text, strlen(text), "wide", &conf, NULL, &err) == 0, "%s", err.msg);
+}
+
+static int mac10_down(const char *node, char *why, size_t len, void *arg)
+{
+    (void)arg;
+    if (strcmp(node, "mac10") != 0 && strcmp(node, "mac12") != 0)
+        return 1;
+    snprintf(why, len, "down");
+    return 0;
+}
+
+/* jaccl and jaccl-ring asked for by name go to a group's RdmaSubset= only when the site allows it, through
+ * the subset's own feature; auto and the other backends keep to whole groups. */
+START_TEST(jaccl_on_an_rdma_subset)
+{
+    tbm_jobreq_t r = req_of("gres:tbmesh:wide:3", "jaccl");
+    tbm_jobplan_t p;
+
+    load_wide("no");
+    plan_refused(&r, "no group can run jaccl on 3 Macs: group wide has no working RDMA (JACCL needs Thunderbolt 5 "
+                     "and RDMA devices on both ends of every cable): use --mlx-backend=ring or mpi (its Macs "
+                     "mac[09-11] form an RDMA mesh, but tbmesh.conf does not place JACCL jobs on a part of a group: "
+                     "the administrator may allow it with JacclOnSubsets=yes)");
+    r = req_of("gres:tbmesh:3", "jaccl");
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_studio_a");
+    tbm_jobplan_free(&p);
+
+    load_wide("yes");
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_rdma_wide]");
+    ck_assert_uint_eq(p.n_groups, 2);
+    ck_assert_int_eq(p.on_subset[0], 0);
+    ck_assert_int_eq(p.on_subset[1], 1);
+    ck_assert_int_eq(p.backend, TBM_BACKEND_JACCL);
+    ck_assert_uint_eq(p.nodes, 3);
+    tbm_jobplan_free(&p);
+    r = req_of("gres:tbmesh:wide:2", "jaccl-ring");
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "tbmesh_rdma_wide");
+    tbm_jobplan_free(&p);
+    r = req_of("gres:tbmesh:3", NULL);          /* auto: whole groups only */
+    plan_ok(&r, &p);
+    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_wide]");
+    tbm_jobplan_free(&p);
+    r = req_of("gres:tbmesh:wide:4", "jaccl");
+    plan_refused(&r, "no group can run jaccl on 4 Macs: group wide runs jaccl only on its RDMA subset mac[09-11], "
+                     "of 3 Macs: ask for 3 or fewer");
+    r = req_of("gres:tbmesh:wide:3", "jaccl");  /* mac12 down does not matter, mac10 does */
+    sched.node_usable = mac10_down;
+    plan_refused(&r, "wide could hold this job, but mac10 is down: it can start when it is back; or ask for "
+                     "--gres=tbmesh:2");
+    sched.node_usable = NULL;
+}
+END_TEST
+
 START_TEST(backend_without_macs_is_refused)
 {
     tbm_jobreq_t r = req_of("gres:gpu:1", "ring");
@@ -374,6 +451,7 @@ static Suite *jobreq_suite(void)
     tcase_add_test(tc, tasks_per_mac_and_task_counts);
     tcase_add_test(tc, named_macs_pick_the_group);
     tcase_add_test(tc, backend_without_macs_is_refused);
+    tcase_add_test(tc, jaccl_on_an_rdma_subset);
     suite_add_tcase(s, tc);
     return s;
 }

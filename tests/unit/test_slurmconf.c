@@ -84,6 +84,31 @@ START_TEST(no_rdma_feature_when_unusable)
 }
 END_TEST
 
+/* A mesh of four with one cable at 40 Gb/s: the three Macs that still run JACCL carry the feature of the
+ * group's RdmaSubset= (tbmesh_rdma_studio_a), the fourth does not, and none carries "rdma". */
+START_TEST(rdma_subset_feature)
+{
+    tbm_err_t err = {{0}};
+    char *s;
+    int i, j, k = 0;
+
+    lab_hosts(lab, 4, "mac", 1);
+    for (i = 0; i < 4; i++)
+        for (j = i + 1; j < 4; j++)
+            lab_cable(lab, i, j, k++, i == 2 && j == 3 ? 40 : 80, 1);
+    model(4);
+    s = tbm_slurm_node_lines(&topo, &conf, &err);
+    ck_assert_ptr_nonnull(strstr(s, "NodeName=mac01 CPUs=28 RealMemory=95232 Gres=tbmesh:1 "
+                                    "Features=tbmesh,tbmesh_studio_a,tbmesh_rdma_studio_a,macos_26_2,m3_ultra Port=6900\n"));
+    ck_assert_ptr_nonnull(strstr(s, "NodeName=mac03 CPUs=28 RealMemory=95232 Gres=tbmesh:1 "
+                                    "Features=tbmesh,tbmesh_studio_a,tbmesh_rdma_studio_a,macos_26_2,m3_ultra Port=7003\n"));
+    ck_assert_ptr_nonnull(strstr(s, "NodeName=mac04 CPUs=28 RealMemory=95232 Gres=tbmesh:1 "
+                                    "Features=tbmesh,tbmesh_studio_a,macos_26_2,m3_ultra Port=6902\n"));
+    free(s);
+    done();
+}
+END_TEST
+
 START_TEST(port_overflow)
 {
     tbm_err_t err = {{0}};
@@ -130,7 +155,7 @@ START_TEST(drawing)
         ck_assert_int_eq(tbm_topology_build(&topo, lab, 1, &err), 0);
         ck_assert_int_eq(tbm_validate(&topo, &val, &err), 0);
         s = tbm_cabling_dot(&topo, &val, &empty);
-        ck_assert_ptr_nonnull(strstr(s, "label=\"?: single, none\";\n    \"a\\\"b\" [color=red];\n"));
+        ck_assert_ptr_nonnull(strstr(s, "label=\"in no group\";\n    \"a\\\"b\" [color=red];\n"));
         ck_assert_ptr_nonnull(strstr(s, "  \"a\\\"b\" -- \"?0\" [label=\"en2 - ?\\n80 Gb/s\", color=red, style=dashed];\n"));
         free(s);
         tbm_validation_free(&val);
@@ -178,6 +203,7 @@ static Suite *slurmconf_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, node_lines);
     tcase_add_test(tc, no_rdma_feature_when_unusable);
+    tcase_add_test(tc, rdma_subset_feature);
     tcase_add_test(tc, port_overflow);
     tcase_add_test(tc, drawing);
     tcase_add_test(tc, feature_names);

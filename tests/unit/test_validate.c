@@ -492,7 +492,8 @@ START_TEST(unknown_facts_draw_no_conclusion)
     ck_assert_int_eq(f->severity, TBM_SEV_ERROR);
     ck_assert_str_eq(f->where, "mac02");
     ck_assert_str_eq(f->what, "no Thunderbolt facts for mac02 (probe failed: system_profiler SPThunderboltDataType: "
-                              "invalid JSON at line 75 column 32): nothing is concluded from them");
+                              "invalid JSON at line 75 column 32): nothing is concluded from them, and mac02 is "
+                              "left out of every group");
     ck_assert_str_eq(f->fix, "probe it again (`macnode probe` on mac02 says which command failed and why), then run "
                              "tbmesh inventory again");
     ck_assert_str_eq(must_find("cable-end-unknown")->what, "mac01:en2 sees a Mac with domain UUID UUID-0001-00 that "
@@ -544,6 +545,56 @@ START_TEST(one_slow_cable_in_eight)
     ck_assert_ptr_nonnull(strstr(f->fix, "replace the cable with Thunderbolt 5 cables between Thunderbolt 5 ports"));
     ck_assert_str_eq(must_find("link-not-tb5")->where, "mac03:en8 <-> mac08:en4");
     ck_assert_uint_eq(tbm_findings_count(&val.findings, TBM_SEV_WARNING), 2);
+    ck_assert_uint_eq(val.groups[0].rdma_subset, 0x7f);   /* mac[01-07]: RdmaSubset= in tbmesh.conf */
+    done();
+}
+END_TEST
+
+/* The Macs that still run JACCL leave out what any other finding rules RDMA out on: a Mac with bridge0 up, a
+ * cable without an address; a finding on the whole group (macOS versions that differ) leaves no subset. */
+START_TEST(rdma_subset_leaves_out_other_problems)
+{
+    const tbm_finding_t *f;
+    int i, j, c = 0;
+
+    lab_hosts(lab, 8, "mac", 1);
+    for (i = 0; i < 8; i++)
+        for (j = i + 1; j < 8; j++)
+            lab_cable(lab, i, j, c++, i == 2 && j == 7 ? 40 : 80, 1);
+    lab[1].ifaces[0].up = 1;   /* bridge0 on mac02 */
+    run(8);
+    ck_assert_str_eq(must_find("bridge0-up")->where, "mac02");
+    f = must_find("rdma-subset");
+    ck_assert_ptr_nonnull(strstr(f->what, "(Thunderbolt 5); mac[01,03-07] form an RDMA mesh without mac[02,08] (jaccl)"));
+    ck_assert_uint_eq(val.groups[0].rdma_subset, 0x7d);
+    done();
+
+    lab_hosts(lab, 8, "mac", 1);
+    for (i = 0, c = 0; i < 8; i++)
+        for (j = i + 1; j < 8; j++)
+            lab_cable(lab, i, j, c++, i == 2 && j == 7 ? 40 : 80, 1);
+    for (i = 0; i < lab[3].n_ifaces; i++)   /* mac04's end of its cable to mac05 has no address */
+        if (!strcmp(lab[3].ifaces[i].name, lab[3].ports[3].iface))
+            lab[3].ifaces[i].ipv4[0] = '\0';
+    run(8);
+    ck_assert_ptr_nonnull(tbm_findings_find(&val.findings, "ipv4-missing"));
+    ck_assert_ptr_nonnull(strstr(must_find("rdma-subset")->what, "1 cable keeps JACCL from the whole group: mac03:en8 "
+                                                                 "<-> mac08:en4 at 40 Gb/s"));
+    ck_assert_uint_eq(__builtin_popcount(val.groups[0].rdma_subset), 6);
+    ck_assert_uint_eq(val.groups[0].rdma_subset & 0x18, 0x08);   /* mac04 or mac05, not both */
+    done();
+
+    lab_hosts(lab, 8, "mac", 1);
+    for (i = 0, c = 0; i < 8; i++)
+        for (j = i + 1; j < 8; j++)
+            lab_cable(lab, i, j, c++, i == 2 && j == 7 ? 40 : 80, 1);
+    snprintf(lab[4].os_version, TBM_HOST_MAX, "26.3");
+    run(8);
+    ck_assert_ptr_nonnull(tbm_findings_find(&val.findings, "os-mismatch"));
+    f = must_find("rdma-subset");
+    ck_assert_ptr_nonnull(strstr(f->what, "(jaccl-ring, in the order mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08), "
+                                          "once the group's other problems that rule JACCL out are fixed"));
+    ck_assert_uint_eq(val.groups[0].rdma_subset, 0);
     done();
 }
 END_TEST
@@ -773,6 +824,7 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, address_in_management_network);
     tcase_add_test(tc, unknown_facts_draw_no_conclusion);
     tcase_add_test(tc, one_slow_cable_in_eight);
+    tcase_add_test(tc, rdma_subset_leaves_out_other_problems);
     tcase_add_test(tc, bridge0_up);
     tcase_add_test(tc, mixed_macos);
     tcase_add_test(tc, lone_host_and_bad_name);
