@@ -28,9 +28,10 @@ size_t tbm_health_check(const tbm_conf_t *conf, const char *node, const tbm_host
  * more, " (and N more)", cut to fit len bytes (Slurm keeps reasons short: 128 is plenty). */
 void tbm_health_reason(const tbm_findings_t *fs, char *buf, size_t len);
 
-/* How Slurm has a node, from one line of `scontrol show node NAME --oneliner`: not drained, drained by
- * slurm-tbmesh (its State token has DRAIN and its Reason starts with TBM_HEALTH_REASON_PREFIX), drained for
- * another reason (an admin's: never to be touched), or unknown (no State in the line). */
+/* How Slurm has a node, from the first line of `scontrol show node NAME --oneliner` (read by
+ * lib/slurmstate.c): not drained, drained by slurm-tbmesh (its State token has DRAIN and its Reason starts
+ * with TBM_HEALTH_REASON_PREFIX), drained for another reason (an admin's: never to be touched), or unknown
+ * (not a node line, or no State in it). */
 typedef enum tbm_drain_state {
     TBM_DRAIN_NONE = 0,
     TBM_DRAIN_OURS,
