@@ -64,7 +64,8 @@ static void usage(FILE *out)
             "  --health-dir DIR      the health check's verdicts, root's (default " TBM_HEALTH_VERDICT_DIR ")\n"
             "  --no-jobs             ask nothing about jobs (a site with PrivateData=jobs)\n"
             "  --cluster NAME        tbmesh_exporter_info's cluster (default slurm.conf's ClusterName)\n"
-            "  --timeout S           each scontrol and squeue call's time limit, 1 to 300 (default 10)\n"
+            "  --timeout S           each scontrol and squeue call's time limit, 1 to 300 (default 20; scontrol\n"
+            "                        itself gives up on a slurmctld that is down after about 10 s)\n"
             "  Exit: 0 done (or stopped); with --once 1 when Slurm did not answer (the exposition is printed all the\n"
             "  same); 2 bad usage; 3 tbmesh.conf unreadable or the address not to be listened on.\n",
             DEFAULT_PORT);
@@ -91,7 +92,7 @@ static int parse_options(mx_opts_t *o, int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *env = getenv("TBMESH_CONF");
-    int c, timeout_s = 10, max_age_given = 0, floor_s;
+    int c, timeout_s = 20, max_age_given = 0, floor_s;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "l:c:h", opts, NULL)) != -1) {

@@ -149,8 +149,8 @@ static int ask(const char *const *argv, int timeout_ms, run_out_t *r, char *why,
     return rc;
 }
 
-/* scontrol --all --oneliner show node MACS: st->nodes on an answer (1), else 0 with why. */
-static int read_nodes(const mx_source_t *src, mx_state_t *st, char *why, size_t len)
+/* scontrol --all --oneliner show node MACS: *out on an answer (1), else 0 with why. */
+static int read_nodes(const mx_source_t *src, mx_state_t *st, tbm_slurm_nodes_t *out, char *why, size_t len)
 {
     char **names = calloc(st->conf.n_nodes + 1, sizeof(*names)), *list = NULL, msg[sizeof(mx_said_t)];
     const char *argv[] = { "scontrol", "--all", "--oneliner", "show", "node", NULL, NULL };
@@ -178,8 +178,7 @@ static int read_nodes(const mx_source_t *src, mx_state_t *st, char *why, size_t 
             snprintf(msg, sizeof(msg), "scontrol printed %zu line%s that do not read as a node; the first: %.300s",
                      ns.skipped, ns.skipped == 1 ? "" : "s", ns.first_error);
         say_once(st->said_nodes, ns.skipped ? msg : NULL, NULL);
-        tbm_slurm_nodes_free(&st->nodes);
-        st->nodes = ns;
+        *out = ns;
         why[0] = '\0';
         rc = 1;
     } else {
@@ -191,8 +190,8 @@ static int read_nodes(const mx_source_t *src, mx_state_t *st, char *why, size_t 
     return rc;
 }
 
-/* squeue's running jobs into st->jobs on an answer (1), else 0 with why. */
-static int read_jobs(const mx_source_t *src, mx_state_t *st, char *why, size_t len)
+/* squeue's running jobs into *out on an answer (1), else 0 with why. */
+static int read_jobs(const mx_source_t *src, mx_state_t *st, tbm_slurm_jobs_t *out, char *why, size_t len)
 {
     const char *argv[] = { "squeue", "--noheader", "--all", "--states=RUNNING", "--format=" TBM_SQUEUE_FORMAT, NULL };
     char msg[sizeof(mx_said_t)];
@@ -212,23 +211,31 @@ static int read_jobs(const mx_source_t *src, mx_state_t *st, char *why, size_t l
         snprintf(msg, sizeof(msg), "squeue printed %zu line%s that do not read as a job; the first: %.300s", js.skipped,
                  js.skipped == 1 ? "" : "s", js.first_error);
     say_once(st->said_jobs, js.skipped ? msg : NULL, NULL);
-    tbm_slurm_jobs_free(&st->jobs);
-    st->jobs = js;
+    *out = js;
     return 1;
 }
 
+/* Slurm's nodes and (unless --no-jobs) jobs: kept as one reading when every command answered. */
 static void read_slurm(const mx_source_t *src, mx_state_t *st)
 {
     char why[600] = "", msg[sizeof(mx_said_t)];
-    int nodes = read_nodes(src, st, why, sizeof(why)), jobs = 1;
+    tbm_slurm_nodes_t ns;
+    tbm_slurm_jobs_t js = { 0 };
+    int nodes = read_nodes(src, st, &ns, why, sizeof(why)), jobs = 1;
 
     if (nodes && !src->no_jobs)
-        jobs = read_jobs(src, st, why, sizeof(why));
+        jobs = read_jobs(src, st, &js, why, sizeof(why));
     st->slurm_up = nodes && jobs;
-    if (nodes) {
+    if (st->slurm_up) {
+        tbm_slurm_nodes_free(&st->nodes);
+        tbm_slurm_jobs_free(&st->jobs);
+        st->nodes = ns;
+        st->jobs = js;
         st->have_nodes = 1;
-        st->have_jobs = !src->no_jobs && jobs;
+        st->have_jobs = !src->no_jobs;
         st->nodes_at = tbm_now_ms();
+    } else if (nodes) {
+        tbm_slurm_nodes_free(&ns);
     }
     snprintf(msg, sizeof(msg), "Slurm did not answer: %s (tbmesh_slurm_up is 0; the Macs' series from Slurm "
              "go once the last answer is older than --max-age)", why);

@@ -28,8 +28,8 @@ typedef struct mx_state {
     int have_conf;
     struct stat conf_st;              /* the file read last: read again when it changes */
     int slurm_up;                     /* the last reading's answer */
-    tbm_slurm_nodes_t nodes;          /* the last reading Slurm answered */
-    tbm_slurm_jobs_t jobs;
+    tbm_slurm_nodes_t nodes;          /* the last reading Slurm answered in full (scontrol, and squeue unless */
+    tbm_slurm_jobs_t jobs;            /* --no-jobs) */
     int have_nodes, have_jobs;
     long long nodes_at;               /* when it was read (tbm_now_ms) */
     tbm_health_verdict_t *verdicts;   /* conf.n_nodes of them ... */

@@ -117,6 +117,13 @@ lacks "$O" 'tbmesh_mac_state{'
 lacks "$O" 'tbmesh_group_macs{'
 [ "$(grep -c 'Slurm did not answer: scontrol exited with 1: slurm_load_node error: Unable to contact slurm controller' "$T/once.err")" = 1 ] ||
     fail "Slurm down, --once's log: $(cat "$T/once.err")"
+echo squeue-down > "$T/mode"   # scontrol answers, squeue does not: no reading in full
+run_once; rc=$?
+[ $rc = 1 ] || fail "--once with squeue down: exit $rc"
+has "$O" 'tbmesh_slurm_up 0'
+lacks "$O" 'tbmesh_mac_state{'
+grep -q 'Slurm did not answer: squeue exited with 1: squeue: error: Unable to contact slurm controller' "$T/once.err" ||
+    fail "squeue down, --once's log: $(cat "$T/once.err")"
 echo up > "$T/mode"
 
 # --- bad usage --------------------------------------------------------------------------------------------------------
@@ -126,7 +133,7 @@ usage() {   # WANT_RC TEXT ARGS...
     [ "$rc" = "$want" ] && grep -q -- "$text" "$T/usage.err" || fail "tbmesh metrics $*: exit $rc: $(cat "$T/usage.err")"
 }
 usage 2 "--interval 0 is not a number of seconds from 1 to 3600" --interval 0
-usage 2 "--max-age 20 is shorter than the interval and two time limits (35 s)" --max-age 20
+usage 2 "--max-age 20 is shorter than the interval and two time limits (55 s)" --max-age 20
 usage 2 "give one of them" --once --listen 127.0.0.1:1
 usage 2 "unexpected argument 'extra'" --once extra
 usage 3 "give the lab's tbmesh.conf with --conf FILE" --once --conf "$T/none.conf"
