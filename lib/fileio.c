@@ -57,23 +57,13 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err)
     return tbm_read_file_owned(path, max, (uid_t)-1, len, err);
 }
 
-char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err)
+/* Checks the file open at fd (named path in messages) and reads it: a regular file, of owner ((uid_t)-1:
+ * anyone's) alone when one is named, at most max bytes. Closes fd. */
+static char *read_checked(int fd, const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err)
 {
     struct stat st;
     char *buf;
-    int fd, saved;
 
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        saved = errno;
-        if (saved == ELOOP)
-            tbm_errprintf(err, "%s: is a symbolic link; only regular files are read (replace the link "
-                          "with the file)", path);
-        else
-            tbm_errprintf(err, "%s: cannot open: %s", path, strerror(saved));
-        errno = saved;
-        return NULL;
-    }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         tbm_errprintf(err, "%s: not a regular file; only regular files are read", path);
@@ -95,6 +85,65 @@ char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len
     if (!buf)
         errno = EINVAL;
     return buf;
+}
+
+/* The message for a failed open of path (errno saved). */
+static char *open_failed(const char *path, tbm_err_t *err)
+{
+    int saved = errno;
+
+    if (saved == ELOOP)
+        tbm_errprintf(err, "%s: is a symbolic link; only regular files are read (replace the link "
+                      "with the file)", path);
+    else
+        tbm_errprintf(err, "%s: cannot open: %s", path, strerror(saved));
+    errno = saved;
+    return NULL;
+}
+
+char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+    return fd < 0 ? open_failed(path, err) : read_checked(fd, path, max, owner, len, err);
+}
+
+char *tbm_read_file_owned_at(int dirfd, const char *dir, const char *name, size_t max, uid_t owner, size_t *len,
+                             tbm_err_t *err)
+{
+    char path[4096];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+        errno = EINVAL;
+        return tbm_errprintf(err, "%s: not a file name of the folder", path), NULL;
+    }
+    fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    return fd < 0 ? open_failed(path, err) : read_checked(fd, path, max, owner, len, err);
+}
+
+int tbm_dir_open_owned(const char *path, uid_t owner, tbm_err_t *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), saved;
+
+    if (fd < 0) {
+        saved = errno;
+        tbm_errprintf(err, "%s: %s", path, saved == ELOOP || saved == ENOTDIR ? "not a folder (a symbolic link, or a "
+                      "file): give the real folder" : strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    if (fstat(fd, &st) < 0 || st.st_uid != owner || (st.st_mode & 022)) {
+        tbm_errprintf(err, "%s: %s; not trusted (it must be uid %u's alone: chown %u and chmod go-w it, or give "
+                      "another folder)", path, st.st_uid != owner ? "owned by another user" : "writable by others",
+                      (unsigned)owner, (unsigned)owner);
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
 }
 
 int tbm_write_all(int fd, const void *buf, size_t len)

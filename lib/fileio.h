@@ -18,6 +18,17 @@ char *tbm_read_file(const char *path, size_t max, size_t *len, tbm_err_t *err);
  * no second name (a hard link someone else made): else NULL, errno EPERM, err saying why. */
 char *tbm_read_file_owned(const char *path, size_t max, uid_t owner, size_t *len, tbm_err_t *err);
 
+/* As tbm_read_file_owned, for the file `name` (no '/') of the folder open at dirfd, which `dir` names in
+ * messages. */
+char *tbm_read_file_owned_at(int dirfd, const char *dir, const char *name, size_t max, uid_t owner, size_t *len,
+                             tbm_err_t *err);
+
+/* The folder at `path` open (O_DIRECTORY, close-on-exec) when it is a real folder (path itself no symbolic
+ * link) of `owner` that nobody else may write; else -1 with err saying what was found and what to do, and
+ * errno (EPERM: another's, or writable by others). Files then opened in it with openat are those of the
+ * folder checked, whatever is renamed meanwhile. */
+int tbm_dir_open_owned(const char *path, uid_t owner, tbm_err_t *err);
+
 /* Write `len` bytes to `path` atomically: a temporary file beside it, fsync, rename, fsync of the folder.
  * The file gets `mode`; an existing symlink at `path` is replaced, never followed. Returns 0 or -1 with
  * err set and errno saying why (nothing at `path` changed then). */

@@ -1,5 +1,6 @@
 /* health.c: one Mac's facts against tbmesh.conf (see health.h). */
 #include "health.h"
+#include "slurmstate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -127,18 +128,12 @@ void tbm_health_reason(const tbm_findings_t *fs, char *buf, size_t len)
 
 tbm_drain_state_t tbm_health_drain_state(const char *line)
 {
-    const char *state = line ? strstr(line, " State=") : NULL, *reason;
-    char token[64];
-    size_t len;
+    tbm_slurm_node_t n;
 
-    if (!state)
+    if (!line || tbm_slurm_node_parse(line, strcspn(line, "\n"), &n, NULL) < 0)
         return TBM_DRAIN_UNKNOWN;
-    state += 7;
-    len = strcspn(state, " \n");          /* the State token only ("IDLE+DRAIN", "DRAINING") */
-    reason = strstr(state + len, " Reason=");
-    snprintf(token, sizeof(token), "%.*s", (int)(len < sizeof(token) ? len : sizeof(token) - 1), state);
-    if (!strstr(token, "DRAIN"))
+    if (!n.drain)
         return TBM_DRAIN_NONE;
-    return reason && strncmp(reason + 8, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0
-               ? TBM_DRAIN_OURS : TBM_DRAIN_OTHER;
+    return strncmp(n.reason, TBM_HEALTH_REASON_PREFIX, strlen(TBM_HEALTH_REASON_PREFIX)) == 0 ? TBM_DRAIN_OURS
+                                                                                              : TBM_DRAIN_OTHER;
 }

@@ -28,9 +28,10 @@ size_t tbm_health_check(const tbm_conf_t *conf, const char *node, const tbm_host
  * more, " (and N more)", cut to fit len bytes (Slurm keeps reasons short: 128 is plenty). */
 void tbm_health_reason(const tbm_findings_t *fs, char *buf, size_t len);
 
-/* How Slurm has a node, from one line of `scontrol show node NAME --oneliner`: not drained, drained by
- * slurm-tbmesh (its State token has DRAIN and its Reason starts with TBM_HEALTH_REASON_PREFIX), drained for
- * another reason (an admin's: never to be touched), or unknown (no State in the line). */
+/* How Slurm has a node, from the first line of `scontrol show node NAME --oneliner` (read by
+ * lib/slurmstate.c): not drained, drained by slurm-tbmesh (its State token has DRAIN and its Reason starts
+ * with TBM_HEALTH_REASON_PREFIX), drained for another reason (an admin's: never to be touched), or unknown
+ * (not a node line, or no State in it). */
 typedef enum tbm_drain_state {
     TBM_DRAIN_NONE = 0,
     TBM_DRAIN_OURS,
@@ -39,5 +40,46 @@ typedef enum tbm_drain_state {
 } tbm_drain_state_t;
 
 tbm_drain_state_t tbm_health_drain_state(const char *show_node_line);
+
+/* ---- the last verdict (health_verdict.c) ---------------------------------------------------------------- */
+
+/* `macnode check --verdict-dir DIR` leaves its verdict on a Mac in DIR/NODE.json, written by root atomically,
+ * for `tbmesh metrics` to export:
+ *   {"node":"mac01","verdict":"unwell","reason":"tbmesh: cable-missing at ...","time":1736850067}
+ * Unknown members are skipped (a later release may add some). */
+#define TBM_HEALTH_VERDICT_DIR   "/run/tbmesh/health"   /* the folder both sides use by default */
+#define TBM_HEALTH_VERDICT_BYTES 4096                   /* the largest verdict file read */
+#define TBM_HEALTH_VERDICT_REASON_MAX 256               /* a reason, with its NUL */
+
+typedef enum tbm_health_state {
+    TBM_HEALTH_WELL = 0,     /* nothing wrong (warnings aside) */
+    TBM_HEALTH_UNWELL,       /* errors: the reason names the first */
+    TBM_HEALTH_UNKNOWN,      /* no facts (the probe or the agent failed): cannot tell */
+} tbm_health_state_t;
+
+typedef struct tbm_health_verdict {
+    char node[TBM_HOSTNAME_MAX];
+    tbm_health_state_t verdict;
+    char reason[TBM_HEALTH_VERDICT_REASON_MAX];   /* "" when well */
+    long long time;                                /* when the check ended, Unix seconds */
+} tbm_health_verdict_t;
+
+/* "well", "unwell", "unknown". */
+const char *tbm_health_state_name(tbm_health_state_t v);
+
+/* The file's name in the folder: "NODE.json". 0, or -1 when node is not a host name (tbm_hostname_valid, not
+ * starting with '.') or it does not fit. */
+int tbm_health_verdict_file(const char *node, char *buf, size_t len);
+
+/* The verdict as the file holds it (malloc'd, one line with its line end), or NULL with err when a field is
+ * not one the reader takes back (bad node name, a reason with control bytes, time <= 0) or memory ran out. */
+char *tbm_health_verdict_json(const tbm_health_verdict_t *v, tbm_err_t *err);
+
+/* Read a verdict file's text (at most TBM_HEALTH_VERDICT_BYTES): JSON, an object with node (a host name,
+ * equal to `node` when not NULL), verdict (one of the three), reason (printable, shorter than
+ * TBM_HEALTH_VERDICT_REASON_MAX; may be absent when well) and time (1 to 4102444800: the years 1970 to 2100).
+ * 0, or -1 with err saying what was wrong. */
+int tbm_health_verdict_parse(const char *text, size_t len, const char *node, tbm_health_verdict_t *v,
+                             tbm_err_t *err);
 
 #endif

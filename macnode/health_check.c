@@ -1,6 +1,7 @@
 /* health_check.c: `macnode check`, the health check of a Mac: its facts (probed here, or asked of a bridge-mode
  * Mac's agent) against tbmesh.conf (lib/health.c); with --drain, the Mac is drained in Slurm with the first
- * error as the reason, and a Mac that slurm-tbmesh drained is resumed once it is well again. Meant as
+ * error as the reason, and a Mac that slurm-tbmesh drained is resumed once it is well again; with
+ * --verdict-dir, the verdict is left in DIR/NODE.json (lib/health_verdict.c) for `tbmesh metrics`. Meant as
  * Slurm's HealthCheckProgram: slurmd names the node in $SLURMD_NODENAME.
  *
  * DESIGN EXCEPTION: DESIGN.md says a Slurm call is made only in plugin/, gres/ and acct/. This file is the
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_UNHEALTHY 1
@@ -34,6 +37,7 @@ static void check_usage(FILE *out)
     fprintf(out,
             "usage: macnode check [--conf FILE] [--node NAME] [--agent ADDR[:PORT] | --backend B [--replay DIR]]\n"
             "                     [--munge-socket PATH] [--drain] [--if-mac] [--scontrol PATH]\n"
+            "                     [--verdict-dir DIR]\n"
             "  Check a Mac against tbmesh.conf: a Thunderbolt port bound to each of its cables' interfaces with a\n"
             "  Mac at the other end, the interface up with its planned address, the RDMA device where the group\n"
             "  has RDMA, bridge0 down. Its facts are probed here, or asked of its agent when it is a bridge-mode\n"
@@ -42,6 +46,8 @@ static void check_usage(FILE *out)
             "  is well, resume it if slurm-tbmesh drained it (other drains are left alone). As Slurm's\n"
             "  HealthCheckProgram it runs with --drain in a wrapper; slurmd names the node in $SLURMD_NODENAME.\n"
             "  --if-mac: a node that is not in tbmesh.conf (a Linux node) passes quietly.\n"
+            "  --verdict-dir DIR: leave the verdict in DIR/NODE.json (root's, made when missing; the wrapper gives\n"
+            "  " TBM_HEALTH_VERDICT_DIR ") for tbmesh metrics to export.\n"
             "  --conf defaults to $TBMESH_CONF, else tbmesh.conf beside $SLURM_CONF (/etc/slurm); --node to\n"
             "  $SLURMD_NODENAME, else this host's name.\n"
             "  Exit: 0 well, 1 something is wrong, 2 bad usage, 3 no facts (the probe or the agent failed).\n");
@@ -103,7 +109,7 @@ static void print_findings(const tbm_findings_t *fs)
 
 /* What `macnode check` was asked to do. */
 typedef struct check_opts {
-    const char *conf_path, *node, *agent, *backend, *dir, *socket, *scontrol;
+    const char *conf_path, *node, *agent, *backend, *dir, *socket, *scontrol, *verdict_dir;
     int drain, if_mac;
 } check_opts_t;
 
@@ -115,14 +121,14 @@ static int check_options(int argc, char **argv, check_opts_t *o)
         { "agent", required_argument, NULL, 'a' },   { "backend", required_argument, NULL, 'b' },
         { "replay", required_argument, NULL, 'r' },  { "munge-socket", required_argument, NULL, 'm' },
         { "drain", no_argument, NULL, 'd' },         { "scontrol", required_argument, NULL, 's' },
-        { "if-mac", no_argument, NULL, 'i' },
+        { "if-mac", no_argument, NULL, 'i' },        { "verdict-dir", required_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
     };
     int c;
 
     *o = (check_opts_t){ .conf_path = getenv("TBMESH_CONF"), .node = getenv("SLURMD_NODENAME"),
                          .socket = getenv("TBMESH_MUNGE_SOCKET"), .scontrol = "scontrol" };
-    while ((c = getopt_long(argc, argv, "c:n:a:b:r:m:ds:ih", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:n:a:b:r:m:ds:iv:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': o->conf_path = optarg; break;
         case 'n': o->node = optarg; break;
@@ -133,6 +139,7 @@ static int check_options(int argc, char **argv, check_opts_t *o)
         case 'd': o->drain = 1; break;
         case 's': o->scontrol = optarg; break;
         case 'i': o->if_mac = 1; break;
+        case 'v': o->verdict_dir = optarg; break;
         case 'h': check_usage(stdout); return 0;
         default: check_usage(stderr); return EXIT_USAGE;
         }
@@ -231,6 +238,46 @@ static void check_drain(const char *scontrol, const char *node, const char *reas
         fprintf(stderr, "macnode check: %s: scontrol could not resume it (see its message above)\n", node);
 }
 
+/* The folder dir, and those above it, made when missing (root's, 0755). */
+static void make_folders(const char *dir)
+{
+    char path[4096], *slash;
+
+    snprintf(path, sizeof(path), "%s", dir);
+    for (slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0755);
+        *slash = '/';
+    }
+    mkdir(path, 0755);
+}
+
+/* --verdict-dir: the verdict (from the exit status rc and the drain reason) into DIR/NODE.json, atomically,
+ * in a folder of this user's alone, for `tbmesh metrics`. A failure is said and changes nothing else. */
+static void leave_verdict(const char *dir, const char *node, int rc, const char *reason)
+{
+    tbm_health_verdict_t v = { .verdict = rc == 0 ? TBM_HEALTH_WELL : rc == EXIT_UNHEALTHY ? TBM_HEALTH_UNWELL
+                                                                                            : TBM_HEALTH_UNKNOWN,
+                               .time = (long long)time(NULL) };
+    char name[TBM_HOSTNAME_MAX + 8], path[4200];
+    tbm_err_t err = { { 0 } };
+    char *text = NULL;
+    int fd;
+
+    snprintf(v.node, sizeof(v.node), "%s", node);
+    snprintf(v.reason, sizeof(v.reason), "%s", rc == 0 ? "" : reason);
+    make_folders(dir);
+    if (tbm_health_verdict_file(node, name, sizeof(name)) < 0)
+        tbm_errprintf(&err, "'%s' is not a node name to name a file after", node);
+    else if ((fd = tbm_dir_open_owned(dir, geteuid(), &err)) >= 0)
+        close(fd);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (tbm_erris(&err) || !(text = tbm_health_verdict_json(&v, &err)) ||
+        tbm_write_file_atomic(path, text, strlen(text), 0644, &err) < 0)
+        fprintf(stderr, "macnode check: %s: the verdict was not left for tbmesh metrics: %s\n", node, err.msg);
+    free(text);
+}
+
 int macnode_check(int argc, char **argv)
 {
     char me[TBM_HOSTNAME_MAX] = "", agent_buf[TBM_HOSTNAME_MAX + 16], reason[REASON_MAX] = "";
@@ -269,6 +316,8 @@ int macnode_check(int argc, char **argv)
         o.agent = agent_buf;
     }
     rc = check_verdict(&o, &conf, f, reason, sizeof(reason));
+    if (o.verdict_dir && n >= 0)
+        leave_verdict(o.verdict_dir, o.node, rc, reason);
     if (o.drain && n >= 0)
         check_drain(o.scontrol, o.node, reason);
     fflush(stdout);

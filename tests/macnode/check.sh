@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh: macnode check's command line: bad options and files get a message and exit 2 or 3; a Mac that
 # is not what tbmesh.conf says is drained through scontrol with the first error as the reason (a stand-in
-# scontrol records the call); an unknown node is never drained. The whole cycle (drain on a pulled cable,
+# scontrol records the call); an unknown node is never drained; --verdict-dir leaves the verdict for tbmesh
+# metrics, never in a folder others may write. The whole cycle (drain on a pulled cable,
 # resume once mended) runs against real Slurm in tests/lab/0060-inventory.t.
 macnode=${TBM_MACNODE:-../macnode/macnode}
 fail=0
@@ -68,5 +69,20 @@ grep -Eq 'State=DRAIN Reason=tbmesh: no facts: (agent 127\.0\.0\.1:1: munge|cann
 "$macnode" probe --agent 127.0.0.1:1 --backend linux > /dev/null 2> "$tmp/err" && { say "probe --agent --backend accepted"; fail=1; }
 grep -q -- "--agent asks a Mac's agent, --backend and --replay probe here: give one" "$tmp/err" ||
   { say "probe --agent --backend: $(cat "$tmp/err")"; fail=1; }
+# --verdict-dir: the verdict left for tbmesh metrics in DIR/NODE.json (the folders made, the check unchanged)
+vd=$tmp/run/tbmesh/health
+expect "verdict left" 1 "port-missing at m1:en2" --conf "$tmp/tbmesh.conf" --node m1 --backend linux --verdict-dir "$vd"
+grep -q '^{"node":"m1","verdict":"unwell","reason":"tbmesh: port-missing at m1:en2 <-> m2:en2: no Thunderbolt port is bound to en2 (and 1 more)","time":[0-9]*}$' \
+  "$vd/m1.json" 2>/dev/null || { say "verdict file: $(cat "$vd/m1.json" 2>&1)"; fail=1; }
+[ "$(stat -c %a "$vd/m1.json" 2>/dev/null) $(stat -c %a "$vd" 2>/dev/null)" = "644 755" ] ||
+  { say "verdict file and folder modes: $(stat -c '%a %n' "$vd/m1.json" "$vd" 2>&1)"; fail=1; }
+expect "verdict: no facts" 3 "no facts" --conf "$tmp/tbmesh.conf" --node m1 --agent 127.0.0.1:1 --verdict-dir "$vd"
+grep -q '"verdict":"unknown","reason":"tbmesh: no facts: ' "$vd/m1.json" || { say "no-facts verdict: $(cat "$vd/m1.json")"; fail=1; }
+expect "verdict: unknown node" 1 "m9 is not a node" --conf "$tmp/tbmesh.conf" --node m9 --backend linux --verdict-dir "$vd"
+[ ! -e "$vd/m9.json" ] || { say "a verdict on a node not in tbmesh.conf was left"; fail=1; }
+chmod 777 "$vd"
+expect "verdict: folder writable by others" 1 "the verdict was not left for tbmesh metrics: .*writable by others" \
+  --conf "$tmp/tbmesh.conf" --node m1 --backend linux --verdict-dir "$vd"
+grep -q '"verdict":"unknown"' "$vd/m1.json" || { say "the verdict was written into a folder others may write"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -193,6 +193,55 @@ START_TEST(owned_reads_take_only_the_owner_s_unshared_files)
 }
 END_TEST
 
+/* A folder of the owner's alone, open; files read in it by name, never through a link, the owner's alone. */
+START_TEST(owned_folder_and_files_in_it)
+{
+    char sub[280], path[320], link_path[320];
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text;
+    int fd;
+
+    snprintf(sub, sizeof(sub), "%s/health", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    snprintf(path, sizeof(path), "%s/mac01.json", sub);
+    ck_assert_int_eq(tbm_write_file_atomic(path, "{}", 2, 0644, &err), 0);
+    fd = tbm_dir_open_owned(sub, geteuid(), &err);
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    text = tbm_read_file_owned_at(fd, sub, "mac01.json", 100, geteuid(), &len, &err);
+    ck_assert_str_eq(text, "{}");
+    free(text);
+    ck_assert_ptr_null(tbm_read_file_owned_at(fd, sub, "../mac01.json", 100, geteuid(), &len, &err));
+    ck_assert_msg(strstr(err.msg, "not a file name of the folder"), "%s", err.msg);
+    ck_assert_ptr_null(tbm_read_file_owned_at(fd, sub, "mac02.json", 100, geteuid(), &len, &err));
+    ck_assert_int_eq(errno, ENOENT);
+    snprintf(link_path, sizeof(link_path), "%s/mac03.json", sub);
+    ck_assert_int_eq(symlink(path, link_path), 0);
+    ck_assert_ptr_null(tbm_read_file_owned_at(fd, sub, "mac03.json", 100, geteuid(), &len, &err));
+    ck_assert_msg(strstr(err.msg, "mac03.json: is a symbolic link"), "%s", err.msg);
+    ck_assert_int_eq(chmod(path, 0666), 0);
+    ck_assert_ptr_null(tbm_read_file_owned_at(fd, sub, "mac01.json", 100, geteuid(), &len, &err));
+    ck_assert_msg(strstr(err.msg, "mac01.json: writable by others"), "%s", err.msg);
+    close(fd);
+    /* the folder: another's, writable by others, a link, a file */
+    ck_assert_int_eq(tbm_dir_open_owned(sub, geteuid() + 1, &err), -1);
+    ck_assert_int_eq(errno, EPERM);
+    ck_assert_msg(strstr(err.msg, "health: owned by another user; not trusted"), "%s", err.msg);
+    ck_assert_int_eq(chmod(sub, 0775), 0);
+    ck_assert_int_eq(tbm_dir_open_owned(sub, geteuid(), &err), -1);
+    ck_assert_msg(strstr(err.msg, "health: writable by others"), "%s", err.msg);
+    snprintf(link_path, sizeof(link_path), "%s/linked", dir);
+    ck_assert_int_eq(symlink(sub, link_path), 0);
+    ck_assert_int_eq(tbm_dir_open_owned(link_path, geteuid(), &err), -1);
+    ck_assert_msg(strstr(err.msg, "linked: not a folder"), "%s", err.msg);
+    ck_assert_int_eq(tbm_dir_open_owned(path, geteuid(), &err), -1);
+    ck_assert_msg(strstr(err.msg, "not a folder"), "%s", err.msg);
+    snprintf(path, sizeof(path), "%s/none", dir);
+    ck_assert_int_eq(tbm_dir_open_owned(path, geteuid(), &err), -1);
+    ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 START_TEST(write_into_missing_folder_says_so)
 {
     tbm_err_t err = { { 0 } };
@@ -240,6 +289,7 @@ static Suite *fileio_suite(void)
     tcase_add_test(tc, path_beside_another_file);
     tcase_add_test(tc, read_refusals);
     tcase_add_test(tc, owned_reads_take_only_the_owner_s_unshared_files);
+    tcase_add_test(tc, owned_folder_and_files_in_it);
     tcase_add_test(tc, write_into_missing_folder_says_so);
     tcase_add_test(tc, write_all_through_a_pipe_and_to_a_bad_fd);
     suite_add_tcase(s, tc);

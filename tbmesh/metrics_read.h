@@ -1,0 +1,54 @@
+/* metrics_read.h: what `tbmesh metrics` reads for each exposition: tbmesh.conf (read again when it changed),
+ * Slurm's view of the Macs and their running jobs (scontrol and squeue, no shell, a time limit each), and the
+ * health check's last verdicts (root's files in the health folder). Each problem is logged once, when it
+ * starts, and its end once. */
+#ifndef TBMESH_METRICS_READ_H
+#define TBMESH_METRICS_READ_H
+
+#include <sys/stat.h>
+
+#include "conf.h"
+#include "health.h"
+#include "slurmstate.h"
+
+/* Where a reading comes from. */
+typedef struct mx_source {
+    const char *conf_path;
+    const char *health_dir;
+    int no_jobs;          /* squeue is not asked */
+    int timeout_ms;       /* each command's time limit */
+} mx_source_t;
+
+/* A problem being logged once: what was said, "" when none. */
+typedef char mx_said_t[512];
+
+/* What the readings keep. */
+typedef struct mx_state {
+    tbm_conf_t conf;
+    int have_conf;
+    struct stat conf_st;              /* the file read last: read again when it changes */
+    int slurm_up;                     /* the last reading's answer */
+    tbm_slurm_nodes_t nodes;          /* the last reading Slurm answered in full (scontrol, and squeue unless */
+    tbm_slurm_jobs_t jobs;            /* --no-jobs) */
+    int have_nodes, have_jobs;
+    long long nodes_at;               /* when it was read (tbm_now_ms) */
+    tbm_health_verdict_t *verdicts;   /* conf.n_nodes of them ... */
+    const tbm_health_verdict_t **have_verdict;   /* ... and for each, itself or NULL (none, or refused) */
+    mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir;
+    mx_said_t *said_mac;              /* conf.n_nodes of them */
+} mx_state_t;
+
+void mx_state_init(mx_state_t *st);
+void mx_state_free(mx_state_t *st);
+
+/* Read tbmesh.conf into st (when it changed since the last time). 0, or -1 (said) when there is no
+ * configuration to use: the first reading failed. A later failure keeps the last one (said once). */
+int mx_read_conf(const mx_source_t *src, mx_state_t *st);
+
+/* One reading: tbmesh.conf, Slurm, the verdicts. */
+void mx_read(const mx_source_t *src, mx_state_t *st);
+
+/* The log line: time, the command's name, the message. */
+void mx_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
