@@ -248,7 +248,8 @@ static void add(uint32_t id, const char *user, const char *acct, const char *par
                 const char *nodes, uint32_t n, uint32_t cpus, uint64_t tbm, time_t submit, time_t start, time_t end,
                 double cpu_used, tbm_coverage_t cov)
 {
-    tbm_rjob_t j = { id, user, acct, part, state, nodes, NULL, submit, start, end, n, cpus, tbm, cpu_used, cov, -1 };
+    tbm_rjob_t j = { id, user, acct, part, state, nodes, NULL, submit, start, end, n, cpus, tbm, cpu_used, cov, -1,
+                      0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);
@@ -387,7 +388,7 @@ END_TEST
 
 START_TEST(bad_node_list_is_an_error)
 {
-    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "mac[01-", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1 };
+    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "mac[01-", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     make_report(0, NULL);
@@ -523,12 +524,13 @@ END_TEST
 static uint32_t asked[16];
 static size_t n_asked;
 
-static tbm_coverage_t store_says(void *ctx, uint32_t job, double *cpu_used_s)
+static tbm_coverage_t store_says(void *ctx, uint32_t job, tbm_ruse_t *use)
 {
     ck_assert_ptr_eq(ctx, &n_asked);
     ck_assert_uint_lt(n_asked, 16);
+    ck_assert(use->cpu_used_s == -1 && !use->gpu && !use->energy);
     asked[n_asked++] = job;
-    *cpu_used_s = job == 2 ? 6 * H : -1;          /* job 2's record holds its tasks' CPU use */
+    use->cpu_used_s = job == 2 ? 6 * H : -1;      /* job 2's record holds its tasks' CPU use */
     return job == 2 ? TBM_COV_VERIFIED : job == 4 ? TBM_COV_PRESENT : TBM_COV_ABSENT;
 }
 
@@ -636,8 +638,8 @@ END_TEST
 START_TEST(csv_leaves_the_reports_own_values)
 {
     static const tbm_rdim_t dims[] = { TBM_RDIM_BACKEND };
-    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "lnx01", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1 };
-    tbm_rjob_t m = { 10, "u", "a", "p", "COMPLETED", "mac05", "=1+1", T0, T0, T0 + 1, 1, 1, 1, 0, 0, -1 };
+    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "lnx01", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1, 0, 0, 0, 0 };
+    tbm_rjob_t m = { 10, "u", "a", "p", "COMPLETED", "mac05", "=1+1", T0, T0, T0 + 1, 1, 1, 1, 0, 0, -1, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
     char *csv;
 

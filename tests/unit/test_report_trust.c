@@ -50,7 +50,7 @@ static void teardown(void)
 static void mac_job(uint32_t id, double hours, uint32_t cpus, double used, tbm_coverage_t cov)
 {
     tbm_rjob_t j = { id, "tbm-alice", "lab-ml", "mac", "COMPLETED", "mac05", NULL, T0, T0 + H,
-                     T0 + H + (time_t)(hours * H), 1, cpus, 1, 0, cov, used };
+                     T0 + H + (time_t)(hours * H), 1, cpus, 1, 0, cov, used, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);
@@ -140,7 +140,7 @@ START_TEST(the_rule_itself)
 {
     tbm_rtrust_t t = { 0 };
     tbm_rjob_t j = { 7, "u", "a", "mac", "COMPLETED", "mac05", NULL, T0, T0 + 10, T0 + 110, 1, 2, 1, 0,
-                     TBM_COV_VERIFIED, 204 };
+                     TBM_COV_VERIFIED, 204, 0, 0, 0, 0 };
     char note[1024];
 
     ck_assert_double_eq(tbm_rtrust_cpu(&t, &j, 100), 204);     /* (100 + 2) s x 2 CPUs */
