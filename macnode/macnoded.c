@@ -6,6 +6,7 @@
 #include "agent.h"
 #include "agent_gate.h"
 #include "agent_log.h"
+#include "agent_metrics.h"
 #include "agent_pool.h"
 #include "clock.h"
 #include "conf.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #define EXIT_USAGE 2
 #define EXIT_START 3
 #define SWEEP_S    10
+#define METRICS_RESTART_S 5   /* a metrics server that ended starts again after this long */
 #define MAX_CONNS  256   /* authenticated connections served at once; more are refused (busy) */
 #define MAX_CONNS_PER_UID 64   /* ... of one user other than root */
 #define ROOT_RESERVE 16        /* ... of which root's alone: users together hold at most MAX_CONNS - this */
@@ -47,6 +50,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: macnoded [--listen ADDR[:PORT]] [--node NAME] [--munge-socket PATH] [--replay DIR]\n"
             "                [--state-dir DIR] [--jobs-dir DIR] [--grace SECONDS] [--log FILE] [--pid-file FILE]\n"
+            "                [--conf PATH] [--metrics ADDR[:PORT]|off] [--metrics-interval SECONDS]\n"
+            "                [--metrics-tasks on|off]\n"
             "  The slurm-tbmesh agent on a Mac: runs tasks for the bridge host as their users (MUNGE-authenticated,\n"
             "  job grants made by root), streams their stdio, forwards signals, answers probes, writes job files.\n"
             "  --listen     address to listen on (default 0.0.0.0:%d, the AgentPort of tbmesh.conf)\n"
@@ -57,8 +62,13 @@ static void usage(FILE *out)
             "  --jobs-dir   root's folder of the per-job folders of job files (default %s)\n"
             "  --grace      seconds between SIGTERM and SIGKILL when a task is ended (default 10)\n"
             "  --log        append the log to FILE instead of stderr\n"
+            "  --conf       tbmesh.conf, for the metrics' group and the far ends of cables (default: none)\n"
+            "  --metrics    serve Prometheus metrics on ADDR[:PORT] (default: the --listen address, port %d);\n"
+            "               off: none (doc/METRICS.md)\n"
+            "  --metrics-interval  seconds between samples (default %d, 1 to 3600)\n"
+            "  --metrics-tasks     on: the running tasks' job and user in the metrics (default); off: left out\n"
             "  Runs in the foreground; every refusal is logged with its reason.\n",
-            TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR);
+            TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR, AGENT_METRICS_PORT, AGENT_METRICS_INTERVAL_S);
 }
 
 static int parse_grace(const char *s, int *out)
@@ -73,6 +83,35 @@ static int parse_grace(const char *s, int *out)
     return 0;
 }
 
+static int parse_interval(const char *s, int *out)
+{
+    long long v;
+
+    if (tbm_parse_ll(s, 10, 1, 3600, &v) < 0) {
+        fprintf(stderr, "macnoded: --metrics-interval '%s' must be a number of seconds from 1 to 3600\n", s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The metrics' default address: the agent's own (--listen's address), on the metrics port. */
+static void metrics_default(agent_conf_t *c)
+{
+    static char addr[300];
+    const char *l = c->listen, *colon = strrchr(l, ':');
+    size_t n = strlen(l);
+
+    if (l[0] == '[')
+        colon = strstr(l, "]:") ? strstr(l, "]:") + 1 : NULL;
+    else if (colon && strchr(l, ':') != colon)
+        colon = NULL;   /* a bare IPv6 address */
+    if (colon)
+        n = (size_t)(colon - l);
+    snprintf(addr, sizeof(addr), "%.*s:%d", (int)n, l, AGENT_METRICS_PORT);
+    c->metrics_listen = addr;
+}
+
 static int parse_options(int argc, char **argv, agent_conf_t *c, const char **log, const char **pidfile)
 {
     static const struct option opts[] = {
@@ -81,11 +120,15 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         { "state-dir", required_argument, NULL, 's' }, { "jobs-dir", required_argument, NULL, 'j' },
         { "grace", required_argument, NULL, 'g' },     { "log", required_argument, NULL, 'L' },
         { "pid-file", required_argument, NULL, 'p' },  { "help", no_argument, NULL, 'h' },
+        { "conf", required_argument, NULL, 'c' },      { "metrics", required_argument, NULL, 'M' },
+        { "metrics-interval", required_argument, NULL, 'I' }, { "metrics-tasks", required_argument, NULL, 'T' },
         { NULL, 0, NULL, 0 },
     };
     int o;
 
-    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:h", opts, NULL)) != -1) {
+    int metrics_set = 0;
+
+    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:hc:M:I:T:", opts, NULL)) != -1) {
         switch (o) {
         case 'l': c->listen = optarg; break;
         case 'n': c->node = optarg; break;
@@ -96,6 +139,16 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         case 'g': if (parse_grace(optarg, &c->grace_s) < 0) return -1; break;
         case 'L': *log = optarg; break;
         case 'p': *pidfile = optarg; break;
+        case 'c': c->tbmesh_conf = optarg; break;
+        case 'M': c->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; metrics_set = 1; break;
+        case 'I': if (parse_interval(optarg, &c->metrics_interval_s) < 0) return -1; break;
+        case 'T':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "macnoded: --metrics-tasks '%s' must be on or off\n", optarg);
+                return -1;
+            }
+            c->metrics_tasks = strcmp(optarg, "on") == 0;
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -104,6 +157,8 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         fprintf(stderr, "macnoded: unexpected argument '%s'; see macnoded --help\n", argv[optind]);
         return -1;
     }
+    if (!metrics_set)
+        metrics_default(c);
     return 0;
 }
 
@@ -154,6 +209,10 @@ struct serving {
     agent_gate_t *gate;
     agent_pool_t *pool;
     int lfd;
+    int mfd;                 /* the metrics endpoint's listening socket; -1 none */
+    pid_t metrics;           /* the metrics process; 0 none (started again after METRICS_RESTART_S) */
+    time_t metrics_gone;
+    double start_time;
 };
 
 /* Kill the tasks whose server is gone and forget expired credentials, in a child (grace periods block),
@@ -165,6 +224,8 @@ static void sweep(struct serving *sv)
     sweeper = fork();
     if (sweeper == 0) {
         close(sv->lfd);
+        if (sv->mfd >= 0)
+            close(sv->mfd);
         agent_gate_drop(sv->gate);
         agent_pool_drop(sv->pool);
         agent_kill_tasks(sv->conf, 0, 1, 1);
@@ -180,9 +241,23 @@ static void reap_children(struct serving *sv)
     while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
         if (pid == sweeper)
             sweeper = 0;
-        else
+        else if (pid == sv->metrics) {
+            agent_log("metrics: the metrics server ended; it starts again in %d s", METRICS_RESTART_S);
+            sv->metrics = 0;
+            sv->metrics_gone = time(NULL);
+        } else
             agent_pool_reaped(sv->pool, pid);
     }
+}
+
+/* In the metrics process: what is the main process's alone. */
+static void in_metrics(void *ctx)
+{
+    struct serving *sv = ctx;
+
+    close(sv->lfd);
+    agent_gate_drop(sv->gate);
+    agent_pool_drop(sv->pool);
 }
 
 /* In a new server: what is the main process's alone. */
@@ -191,6 +266,8 @@ static void in_new_server(void *ctx)
     struct serving *sv = ctx;
 
     close(sv->lfd);
+    if (sv->mfd >= 0)
+        close(sv->mfd);
     agent_gate_drop(sv->gate);
 }
 
@@ -229,9 +306,9 @@ static void admit(void *ctx, agent_conn_t *c)
     tbm_fdec_free(&c->dec);
 }
 
-static void serve(const agent_conf_t *c, int lfd)
+static void serve(const agent_conf_t *c, int lfd, int mfd, double start_time)
 {
-    struct serving sv = { .conf = c, .lfd = lfd };
+    struct serving sv = { .conf = c, .lfd = lfd, .mfd = mfd, .start_time = start_time };
     const agent_pool_limits_t lim = { .max = MAX_CONNS, .max_per_uid = MAX_CONNS_PER_UID,
                                       .root_reserve = ROOT_RESERVE, .idle_keep = AGENT_POOL_IDLE,
                                       .idle_ms = AGENT_POOL_IDLE_S * 1000, .conns = AGENT_POOL_CONNS };
@@ -250,6 +327,9 @@ static void serve(const agent_conf_t *c, int lfd)
             sweep(&sv);
             last = time(NULL);
         }
+        if (sv.mfd >= 0 && sv.metrics == 0 && time(NULL) - sv.metrics_gone >= METRICS_RESTART_S &&
+            (sv.metrics = agent_metrics_start(c, sv.mfd, start_time, in_metrics, &sv)) < 0)
+            sv.metrics = 0, sv.metrics_gone = time(NULL);
         agent_gate_turn(sv.gate, 1000, admit, &sv);
         agent_log_tick(tbm_now_ms());
         reap_children(&sv);
@@ -257,6 +337,10 @@ static void serve(const agent_conf_t *c, int lfd)
     }
     agent_gate_free(sv.gate);
     agent_pool_free(sv.pool);
+    if (sv.metrics > 0) {
+        kill(sv.metrics, SIGTERM);
+        waitpid(sv.metrics, NULL, 0);
+    }
 }
 
 static int write_pidfile(const char *path)
@@ -275,12 +359,14 @@ static int write_pidfile(const char *path)
 int main(int argc, char **argv)
 {
     agent_conf_t c = { .listen = "0.0.0.0", .state_dir = STATE_DIR, .jobs_dir = JOBS_DIR, .grace_s = 10,
-                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000, .user_idle_timeout_ms = 10000 };
+                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000, .user_idle_timeout_ms = 10000,
+                       .metrics_interval_s = AGENT_METRICS_INTERVAL_S, .metrics_tasks = 1 };
     const char *log = NULL, *pidfile = NULL;
     char host[256];
     tbm_err_t err = { { 0 } };
     agent_user_t root;
-    int lfd;
+    struct timeval tv;
+    int lfd, mfd = -1;
 
     if (parse_options(argc, argv, &c, &log, &pidfile) < 0)
         return EXIT_USAGE;
@@ -304,7 +390,16 @@ int main(int argc, char **argv)
         agent_log("not running as root: tasks can run only as uid %u", (unsigned)geteuid());
     agent_log("node %s listening on %s (grace %d s, state %s, jobs %s%s%s)", c.node, c.listen, c.grace_s,
               c.state_dir, c.jobs_dir, c.replay_dir ? ", replay " : "", c.replay_dir ? c.replay_dir : "");
-    serve(&c, lfd);
+    if (c.metrics_listen && (mfd = wire_listen(c.metrics_listen, AGENT_METRICS_PORT, &err)) < 0)
+        agent_log("metrics: not served: %s (the agent runs tasks without them; give --metrics ADDR:PORT or off)",
+                  err.msg);
+    else if (c.metrics_listen)
+        agent_log("metrics: served on http://%s/metrics, a sample every %d s%s", c.metrics_listen,
+                  c.metrics_interval_s, c.metrics_tasks ? "" : ", without tasks");
+    gettimeofday(&tv, NULL);
+    serve(&c, lfd, mfd, (double)tv.tv_sec + tv.tv_usec / 1e6);
+    if (mfd >= 0)
+        close(mfd);
     agent_log("stopping");
     close(lfd);
     if (pidfile)

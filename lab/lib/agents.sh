@@ -4,6 +4,8 @@
 # (keepalive) starts it again whenever it ends.
 
 KEEPALIVE_THROTTLE=${TBMESH_LAB_KEEPALIVE_THROTTLE:-1}
+METRICS_PORT=9431                                       # each agent's metrics endpoint (doc/METRICS.md)
+METRICS_INTERVAL=${TBMESH_LAB_METRICS_INTERVAL:-5}      # seconds between samples
 
 agent_port() {
     local port
@@ -26,6 +28,7 @@ start_agent() {
         "$MACNODED" --listen "$addr:$port" --node "$n" \
         --munge-socket "$MUNGE_SOCKET" --replay "$NODES/$n/replay" \
         --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 \
+        --conf "$ETC/tbmesh.conf" --metrics "$addr:$METRICS_PORT" --metrics-interval "$METRICS_INTERVAL" \
         --log "$LOG/macnoded-$n.log" --pid-file "$RUN/macnoded-$n.pid") < /dev/null > /dev/null 2>&1 &
 }
 

@@ -393,10 +393,14 @@ rm -rf "$T"/jobs.squatted.* "$T/jobs" && mv "$T/jobs.before" "$T/jobs"
 
 # --- servers serve one connection after another (agent_pool.c) ---------------------------------------------
 # 20 pairs of tasks one after another, a user's then root's: each says its server (its parent), who it runs
-# as, and (root's) how many descriptors its server holds while it serves it
+# as, and (root's) how many descriptors its server holds while it serves it: the fewest of five looks 50 ms
+# apart (a server still closing what it used to start the task, on a loaded machine, holds one more for a
+# moment; a leak stays)
 for i in $(seq 20); do
     fwd sh -c 'echo $PPID $(id -u) -'
-    (cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- sh -c 'echo $PPID $(id -u) $(ls /proc/$PPID/fd | wc -l)')
+    (cd "$W" && TBMESH_GRANT=$(grant 0) "$MACNODE" exec --agent "$AGENT" -- sh -c 'm=9999
+        for k in 1 2 3 4 5; do n=$(ls /proc/$PPID/fd | wc -l); [ "$n" -lt "$m" ] && m=$n; sleep 0.05; done
+        echo $PPID $(id -u) $m')
 done > "$T/servers"
 n=$(cut -d' ' -f1 "$T/servers" | sort -u | wc -l)
 [ "$n" -le 3 ] && ok "40 tasks one after another took $n server(s), not one each" || bad "40 tasks one after another took $n servers"

@@ -49,10 +49,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# TBM_AGENT_WRAP: a command to run macnoded under (e.g. valgrind).
+# TBM_AGENT_WRAP: a command to run macnoded under (e.g. valgrind); AGENT_NODE its node name (testnode);
+# AGENT_ARGS more options.
 start_agent() {
-    ${TBM_AGENT_WRAP:-} "$MACNODED" --listen "$AGENT" --node testnode --state-dir "$T/state" --jobs-dir "$T/jobs" --grace 1 \
-        --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" --replay "$REPLAY" &
+    ${TBM_AGENT_WRAP:-} "$MACNODED" --listen "$AGENT" --node "${AGENT_NODE:-testnode}" --state-dir "$T/state" \
+        --jobs-dir "$T/jobs" --grace 1 --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" \
+        --replay "$REPLAY" ${AGENT_ARGS[@]+"${AGENT_ARGS[@]}"} &
     for _ in $(seq 50); do grep -q "listening on $AGENT" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
     echo "FAIL: macnoded did not start:"; cat "$LOG"; exit 1
 }
@@ -69,5 +71,6 @@ chmod 600 "$T/munge.key"
 munged --key-file="$T/munge.key" --socket="$TBMESH_MUNGE_SOCKET" --pid-file="$T/munged.pid" \
     --log-file="$T/munged.log" --seed-file="$T/munged.seed" || { echo "FAIL: munged did not start"; exit 1; }
 REPLAY=${TBM_FIXTURES:-$(dirname "$0")/../fixtures}/macos/studio-a1
-start_agent
+# TBM_AGENT_START=no: the caller starts it (start_agent) once it has set things up.
+[ "${TBM_AGENT_START:-yes}" = no ] || start_agent
 

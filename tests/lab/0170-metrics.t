@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# 0170-metrics.t: the lab's Prometheus (Debian's prometheus, started by tbmesh-lab up on 127.0.0.1:19090)
+# scrapes every Mac's agent and the bridge host's `tbmesh metrics`; asked through its HTTP API: every target is
+# up, the project's rules are loaded, the Macs' GPU and power (from their recorded captures) and cable ends are
+# there, a running job's tasks appear with its job id on each of its Macs, bytes a bench sends over the cables
+# show in their counters, a cable cut with `tbmesh-lab cut` is down at the next scrape (and back once mended),
+# the drained Macs show with their reason, and every query of the Grafana dashboard runs without error.
+. "$(dirname "$0")/lib.sh"
+no_jobs
+PROM=http://127.0.0.1:19090
+command -v prometheus > /dev/null || { echo "# SKIP: prometheus is not installed here (scripts/install-deps.sh)"; t_done; }
+SCRAPE=2
+
+# q EXPR: the query's result (JSON's data.result), or "error: ..." when Prometheus refused it
+q() {
+    local out
+    out=$(curl -sS -m 10 -G --data-urlencode "query=$1" "$PROM/api/v1/query" 2>&1) || { echo "error: $out"; return; }
+    if [ "$(jq -r .status <<<"$out" 2>/dev/null)" = success ]; then jq -c .data.result <<<"$out"; else echo "error: $out"; fi
+}
+# qv EXPR: the value of a query with one result ("" when none)
+qv() { q "$1" | jq -r 'if type == "array" and length > 0 then .[0].value[1] else "" end' 2>/dev/null; }
+# qn EXPR: how many series the query gives
+qn() { q "$1" | jq -r 'if type == "array" then length else -1 end' 2>/dev/null; }
+until_qv() {  # until_qv SECONDS EXPR VALUE: until the query's value is VALUE; prints how long it took
+    local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 )) t0=$(( $(date +%s%N) / 1000000 ))
+    until [ "$(qv "$2")" = "$3" ]; do
+        [ $(( $(date +%s%N) / 1000000 )) -lt "$end" ] || return 1
+        sleep 0.1
+    done
+    echo $(( $(date +%s%N) / 1000000 - t0 ))
+}
+
+t_match "tbmesh-lab status prints the Prometheus' address" "prometheus +running: http://127\.0\.0\.1:19090" \
+    "$("$LABCMD" status 2>&1)"
+t_ok "every Mac's agent is scraped (within 15 s)" wait_until 15 "8 Mac targets up" \
+    test "$(qv 'count(up{job="tbmesh-macs"} == 1)')" = 8
+t_ok "the bridge host's tbmesh metrics is scraped" wait_until 15 "tbmesh-slurm up" \
+    test "$(qv 'up{job="tbmesh-slurm"}')" = 1
+t_is "Slurm answers it" "1" "$(qv 'tbmesh_slurm_up')"
+t_match "the project's rules are loaded (TbmeshCableDown, TbmeshAgentDown ...)" "TbmeshCableDown.*TbmeshAgentDown|TbmeshAgentDown.*TbmeshCableDown" \
+    "$(curl -sS -m 10 "$PROM/api/v1/rules" | jq -r '.data.groups[].rules[].name' | paste -sd' ')"
+t_is "a simulated Mac's GPU, from its recorded ioreg" "1" "$(qv 'count(tbmesh_gpu_busy_ratio{node="mac03"} >= 0)')"
+t_is "... its package power, from its recorded powermetrics" "1" \
+    "$(qv 'count(tbmesh_power_watts{node="mac03",part="package"} > 0)')"
+t_is "studio-a's cable ends: 6 cables, 12 ends, each named with its far end" "12" \
+    "$(qn 'tbmesh_link_up{group="studio-a",peer=~"mac0[1-4]"}')"
+t_is "mini-b's: 4 cables, 8 ends" "8" "$(qn 'tbmesh_link_up{group="mini-b",peer=~"mac0[5-8]"}')"
+t_is "the groups' Macs as Slurm sees them (up)" "4 4" \
+    "$(qv 'tbmesh_group_macs{group="studio-a",state="up"}') $(qv 'tbmesh_group_macs{group="mini-b",state="up"}')"
+
+# a running job's tasks, with its job id, on each of its Macs
+id=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun sleep 60')
+t_ok "a studio-a job runs" wait_until 30 "job $id running" job_running "$id"
+t_ok "its tasks appear with its job id on its 4 Macs (within 15 s)" wait_until 15 "4 Macs with job $id" \
+    test "$(qv "count(tbmesh_tasks_running{jobid=\"$id\",user=\"tbm-alice\"} == 1)")" = 4
+t_ok "... and the group has one job running" wait_until 15 "studio-a 1 job" \
+    test "$(qv 'tbmesh_group_jobs_running{group="studio-a"}')" = 1
+scancel "$id"
+t_ok "... and are gone once it ended" wait_until 20 "no task of $id" \
+    test "$(qn "tbmesh_tasks_running{jobid=\"$id\"}")" = 0
+
+# bytes a bench sends over the cables show in their counters
+before=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
+out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
+    srun "$T_MACNODE" bench -b 16M -e 16M -n 4 -w 1 -S 1 -F csv 2>&1)
+t_match "a 16 MiB all-reduce bench on studio-a" "^allreduce," "$(grep -E '^[a-z]+,' <<<"$out")"
+sleep $((SCRAPE + 1))
+after=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
+# 5 all-reduces of 16 MiB among 4 ranks move at least 5 x 2 x 3/4 x 16 MiB out of each rank over the cables
+t_ok "studio-a's cables carried at least what the all-reduces sent ($(( ${after%.*} - ${before%.*} )) bytes)" \
+    test "$(( ${after%.*} - ${before%.*} ))" -ge $((5 * 2 * 3 * 4 * 16 * 1024 * 1024 / 4))
+
+# a cable cut is down at the next scrape; mended, up again
+t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')"
+"$LABCMD" cut mac01:en2 > /dev/null 2>&1
+ms=$(until_qv $((2 * SCRAPE + 2)) 'tbmesh_link_up{node="mac01",port="en2"}' 0); rc=$?
+_t_result "$rc" "cut, mac01:en2 shows down within one scrape and a bit (${ms:-?} ms; scrapes every ${SCRAPE} s)"
+t_is "... and its far end, mac02:en2, too" "0" "$(qv 'tbmesh_link_up{node="mac02",port="en2"}')"
+t_ok "the watcher drains mac01 and Prometheus shows it drained with its reason" wait_until 30 "mac01 drained in Prometheus" \
+    test "$(qn 'tbmesh_mac_drain_info{node="mac01",reason=~"tbmesh: cable-missing.*"}')" = 1
+"$LABCMD" mend mac01:en2 > /dev/null 2>&1
+t_ok "mended, it is up again" wait_until 10 "mac01:en2 up" test "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')" = 1
+t_ok "... and mac01 and mac02 are resumed" wait_until 30 "resumed" sh -c '! scontrol show node mac01,mac02 | grep -q DRAIN'
+t_ok "... which Prometheus shows" wait_until 20 "no drained Mac" test "$(qn 'tbmesh_mac_drained == 1')" = 0
+
+# the dashboard's every query runs against this Prometheus
+bad=""
+while IFS= read -r expr; do
+    expr=${expr//\$group/studio-a}; expr=${expr//\$node/mac01}; expr=${expr//\$__rate_interval/1m}
+    expr=${expr//\$__interval/15s}; expr=${expr//\$__range/1h}
+    r=$(q "$expr")
+    case "$r" in error:*) bad+="$expr => $r"$'\n' ;; esac
+done < <(jq -r '.. | objects | select(has("expr")) | .expr' "$T_SRC/etc/grafana/tbmesh.json")
+t_is "every query of the Grafana dashboard runs without error" "" "$bad"
+t_done
