@@ -283,12 +283,13 @@ static void show_page(json_object *rec, const char *sha, int sealed_ok, const ch
         printf("  absent (%s)\n", absent_why(rec, "usage") ? absent_why(rec, "usage") : "none recorded");
     for (i = 0; v && i < json_object_array_length(v); i++)
         show_usage(json_object_array_get_idx(v, i));
-    if (v) {
+    if (v) {   /* the tasks' GPU and energy added up (none for Slurm's entries of direct mode) */
         tbm_usage_totals_t t;
         char text[512];
         tbm_record_usage_totals(rec, &t);
         tbm_usage_totals_text(&t, text, sizeof(text));
-        printf("  in all: %s\n", text);
+        if (t.tasks)
+            printf("  in all: %s\n", text);
     }
 }
 

@@ -282,11 +282,11 @@ void tbm_usage_totals_text(const tbm_usage_totals_t *t, char *buf, size_t len)
     }
     tbm_energy_text(t->energy_j, e, sizeof(e));
     if (t->energy_tasks)
-        snprintf(energy, sizeof(energy), "energy %s (%d of %d tasks)", e, t->energy_tasks, t->tasks);
+        snprintf(energy, sizeof(energy), "energy %s from %d of %d tasks", e, t->energy_tasks, t->tasks);
     else
         snprintf(energy, sizeof(energy), "energy not reported by any task");
     if (t->gpu_tasks)
-        snprintf(gpu, sizeof(gpu), "GPU %.4f GPU-hours (%d of %d tasks)", t->gpu_s / 3600, t->gpu_tasks, t->tasks);
+        snprintf(gpu, sizeof(gpu), "GPU %.4f GPU-hours from %d of %d tasks", t->gpu_s / 3600, t->gpu_tasks, t->tasks);
     else
         snprintf(gpu, sizeof(gpu), "GPU not reported by any task");
     snprintf(buf, len, "%s, %s; per node and step the largest task's figure (a step's tasks share their Mac)",

@@ -38,7 +38,7 @@ void tbm_task_gpu_fill(tbm_rusage_t *ru, const tbm_task_gpu_t *w, int read, int 
 const char *tbm_meter_why_text(int why)
 {
     switch (why) {
-    case TBM_METER_OFF: return "the Mac's agent samples nothing: its metrics are off (macnoded --metrics)";
+    case TBM_METER_OFF: return "the Mac's agent samples nothing: its metrics are off (macnoded --metrics off)";
     case TBM_METER_NO_RING: return "the Mac's agent could not read its samples (its log says why)";
     case TBM_METER_SHORT: return "the task ran less than one sample interval";
     case TBM_METER_NO_SAMPLES: return "no sample of the task's time had the figure (the Mac does not report it, or "

@@ -165,7 +165,7 @@ START_TEST(totals_per_node_and_step)
     ck_assert_double_eq_tol(t.gpu_s, 2100 + 150 + 1800, 1e-6);
     ck_assert_double_eq_tol(t.energy_j, 700000 + 100000, 1e-6);
     tbm_usage_totals_text(&t, text, sizeof(text));
-    ck_assert_str_eq(text, "energy 800.0 kJ (222.22 Wh) (3 of 5 tasks), GPU 1.1250 GPU-hours (4 of 5 tasks); per "
+    ck_assert_str_eq(text, "energy 800.0 kJ (222.22 Wh) from 3 of 5 tasks, GPU 1.1250 GPU-hours from 4 of 5 tasks; per "
                            "node and step the largest task's figure (a step's tasks share their Mac)");
     json_object_put(rec);
 
@@ -186,7 +186,7 @@ START_TEST(totals_per_node_and_step)
     rec = record_of("[" ENTRY("mac01", 0, 0, 60, ",\"gpu_samples\":9,\"gpu_mean\":0.5,\"gpu_peak\":1") "]");
     tbm_record_usage_totals(rec, &t);
     tbm_usage_totals_text(&t, text, sizeof(text));
-    ck_assert_str_eq(text, "energy not reported by any task, GPU 0.0083 GPU-hours (1 of 1 tasks); per node and "
+    ck_assert_str_eq(text, "energy not reported by any task, GPU 0.0083 GPU-hours from 1 of 1 tasks; per node and "
                            "step the largest task's figure (a step's tasks share their Mac)");
     json_object_put(rec);
 }
