@@ -199,7 +199,8 @@ void tbm_rsec_write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections
                       ".note{color:#8a5a00}svg{display:block;margin:.5em 0}section{overflow-x:auto}td{white-space:nowrap}\n"
                       "summary{cursor:pointer;color:#555;font-size:.9em}\n"
                       "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU-, GPU- and "
-                      "gres/tbmesh-hours within the period; energy in kWh; waiting times in seconds.</p>\n", a, b, a, b);
+                      "gres/tbmesh-hours within the period; energy in kWh; waiting times in seconds."
+                      "</p>\n", a, b, a, b);
     for (i = 0; i < n_notes; i++) {
         tbm_sb_printf(sb, "<p class=\"note\">");
         tbm_html_text(sb, notes[i]);

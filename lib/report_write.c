@@ -472,7 +472,8 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
     size_t n_notes = tbm_report_notes(r, &notes), i, k, c;
 
     tbm_rsec_period_text(r, a, b, sizeof(a));
-    tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU-, GPU- and gres/tbmesh-hours; energy in kWh)\n", a, b);
+    tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU-, GPU- and gres/tbmesh-hours; energy in "
+                      "kWh)\n", a, b);
     for (i = 0; i < n_notes; i++) {
         char *note = strdup(notes[i]);
         if (note)
