@@ -37,7 +37,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tbmesh report [PERIOD] [--by DIM[,DIM...]] [FILTERS] [--csv | --json | --html FILE]\n"
             "Usage of Macs and Linux nodes from Slurm's accounting: node-, CPU- and gres/tbmesh-hours, jobs by\n"
-            "state, waiting times, job sizes, utilisation of each Mac group, failures, efficiency, top users.\n"
+            "state, waiting times, job sizes, utilisation of each Mac group, failures, efficiency, Mac jobs'\n"
+            "GPU-hours and energy (from their records), top users.\n"
             "Period (local time; default: the last 7 days):\n"
             "  --since TIME, --until TIME   YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or now\n"
             "  --month YYYY-MM              that calendar month\n"

@@ -49,23 +49,16 @@ void report_records_open(report_records_t *rr, const char *tbmesh_conf, const ch
     rr->in_use = 1;
 }
 
-/* The record's per-task CPU use summed, in seconds; -1 when the record holds none (absent in bridge mode). */
-static double usage_cpu_s(json_object *rec)
+/* What the record says the job used: its per-task CPU use summed (-1 when it holds none: absent in bridge
+ * mode), its GPU-seconds and energy when its tasks reported them (lib/record.h tbm_usage_totals_t). */
+static void record_use(json_object *rec, tbm_ruse_t *use)
 {
-    json_object *usage = tbm_json_typed(rec, "usage", json_type_array);
-    double us = 0;
-    size_t i;
+    tbm_usage_totals_t t;
 
-    if (!usage || json_object_array_length(usage) == 0)
-        return -1;
-    for (i = 0; i < json_object_array_length(usage); i++) {
-        json_object *u = json_object_array_get_idx(usage, i), *v;
-        if ((v = tbm_json_typed(u, "cpu_user_us", json_type_int)))
-            us += (double)json_object_get_int64(v);
-        if ((v = tbm_json_typed(u, "cpu_system_us", json_type_int)))
-            us += (double)json_object_get_int64(v);
-    }
-    return us / 1e6;
+    tbm_record_usage_totals(rec, &t);
+    use->cpu_used_s = t.cpu_s;
+    use->gpu = t.gpu_parts > 0, use->gpu_s = t.gpu_s;
+    use->energy = t.energy_parts > 0, use->energy_j = t.energy_j;
 }
 
 static void unsealed(report_records_t *rr, const char *why)
@@ -74,7 +67,7 @@ static void unsealed(report_records_t *rr, const char *why)
         tbm_record_fmt(rr->first_unsealed, sizeof(rr->first_unsealed), "%s", why);
 }
 
-tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_used_s)
+tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, tbm_ruse_t *use)
 {
     report_records_t *rr = ctx;
     char path[TBM_RECORD_PATH_MAX + 128], sha[TBM_SHA256_HEX];
@@ -85,7 +78,7 @@ tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_us
     const char *phase;
     int complete;
 
-    *cpu_used_s = -1;
+    use->cpu_used_s = -1;
     if (!rr->in_use)
         return TBM_COV_UNKNOWN;
     rr->looked++;
@@ -107,7 +100,7 @@ tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_us
         unsealed(rr, why);
         return TBM_COV_PRESENT;
     }
-    *cpu_used_s = usage_cpu_s(rec);
+    record_use(rec, use);
     phase = tbm_json_str(tbm_json_typed(rec, "job", json_type_object), "phase");
     complete = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
     json_object_put(rec);

@@ -1,6 +1,6 @@
 /* report_records.h: what `tbmesh report` asks of the reproducibility record store (acct/store.h): is it in
- * use, and for one Mac job, is its record absent, present or complete and verified (and the per-task CPU use
- * it holds). One look-up of the job's file per Mac job: no listing, nothing kept per job. */
+ * use, and for one Mac job, is its record absent, present or complete and verified (and the per-task CPU use,
+ * GPU-hours and energy it holds). One look-up of the job's file per Mac job: no listing, nothing kept per job. */
 #ifndef TBM_REPORT_RECORDS_H
 #define TBM_REPORT_RECORDS_H
 
@@ -28,10 +28,12 @@ void report_records_open(report_records_t *rr, const char *tbmesh_conf, const ch
 
 /* Coverage of Mac job `jobid` (a tbm_coverage_fn; ctx is the report_records_t): TBM_COV_ABSENT without a
  * record, TBM_COV_VERIFIED for a complete record (phase end or sync) whose seal checks, TBM_COV_PRESENT for
- * any other record (incomplete, unsealed, changed, or not readable by the caller). *cpu_used_s gets the
- * record's per-task CPU use (user + system) summed, or -1 when it does not hold it; the report counts it only
- * for a verified record whose use fits the job's allocation (lib/report_trust.c). */
-tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, double *cpu_used_s);
+ * any other record (incomplete, unsealed, changed, or not readable by the caller). use->cpu_used_s gets the
+ * record's per-task CPU use (user + system) summed, or -1 when it does not hold it; use->gpu_s and
+ * use->energy_j the job's GPU-seconds and energy when its tasks reported them (use->gpu, use->energy; per node
+ * and step the largest task's, lib/record.h). The report counts them only for a verified record (and the CPU
+ * use only when it fits the job's allocation; lib/report_trust.c). */
+tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, tbm_ruse_t *use);
 
 /* The notes the report should carry about what the look-ups found (records the caller may not read,
  * records that did not verify and why); none when every record read and verified. */

@@ -139,10 +139,10 @@ static void show_digests(const char *label, json_object *list)
 }
 
 /* One usage entry: "mac01 step 0 task 0: user 1.00 s, system 0.01 s, max RSS 2048 KiB, wall 1.20 s (source)",
- * or why the node could not say. */
+ * or why the node could not say; a Mac agent's task then has a line of its GPU and energy. */
 static void show_usage(json_object *u)
 {
-    char task[32] = "", wall[48] = "";
+    char task[32] = "", wall[48] = "", gpu[512];
     json_object *v;
 
     if ((v = tbm_json_typed(u, "task", json_type_int)) && json_object_get_int64(v) >= 0)
@@ -158,6 +158,9 @@ static void show_usage(json_object *u)
            s_or(u, "step", "?"), task, json_object_get_int64(json_object_object_get(u, "cpu_user_us")) / 1e6,
            json_object_get_int64(json_object_object_get(u, "cpu_system_us")) / 1e6,
            (long long)json_object_get_int64(json_object_object_get(u, "max_rss_kb")), wall, s_or(u, "source", "?"));
+    tbm_usage_gpu_text(u, gpu, sizeof(gpu));
+    if (gpu[0])
+        printf("    %s\n", gpu);
 }
 
 static void show_node(json_object *n)
@@ -280,6 +283,14 @@ static void show_page(json_object *rec, const char *sha, int sealed_ok, const ch
         printf("  absent (%s)\n", absent_why(rec, "usage") ? absent_why(rec, "usage") : "none recorded");
     for (i = 0; v && i < json_object_array_length(v); i++)
         show_usage(json_object_array_get_idx(v, i));
+    if (v) {   /* the tasks' GPU and energy added up (none for Slurm's entries of direct mode) */
+        tbm_usage_totals_t t;
+        char text[512];
+        tbm_record_usage_totals(rec, &t);
+        tbm_usage_totals_text(&t, text, sizeof(text));
+        if (t.tasks)
+            printf("  in all: %s\n", text);
+    }
 }
 
 /* The seal's verdict: 0 sealed by root and matching, else -1 with err. */

@@ -32,9 +32,13 @@
  *   spawn    {"type":"spawn","grant":G,"uid":U,"argv":[..],"env":["K=V"..],"cwd":"/..","pty":false,
  *             "rows":0,"cols":0,"time_limit":0,"files":{NAME:TEXT,..}}    -> started {"pid"}, then stdout
  *             and stderr data frames, then exit {"status","signal","core","rusage":{"utime_us",
- *             "stime_us","maxrss_kb","wall_us"}} when the task has ended and its output is drained: its
+ *             "stime_us","maxrss_kb","wall_us",...}} when the task has ended and its output is drained: its
  *             wait4 rusage (user and system CPU, peak resident memory of the task) and its wall time from
- *             fork to reaping. While it runs the client may send stdin data frames, signal
+ *             fork to reaping; then, each optional, the Mac's GPU while the task ran ("gpu_samples",
+ *             "gpu_mean", "gpu_peak": all three or none; shares 0..1, the mean not above the peak) or why
+ *             not ("gpu_why"), and its package energy ("power_samples", "energy_j" in joules: both or
+ *             none) or why not ("energy_why"); a why is a tbm_meter_why_name. An agent older than these
+ *             sends none of them: not reported. While it runs the client may send stdin data frames, signal
  *             {"signal":"TERM"} and resize {"rows","cols"}.
  *   cleanup  {"type":"cleanup","job":J,"uid":U,"exclusive":B}  (root only)  -> cleaned {"job","killed","swept"}
  *             ends the job's tasks (killed: their process groups), then whatever else of the job is left on
@@ -202,12 +206,33 @@ typedef struct tbm_jobfile {
     size_t len;
 } tbm_jobfile_t;
 
-/* What a task used, as the agent measured it: wait4's rusage of the task and its wall time. */
+/* Why a task's GPU figures or energy are not reported (each travels as its name, tbm_meter_why_name). */
+typedef enum tbm_meter_why {
+    TBM_METER_SAID_NOTHING = 0,  /* reported, or the agent said nothing (an agent older than the figures) */
+    TBM_METER_OFF,               /* "metrics-off": the agent runs no sampler (macnoded --metrics off) */
+    TBM_METER_NO_RING,           /* "no-ring": the agent's sample ring is missing or damaged */
+    TBM_METER_SHORT,             /* "short": the task ran less than one sample interval */
+    TBM_METER_NO_SAMPLES,        /* "no-samples": no sample of the task's time had the figure (the Mac does not
+                                  * report it, or its sampler did not run then) */
+    TBM_METER_N
+} tbm_meter_why_t;
+
+/* What a task used, as the agent measured it: wait4's rusage of the task and its wall time; and what the
+ * Mac's GPU and package power did while it ran (the agent's sample ring, lib/samplering.h). A task shares
+ * its Mac with the other tasks running there: the GPU figures and the energy are the whole Mac's over the
+ * task's time. Each of the two is reported or not, never 0 for "not known": gpu_samples > 0 when the GPU
+ * figures are, power_samples > 0 when the energy is; else its why says why not. */
 typedef struct tbm_rusage {
     int64_t utime_us;
     int64_t stime_us;
     int64_t maxrss_kb;
     int64_t wall_us;             /* from the fork to the reaping of the task */
+    int gpu_samples;             /* samples of the GPU's busy share in the task's time; 0: not reported */
+    double gpu_mean, gpu_peak;   /* their mean and largest, 0..1 (gpu_samples > 0) */
+    int gpu_why;                 /* tbm_meter_why_t when gpu_samples is 0 */
+    int power_samples;           /* samples of the package power in the task's time; 0: energy not reported */
+    double energy_j;             /* the package's energy over the task's time, joules (power_samples > 0) */
+    int energy_why;              /* tbm_meter_why_t when power_samples is 0 */
 } tbm_rusage_t;
 
 /* One ended task's usage as the agent keeps it (its state folder) and reports it (used). */
@@ -302,6 +327,25 @@ json_object *tbm_task_usage_json(const tbm_task_usage_t *u);
  * other side named must be one this side knows, and a task killed by a signal has status 0). `what` starts
  * the error ("used tasks[3]", "usage file x"). 0, or -1 with err. */
 int tbm_task_usage_read(json_object *o, const char *what, tbm_task_usage_t *u, tbm_err_t *err);
+
+/* The "rusage" member of an exit or a task usage (o holds it), read strictly as above: the four measures,
+ * then the optional GPU and energy members (absent: not reported). `what` starts the error. 0, or -1 with err. */
+int tbm_rusage_read(json_object *o, const char *what, tbm_rusage_t *ru, tbm_err_t *err);
+
+/* Just the GPU and energy members of a "rusage" object ru (the rest untouched). 0, or -1 with err. */
+int tbm_rusage_gpu_read(json_object *ru, const char *what, tbm_rusage_t *out, tbm_err_t *err);
+
+/* Add the "rusage" member for ru to o (the GPU and energy members only when reported, or their why). */
+void tbm_rusage_add(json_object *o, const tbm_rusage_t *ru);
+
+/* How a task ended (status, signal, core) in o, consistent with each other. 0, or -1 with err. */
+int tbm_task_end_read(json_object *o, const char *what, int *status, const char **signal, int *core,
+                      tbm_err_t *err);
+
+/* The wire name of a why ("metrics-off", ...; "" for TBM_METER_SAID_NOTHING and values out of range), and the
+ * why of a name (-1 when it is none). */
+const char *tbm_meter_why_name(int why);
+int tbm_meter_why_parse(const char *name);
 
 /* Job files ------------------------------------------------------------------------------------------- */
 

@@ -228,96 +228,12 @@ static int parse_resize(json_object *o, tbm_msg_t *m, tbm_err_t *err)
                : 0;
 }
 
-/* "rusage" of an exit or a task usage: the four measures, each 0 or more. */
-static int read_rusage(json_object *o, const char *what, tbm_rusage_t *ru, tbm_err_t *err)
-{
-    json_object *v;
-    char in[96];
-
-    if (!json_object_object_get_ex(o, "rusage", &v) || !json_object_is_type(v, json_type_object))
-        return tbm_errprintf(err, "%s: member 'rusage' must be an object", what);
-    snprintf(in, sizeof(in), "%s rusage", what);
-    return tbm_json_get_int(v, in, "utime_us", 1, 0, INT64_MAX, &ru->utime_us, err) < 0 ||
-                   tbm_json_get_int(v, in, "stime_us", 1, 0, INT64_MAX, &ru->stime_us, err) < 0 ||
-                   tbm_json_get_int(v, in, "maxrss_kb", 1, 0, INT64_MAX, &ru->maxrss_kb, err) < 0 ||
-                   tbm_json_get_int(v, in, "wall_us", 1, 0, INT64_MAX, &ru->wall_us, err) < 0
-               ? -1
-               : 0;
-}
-
-/* How a task ended: status, signal (a known name, or none) and core, consistent with each other. */
-static int read_end(json_object *o, const char *what, int *status, const char **signal, int *core, tbm_err_t *err)
-{
-    int64_t st = 0;
-
-    if (tbm_json_get_int(o, what, "status", 1, 0, 255, &st, err) < 0 ||
-        tbm_json_get_str(o, what, "signal", 0, 16, signal, err) < 0 ||
-        tbm_json_get_bool(o, what, "core", core, err) < 0)
-        return -1;
-    *status = (int)st;
-    if (*signal && !tbm_signal_by_name(*signal))
-        return tbm_errprintf(err, "%s: unknown signal '%s'; use a name like TERM, INT, HUP, USR1 (no SIG)", what,
-                             *signal);
-    if (*signal && *status != 0)
-        return tbm_errprintf(err, "%s: a task killed by signal %s cannot also have exit status %d", what, *signal,
-                             *status);
-    return 0;
-}
-
 static int parse_exit(json_object *o, tbm_msg_t *m, tbm_err_t *err)
 {
-    return read_end(o, "exit", &m->status, &m->signal, &m->core, err) < 0 ||
-                   read_rusage(o, "exit", &m->rusage, err) < 0
+    return tbm_task_end_read(o, "exit", &m->status, &m->signal, &m->core, err) < 0 ||
+                   tbm_rusage_read(o, "exit", &m->rusage, err) < 0
                ? -1
                : 0;
-}
-
-static void add_rusage(json_object *o, const tbm_rusage_t *r)
-{
-    json_object *ru = json_object_new_object();
-
-    json_object_object_add(ru, "utime_us", json_object_new_int64(r->utime_us));
-    json_object_object_add(ru, "stime_us", json_object_new_int64(r->stime_us));
-    json_object_object_add(ru, "maxrss_kb", json_object_new_int64(r->maxrss_kb));
-    json_object_object_add(ru, "wall_us", json_object_new_int64(r->wall_us));
-    json_object_object_add(o, "rusage", ru);
-}
-
-json_object *tbm_task_usage_json(const tbm_task_usage_t *u)
-{
-    json_object *o = json_object_new_object();
-
-    if (!o)
-        return NULL;
-    json_object_object_add(o, "job", json_object_new_int64(u->job));
-    json_object_object_add(o, "step", json_object_new_int64(u->step));
-    json_object_object_add(o, "task", json_object_new_int64(u->task));
-    json_object_object_add(o, "pid", json_object_new_int64(u->pid));
-    json_object_object_add(o, "status", json_object_new_int(u->status));
-    if (u->signal[0])
-        json_object_object_add(o, "signal", json_object_new_string(u->signal));
-    json_object_object_add(o, "core", json_object_new_boolean(u->core));
-    add_rusage(o, &u->rusage);
-    return o;
-}
-
-int tbm_task_usage_read(json_object *o, const char *what, tbm_task_usage_t *u, tbm_err_t *err)
-{
-    int64_t job = 0, step = 0, pid = 0;
-    const char *sig = NULL;
-
-    memset(u, 0, sizeof(*u));
-    if (!json_object_is_type(o, json_type_object))
-        return tbm_errprintf(err, "%s: a task usage must be a JSON object", what);
-    if (tbm_json_get_int(o, what, "job", 1, 0, UINT32_MAX, &job, err) < 0 ||
-        tbm_json_get_int(o, what, "step", 1, 0, UINT32_MAX, &step, err) < 0 ||
-        tbm_json_get_int(o, what, "task", 1, -1, INT32_MAX, &u->task, err) < 0 ||
-        tbm_json_get_int(o, what, "pid", 1, 1, INT32_MAX, &pid, err) < 0 ||
-        read_end(o, what, &u->status, &sig, &u->core, err) < 0 || read_rusage(o, what, &u->rusage, err) < 0)
-        return -1;
-    u->job = (uint32_t)job, u->step = (uint32_t)step, u->pid = (long)pid;
-    snprintf(u->signal, sizeof(u->signal), "%s", sig ? sig : "");
-    return 0;
 }
 
 static int parse_job(json_object *o, const char *what, tbm_msg_t *m, tbm_err_t *err)
@@ -541,7 +457,7 @@ static void build_exit(json_object *o, const tbm_msg_t *m)
     add_int(o, "status", m->status);
     add_str(o, "signal", m->signal);
     json_object_object_add(o, "core", json_object_new_boolean(m->core));
-    add_rusage(o, &m->rusage);
+    tbm_rusage_add(o, &m->rusage);
 }
 
 /* A cleanup's "uid" and "exclusive" go only with a uid: a zeroed message (job_uid 0) names none, as -1 does;

@@ -1,6 +1,7 @@
 /* record.c: the record's schema (version 1) as tables, its strict validation, reading and writing. */
 #include "record.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include "json_read.h"
 #include "parse_text.h"
 
-enum kind { K_STR, K_INT, K_BOOL, K_OBJ, K_STRS, K_OBJS, K_MAP };
+enum kind { K_STR, K_INT, K_BOOL, K_OBJ, K_STRS, K_OBJS, K_MAP, K_NUM };   /* K_NUM: finite, 0 or more */
 #define REQ 1    /* must be present */
 #define FACT 2   /* may be {"absent": why} instead */
 
@@ -84,7 +85,10 @@ static const field_t results_f[] = {
 static const field_t usage_f[] = {
     { "node", K_STR, REQ, NULL }, { "step", K_STR, 0, NULL }, { "task", K_INT, 0, NULL },
     { "source", K_STR, REQ, NULL }, { "cpu_user_us", K_INT, 0, NULL }, { "cpu_system_us", K_INT, 0, NULL },
-    { "max_rss_kb", K_INT, 0, NULL }, { "wall_us", K_INT, 0, NULL }, { "why", K_STR, 0, NULL }, END
+    { "max_rss_kb", K_INT, 0, NULL }, { "wall_us", K_INT, 0, NULL }, { "why", K_STR, 0, NULL },
+    { "gpu_samples", K_INT, 0, NULL }, { "gpu_mean", K_NUM, 0, NULL }, { "gpu_peak", K_NUM, 0, NULL },
+    { "gpu_why", K_STR, 0, NULL }, { "power_samples", K_INT, 0, NULL }, { "energy_j", K_NUM, 0, NULL },
+    { "energy_why", K_STR, 0, NULL }, END
 };
 static const field_t top_f[] = {
     { "schema", K_STR, REQ, NULL }, { "version", K_INT, REQ, NULL }, { "job", K_OBJ, REQ, job_f },
@@ -127,7 +131,7 @@ static const char *kind_name(enum kind k)
 {
     static const char *const names[] = { "a string", "a whole number", "true or false", "an object",
                                          "an array of strings", "an array of objects",
-                                         "an object of strings" };
+                                         "an object of strings", "a number, 0 or more" };
     return names[k];
 }
 
@@ -148,12 +152,16 @@ static int check_object(json_object *o, const field_t *fields, const char *path,
 static int check_value(json_object *v, const field_t *f, const char *path, tbm_err_t *err)
 {
     static const json_type want[] = { json_type_string, json_type_int, json_type_boolean, json_type_object,
-                                      json_type_array, json_type_array, json_type_object };
+                                      json_type_array, json_type_array, json_type_object, json_type_double };
     char sub[512];
     size_t i, n;
 
     if ((f->flags & FACT) && tbm_record_is_absent(v, NULL))
         return check_string(json_object_object_get(v, "absent"), path, err);
+    if (f->kind == K_NUM && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return isfinite(json_object_get_double(v)) && json_object_get_double(v) >= 0
+                   ? 0 : tbm_errprintf(err, "record: %s is %s, not %s", path,
+                                       json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), kind_name(f->kind));
     if (!json_object_is_type(v, want[f->kind]))
         return tbm_errprintf(err, "record: %s is %s, not %s%s", path, tbm_json_type_name(json_object_get_type(v)),
                              kind_name(f->kind), (f->flags & FACT) ? " or {\"absent\": why}" : "");

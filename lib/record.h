@@ -234,6 +234,33 @@ char *tbm_record_crate(json_object *rec, const char *record_name, tbm_err_t *err
  * {"absent": why}; `bridge` says the job ran on bridge-mode Macs (for that why). */
 json_object *tbm_record_usage_of_parts(json_object *parts, int bridge);
 
+/* A task of the Mac's agent also has, each when reported (proto.h's tbm_rusage_t), the Mac's GPU while it ran
+ * (gpu_samples, gpu_mean, gpu_peak: shares 0..1) and its package energy (power_samples, energy_j), or why not
+ * (gpu_why, energy_why: a tbm_meter_why_name). An entry without any of them comes from an agent older than
+ * the figures: not reported either. */
+
+/* What a record's usage adds up to. The tasks of one step on one Mac run at once and each got the whole
+ * Mac's figures, so a (node, step) counts with its largest task's: its GPU-seconds are the largest gpu_mean
+ * x wall time of its tasks, its energy the largest energy_j; the job's are the sums over its (node, step)s
+ * (the steps of a job on one Mac run one after another). */
+typedef struct tbm_usage_totals {
+    double cpu_s;                 /* user + system of every entry; -1 when the record holds no usage entry */
+    int tasks;                    /* entries of tasks the Macs' agents measured */
+    int gpu_tasks, energy_tasks;  /* of them, those with GPU figures, with energy */
+    int gpu_parts, energy_parts;  /* (node, step)s with GPU figures, with energy */
+    double gpu_s;                 /* GPU-seconds (the sum above); 0 when gpu_parts is 0 */
+    double energy_j;              /* joules (the sum above); 0 when energy_parts is 0 */
+} tbm_usage_totals_t;
+
+void tbm_record_usage_totals(json_object *rec, tbm_usage_totals_t *t);
+
+/* One usage entry's GPU and energy for people ("GPU mean 42.0%, peak 97.5% (12 samples); energy 12.3 kJ
+ * (3.42 Wh)", or "... not reported (class: why)"); "" for an entry that is no task of a Mac's agent. */
+void tbm_usage_gpu_text(json_object *u, char *buf, size_t len);
+
+/* The totals for people: the job's energy and GPU-hours and how many tasks gave them, or why none. */
+void tbm_usage_totals_text(const tbm_usage_totals_t *t, char *buf, size_t len);
+
 /* ---- a node's facts (record_node.c) ---- */
 
 struct tbm_host_facts;

@@ -43,8 +43,9 @@ struct tbm_report {
     uint64_t *series;
     char **notes;
     size_t n_notes;
-    tbm_rtrust_t trust;           /* Mac jobs whose record CPU use was left out */
-    long trust_note;              /* the index of the note about them, -1 before the first */
+    tbm_rtrust_t trust;           /* Mac jobs whose record CPU use (or GPU and energy) was left out */
+    long trust_note;              /* the index of the note about the CPU use, -1 before the first */
+    long gpu_note;                /* ... about the GPU and energy */
 };
 
 /* ---- names ---- */
@@ -312,7 +313,7 @@ tbm_report_t *tbm_report_new(const tbm_report_opts_t *o, tbm_err_t *err)
     if (r->o.top <= 0)
         r->o.top = DEFAULT_TOP;
     r->horizon = o->now < o->period.until ? o->now : o->period.until;
-    r->trust_note = -1;
+    r->trust_note = r->gpu_note = -1;
     r->use = calloc(r->o.conf->n_groups + 1, sizeof(*r->use));
     r->node_count = calloc(r->o.conf->n_groups + 1, sizeof(*r->node_count));
     if (!r->use || !r->node_count || timeline_init(r) < 0)
@@ -343,22 +344,58 @@ int tbm_report_note(tbm_report_t *r, const char *note, tbm_err_t *err)
     return 0;
 }
 
-/* The note on the Mac jobs whose record CPU use was left out: added with the first, then kept up to date. */
-static int trust_note(tbm_report_t *r, tbm_err_t *err)
+/* A note on the Mac jobs whose record figures were left out (*which: its index): added with the first, then
+ * kept up to date. */
+static int trust_note(tbm_report_t *r, const char *text, long *which, tbm_err_t *err)
 {
-    char text[1024], *dup;
+    char *dup;
 
-    tbm_rtrust_note(&r->trust, text, sizeof(text));
-    if (r->trust_note < 0) {
+    if (*which < 0) {
         if (tbm_report_note(r, text, err) < 0)
             return -1;
-        r->trust_note = (long)r->n_notes - 1;
+        *which = (long)r->n_notes - 1;
         return 0;
     }
     if (!(dup = strdup(text)))
         return tbm_errprintf(err, "out of memory");
-    free(r->notes[r->trust_note]);
-    r->notes[r->trust_note] = dup;
+    free(r->notes[*which]);
+    r->notes[*which] = dup;
+    return 0;
+}
+
+/* A Mac job's record figures as the store says (the coverage hook) and as the report may count them, into mj;
+ * the notes on what was left out kept up to date. The GPU and energy figures are the whole job's: the share
+ * of its run within the period counts (run of whole seconds), as for the hours. */
+static int mac_figures(tbm_report_t *r, const tbm_rjob_t *j, double whole, uint64_t run, tbm_rjob_t *mj,
+                       tbm_err_t *err)
+{
+    double share = whole > 0 && (double)run < whole ? (double)run / whole : 1;
+    uint64_t left_out = r->trust.unverified + r->trust.over, gpu_left = r->trust.gpu_unverified;
+    char text[1024];
+    double gpu, energy;
+
+    *mj = *j;
+    if (r->o.coverage) {
+        tbm_ruse_t use = { -1, 0, 0, 0, 0 };
+        mj->coverage = r->o.coverage(r->o.coverage_ctx, j->id, &use);
+        mj->rec_cpu_used_s = use.cpu_used_s;
+        mj->rec_gpu = use.gpu, mj->rec_gpu_s = use.gpu_s;
+        mj->rec_energy = use.energy, mj->rec_energy_j = use.energy_j;
+    }
+    mj->rec_cpu_used_s = tbm_rtrust_cpu(&r->trust, mj, whole);
+    tbm_rtrust_gpu(&r->trust, mj, &gpu, &energy);
+    mj->rec_gpu = gpu >= 0, mj->rec_gpu_s = gpu * share;
+    mj->rec_energy = energy >= 0, mj->rec_energy_j = energy * share;
+    if (r->trust.unverified + r->trust.over != left_out) {
+        tbm_rtrust_note(&r->trust, text, sizeof(text));
+        if (trust_note(r, text, &r->trust_note, err) < 0)
+            return -1;
+    }
+    if (r->trust.gpu_unverified != gpu_left) {
+        tbm_rtrust_gpu_note(&r->trust, text, sizeof(text));
+        if (trust_note(r, text, &r->gpu_note, err) < 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -450,6 +487,11 @@ static void agg_add(tbm_ragg_t *a, const tbm_rjob_t *j, tbm_rstate_t st, int mac
         a->mac_jobs++;
         a->rec_present += j->coverage == TBM_COV_PRESENT || j->coverage == TBM_COV_VERIFIED;
         a->rec_verified += j->coverage == TBM_COV_VERIFIED;
+        a->mac_cpu_s += (double)run * j->alloc_cpus;
+        if (j->rec_gpu)
+            a->gpu_jobs++, a->gpu_s += j->rec_gpu_s;
+        if (j->rec_energy)
+            a->energy_jobs++, a->energy_j += j->rec_energy_j;
     }
 }
 
@@ -489,14 +531,9 @@ int tbm_report_add_job(tbm_report_t *r, const tbm_rjob_t *j, tbm_err_t *err)
         whole = end > j->start ? (double)(end - j->start) : 0;
     }
     if (mac) {
-        uint64_t left_out = r->trust.unverified + r->trust.over;
-        mj = *j;
-        if (r->o.coverage)
-            mj.coverage = r->o.coverage(r->o.coverage_ctx, j->id, &mj.rec_cpu_used_s);
-        mj.rec_cpu_used_s = tbm_rtrust_cpu(&r->trust, &mj, whole);
-        j = &mj;
-        if (r->trust.unverified + r->trust.over != left_out && trust_note(r, err) < 0)
+        if (mac_figures(r, j, whole, run, &mj, err) < 0)
             return -1;
+        j = &mj;
     }
     key[TBM_RDIM_KIND] = mac ? "mac" : "linux";
     key[TBM_RDIM_GROUP] = first >= 0 ? c->groups[first].caps.name : mac ? "(none)" : "linux";

@@ -65,6 +65,11 @@ typedef struct tbm_rjob {
     double rec_cpu_used_s;        /* the record's per-task CPU use summed (Mac jobs); < 0 when not known;
                                    * counted only as tbm_rtrust_cpu says (a verified record, within the
                                    * allocation) */
+    int rec_gpu, rec_energy;      /* 1: the record holds the job's GPU-seconds, its energy (else not known) */
+    double rec_gpu_s;             /* the job's GPU-seconds: per node and step, the largest GPU mean x wall
+                                   * time of its tasks, summed (lib/record.h tbm_usage_totals_t) */
+    double rec_energy_j;          /* the job's energy in joules: per node and step, the largest task's, summed;
+                                   * both counted only as tbm_rtrust_gpu says (a verified record) */
 } tbm_rjob_t;
 
 /* A node event: the node was down or drained in [start, end) (end 0: still). */
@@ -133,6 +138,10 @@ typedef struct tbm_ragg {
     double eff_alloc_s[2], eff_used_s[2];  /* whole jobs, [0] Linux [1] Mac: CPUs x elapsed, Slurm's TotalCPU */
     double rec_alloc_s, rec_used_s;        /* Mac jobs with a record's per-task use */
     uint64_t mac_jobs, rec_present, rec_verified;
+    double mac_cpu_s;             /* CPU-seconds allocated to Mac jobs (within the period, as cpu_s) */
+    uint64_t gpu_jobs, energy_jobs;        /* Mac jobs whose (verified) record gave GPU figures, energy */
+    double gpu_s, energy_j;       /* their GPU-seconds and joules, each job's share within the period (the
+                                   * job's figure x the part of its run inside the period) */
 } tbm_ragg_t;
 
 /* A Mac group's capacity and use over the period. */
@@ -156,9 +165,16 @@ typedef struct tbm_rfailure {
 
 typedef struct tbm_report tbm_report_t;
 
-/* The record store's word on one Mac job: its coverage, and in *rec_cpu_used_s the record's per-task CPU use
- * summed (< 0 when the record does not hold it; the report counts it only for a verified record). */
-typedef tbm_coverage_t (*tbm_coverage_fn)(void *ctx, uint32_t job, double *rec_cpu_used_s);
+/* What a Mac job's record says it used (the tbm_rjob_t members of the same names). */
+typedef struct tbm_ruse {
+    double cpu_used_s;            /* < 0: not known */
+    int gpu, energy;              /* 1: gpu_s, energy_j hold the record's figures */
+    double gpu_s, energy_j;
+} tbm_ruse_t;
+
+/* The record store's word on one Mac job: its coverage, and in *use what its record says the job used (the
+ * caller sets cpu_used_s to -1 and the rest to 0 first; the report counts them only for a verified record). */
+typedef tbm_coverage_t (*tbm_coverage_fn)(void *ctx, uint32_t job, tbm_ruse_t *use);
 
 typedef struct tbm_report_opts {
     tbm_period_t period;
@@ -170,7 +186,7 @@ typedef struct tbm_report_opts {
     int slurm_cpu_unknown;        /* Slurm's CPU use of the jobs was not read (cpu_used_s means nothing): the
                                    * efficiency tables leave its columns empty */
     tbm_coverage_fn coverage;     /* when set, asked for each Mac job counted (and only for those), in place
-                                   * of the job's own coverage and rec_cpu_used_s */
+                                   * of the job's own coverage and rec_* members */
     void *coverage_ctx;
 } tbm_report_opts_t;
 
@@ -209,6 +225,7 @@ void tbm_report_timeline(const tbm_report_t *r, size_t *n_buckets, time_t *bucke
 
 typedef struct tbm_rtrust {
     uint64_t unverified;          /* records with a CPU figure that did not verify */
+    uint64_t gpu_unverified;      /* records with GPU figures or energy that did not verify */
     uint64_t over;                /* verified records with more CPU time than the job's CPUs could give */
     uint32_t over_job;            /* the first of those, and its use in percent of its allocated CPU time */
     double over_pct;
@@ -220,6 +237,14 @@ double tbm_rtrust_cpu(tbm_rtrust_t *t, const tbm_rjob_t *j, double whole_s);
 
 /* The note on the jobs left out and why, in buf; 0 (buf empty) when none was. */
 int tbm_rtrust_note(const tbm_rtrust_t *t, char *buf, size_t len);
+
+/* The record GPU and energy figures of job j to count: *gpu_s and *energy_j (-1 each when it has none, or when
+ * its record did not verify: then counted in t). Any verified figure is counted: a GPU share is 0..1 and the
+ * energy the Mac's own measure. */
+void tbm_rtrust_gpu(tbm_rtrust_t *t, const tbm_rjob_t *j, double *gpu_s, double *energy_j);
+
+/* The note on the jobs whose GPU and energy figures were left out, in buf; 0 (buf empty) when none was. */
+int tbm_rtrust_gpu_note(const tbm_rtrust_t *t, char *buf, size_t len);
 
 /* ---- writers ---- */
 

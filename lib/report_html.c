@@ -1,5 +1,5 @@
 /* report_html.c: the usage report as one self-contained HTML page: its notes, inline SVG charts (usage over
- * time, utilisation, waiting times, failures, coverage) and every section's table, with the cells every other
+ * time, utilisation, waiting times, failures, energy, coverage) and every section's table, with the cells every other
  * format shows; names from users escaped. Nothing is fetched when the page is viewed. */
 #include "config.h"
 #include "report_sections.h"
@@ -156,6 +156,18 @@ static void html_charts(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
         chart_section(sb, "Failures", svg, s, 0);
         free(svg);
     }
+    if ((s = tbm_rsec_find(ss, "gpu-user"))) {
+        size_t k, e = col_of(s, "energy_kwh");
+        for (k = 0, n = 0; k < s->n_rows && n < CHART_MAX; k++)
+            if (*tbm_rsec_at(s, k, e)) {   /* a user whose jobs reported none has no bar, not a bar of 0 */
+                labels[n] = tbm_rsec_at(s, k, 0);
+                v[n++] = atof(tbm_rsec_at(s, k, e));
+            }
+        svg = tbm_svg_bars("chart-energy", "Energy of each user's Mac jobs (kWh), from their records", labels, v,
+                           NULL, NULL, n, "kWh", 0);
+        chart_section(sb, "GPU and energy of Mac jobs", svg, s, 0);
+        free(svg);
+    }
     if ((s = tbm_rsec_find(ss, "coverage-user"))) {
         column(s, 0, col_of(s, "coverage_pct"), labels, v, CHART_MAX, &n);
         svg = tbm_svg_bars("chart-coverage", "Share of Mac jobs with a complete, verified record", labels, v, NULL,
@@ -186,8 +198,9 @@ void tbm_rsec_write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections
                       "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
                       ".note{color:#8a5a00}svg{display:block;margin:.5em 0}section{overflow-x:auto}td{white-space:nowrap}\n"
                       "summary{cursor:pointer;color:#555;font-size:.9em}\n"
-                      "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU- and "
-                      "gres/tbmesh-hours within the period; waiting times in seconds.</p>\n", a, b, a, b);
+                      "</style>\n</head>\n<body>\n<h1>Usage report</h1>\n<p>%s to %s. Hours are node-, CPU-, GPU- and "
+                      "gres/tbmesh-hours within the period; energy in kWh; waiting times in seconds."
+                      "</p>\n", a, b, a, b);
     for (i = 0; i < n_notes; i++) {
         tbm_sb_printf(sb, "<p class=\"note\">");
         tbm_html_text(sb, notes[i]);
@@ -197,7 +210,7 @@ void tbm_rsec_write_html(tbm_strbuf_t *sb, const tbm_report_t *r, const sections
     for (i = 0; i < ss->n; i++) {
         const section_t *s = &ss->s[i];
         if (!strcmp(s->id, "timeline") || !strcmp(s->id, "utilisation") || !strcmp(s->id, "failures") ||
-            !strcmp(s->id, "coverage-user"))
+            !strcmp(s->id, "coverage-user") || !strcmp(s->id, "gpu-user"))
             continue;
         tbm_sb_printf(sb, "<section>\n<h2>");
         tbm_html_text(sb, s->title);

@@ -48,3 +48,29 @@ int tbm_rtrust_note(const tbm_rtrust_t *t, char *buf, size_t len)
              "left out: %s%s", unverified, over);
     return 1;
 }
+
+void tbm_rtrust_gpu(tbm_rtrust_t *t, const tbm_rjob_t *j, double *gpu_s, double *energy_j)
+{
+    *gpu_s = *energy_j = -1;
+    if ((!j->rec_gpu && !j->rec_energy) || !j->alloc_nodes || !j->start)
+        return;
+    if (j->coverage != TBM_COV_VERIFIED) {
+        t->gpu_unverified++;
+        return;
+    }
+    if (j->rec_gpu && j->rec_gpu_s >= 0)
+        *gpu_s = j->rec_gpu_s;
+    if (j->rec_energy && j->rec_energy_j >= 0)
+        *energy_j = j->rec_energy_j;
+}
+
+int tbm_rtrust_gpu_note(const tbm_rtrust_t *t, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!t->gpu_unverified)
+        return 0;
+    snprintf(buf, len, "Mac jobs' GPU-hours and energy from their records (gpu-user, gpu-group: gpu_h, energy_kwh) "
+             "count only records that verify; left out: %llu whose record does not verify (anyone may have written "
+             "its figures: see tbmesh repro verify)", (unsigned long long)t->gpu_unverified);
+    return 1;
+}

@@ -273,6 +273,41 @@ static void build_efficiency(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
     }
 }
 
+/* The Mac jobs' GPU-hours and energy beside their CPU-hours, per user or group: only from records that verify
+ * (report_trust.c), each job's figure the largest task's per node and step (lib/record.h); empty, not 0,
+ * where no job gave one. */
+static void build_gpu(sections_t *ss, tbm_report_t *r, tbm_rdim_t d)
+{
+    char id[48], title[96];
+    const tbm_ragg_t *a;
+    size_t n = tbm_report_groups(r, d, &a), i;
+    section_t *s;
+
+    snprintf(id, sizeof(id), "gpu-%s", tbm_rdim_name(d));
+    snprintf(title, sizeof(title), "GPU and energy of Mac jobs by %s (from their records)", tbm_rdim_name(d));
+    s = sec_new(ss, id, title, 1, tbm_rdim_name(d), "mac_jobs", "mac_cpu_h", "gpu_jobs", "gpu_h", "energy_jobs",
+                "energy_kwh", NULL);
+    for (i = 0; i < n; i++) {
+        char **row;
+        if (!a[i].mac_jobs)
+            continue;
+        row = sec_row(ss, s);
+        cell(ss, row, 0, "%s", a[i].name);
+        cell(ss, row, 1, "%llu", (unsigned long long)a[i].mac_jobs);
+        cell_hours(ss, row, 2, a[i].mac_cpu_s);
+        cell(ss, row, 3, "%llu", (unsigned long long)a[i].gpu_jobs);
+        if (a[i].gpu_jobs)
+            cell_hours(ss, row, 4, a[i].gpu_s);
+        else
+            cell(ss, row, 4, "%s", "");
+        cell(ss, row, 5, "%llu", (unsigned long long)a[i].energy_jobs);
+        if (a[i].energy_jobs)
+            cell(ss, row, 6, "%.4f", a[i].energy_j / 3.6e6);
+        else
+            cell(ss, row, 6, "%s", "");
+    }
+}
+
 static void build_coverage(sections_t *ss, tbm_report_t *r)
 {
     const tbm_ragg_t *a;
@@ -359,6 +394,8 @@ static void build(sections_t *ss, tbm_report_t *r, const tbm_rdim_t *dims, size_
     build_failures(ss, r);
     build_efficiency(ss, r, TBM_RDIM_USER);
     build_efficiency(ss, r, TBM_RDIM_GROUP);
+    build_gpu(ss, r, TBM_RDIM_USER);
+    build_gpu(ss, r, TBM_RDIM_GROUP);
     if (tbm_report_opts(r)->records_in_use)
         build_coverage(ss, r);
     build_top(ss, r, TBM_RDIM_USER, "top-users", "Top users by node-hours");
@@ -435,7 +472,8 @@ static void write_table(tbm_strbuf_t *sb, const tbm_report_t *r, const sections_
     size_t n_notes = tbm_report_notes(r, &notes), i, k, c;
 
     tbm_rsec_period_text(r, a, b, sizeof(a));
-    tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU- and gres/tbmesh-hours)\n", a, b);
+    tbm_sb_printf(sb, "Usage report, %s to %s (hours are node-, CPU-, GPU- and gres/tbmesh-hours; energy in "
+                      "kWh)\n", a, b);
     for (i = 0; i < n_notes; i++) {
         char *note = strdup(notes[i]);
         if (note)
@@ -580,6 +618,10 @@ static char *write_json(const tbm_report_t *r, const sections_t *ss)
     json_object_object_add(eff, "user", json_rows(tbm_rsec_find(ss, "efficiency-user")));
     json_object_object_add(eff, "group", json_rows(tbm_rsec_find(ss, "efficiency-group")));
     json_object_object_add(root, "efficiency", eff);
+    eff = json_object_new_object();
+    json_object_object_add(eff, "user", json_rows(tbm_rsec_find(ss, "gpu-user")));
+    json_object_object_add(eff, "group", json_rows(tbm_rsec_find(ss, "gpu-group")));
+    json_object_object_add(root, "gpu", eff);
     json_object_object_add(root, "coverage", (s = tbm_rsec_find(ss, "coverage-user")) ? json_rows(s) : NULL);
     json_object_object_add(root, "top_users", json_rows(tbm_rsec_find(ss, "top-users")));
     json_object_object_add(root, "top_accounts", json_rows(tbm_rsec_find(ss, "top-accounts")));

@@ -148,6 +148,11 @@ void agent_kill_group(pid_t pgid, pid_t leader, int grace_s);
  * of the server that ran it (with the task's pid in u, the file's name). 0, or -1 with err. */
 int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t server, tbm_err_t *err);
 
+/* What the Mac's GPU and package power did while a task ran from start_us to end_us (tbm_now_us), from the
+ * sampler's ring, into ru's GPU and energy members (reported, or why not; lib/taskgpu.h). A ring that cannot
+ * be read is logged (rate-limited). */
+void agent_usage_meter(const agent_conf_t *conf, long long start_us, long long end_us, tbm_rusage_t *ru);
+
 /* Forget what job's tasks used (its cleanup). */
 void agent_usage_forget(const agent_conf_t *conf, uint32_t job);
 

@@ -1,7 +1,8 @@
 /* agent_task.c: run one granted task as its user and relay it: stdout/stderr (or a pty) to data frames,
  * stdin frames to the task, signals to its process group, SIGTERM then SIGKILL when the client goes, the
  * time limit passes or the agent stops; finally the exit status and resource use (wait4 rusage and wall
- * time), kept in the state folder for the job's record (agent_usage.c) and sent in the exit (see agent.h).
+ * time; the Mac's GPU and energy meanwhile, agent_usage_meter), kept in the state folder for the job's
+ * record (agent_usage.c) and sent in the exit (see agent.h).
  * On Linux the server is the subreaper of its task (PR_SET_CHILD_SUBREAPER): what the task started and
  * left (setsid, a double fork, nohup) comes back to the server as its child, and ends with the task. */
 #include "config.h"
@@ -781,6 +782,7 @@ void agent_task_run(agent_conn_t *c, const tbm_msg_t *spawn, const tbm_grant_t *
     client_frames(c, &t);   /* stdin that came with the spawn */
     relay(c, &t, buf);
     task_usage(&t, spawn, g, &usage);
+    agent_usage_meter(c->conf, t.start_us, t.end_us, &usage.rusage);
     if (agent_usage_keep(c->conf, &usage, getpid(), &err) < 0)
         agent_log("%s: job %u step %u: what task %ld used is not kept (its record will say so): %s", c->peer,
                   g->job, g->step, (long)t.pid, err.msg);

@@ -1,11 +1,15 @@
-/* agent_usage.c: what the agent measured of each task it ran (wait4 rusage and wall time), kept per job, step
- * and task in its state folder until the job's cleanup, and the root-only usage request that reports a
- * step's tasks to the record's step end on the bridge host (see agent.h). */
+/* agent_usage.c: what the agent measured of each task it ran (wait4 rusage and wall time, and the Mac's GPU and
+ * energy while it ran from the sampler's ring), kept per job, step and task in its state folder until the
+ * job's cleanup, and the root-only usage request that reports a step's tasks to the record's step end on the
+ * bridge host (see agent.h). */
 #include "config.h"
 #include "agent.h"
 #include "agent_log.h"
+#include "agent_metrics.h"
+#include "clock.h"
 #include "fileio.h"
 #include "json_read.h"
+#include "taskgpu.h"
 #include "wire.h"
 
 #include <dirent.h>
@@ -37,6 +41,20 @@ int agent_usage_keep(const agent_conf_t *conf, const tbm_task_usage_t *u, pid_t 
     rc = tbm_write_file_replace(path, text, strlen(text), 0600, err);
     json_object_put(o);
     return rc;
+}
+
+void agent_usage_meter(const agent_conf_t *conf, long long start_us, long long end_us, tbm_rusage_t *ru)
+{
+    int on = conf->metrics_listen != NULL, rc = -1;
+    double interval = conf->metrics_interval_s > 0 ? conf->metrics_interval_s : AGENT_METRICS_INTERVAL_S;
+    tbm_err_t err = { { 0 } };
+    tbm_task_gpu_t w;
+
+    memset(&w, 0, sizeof(w));
+    if (on && (rc = agent_ring_window(conf, start_us / 1e6, end_us / 1e6, &w, &err)) < 0)
+        agent_log_noisy(AGENT_NOISE_METRICS, tbm_now_ms(), "metrics: a task's GPU and energy are not reported: %s",
+                        err.msg);
+    tbm_task_gpu_fill(ru, &w, rc, on, end_us > start_us ? (end_us - start_us) / 1e6 : 0, interval);
 }
 
 /* Does a usage file's name belong to job (and step, unless step is NULL)? Without a step, the job's

@@ -18,8 +18,10 @@ static void usage_usage(FILE *out)
             "usage: macnode usage [--agent ADDR[:PORT]] [--node NAME] [--munge-socket PATH] --job J --step S\n"
             "  Print what step S of job J used on the Mac, one JSON object: {\"job\",\"step\",\"running\" (its\n"
             "  tasks not ended yet), \"tasks\": [{\"task\" (SLURM_PROCID, -1 unknown), \"pid\", \"status\",\n"
-            "  \"signal\", \"core\", \"rusage\": {\"utime_us\", \"stime_us\", \"maxrss_kb\", \"wall_us\"}}]}, as the\n"
-            "  agent measured each task (wait4 and its own clock); kept until the job's cleanup. Root only.\n"
+            "  \"signal\", \"core\", \"rusage\": {\"utime_us\", \"stime_us\", \"maxrss_kb\", \"wall_us\", and\n"
+            "  the Mac's GPU and energy meanwhile: \"gpu_samples\", \"gpu_mean\", \"gpu_peak\" or \"gpu_why\";\n"
+            "  \"power_samples\", \"energy_j\" or \"energy_why\"}}]}, as the agent measured each task (wait4,\n"
+            "  its own clock, its sampler); kept until the job's cleanup. Root only.\n"
             "  The agent and munged's socket default to $TBMESH_AGENT and $TBMESH_MUNGE_SOCKET; the agent proves\n"
             "  itself first as --node's (default: the Mac tbmesh.conf puts at that address).\n");
 }

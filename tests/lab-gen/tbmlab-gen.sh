@@ -75,8 +75,8 @@ expect_eq "plan is stable" "$(cat "$TMP/plan")" "$("$GEN" plan "$CONF")"
 
 # ---- the outputs -----------------------------------------------------------------------------------------
 "$GEN" outputs "$CONF" "$TMP/out" || fail "outputs exited $?"
-expect_eq "replay files of mac01" "hostname.txt ibv_devices.txt ifconfig.txt networksetup_listallhardwareports.txt \
-rdma_ctl_status.txt sw_vers.txt sysctl.txt sysctl_perflevels.txt system_profiler_SPThunderboltDataType.json" \
+expect_eq "replay files of mac01" "hostname.txt ibv_devices.txt ifconfig.txt ioreg.txt networksetup_listallhardwareports.txt \
+powermetrics.plist rdma_ctl_status.txt sw_vers.txt sysctl.txt sysctl_perflevels.txt system_profiler_SPThunderboltDataType.json" \
     "$(cd "$TMP/out/mac01/replay" && echo *)"
 expect_eq "nodes written" "mac01 mac02 mac03 mac04 mac05 mac06 mac07 mac08" "$(cd "$TMP/out" && echo *)"
 check_cables "$TMP/plan" "$TMP/out"

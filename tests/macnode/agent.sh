@@ -499,7 +499,7 @@ expect_eq "... both of them (one server may have run both)" "$(grep -o '"job":11
 expect_in "... a task's rank from its SLURM_PROCID, -1 when it had none" "$used" '"task":-1,'
 expect_in "... and its exit status" "$used" '"status":4,'
 cpu=$(sed -n 's/.*"task":3,[^}]*"utime_us":\([0-9]*\).*/\1/p' <<<"$used")
-wall=$(sed -n 's/.*"task":3,[^}]*"wall_us":\([0-9]*\)}.*/\1/p' <<<"$used")
+wall=$(sed -n 's/.*"task":3,[^}]*"wall_us":\([0-9]*\)[,}].*/\1/p' <<<"$used")
 if [ "${cpu:-0}" -ge 300000 ] && [ "${wall:-0}" -ge "${cpu:-0}" ]; then ok "the CPU burner's user time (${cpu} us) and wall time (${wall} us)"
 else bad "the CPU burner: user ${cpu:-?} us, wall ${wall:-?} us: $used"; fi
 expect_log "what the task used" "ended: exit 4; cpu [0-9]*+[0-9]* ms, max rss [0-9]* KiB, wall [0-9]* ms"

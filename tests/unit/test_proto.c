@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "proto.h"
@@ -622,6 +623,142 @@ START_TEST(usage_message_refusals)
 }
 END_TEST
 
+/* The Mac's GPU and energy while a task ran: optional members of "rusage", in the exit and in each task of a
+ * used message; each reported or not (then its why), never a 0 standing for "not known". */
+START_TEST(gpu_and_energy_round_trip)
+{
+    tbm_msg_t m = { .type = TBM_MSG_EXIT, .status = 0 }, b;
+    tbm_task_usage_t tasks[2] = { usage_of(7, 0, 0, NULL), usage_of(7, 0, 1, NULL) };
+    json_object *o;
+
+    m.rusage = (tbm_rusage_t){ .utime_us = 1, .wall_us = 60000000, .gpu_samples = 6, .gpu_mean = 0.42345678,
+                               .gpu_peak = 0.97, .power_samples = 6, .energy_j = 1234.5678 };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.rusage.gpu_samples, 6);
+    ck_assert_double_eq_tol(b.rusage.gpu_mean, 0.4235, 1e-12);   /* four decimals travel */
+    ck_assert_double_eq_tol(b.rusage.gpu_peak, 0.97, 1e-12);
+    ck_assert_int_eq(b.rusage.power_samples, 6);
+    ck_assert_double_eq_tol(b.rusage.energy_j, 1234.6, 1e-9);    /* a tenth of a joule */
+    ck_assert_int_eq(b.rusage.gpu_why, TBM_METER_SAID_NOTHING);
+    ck_assert_int_eq(b.rusage.energy_why, TBM_METER_SAID_NOTHING);
+    tbm_msg_free(&b);
+    /* the GPU reported, the energy not (a Mac without powermetrics' figures) */
+    m.rusage = (tbm_rusage_t){ .gpu_samples = 1, .gpu_mean = 0, .gpu_peak = 0, .energy_why = TBM_METER_NO_SAMPLES };
+    round_trip(&m, &b);
+    ck_assert_int_eq(b.rusage.gpu_samples, 1);
+    ck_assert_double_eq(b.rusage.gpu_mean, 0);                   /* an idle GPU is reported as 0: it was measured */
+    ck_assert_int_eq(b.rusage.power_samples, 0);
+    ck_assert_int_eq(b.rusage.energy_why, TBM_METER_NO_SAMPLES);
+    tbm_msg_free(&b);
+    /* neither, each with why */
+    m.rusage = (tbm_rusage_t){ .gpu_why = TBM_METER_SHORT, .energy_why = TBM_METER_SHORT };
+    round_trip(&m, &b);
+    ck_assert(b.rusage.gpu_samples == 0 && b.rusage.power_samples == 0);
+    ck_assert(b.rusage.gpu_why == TBM_METER_SHORT && b.rusage.energy_why == TBM_METER_SHORT);
+    tbm_msg_free(&b);
+    /* in a used message, per task; the kept usage file is the same object */
+    tasks[0].rusage.gpu_samples = 3, tasks[0].rusage.gpu_mean = 0.5, tasks[0].rusage.gpu_peak = 0.75;
+    tasks[0].rusage.power_samples = 3, tasks[0].rusage.energy_j = 90;
+    tasks[1].rusage.gpu_why = TBM_METER_OFF, tasks[1].rusage.energy_why = TBM_METER_OFF;
+    m = (tbm_msg_t){ .type = TBM_MSG_USED, .job = 7, .step = 0, .tasks = tasks, .n_tasks = 2 };
+    round_trip(&m, &b);
+    ck_assert_double_eq(b.tasks[0].rusage.gpu_mean, 0.5);
+    ck_assert_double_eq(b.tasks[0].rusage.gpu_peak, 0.75);
+    ck_assert_double_eq(b.tasks[0].rusage.energy_j, 90);
+    ck_assert_int_eq(b.tasks[1].rusage.gpu_why, TBM_METER_OFF);
+    ck_assert_int_eq(b.tasks[1].rusage.energy_why, TBM_METER_OFF);
+    tbm_msg_free(&b);
+    o = tbm_task_usage_json(&tasks[1]);
+    ck_assert_str_eq(json_object_to_json_string_ext(json_object_object_get(o, "rusage"), JSON_C_TO_STRING_PLAIN),
+                     "{\"utime_us\":1000000,\"stime_us\":25000,\"maxrss_kb\":8192,\"wall_us\":1300000,"
+                     "\"gpu_why\":\"metrics-off\",\"energy_why\":\"metrics-off\"}");
+    json_object_put(o);
+    /* an agent older than the figures sends none of them: not reported, and no why */
+    ck_assert_str_eq(parse_error(EXIT("")), "");
+    {
+        tbm_frame_t f = { TBM_FRAME_JSON, (const unsigned char *)EXIT(""), strlen(EXIT("")) };
+        tbm_err_t err = { { 0 } };
+        ck_assert_int_eq(tbm_msg_parse(&f, &b, &err), 0);
+        ck_assert(b.rusage.gpu_samples == 0 && b.rusage.power_samples == 0);
+        ck_assert(b.rusage.gpu_why == TBM_METER_SAID_NOTHING && b.rusage.energy_why == TBM_METER_SAID_NOTHING);
+        tbm_msg_free(&b);
+    }
+    ck_assert_str_eq(tbm_meter_why_name(TBM_METER_NO_RING), "no-ring");
+    ck_assert_str_eq(tbm_meter_why_name(0), "");
+    ck_assert_str_eq(tbm_meter_why_name(99), "");
+    ck_assert_int_eq(tbm_meter_why_parse("no-samples"), TBM_METER_NO_SAMPLES);
+    ck_assert_int_eq(tbm_meter_why_parse(""), -1);
+    ck_assert_int_eq(tbm_meter_why_parse(NULL), -1);
+}
+END_TEST
+
+#define RU(rest) \
+    "{\"type\":\"exit\",\"status\":0,\"rusage\":{\"utime_us\":0,\"stime_us\":0,\"maxrss_kb\":0,\"wall_us\":0" rest "}}"
+#define GPU3(mean, peak) ",\"gpu_samples\":2,\"gpu_mean\":" mean ",\"gpu_peak\":" peak
+
+START_TEST(gpu_and_energy_refusals)
+{
+    tbm_msg_t m = { .type = TBM_MSG_EXIT };
+    tbm_err_t err = { { 0 } };
+    size_t len;
+
+    ck_assert_str_eq(parse_error(RU(GPU3("0.5", "1") ",\"power_samples\":2,\"energy_j\":0")), "");
+    ck_assert_str_eq(parse_error(RU(GPU3("0", "1.0"))), "");
+    ck_assert_str_eq(parse_error(RU(GPU3("-0.1", "0.5"))),
+                     "exit rusage: 'gpu_mean' must be a number from 0 to 1, not -0.1");
+    ck_assert_str_eq(parse_error(RU(GPU3("0.5", "1.5"))),
+                     "exit rusage: 'gpu_peak' must be a number from 0 to 1, not 1.5");
+    ck_assert_str_eq(parse_error(RU(GPU3("\"0.5\"", "1"))),
+                     "exit rusage: 'gpu_mean' must be a number from 0 to 1, not a string");
+    ck_assert_str_eq(parse_error(RU(GPU3("null", "1"))),
+                     "exit rusage: 'gpu_mean' must be a number from 0 to 1, not null");
+    ck_assert_str_eq(parse_error(RU(GPU3("0.9", "0.5"))),
+                     "exit rusage: 'gpu_mean' 0.9000 is above 'gpu_peak' 0.5000; a mean is never above the largest "
+                     "value");
+    ck_assert_str_eq(parse_error(RU(",\"gpu_mean\":0.5,\"gpu_peak\":0.5")),
+                     "exit rusage: 'gpu_samples' is missing ('gpu_samples', 'gpu_mean' and 'gpu_peak' go together, "
+                     "or none of them)");
+    ck_assert_str_eq(parse_error(RU(",\"gpu_samples\":3,\"gpu_mean\":0.5")),
+                     "exit rusage: 'gpu_peak' is missing ('gpu_samples', 'gpu_mean' and 'gpu_peak' go together, or "
+                     "none of them)");
+    ck_assert_str_eq(parse_error(RU(",\"gpu_samples\":0,\"gpu_mean\":0,\"gpu_peak\":0")),
+                     "exit rusage: 'gpu_samples' is 0, outside 1..2147483647");
+    ck_assert_str_eq(parse_error(RU(",\"gpu_samples\":1.5,\"gpu_mean\":0,\"gpu_peak\":0")),
+                     "exit rusage: 'gpu_samples' must be an integer");
+    ck_assert_str_eq(parse_error(RU(",\"energy_j\":12")),
+                     "exit rusage: 'power_samples' is missing ('power_samples' and 'energy_j' go together, or none "
+                     "of them)");
+    ck_assert_str_eq(parse_error(RU(",\"power_samples\":1,\"energy_j\":-1")),
+                     "exit rusage: 'energy_j' must be a number of joules from 0 to 1e12, not -1");
+    ck_assert_str_eq(parse_error(RU(",\"power_samples\":1,\"energy_j\":1e13")),
+                     "exit rusage: 'energy_j' must be a number of joules from 0 to 1e12, not 1e13");
+    ck_assert_str_eq(parse_error(RU(",\"power_samples\":1,\"energy_j\":true")),
+                     "exit rusage: 'energy_j' must be a number of joules from 0 to 1e12, not a boolean");
+    /* NaN and Infinity are no JSON: the reader refuses the frame before any member is looked at */
+    ck_assert_ptr_nonnull(strstr(parse_error(RU(",\"power_samples\":1,\"energy_j\":NaN")), "NaN or Infinity"));
+    ck_assert_str_eq(parse_error(RU(",\"power_samples\":1,\"energy_j\":1e999")),   /* read as infinite */
+                     "exit rusage: 'energy_j' must be a number of joules from 0 to 1e12, not 1e999");
+    ck_assert_str_eq(parse_error(RU(",\"gpu_why\":\"busy\"")),
+                     "exit rusage: 'gpu_why' is 'busy', not one of metrics-off, no-ring, short, no-samples");
+    ck_assert_str_eq(parse_error(RU(",\"energy_why\":7")), "exit rusage: 'energy_why' must be a string of 1 to 32 bytes without NUL");
+    ck_assert_str_eq(parse_error(RU(GPU3("0.5", "0.5") ",\"gpu_why\":\"short\"")),
+                     "exit rusage: 'gpu_why' comes with the figures it says are missing; send one or the other");
+    ck_assert_str_eq(parse_error(USED(TASK_OF("7", "") "," "{\"job\":7,\"step\":0,\"task\":1,\"pid\":9,\"status\":0,"
+                                      "\"rusage\":{\"utime_us\":1,\"stime_us\":2,\"maxrss_kb\":3,\"wall_us\":4,"
+                                      "\"gpu_samples\":1,\"gpu_mean\":2,\"gpu_peak\":2}}")),
+                     "used: tasks[1] rusage: 'gpu_mean' must be a number from 0 to 1, not 2");
+    /* the encoder refuses what the parser would refuse: garbage in the agent's own figures is never sent */
+    m.rusage = (tbm_rusage_t){ .gpu_samples = 1, .gpu_mean = NAN, .gpu_peak = 0.5 };
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    m.rusage = (tbm_rusage_t){ .gpu_samples = 1, .gpu_mean = 0.5, .gpu_peak = 1.5 };
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "exit rusage: 'gpu_peak' must be a number from 0 to 1, not 1.5000");
+    m.rusage = (tbm_rusage_t){ .power_samples = 1, .energy_j = -3 };
+    ck_assert_ptr_null(tbm_msg_encode(&m, &len, &err));
+    ck_assert_str_eq(err.msg, "exit rusage: 'energy_j' must be a number of joules from 0 to 1e12, not -3.0");
+}
+END_TEST
+
 /* The hello and a request in one buffer: two whole frames, the hello first; a request that cannot be encoded
  * gives nothing and says why. */
 START_TEST(hello_and_request_go_in_one_buffer)
@@ -1141,6 +1278,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, exit_refusals);
     tcase_add_test(tc, usage_messages_round_trip);
     tcase_add_test(tc, usage_message_refusals);
+    tcase_add_test(tc, gpu_and_energy_round_trip);
+    tcase_add_test(tc, gpu_and_energy_refusals);
     tcase_add_test(tc, used_task_count_is_bounded);
     tcase_add_test(tc, hello_of_protocol_1_is_refused);
     tcase_add_test(tc, spawn_file_refusals);

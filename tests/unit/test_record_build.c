@@ -217,6 +217,44 @@ START_TEST(step_part_says_what_the_node_learnt)
 }
 END_TEST
 
+/* Bridge mode: what the agent measured per task, its GPU and energy with it, follows rusage's path into the
+ * record (the part's agent_usage, then the record's usage), and the record is whole. */
+START_TEST(agent_gpu_figures_reach_the_record)
+{
+    char *argv[] = { "python", "train.py" };
+    tbm_task_usage_t tasks[2];
+    tbm_msg_t used = { .type = TBM_MSG_USED, .job = 9, .step = 0, .tasks = tasks, .n_tasks = 2 };
+    tbm_rb_step_t in = { "mac01", 0, 0, 1, argv, 2, 2, 0, NULL, 0, 0, 0, 0, &used, NULL };
+    json_object *rec = tbm_record_new(9, "lab", "end", "RUNNING"), *parts = json_object_new_array(), *u;
+    tbm_err_t err = { { 0 } };
+    char *text;
+
+    memset(tasks, 0, sizeof(tasks));
+    tasks[0] = (tbm_task_usage_t){ .job = 9, .step = 0, .task = 0, .pid = 100,
+                                   .rusage = { .utime_us = 5, .wall_us = 120000000, .gpu_samples = 12,
+                                               .gpu_mean = 0.61, .gpu_peak = 0.99, .power_samples = 12,
+                                               .energy_j = 18000 } };
+    tasks[1] = (tbm_task_usage_t){ .job = 9, .step = 0, .task = 1, .pid = 101,
+                                   .rusage = { .utime_us = 5, .wall_us = 3000000, .gpu_why = TBM_METER_SHORT,
+                                               .energy_why = TBM_METER_SHORT } };
+    json_object_array_add(parts, tbm_rb_step_part(&in, NULL, 0));
+    tbm_rb_merge_parts(rec, parts, 1);
+    u = json_object_object_get(rec, "usage");
+    ck_assert_uint_eq(json_object_array_length(u), 2);
+    ck_assert_double_eq(json_object_get_double(json_object_object_get(json_object_array_get_idx(u, 0), "gpu_mean")),
+                        0.61);
+    ck_assert_double_eq(json_object_get_double(json_object_object_get(json_object_array_get_idx(u, 0), "energy_j")),
+                        18000);
+    ck_assert_str_eq(str_at(json_object_array_get_idx(u, 1), "gpu_why"), "short");
+    text = tbm_record_text(rec, NULL, &err);
+    ck_assert_msg(text != NULL, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(text, "\"gpu_peak\": 0.9900"));
+    free(text);
+    json_object_put(parts);
+    json_object_put(rec);
+}
+END_TEST
+
 START_TEST(parts_merge_into_steps_nodes_and_results)
 {
     json_object *rec = tbm_record_new(9, "lab", "end", "RUNNING"), *parts = json_object_new_array(), *nodes, *steps;
@@ -271,6 +309,7 @@ static Suite *record_build_suite(void)
     tcase_add_test(tc, secrets_are_found_by_name);
     tcase_add_test(tc, step_part_says_what_the_node_learnt);
     tcase_add_test(tc, parts_merge_into_steps_nodes_and_results);
+    tcase_add_test(tc, agent_gpu_figures_reach_the_record);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -248,7 +248,8 @@ static void add(uint32_t id, const char *user, const char *acct, const char *par
                 const char *nodes, uint32_t n, uint32_t cpus, uint64_t tbm, time_t submit, time_t start, time_t end,
                 double cpu_used, tbm_coverage_t cov)
 {
-    tbm_rjob_t j = { id, user, acct, part, state, nodes, NULL, submit, start, end, n, cpus, tbm, cpu_used, cov, -1 };
+    tbm_rjob_t j = { id, user, acct, part, state, nodes, NULL, submit, start, end, n, cpus, tbm, cpu_used, cov, -1,
+                      0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);
@@ -387,7 +388,7 @@ END_TEST
 
 START_TEST(bad_node_list_is_an_error)
 {
-    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "mac[01-", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1 };
+    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "mac[01-", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     make_report(0, NULL);
@@ -523,12 +524,13 @@ END_TEST
 static uint32_t asked[16];
 static size_t n_asked;
 
-static tbm_coverage_t store_says(void *ctx, uint32_t job, double *cpu_used_s)
+static tbm_coverage_t store_says(void *ctx, uint32_t job, tbm_ruse_t *use)
 {
     ck_assert_ptr_eq(ctx, &n_asked);
     ck_assert_uint_lt(n_asked, 16);
+    ck_assert(use->cpu_used_s == -1 && !use->gpu && !use->energy);
     asked[n_asked++] = job;
-    *cpu_used_s = job == 2 ? 6 * H : -1;          /* job 2's record holds its tasks' CPU use */
+    use->cpu_used_s = job == 2 ? 6 * H : -1;      /* job 2's record holds its tasks' CPU use */
     return job == 2 ? TBM_COV_VERIFIED : job == 4 ? TBM_COV_PRESENT : TBM_COV_ABSENT;
 }
 
@@ -561,6 +563,91 @@ START_TEST(coverage_from_the_store_hook)
     ck_assert_uint_eq(a->mac_jobs, 2);
     ck_assert_uint_eq(a->rec_present, 1);          /* job 4 */
     ck_assert_uint_eq(a->rec_verified, 0);
+    done();
+}
+END_TEST
+
+/* A Mac job whose record gives GPU-seconds (gpu_s >= 0) and energy (energy_j >= 0), or not (< 0). */
+static void gpu_job(uint32_t id, const char *user, const char *nodes, uint32_t n, uint32_t cpus, time_t start,
+                    time_t end, tbm_coverage_t cov, double gpu_s, double energy_j)
+{
+    tbm_rjob_t j = { id, user, "lab-ml", "mac", "COMPLETED", nodes, NULL, start - 10, start, end, n, cpus, n, 0, cov,
+                     -1, gpu_s >= 0, energy_j >= 0, gpu_s, energy_j };
+    tbm_err_t err = { { 0 } };
+
+    ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);
+}
+
+/* GPU-hours and energy beside CPU-hours, per user and per group: from verified records only (the others are
+ * counted in a note), each job's share within the period, empty where no job gave a figure. */
+START_TEST(gpu_and_energy_per_user_and_group)
+{
+    static const tbm_rdim_t dims[] = { TBM_RDIM_USER };
+    const char *const *notes;
+    char *csv, *json, *html, *table, *row;
+    json_object *root, *v;
+    size_t n;
+
+    make_report(1, NULL);
+    /* all of studio-a for 1 h: 2 GPU-hours over its four Macs, 1 kWh */
+    gpu_job(20, "tbm-alice", "mac[01-04]", 4, 16, T0 + DAY, T0 + DAY + H, TBM_COV_VERIFIED, 2 * H, 3.6e6);
+    /* a record that does not verify: its figures are left out */
+    gpu_job(21, "tbm-alice", "mac[05-06]", 2, 2, T0 + 2 * DAY, T0 + 2 * DAY + 1800, TBM_COV_PRESENT, 100, 1000);
+    /* a verified record of an older agent: no figures, so none counted (and no 0) */
+    gpu_job(22, "tbm-bob", "mac07", 1, 1, T0 + 2 * DAY, T0 + 2 * DAY + H, TBM_COV_VERIFIED, -1, -1);
+    /* half of it inside the period: half its figures count */
+    gpu_job(23, "tbm-bob", "mac08", 1, 4, T0 - H, T0 + H, TBM_COV_VERIFIED, H, 7.2e6);
+    gpu_job(25, "tbm-dave", "mac07", 1, 1, T0 + 3 * DAY, T0 + 3 * DAY + H, TBM_COV_VERIFIED, -1, -1);
+    add(24, "tbm-carol", "lab-hpc", "linux", "COMPLETED", "lnx01", 1, 4, 0, T0, T0 + 10, T0 + H, 0, TBM_COV_UNKNOWN);
+
+    csv = tbm_report_write(rep, TBM_RFMT_CSV, dims, 1);
+    ck_assert_ptr_nonnull(strstr(csv, "\ngpu-user,user,mac_jobs,mac_cpu_h,gpu_jobs,gpu_h,energy_jobs,energy_kwh\n"));
+    row = csv_row(csv, "gpu-user", "tbm-alice");
+    ck_assert_str_eq(row, "gpu-user,tbm-alice,2,17.0000,1,2.0000,1,1.0000");
+    free(row);
+    row = csv_row(csv, "gpu-user", "tbm-bob");
+    ck_assert_str_eq(row, "gpu-user,tbm-bob,2,5.0000,1,0.5000,1,1.0000");
+    free(row);
+    row = csv_row(csv, "gpu-user", "tbm-dave");
+    ck_assert_str_eq(row, "gpu-user,tbm-dave,1,1.0000,0,,0,");
+    free(row);
+    ck_assert_ptr_null(csv_row(csv, "gpu-user", "tbm-carol"));      /* Linux jobs have no Mac GPU */
+    row = csv_row(csv, "gpu-group", "studio-a");
+    ck_assert_str_eq(row, "gpu-group,studio-a,1,16.0000,1,2.0000,1,1.0000");
+    free(row);
+    row = csv_row(csv, "gpu-group", "mini-b");
+    ck_assert_str_eq(row, "gpu-group,mini-b,4,7.0000,1,0.5000,1,1.0000");
+    free(row);
+    ck_assert_uint_ge(tbm_report_notes(rep, &notes), 1);
+    ck_assert_str_eq(notes[0], "Mac jobs' GPU-hours and energy from their records (gpu-user, gpu-group: gpu_h, "
+                               "energy_kwh) count only records that verify; left out: 1 whose record does not verify "
+                               "(anyone may have written its figures: see tbmesh repro verify)");
+
+    json = tbm_report_write(rep, TBM_RFMT_JSON, dims, 1);
+    root = json_tokener_parse(json);
+    ck_assert_ptr_nonnull(root);
+    ck_assert(json_object_object_get_ex(root, "gpu", &v));
+    v = json_object_object_get(v, "user");
+    n = json_object_array_length(v);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_double_eq(json_object_get_double(json_object_object_get(json_object_array_get_idx(v, 0),
+                                                                      "energy_kwh")), 1.0);
+    ck_assert(json_object_is_type(json_object_object_get(json_object_array_get_idx(v, 2), "gpu_h"), json_type_null));
+    ck_assert_int_eq(json_object_get_int(json_object_object_get(json_object_array_get_idx(v, 2), "gpu_jobs")), 0);
+    json_object_put(root);
+
+    html = tbm_report_write(rep, TBM_RFMT_HTML, dims, 1);
+    ck_assert_ptr_nonnull(strstr(html, "<svg id=\"chart-energy\""));
+    ck_assert_ptr_nonnull(strstr(html, "<table id=\"gpu-user\">"));
+    ck_assert_ptr_nonnull(strstr(html, "<table id=\"gpu-group\">"));
+    ck_assert_ptr_null(strstr(strstr(html, "<table id=\"gpu-user\">") + 1, "<table id=\"gpu-user\">")); /* once */
+    table = tbm_report_write(rep, TBM_RFMT_TABLE, dims, 1);
+    ck_assert_ptr_nonnull(strstr(table, "\nGPU and energy of Mac jobs by user (from their records)\n"));
+    ck_assert_ptr_nonnull(strstr(table, "hours are node-, CPU-, GPU- and gres/tbmesh-hours; energy in kWh"));
+    free(csv);
+    free(json);
+    free(html);
+    free(table);
     done();
 }
 END_TEST
@@ -636,8 +723,8 @@ END_TEST
 START_TEST(csv_leaves_the_reports_own_values)
 {
     static const tbm_rdim_t dims[] = { TBM_RDIM_BACKEND };
-    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "lnx01", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1 };
-    tbm_rjob_t m = { 10, "u", "a", "p", "COMPLETED", "mac05", "=1+1", T0, T0, T0 + 1, 1, 1, 1, 0, 0, -1 };
+    tbm_rjob_t j = { 9, "u", "a", "p", "COMPLETED", "lnx01", NULL, T0, T0, T0 + 1, 1, 1, 0, 0, 0, -1, 0, 0, 0, 0 };
+    tbm_rjob_t m = { 10, "u", "a", "p", "COMPLETED", "mac05", "=1+1", T0, T0, T0 + 1, 1, 1, 1, 0, 0, -1, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
     char *csv;
 
@@ -740,6 +827,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, writers_show_the_same_numbers);
     tcase_add_test(tc, coverage_when_records_are_in_use);
     tcase_add_test(tc, coverage_from_the_store_hook);
+    tcase_add_test(tc, gpu_and_energy_per_user_and_group);
     tcase_add_test(tc, efficiency_without_slurm_cpu);
     tcase_add_test(tc, names_are_escaped);
     tcase_add_test(tc, csv_cells_start_no_formula);

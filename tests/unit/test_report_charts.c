@@ -52,7 +52,7 @@ static void close_report(void)
 static void linux_job(uint32_t id, time_t start, time_t len, uint32_t cpus, double used)
 {
     tbm_rjob_t j = { id, "tbm-bob", "lab-hpc", "linux", "COMPLETED", "lnx01", NULL, T0 + start - 5, T0 + start,
-                     T0 + start + len, 1, cpus, 0, used, TBM_COV_UNKNOWN, -1 };
+                     T0 + start + len, 1, cpus, 0, used, TBM_COV_UNKNOWN, -1, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);

@@ -50,7 +50,7 @@ static void teardown(void)
 static void mac_job(uint32_t id, double hours, uint32_t cpus, double used, tbm_coverage_t cov)
 {
     tbm_rjob_t j = { id, "tbm-alice", "lab-ml", "mac", "COMPLETED", "mac05", NULL, T0, T0 + H,
-                     T0 + H + (time_t)(hours * H), 1, cpus, 1, 0, cov, used };
+                     T0 + H + (time_t)(hours * H), 1, cpus, 1, 0, cov, used, 0, 0, 0, 0 };
     tbm_err_t err = { { 0 } };
 
     ck_assert_msg(tbm_report_add_job(rep, &j, &err) == 0, "%s", err.msg);
@@ -140,7 +140,7 @@ START_TEST(the_rule_itself)
 {
     tbm_rtrust_t t = { 0 };
     tbm_rjob_t j = { 7, "u", "a", "mac", "COMPLETED", "mac05", NULL, T0, T0 + 10, T0 + 110, 1, 2, 1, 0,
-                     TBM_COV_VERIFIED, 204 };
+                     TBM_COV_VERIFIED, 204, 0, 0, 0, 0 };
     char note[1024];
 
     ck_assert_double_eq(tbm_rtrust_cpu(&t, &j, 100), 204);     /* (100 + 2) s x 2 CPUs */
@@ -162,6 +162,38 @@ START_TEST(the_rule_itself)
 }
 END_TEST
 
+/* GPU and energy figures count from a verified record only; a job without them counts nothing. */
+START_TEST(the_gpu_rule)
+{
+    tbm_rtrust_t t = { 0 };
+    tbm_rjob_t j = { 7, "u", "a", "mac", "COMPLETED", "mac05", NULL, T0, T0 + 10, T0 + 110, 1, 2, 1, 0,
+                     TBM_COV_VERIFIED, -1, 1, 1, 50, 9000 };
+    double gpu, energy;
+    char note[1024];
+
+    tbm_rtrust_gpu(&t, &j, &gpu, &energy);
+    ck_assert(gpu == 50 && energy == 9000);
+    j.rec_energy = 0;                                            /* GPU figures, no energy */
+    tbm_rtrust_gpu(&t, &j, &gpu, &energy);
+    ck_assert(gpu == 50 && energy == -1);
+    j.rec_gpu = 0;                                               /* neither: nothing, nothing left out */
+    tbm_rtrust_gpu(&t, &j, &gpu, &energy);
+    ck_assert(gpu == -1 && energy == -1 && t.gpu_unverified == 0);
+    ck_assert_int_eq(tbm_rtrust_gpu_note(&t, note, sizeof(note)), 0);
+    ck_assert_str_eq(note, "");
+    j.rec_gpu = j.rec_energy = 1;
+    j.coverage = TBM_COV_PRESENT;
+    tbm_rtrust_gpu(&t, &j, &gpu, &energy);
+    ck_assert(gpu == -1 && energy == -1 && t.gpu_unverified == 1);
+    ck_assert_int_eq(tbm_rtrust_gpu_note(&t, note, sizeof(note)), 1);
+    ck_assert_ptr_nonnull(strstr(note, "left out: 1 whose record does not verify"));
+    j.coverage = TBM_COV_VERIFIED;
+    j.start = 0;                                                 /* never ran */
+    tbm_rtrust_gpu(&t, &j, &gpu, &energy);
+    ck_assert(gpu == -1 && energy == -1 && t.gpu_unverified == 1);
+}
+END_TEST
+
 static Suite *trust_suite(void)
 {
     Suite *s = suite_create("report_trust");
@@ -172,6 +204,7 @@ static Suite *trust_suite(void)
     tcase_add_test(tc, no_note_when_nothing_is_left_out);
     tcase_add_test(tc, every_format_says_what_was_left_out);
     tcase_add_test(tc, the_rule_itself);
+    tcase_add_test(tc, the_gpu_rule);
     suite_add_tcase(s, tc);
     return s;
 }
