@@ -66,8 +66,8 @@ START_TEST(a_whole_sample)
     HAS(text, "tbmesh_cpu_busy_ratio{node=\"mac01\"} 0.25");
     HAS(text, "tbmesh_gpu_busy_ratio{node=\"mac01\"} 0.93");
     HAS(text, "tbmesh_power_watts{node=\"mac01\",part=\"gpu\"} 61.2345");
-    HAS(text, "tbmesh_tasks_running{job=\"42\",node=\"mac01\",user=\"alice\"} 2");
-    HAS(text, "tbmesh_tasks_running{job=\"43\",node=\"mac01\",user=\"bob\"} 1");
+    HAS(text, "tbmesh_tasks_running{jobid=\"42\",node=\"mac01\",user=\"alice\"} 2");
+    HAS(text, "tbmesh_tasks_running{jobid=\"43\",node=\"mac01\",user=\"bob\"} 1");
     HAS(text, "tbmesh_link_up{group=\"studio-a\",node=\"mac01\",peer=\"mac02\",peer_port=\"en3\",port=\"en2\"} 1");
     HAS(text, "tbmesh_link_transmit_bytes_total{group=\"studio-a\",node=\"mac01\",peer=\"mac02\",peer_port=\"en3\","
               "port=\"en2\"} 123456789012");
@@ -107,7 +107,7 @@ START_TEST(label_values_are_escaped)
     ck_assert_int_eq(tbm_mac_sample_task(s, 7, "we\"ird\\user\n", &err), 0);
     text = tbm_mac_sample_text(s, &err);
     ck_assert_msg(text != NULL, "%s", err.msg);
-    HAS(text, "tbmesh_tasks_running{job=\"7\",node=\"mac01\",user=\"we\\\"ird\\\\user\\n\"} 1");
+    HAS(text, "tbmesh_tasks_running{jobid=\"7\",node=\"mac01\",user=\"we\\\"ird\\\\user\\n\"} 1");
     free(text);
     free(s);
 }
