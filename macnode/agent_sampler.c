@@ -170,14 +170,16 @@ static void find_ends(sampler_t *sp)
         note(sp, TBM_SAMPLER_LINKS, 0, f ? err.msg : "out of memory");
         sp->probed_ms = 0;   /* again at the next sample */
     } else {
+        /* a port with something cabled to it; one with nothing is no cable end (unless tbmesh.conf names a
+         * cable there: then it is a cable that is missing, read below) */
         for (i = 0; i < f->n_ports; i++)
-            if ((l = end_add(sp, f->ports[i].iface)))
-                l->speed = f->ports[i].connected ? gbps_bytes(f->ports[i].speed_gbps) : l->speed;
+            if (f->ports[i].connected && (l = end_add(sp, f->ports[i].iface)))
+                l->speed = gbps_bytes(f->ports[i].speed_gbps);
         for (i = 0; i < f->n_ifaces; i++)
-            if (strncmp(f->ifaces[i].hwport, "Thunderbolt ", 12) == 0 && (l = end_add(sp, f->ifaces[i].name)))
-                for (j = 0; j < f->n_ports; j++)
-                    if (f->ports[j].receptacle == atoi(f->ifaces[i].hwport + 12) && f->ports[j].connected)
-                        l->speed = gbps_bytes(f->ports[j].speed_gbps);
+            for (j = 0; strncmp(f->ifaces[i].hwport, "Thunderbolt ", 12) == 0 && j < f->n_ports; j++)
+                if (f->ports[j].receptacle == atoi(f->ifaces[i].hwport + 12) && f->ports[j].connected &&
+                    (l = end_add(sp, f->ifaces[i].name)))
+                    l->speed = gbps_bytes(f->ports[j].speed_gbps);
         for (i = 0; i < sp->n_ends; i++)
             sp->ends[i].rdma = f->rdma_enabled < 0 ? -1 : f->rdma_enabled && has_rdma_device(f, sp->ends[i].port);
         from_conf(sp);

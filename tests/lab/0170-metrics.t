@@ -9,7 +9,7 @@
 no_jobs
 PROM=http://127.0.0.1:19090
 command -v prometheus > /dev/null || { echo "# SKIP: prometheus is not installed here (scripts/install-deps.sh)"; t_done; }
-SCRAPE=2
+SCRAPE=2 SAMPLE=5   # the lab's scrape interval and its agents' sample interval (TBMESH_LAB_METRICS_INTERVAL)
 
 # q EXPR: the query's result (JSON's data.result), or "error: ..." when Prometheus refused it
 q() {
@@ -21,6 +21,8 @@ q() {
 qv() { q "$1" | jq -r 'if type == "array" and length > 0 then .[0].value[1] else "" end' 2>/dev/null; }
 # qn EXPR: how many series the query gives
 qn() { q "$1" | jq -r 'if type == "array" then length else -1 end' 2>/dev/null; }
+qv_is() { [ "$(qv "$1")" = "$2" ]; }   # for wait_until, which runs its command again each time
+qn_is() { [ "$(qn "$1")" = "$2" ]; }
 until_qv() {  # until_qv SECONDS EXPR VALUE: until the query's value is VALUE; prints how long it took
     local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 )) t0=$(( $(date +%s%N) / 1000000 ))
     until [ "$(qv "$2")" = "$3" ]; do
@@ -32,10 +34,10 @@ until_qv() {  # until_qv SECONDS EXPR VALUE: until the query's value is VALUE; p
 
 t_match "tbmesh-lab status prints the Prometheus' address" "prometheus +running: http://127\.0\.0\.1:19090" \
     "$("$LABCMD" status 2>&1)"
-t_ok "every Mac's agent is scraped (within 15 s)" wait_until 15 "8 Mac targets up" \
-    test "$(qv 'count(up{job="tbmesh-macs"} == 1)')" = 8
+t_ok "every Mac's agent is scraped (within 30 s)" wait_until 30 "8 Mac targets up" \
+    qv_is 'count(up{job="tbmesh-macs"} == 1)' 8
 t_ok "the bridge host's tbmesh metrics is scraped" wait_until 15 "tbmesh-slurm up" \
-    test "$(qv 'up{job="tbmesh-slurm"}')" = 1
+    qv_is 'up{job="tbmesh-slurm"}' 1
 t_is "Slurm answers it" "1" "$(qv 'tbmesh_slurm_up')"
 t_match "the project's rules are loaded (TbmeshCableDown, TbmeshAgentDown ...)" "TbmeshCableDown.*TbmeshAgentDown|TbmeshAgentDown.*TbmeshCableDown" \
     "$(curl -sS -m 10 "$PROM/api/v1/rules" | jq -r '.data.groups[].rules[].name' | paste -sd' ')"
@@ -52,26 +54,26 @@ t_is "the groups' Macs as Slurm sees them (up)" "4 4" \
 id=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:studio-a:4 --wrap 'srun sleep 60')
 t_ok "a studio-a job runs" wait_until 30 "job $id running" job_running "$id"
 t_ok "its tasks appear with its job id on its 4 Macs (within 15 s)" wait_until 15 "4 Macs with job $id" \
-    test "$(qv "count(tbmesh_tasks_running{jobid=\"$id\",user=\"tbm-alice\"} == 1)")" = 4
+    qv_is "count(tbmesh_tasks_running{jobid=\"$id\",user=\"tbm-alice\"} == 1)" 4
 t_ok "... and the group has one job running" wait_until 15 "studio-a 1 job" \
-    test "$(qv 'tbmesh_group_jobs_running{group="studio-a"}')" = 1
+    qv_is 'tbmesh_group_jobs_running{group="studio-a"}' 1
 scancel "$id"
 t_ok "... and are gone once it ended" wait_until 20 "no task of $id" \
-    test "$(qn "tbmesh_tasks_running{jobid=\"$id\"}")" = 0
+    qn_is "tbmesh_tasks_running{jobid=\"$id\"}" 0
 
 # bytes a bench sends over the cables show in their counters
 before=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
 out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
     srun "$T_MACNODE" bench -b 16M -e 16M -n 4 -w 1 -S 1 -F csv 2>&1)
 t_match "a 16 MiB all-reduce bench on studio-a" "^allreduce," "$(grep -E '^[a-z]+,' <<<"$out")"
-sleep $((SCRAPE + 1))
+sleep $((SAMPLE + SCRAPE + 1))   # the agents' next sample, then Prometheus' next scrape of it
 after=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
 # 5 all-reduces (4 timed, 1 warm-up) of 16 MiB among 4 ranks: each rank sends at least 2 x 3/4 x 16 MiB each
 # (a bandwidth-optimal all-reduce), 480 MiB over all the cables' ends; what the counters show beyond that is
-# the checks' own traffic, TCP/IP's headers and acknowledgements: it stays within 3 times that
+# the checks' own traffic, TCP/IP's headers and acknowledgements: it stays within 4 times that
 sent=$(( ${after%.*} - ${before%.*} )) least=$((5 * 4 * 2 * 3 * 16 * 1024 * 1024 / 4))
 t_ok "studio-a's cables carried what the all-reduces sent: $sent bytes, $((100 * sent / least))% of the 480 MiB at least sent" \
-    test "$sent" -ge "$least" -a "$sent" -le $((3 * least))
+    test "$sent" -ge "$least" -a "$sent" -le $((4 * least))
 
 # a cable cut is down at the next scrape; mended, up again
 t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')"
@@ -80,11 +82,11 @@ ms=$(until_qv $((2 * SCRAPE + 2)) 'tbmesh_link_up{node="mac01",port="en2"}' 0); 
 _t_result "$rc" "cut, mac01:en2 shows down within one scrape and a bit (${ms:-?} ms; scrapes every ${SCRAPE} s)"
 t_is "... and its far end, mac02:en2, too" "0" "$(qv 'tbmesh_link_up{node="mac02",port="en2"}')"
 t_ok "the watcher drains mac01 and Prometheus shows it drained with its reason" wait_until 30 "mac01 drained in Prometheus" \
-    test "$(qn 'tbmesh_mac_drain_info{node="mac01",reason=~"tbmesh: cable-missing.*"}')" = 1
+    qn_is 'tbmesh_mac_drain_info{node="mac01",reason=~"tbmesh: cable-missing.*"}' 1
 "$LABCMD" mend mac01:en2 > /dev/null 2>&1
-t_ok "mended, it is up again" wait_until 10 "mac01:en2 up" test "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')" = 1
+t_ok "mended, it is up again" wait_until 10 "mac01:en2 up" qv_is 'tbmesh_link_up{node="mac01",port="en2"}' 1
 t_ok "... and mac01 and mac02 are resumed" wait_until 30 "resumed" sh -c '! scontrol show node mac01,mac02 | grep -q DRAIN'
-t_ok "... which Prometheus shows" wait_until 20 "no drained Mac" test "$(qn 'tbmesh_mac_drained == 1')" = 0
+t_ok "... which Prometheus shows" wait_until 20 "no drained Mac" qn_is 'tbmesh_mac_drained == 1' 0
 
 # the dashboard's every query runs against this Prometheus
 bad=""
