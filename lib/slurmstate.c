@@ -94,21 +94,21 @@ static void clean_copy(char *dst, size_t size, const char *src, size_t n)
 /* The State token s[0..n) into n's state and flags. */
 static void read_state(const char *s, size_t len, tbm_slurm_node_t *n)
 {
-    size_t base = strcspn(s, "+"), i;
+    size_t base = 0, i, k;
     char token[TBM_SLURM_STATE_MAX * 8];
 
-    if (base > len)
-        base = len;
+    while (base < len && s[base] != '+')   /* s is not NUL-terminated */
+        base++;
     snprintf(token, sizeof(token), "%.*s", (int)(len < sizeof(token) ? len : sizeof(token) - 1), s);
     n->drain = strstr(token, "DRAIN") != NULL;
     n->not_responding = strstr(token, "NOT_RESPONDING") != NULL;
-    if (base && s[base - 1] == '*') {
-        n->not_responding = 1;
-        base--;
+    for (i = k = 0; i < base && k + 1 < sizeof(n->state); i++) {
+        if (s[i] == '*')   /* "IDLE*": not responding, as older releases and sinfo write it */
+            n->not_responding = 1;
+        else
+            n->state[k++] = (char)tolower((unsigned char)s[i]);
     }
-    for (i = 0; i < base && i + 1 < sizeof(n->state); i++)
-        n->state[i] = (char)tolower((unsigned char)s[i]);
-    n->state[i] = '\0';
+    n->state[k] = '\0';
 }
 
 int tbm_slurm_node_parse(const char *line, size_t len, tbm_slurm_node_t *n, tbm_err_t *err)
@@ -166,6 +166,20 @@ static void skip(size_t *skipped, char *first, size_t size, const char *why)
         snprintf(first, size, "%s", why);
 }
 
+/* v (n items of `size` bytes, room for *cap) with room for one more: v itself or a larger copy; NULL when
+ * memory ran out (v is left as it was). */
+static void *room_for_one(void *v, size_t n, size_t *cap, size_t size)
+{
+    size_t want = *cap ? *cap * 2 : 16;
+    void *grown;
+
+    if (n < *cap)
+        return v;
+    if ((grown = realloc(v, want * size)))
+        *cap = want;
+    return grown;
+}
+
 typedef struct {
     tbm_slurm_nodes_t *ns;
     size_t cap;
@@ -186,13 +200,9 @@ static int node_line(const char *line, size_t n, void *arg)
         ns->not_found++;
         return 0;
     }
-    if (ns->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 16;
-        grown = realloc(ns->v, c->cap * sizeof(*grown));
-        if (!grown)
-            return tbm_errprintf(c->err, "out of memory reading scontrol's nodes");
-        ns->v = grown;
-    }
+    if (!(grown = room_for_one(ns->v, ns->n, &c->cap, sizeof(*grown))))
+        return tbm_errprintf(c->err, "out of memory reading scontrol's nodes");
+    ns->v = grown;
     if (tbm_slurm_node_parse(t.p, t.n, &ns->v[ns->n], &why) < 0)
         skip(&ns->skipped, ns->first_error, sizeof(ns->first_error), why.msg);
     else
@@ -255,13 +265,9 @@ static int job_line(const char *line, size_t n, void *arg)
         skip(&js->skipped, js->first_error, sizeof(js->first_error), why.msg);
         return 0;
     }
-    if (js->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 16;
-        grown = realloc(js->v, c->cap * sizeof(*grown));
-        if (!grown)
-            return tbm_errprintf(c->err, "out of memory reading squeue's jobs");
-        js->v = grown;
-    }
+    if (!(grown = room_for_one(js->v, js->n, &c->cap, sizeof(*grown))))
+        return tbm_errprintf(c->err, "out of memory reading squeue's jobs");
+    js->v = grown;
     j = &js->v[js->n];
     memset(j, 0, sizeof(*j));
     j->id = (uint32_t)v;

@@ -127,6 +127,21 @@ START_TEST(states_and_reasons)
 }
 END_TEST
 
+/* line read from a copy with no NUL after it: its state and reason. */
+static void unterminated(const char *line, const char *state, const char *reason)
+{
+    size_t len = strlen(line);
+    char *raw = malloc(len);
+    tbm_slurm_node_t n;
+    tbm_err_t err = { { 0 } };
+
+    memcpy(raw, line, len);
+    ck_assert_msg(tbm_slurm_node_parse(raw, len, &n, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(n.state, state);
+    ck_assert_str_eq(n.reason, reason);
+    free(raw);
+}
+
 START_TEST(damaged_lines_are_counted)
 {
     static const char text[] = "NodeName=mac01 Arch=arm64 State=IDLE ThreadsPerCore=1\n"
@@ -153,6 +168,8 @@ START_TEST(damaged_lines_are_counted)
     ck_assert_int_eq(tbm_slurm_node_parse("Node mac09 not found", 20, &n, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no NodeName="));
     ck_assert_int_eq(tbm_slurm_node_parse("NodeName=mac01 State=IDLE", 9, &n, &err), -1);   /* len is the bound */
+    unterminated("NodeName=mac01 State=IDLE", "idle", "");   /* no NUL after the line (found by fuzz_slurmstate) */
+    unterminated("NodeName=mac01 State=IDLE+DRAIN Reason=x [root@t]", "idle", "x");
 }
 END_TEST
 
