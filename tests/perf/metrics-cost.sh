@@ -55,8 +55,10 @@ run_agent() {
     kill "$agent"; wait "$agent" 2>/dev/null || true
     awk -v d=$((t1 - t0)) -v hz="$hz" -v s="$S" 'BEGIN { printf "%.3f", 100 * d / hz / s }'
 }
+# the smallest share one clock tick over S seconds can show
+tick=$(awk -v hz="$hz" -v s="$S" 'BEGIN { printf "%.3f", 100 / hz / s }')
 
-echo "metrics-cost: sampling and serving, $S s each, at the default interval (10 s)"
+echo "metrics-cost: sampling and serving, $S s each, at the default interval (10 s); one clock tick over $S s is $tick%"
 printf '  %-44s %s%% of one core\n' "scraped every 15 s (Prometheus' default):" "$(run_agent 10 15)"
 printf '  %-44s %s%% of one core\n' "scraped every second:" "$(run_agent 10 1)"
 
