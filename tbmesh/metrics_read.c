@@ -114,6 +114,7 @@ int mx_read_conf(const mx_source_t *src, mx_state_t *st)
         if (!tbm_erris(&err))
             tbm_errprintf(&err, "%s: %s", src->conf_path, strerror(errno));
         free(text);
+        tbm_conf_free(&conf);
         snprintf(msg, sizeof(msg), "tbmesh.conf: %.440s%s", err.msg, st->have_conf ? " (the last one read is kept)" : "");
         say_once(st->said_conf, msg, NULL);
         return st->have_conf ? 0 : -1;
