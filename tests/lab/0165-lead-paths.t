@@ -83,13 +83,15 @@ t_ok "... which answers" wait_until 20 "mac03's agent answers" "$T_MACNODE" prob
 t_ok "the link watcher follows the new agent" wait_until 20 "watching mac03 again" \
     eval "tail -n +$((mark + 1)) '$wlog' | grep -q ' mac03: watching again'"
 agent2=$(cat "$LAB/run/macnoded-mac03.pid")
-# old_agent_procs: macnoded processes in mac03 that are neither the new agent nor its children (the old
-# agent's servers, reparented)
+# old_agent_procs: macnoded processes in mac03 that are neither the new agent nor its children and
+# grandchildren (its servers; its metrics process and that one's sampler): the old agent's, reparented
 old_agent_procs() {
-    local p
+    local p pp
     for p in $(mac_procs "^[^ ]*/macnoded " mac03 | cut -d: -f2); do
         [ "$p" = "$agent2" ] && continue
-        [ "$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" = "$agent2" ] && continue
+        pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+        [ "$pp" = "$agent2" ] && continue
+        [ -n "$pp" ] && [ "$(ps -o ppid= -p "$pp" 2>/dev/null | tr -d ' ')" = "$agent2" ] && continue
         ps -o pid=,ppid=,args= -p "$p" 2>/dev/null
     done
 }
