@@ -67,7 +67,9 @@ t_match "mpirun in a mini-b mpi job starts its daemons and runs on all four Macs
 
 # The job's folder: in the Mac's jobs folder, which only root may write; a user cannot make it first.
 as tbm-alice salloc --gres=tbmesh:mini-b:4 --mlx-backend=ring srun true > /dev/null 2>&1
-next=$(( $(as tbm-bob sbatch --parsable -p mac -w mac05 --wrap true) + 1 ))
+last=$(as tbm-bob sbatch --parsable -p mac -w mac05 --wrap true)
+next=$((last + 1))
+wait_job "$last" 60 > /dev/null   # mac05 free again before the step that tries to squat
 squat=$(as tbm-bob srun -p mac -w mac05 sh -c "for i in \$(seq $next $((next + 20))); do mkdir -p /tmp/tbmesh-jobs/\$i /tmp/tbmesh-job-\$i 2>/dev/null; done; ls -d /tmp/tbmesh-jobs/[0-9]* 2>/dev/null | wc -l" 2>/dev/null)
 t_is "a user cannot make job folders in the Mac's jobs folder" "0" "$squat"
 t_match "the jobs folder is root's and not writable by others" "^root [0-9]*7[15][15]$" \
