@@ -18,6 +18,19 @@ void tbm_ring_header_init(tbm_ring_header_t *h, uint32_t cap)
     h->point_size = sizeof(tbm_ring_point_t);
 }
 
+int tbm_ring_header_check(const tbm_ring_header_t *h, size_t len, tbm_err_t *err)
+{
+    if (memcmp(h->magic, MAGIC, 8) != 0)
+        return tbm_errprintf(err, "the sample ring is not one (its first bytes are not %s): remove it", MAGIC);
+    if (h->point_size != sizeof(tbm_ring_point_t) || h->cap == 0 || h->cap > 10u * TBM_RING_POINTS)
+        return tbm_errprintf(err, "the sample ring was written by another version (%u points of %u bytes): "
+                             "remove it", h->cap, h->point_size);
+    if (len != tbm_ring_bytes(h->cap))
+        return tbm_errprintf(err, "the sample ring is %zu bytes where %u points take %zu: remove it", len, h->cap,
+                             tbm_ring_bytes(h->cap));
+    return 0;
+}
+
 int tbm_ring_check(const void *buf, size_t len, tbm_err_t *err)
 {
     tbm_ring_header_t h;
@@ -26,15 +39,7 @@ int tbm_ring_check(const void *buf, size_t len, tbm_err_t *err)
         return tbm_errprintf(err, "the sample ring is %zu bytes, shorter than its header: remove it (the agent "
                              "starts a new one)", len);
     memcpy(&h, buf, sizeof(h));
-    if (memcmp(h.magic, MAGIC, 8) != 0)
-        return tbm_errprintf(err, "the sample ring is not one (its first bytes are not %s): remove it", MAGIC);
-    if (h.point_size != sizeof(tbm_ring_point_t) || h.cap == 0 || h.cap > 10u * TBM_RING_POINTS)
-        return tbm_errprintf(err, "the sample ring was written by another version (%u points of %u bytes): "
-                             "remove it", h.cap, h.point_size);
-    if (len != tbm_ring_bytes(h.cap))
-        return tbm_errprintf(err, "the sample ring is %zu bytes where %u points take %zu: remove it", len, h.cap,
-                             tbm_ring_bytes(h.cap));
-    return 0;
+    return tbm_ring_header_check(&h, len, err);
 }
 
 size_t tbm_ring_next_offset(const tbm_ring_header_t *h)

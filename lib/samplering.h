@@ -33,6 +33,9 @@ void tbm_ring_header_init(tbm_ring_header_t *h, uint32_t cap);
 /* Check a ring's bytes (header and length). 0, or -1 with err saying what is wrong. */
 int tbm_ring_check(const void *buf, size_t len, tbm_err_t *err);
 
+/* The same for a header read apart from the ring's len bytes (a writer that reads only the header). */
+int tbm_ring_header_check(const tbm_ring_header_t *h, size_t len, tbm_err_t *err);
+
 /* Where the next point goes (a byte offset into the ring), and the header after it is written. */
 size_t tbm_ring_next_offset(const tbm_ring_header_t *h);
 

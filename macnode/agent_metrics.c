@@ -29,7 +29,6 @@
 
 typedef struct server {
     const agent_conf_t *conf;
-    double start_time;
     char *text;              /* the last exposition read, and what told it apart */
     size_t len;
     struct timespec mtime;
@@ -141,7 +140,7 @@ static pid_t start_sampler(const agent_conf_t *conf, double start_time, int lfd)
 
 static void metrics_main(const agent_conf_t *conf, int lfd, double start_time, pid_t agent)
 {
-    server_t sv = { .conf = conf, .start_time = start_time };
+    server_t sv = { .conf = conf };
     httpd_opts_t o = { .handler = answer, .arg = &sv, .log = log_line };
     httpd_t *h;
     tbm_err_t err = { { 0 } };

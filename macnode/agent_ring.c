@@ -48,8 +48,8 @@ int agent_ring_append(const agent_conf_t *conf, const tbm_ring_point_t *p, tbm_e
         tbm_errprintf(err, "%s: not a file of the agent's alone; remove it", path);
         goto out;
     }
-    if ((size_t)st.st_size != tbm_ring_bytes(TBM_RING_POINTS) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-        memcmp(h.magic, "TBMRING1", 8) != 0 || h.cap != TBM_RING_POINTS || h.point_size != sizeof(*p)) {
+    if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || tbm_ring_header_check(&h, (size_t)st.st_size, NULL) < 0 ||
+        h.cap != TBM_RING_POINTS) {
         if (ring_reset(fd, &h) < 0) {
             tbm_errprintf(err, "%s: cannot make the ring: %s", path, strerror(errno));
             goto out;
