@@ -9,7 +9,7 @@
 no_jobs
 PROM=http://127.0.0.1:19090
 command -v prometheus > /dev/null || { echo "# SKIP: prometheus is not installed here (scripts/install-deps.sh)"; t_done; }
-SCRAPE=2 SAMPLE=5   # the lab's scrape interval and its agents' sample interval (TBMESH_LAB_METRICS_INTERVAL)
+SCRAPE=2   # the lab's scrape interval
 
 # q EXPR: the query's result (JSON's data.result), or "error: ..." when Prometheus refused it
 q() {
@@ -66,7 +66,11 @@ before=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
 out=$(as tbm-alice salloc -Q --gres=tbmesh:studio-a:4 --mlx-backend=jaccl \
     srun "$T_MACNODE" bench -b 16M -e 16M -n 4 -w 1 -S 1 -F csv 2>&1)
 t_match "a 16 MiB all-reduce bench on studio-a" "^allreduce," "$(grep -E '^[a-z]+,' <<<"$out")"
-sleep $((SAMPLE + SCRAPE + 1))   # the agents' next sample, then Prometheus' next scrape of it
+end=$(date +%s)
+# until Prometheus holds a sample of each studio-a Mac taken after the bench ended
+sampled_after() { qv_is "min(tbmesh_sample_time_seconds{node=~\"mac0[1-4]\"}) > bool $1" 1; }
+t_ok "studio-a's agents sampled after the bench and Prometheus scraped them" wait_until 30 "samples after the bench" \
+    sampled_after "$end"
 after=$(qv 'sum(tbmesh_link_transmit_bytes_total{group="studio-a"})')
 # 5 all-reduces (4 timed, 1 warm-up) of 16 MiB among 4 ranks: each rank sends at least 2 x 3/4 x 16 MiB each
 # (a bandwidth-optimal all-reduce), 480 MiB over all the cables' ends; what the counters show beyond that is
