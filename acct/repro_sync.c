@@ -13,25 +13,13 @@
 #include "json_read.h"
 #include "run.h"
 #include "scalar.h"
+#include "slurmstate.h"
 
 #define SACCT_FIELDS "JobIDRaw,State,ExitCode,Submit,Start,End,User,UID,Account,Partition,NodeList,AdminComment"
 #define SACCT_MAX (64u << 20)
 #define SACCT_MS 300000   /* the longest sacct may take */
 
 enum { F_ID, F_STATE, F_EXIT, F_SUBMIT, F_START, F_END, F_USER, F_UID, F_ACCOUNT, F_PARTITION, F_NODES, F_ADMIN, F_N };
-
-static const char *const final_states[] = { "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-                                            "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", NULL };
-
-static int is_final(const char *state)
-{
-    int i;
-
-    for (i = 0; final_states[i]; i++)
-        if (!strcmp(state, final_states[i]))
-            return 1;
-    return 0;
-}
 
 /* sacct's output (no shell; at most SACCT_MS), malloc'd, or NULL with the reason on stderr. */
 static char *run_sacct(const char *since, const char *jobs)
@@ -155,7 +143,7 @@ static int sync_one(const tbm_store_t *st, char **f)
 
     snprintf(state, sizeof(state), "%s", f[F_STATE]);
     strtok(state, " ");
-    if (strncmp(f[F_ADMIN], TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) != 0 || !is_final(state) ||
+    if (strncmp(f[F_ADMIN], TBM_SUMMARY_PREFIX, strlen(TBM_SUMMARY_PREFIX)) != 0 || !tbm_slurm_state_final(state) ||
         tbm_parse_ll(f[F_ID], 10, 1, 4294967294LL, &id) < 0)
         return 0;   /* not a Mac job with records, or not over yet */
     {

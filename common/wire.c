@@ -154,17 +154,27 @@ int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t
 
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err)
 {
-    const char *colon = strrchr(spec, ':');
+    const char *colon = strrchr(spec, ':'), *start = spec, *close;
     long long p = default_port;
-    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    size_t n;
 
-    if (colon) {
-        if (tbm_parse_ll(colon + 1, 10, 1, 65535, &p) < 0)
-            return tbm_errprintf(err, "address '%s': the port must be a number from 1 to 65535", spec);
+    if (spec[0] == '[') {   /* "[IPv6]" or "[IPv6]:PORT" */
+        if (!(close = strchr(spec, ']')) || (close[1] && close[1] != ':'))
+            return tbm_errprintf(err, "address '%s' must be [IPV6] or [IPV6]:PORT", spec);
+        start = spec + 1;
+        n = (size_t)(close - start);
+        colon = close[1] ? close + 1 : NULL;
+    } else if (colon && strchr(spec, ':') != colon) {
+        colon = NULL;   /* a bare IPv6 address: its colons are its own; a port needs the brackets */
+        n = strlen(spec);
+    } else {
+        n = colon ? (size_t)(colon - spec) : strlen(spec);
     }
+    if (colon && tbm_parse_ll(colon + 1, 10, 1, 65535, &p) < 0)
+        return tbm_errprintf(err, "address '%s': the port must be a number from 1 to 65535", spec);
     if (n == 0 || n >= hostlen)
-        return tbm_errprintf(err, "address '%s' must be HOST or HOST:PORT", spec);
-    memcpy(host, spec, n);
+        return tbm_errprintf(err, "address '%s' must be HOST, HOST:PORT or [IPV6]:PORT", spec);
+    memcpy(host, start, n);
     host[n] = '\0';
     *port = (int)p;
     return 0;

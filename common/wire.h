@@ -29,7 +29,8 @@ int wire_next_frame(int fd, tbm_fdec_t *d, tbm_frame_t *f, int timeout_ms, tbm_e
  * stream, -1 with err (errno as wire_next_frame's; EPROTO for a frame that is no message). */
 int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t *err);
 
-/* Split "ADDR:PORT" or "ADDR" (port then default_port). 0, or -1 with err. */
+/* Split "ADDR:PORT" or "ADDR" (port then default_port); an IPv6 address as "[ADDR]:PORT", "[ADDR]" or bare
+ * ("::1", no port). 0, or -1 with err. */
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err);
 
 /* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was

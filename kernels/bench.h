@@ -36,6 +36,7 @@ typedef struct bench {
     int lat_iters;               /* -L: ping-pong round trips per cable (p2p) */
     int progress;                /* --progress auto|on|off */
     int verbose;                 /* -V: where the time goes, per size (tbmcoll_stats) */
+    int traffic;                 /* --traffic: the bytes sent to each peer, after the sweep */
     tbmcoll_comm_t *c;           /* the communicator measured now */
     tbmcoll_comm_t *turn[2];     /* -T both: libtbmcoll's TCP mesh and Open MPI, in the same ranks */
     int turns;                   /* -T both (--turns): how often the two take turns at each size */
@@ -80,6 +81,17 @@ typedef struct rank_card {
     } peer[LOCAL_MAX_RANKS];
 } rank_card_t;
 
+/* What each rank moved to and from each peer over the sweep (--traffic), and the interface it left by; the
+ * 64-bit counts as two 32-bit words (low first), to travel as TBM_DT_I32. */
+typedef struct traffic_card {
+    char host[HOST_MAX];
+    struct {
+        char ifname[16];
+        uint32_t sent[2], received[2];
+        int32_t connected;
+    } peer[LOCAL_MAX_RANKS];
+} traffic_card_t;
+
 /* Per cable, summed over ranks (each field is written by one rank only). */
 enum { P_AB, P_BA, P_BOTH, P_LAT, P_WRONG, P_FIELDS };
 
@@ -104,6 +116,9 @@ int bench_sweep(bench_t *b);
 /* ---- bench_p2p.c ---- */
 /* Every cable alone in turn. Exit code: 0, 1 (a wrong value), 2 (nothing connected), 3 (a rank failed). */
 int bench_p2p(bench_t *b);
+/* --traffic: every rank's counts (tbmcoll_peer_info), gathered on every rank (b->n cards, malloc'd); NULL
+ * after a message on stderr. */
+traffic_card_t *bench_traffic(bench_t *b);
 
 /* ---- bench_output.c (rank 0, stdout) ---- */
 const char *bench_transport_name(const bench_t *b);
@@ -111,7 +126,8 @@ void bench_print_header(const bench_t *b);
 void bench_print_size(const bench_t *b, const shape_t *s);
 void bench_print_result(bench_t *b, const shape_t *s, const result_t *r, int in_place, int *first_json);
 void bench_print_row_end(const bench_t *b);
-void bench_print_footer(const bench_t *b);
+/* The end of the output; with --traffic, every rank's card (b->n of them; else NULL). */
+void bench_print_footer(const bench_t *b, const traffic_card_t *cards);
 /* -V: the counters of both placements of a size (r[0] out of place, r[1] in place): '#' lines on stdout in
  * a table, on stderr with CSV or JSON. */
 void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r);

@@ -69,6 +69,8 @@ static void usage(FILE *f)
                "                                (default: where malloc puts them)\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
                "                                send/recv calls, reductions, waiting\n"
+               "      --traffic                 TCP: after the sweep, the bytes each rank sent to and received\n"
+               "                                from each peer, and the interface (cable) they left by\n"
                "      --bind auto|none          -l: each rank on a CPU of its own when every rank can have one,\n"
                "                                as mpirun binds to cores (auto), or where the scheduler puts it\n"
                "      --progress auto|on|off    progress on stderr (auto: of long runs, on a terminal, and every\n"
@@ -141,7 +143,7 @@ static const struct option longopts[] = {
     { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
     { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
     { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
-    { "turns", required_argument, NULL, 'U' },
+    { "turns", required_argument, NULL, 'U' }, { "traffic", no_argument, NULL, 'X' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -316,6 +318,11 @@ static int check_combination(const bench_t *b)
         fprintf(stderr, "%s: --turns is for -T both (the two transports taking turns)\n", BENCH_PROG);
         return -1;
     }
+    if (b->traffic && (b->use_mpi || b->op == OP_P2P)) {
+        fprintf(stderr, "%s: --traffic counts what libtbmcoll's TCP transport moves in a sweep: not with %s\n",
+                BENCH_PROG, b->op == OP_P2P ? "-o p2p (its table names each cable already)" : "-T mpi or -T both");
+        return -1;
+    }
     if (b->use_mpi && b->local_ranks) {
         fprintf(stderr, "%s: -l starts TCP ranks; start MPI ranks with mpirun -np N ... -T mpi\n", BENCH_PROG);
         return -1;
@@ -330,8 +337,8 @@ int bench_parse_args(bench_t *b, int argc, char **argv)
 
     opterr = 0;
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        if (opt == 'V') {
-            b->verbose = 1;
+        if (opt == 'V' || opt == 'X') {
+            *(opt == 'V' ? &b->verbose : &b->traffic) = 1;
             continue;
         }
         if (opt == 'h') {

@@ -100,15 +100,64 @@ void bench_print_result(bench_t *b, const shape_t *s, const result_t *r, int in_
                s->count, place, r->us, r->algbw, r->busbw, r->wrong), *first_json = 0;
 }
 
-void bench_print_footer(const bench_t *b)
+static unsigned long long u64_of(const uint32_t w[2])
+{
+    return (unsigned long long)w[0] | (unsigned long long)w[1] << 32;
+}
+
+/* --traffic: each rank's bytes to and from each peer it is connected to, and the interface they left by. */
+static void print_traffic(const bench_t *b, const traffic_card_t *cards)
+{
+    int r, p, first = 1;
+
+    if (b->format == FMT_TABLE)
+        printf("# Traffic: payload bytes each rank's operations sent to and received from each peer over the sweep\n"
+               "# (warm-up and check included; not the connections' handshake, nor TCP/IP's headers)\n"
+               "# %4s %-20s %4s %-20s %-10s %16s %16s\n", "rank", "host", "peer", "peer host", "interface",
+               "sent (B)", "received (B)");
+    else if (b->format == FMT_CSV)
+        printf("traffic,rank,host,peer,peer_host,interface,sent_bytes,received_bytes\n");
+    else
+        printf(",\n\"traffic\": [");
+    for (r = 0; r < b->n; r++)
+        for (p = 0; p < b->n; p++) {
+            const char *ifn = cards[r].peer[p].ifname[0] ? cards[r].peer[p].ifname : "-";
+            if (p == r || !cards[r].peer[p].connected)
+                continue;
+            if (b->format == FMT_TABLE)
+                printf("# %4d %-20.20s %4d %-20.20s %-10s %16llu %16llu\n", r, cards[r].host, p, cards[p].host, ifn,
+                       u64_of(cards[r].peer[p].sent), u64_of(cards[r].peer[p].received));
+            else if (b->format == FMT_CSV)
+                printf("traffic,%d,%s,%d,%s,%s,%llu,%llu\n", r, cards[r].host, p, cards[p].host, ifn,
+                       u64_of(cards[r].peer[p].sent), u64_of(cards[r].peer[p].received));
+            else
+                printf("%s\n  {\"rank\": %d, \"host\": \"%s\", \"peer\": %d, \"peer_host\": \"%s\", "
+                       "\"interface\": \"%s\", \"sent_bytes\": %llu, \"received_bytes\": %llu}", first ? "" : ",",
+                       r, cards[r].host, p, cards[p].host, ifn, u64_of(cards[r].peer[p].sent),
+                       u64_of(cards[r].peer[p].received)), first = 0;
+        }
+    if (b->format == FMT_JSON)
+        printf("\n]");
+    else if (b->format == FMT_TABLE)
+        printf("#\n");
+}
+
+void bench_print_footer(const bench_t *b, const traffic_card_t *cards)
 {
     double avg = b->busbw_count ? b->busbw_sum / b->busbw_count : 0;
 
-    if (b->format == FMT_JSON)
-        printf("\n], \"wrong_total\": %ld, \"avg_busbw_gbs\": %.4f}\n", b->wrong_total, avg);
-    else if (b->format == FMT_TABLE)
+    if (b->format == FMT_JSON) {
+        printf("\n]");
+        if (cards)
+            print_traffic(b, cards);
+        printf(", \"wrong_total\": %ld, \"avg_busbw_gbs\": %.4f}\n", b->wrong_total, avg);
+        return;
+    }
+    if (b->format == FMT_TABLE)
         printf("# Wrong values       : %ld %s\n# Avg bus bandwidth  : %.4f GB/s\n#\n", b->wrong_total,
                b->wrong_total ? "FAILED" : "OK", avg);
+    if (cards)
+        print_traffic(b, cards);
 }
 
 /* The start of a table row: the size's columns. */

@@ -156,3 +156,36 @@ out:
     free(sum);
     return rc;
 }
+
+traffic_card_t *bench_traffic(bench_t *b)
+{
+    traffic_card_t *cards = calloc((size_t)b->n, sizeof(*cards)), *mine = calloc(1, sizeof(*mine));
+    tbm_err_t err = { { 0 } };
+    tbmcoll_peer_info_t pi;
+    int y;
+
+    if (!cards || !mine) {
+        fprintf(stderr, "%s: --traffic: out of memory\n", BENCH_PROG);
+        goto fail;
+    }
+    if (gethostname(mine->host, sizeof(mine->host) - 1) < 0)
+        snprintf(mine->host, sizeof(mine->host), "rank%d", b->rank);
+    for (y = 0; y < b->n; y++) {   /* counted before the gathering adds its own bytes */
+        if (y == b->rank || tbmcoll_peer_info(b->c, y, &pi, &err) < 0)
+            continue;
+        mine->peer[y].connected = pi.connected;
+        snprintf(mine->peer[y].ifname, sizeof(mine->peer[y].ifname), "%s", pi.local_if);
+        mine->peer[y].sent[0] = (uint32_t)pi.sent, mine->peer[y].sent[1] = (uint32_t)(pi.sent >> 32);
+        mine->peer[y].received[0] = (uint32_t)pi.received, mine->peer[y].received[1] = (uint32_t)(pi.received >> 32);
+    }
+    if (tbmcoll_allgather(b->c, mine, cards, sizeof(*mine) / 4, TBM_DT_I32, &err) < 0) {
+        fprintf(stderr, "%s: --traffic: %s\n", BENCH_PROG, err.msg);
+        goto fail;
+    }
+    free(mine);
+    return cards;
+fail:
+    free(mine);
+    free(cards);
+    return NULL;
+}

@@ -5,6 +5,7 @@
 #include "bench.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static shape_t shape_of(const bench_t *b, size_t bytes)
 {
@@ -165,6 +166,7 @@ int bench_sweep(bench_t *b)
     int place, first_json = 1, k = 0, steps = 0, i, rounds = b->turns ? 2 * b->turns : 1;
     double total = 0;
     char what[64];
+    traffic_card_t *cards = NULL;
 
     for (bytes = b->minb; bytes <= b->maxb; bytes *= b->factor) {
         shape_t s = shape_of(b, bytes);
@@ -207,7 +209,10 @@ int bench_sweep(bench_t *b)
             break;
     }
     bench_progress_end(b);
+    if (b->traffic && !(cards = bench_traffic(b)))
+        return 3;
     if (b->speaker)
-        bench_print_footer(b);
+        bench_print_footer(b, cards);
+    free(cards);
     return b->wrong_total ? 1 : 0;
 }

@@ -24,6 +24,8 @@ typedef struct tbmcoll_link {
     char addr[TBMCOLL_ADDR_MAX];     /* the peer's address as dialled or seen ("10.0.1.2:32324") */
     int nfd;                         /* connections in use: 1 + the extra streams */
     int sfd[TBMCOLL_STREAMS_MAX - 1];   /* streams 1 ..; -1 when not connected */
+    uint64_t sent, received;         /* payload bytes moved over its streams by the operations (not the
+                                      * handshake): tbmcoll_peer_info */
 } tbmcoll_link_t;
 
 /* What a transport implements; the public calls check arguments and dispatch here. Each returns 0, or -1

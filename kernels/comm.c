@@ -471,6 +471,12 @@ int tbmcoll_peer_info(const tbmcoll_comm_t *c, int peer, tbmcoll_peer_info_t *ou
     if (!l || l->fd < 0)
         return 0;
     out->connected = 1;
+    out->sent = l->sent;
+    out->received = l->received;
+    if (c->algo == TBMCOLL_ALGO_RING && c->left.peer == c->right.peer && l == &c->right) {
+        out->sent += c->left.sent;   /* two ranks on a ring: both links lead to the one peer */
+        out->received += c->left.received;
+    }
     if (getsockname(l->fd, (struct sockaddr *)&me, &len) == 0 && me.sin_family == AF_INET) {
         sock_text(&me, out->local_addr, sizeof(out->local_addr));
         iface_of(me.sin_addr.s_addr, out->local_if, sizeof(out->local_if));

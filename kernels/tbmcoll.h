@@ -217,6 +217,9 @@ typedef struct tbmcoll_peer_info {
     char local_if[16];      /* the interface of this end, from its address (getifaddrs); "" if unknown */
     char local_addr[32];    /* "a.b.c.d:port" of this end; "" over MPI */
     char peer_addr[32];     /* "a.b.c.d:port" of the peer's end; "" over MPI */
+    uint64_t sent;          /* payload bytes this rank's operations sent to the peer since the communicator
+                             * was made (the handshake's not counted; over MPI: 0, not known) */
+    uint64_t received;      /* ... and received from it */
 } tbmcoll_peer_info_t;
 
 /* Fill out for rank peer (not this rank). Returns 0, or -1 with a message (no such rank). */

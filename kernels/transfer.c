@@ -238,6 +238,8 @@ static long xfer_io(tbmcoll_comm_t *c, tbmcoll_xfer_t *x)
     long n = staged ? staged_recv(c, tbmcoll_xfer_fd(x), at, len, where)
                     : tbmcoll_sock_io(tbmcoll_xfer_fd(x), x->is_send, at, len);
 
+    if (n > 0)
+        *(x->is_send ? &x->link->sent : &x->link->received) += (uint64_t)n;
     if (c->stats_on) {
         tbmcoll_tock(c, &c->stats.io_us, t0);
         c->stats.io_calls++;

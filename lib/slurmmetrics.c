@@ -39,6 +39,8 @@ static const struct {
     { "tbmesh_health_check_time_seconds", "when the health check's last verdict was made (Unix time)" },
     { "tbmesh_group_macs", "Macs of the group by state: up, drained, down, allocated (each Mac in one)" },
     { "tbmesh_group_jobs_running", "running jobs on the group's Macs" },
+    { "tbmesh_job_records_missing", "Mac jobs that ran and ended (in the window read) without a complete record in "
+                                    "the store: tbmesh repro sync fills them in" },
 };
 
 typedef struct out {
@@ -129,6 +131,8 @@ char *tbm_exporter_text(const tbm_exporter_view_t *v, tbm_err_t *err)
         if (v->jobs)
             add(&o, "tbmesh_group_jobs_running", gl, 1, (double)jobs[i]);
     }
+    if (v->records_missing >= 0)
+        add(&o, "tbmesh_job_records_missing", NULL, 0, (double)v->records_missing);
     if (!o.failed)
         text = tbm_metrics_text(o.m, err);
 out:

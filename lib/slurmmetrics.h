@@ -1,6 +1,7 @@
 /* slurmmetrics.h: the exposition `tbmesh metrics` serves (doc/METRICS.md, "what Slurm knows"): each Mac of
  * tbmesh.conf as Slurm has it (base state, drained, drain reason), the health check's last verdict on it,
- * each group's Macs by state and its running jobs, whether Slurm answered, and the exporter itself. Data in
+ * each group's Macs by state and its running jobs, the Mac jobs that ended without a complete record, whether
+ * Slurm answered, and the exporter itself. Data in
  * (tbmesh.conf, scontrol's nodes and squeue's jobs read by lib/slurmstate.c, the verdict files read by
  * lib/health_verdict.c), text out. */
 #ifndef TBM_SLURMMETRICS_H
@@ -41,6 +42,8 @@ typedef struct tbm_exporter_view {
     const tbm_slurm_jobs_t *jobs;      /* its running jobs; NULL: not read (--no-jobs, or squeue failed) */
     const tbm_health_verdict_t *const *verdicts;   /* conf->n_nodes of them, by node index; NULL where there is
                                                     * none (the whole array may be NULL) */
+    long records_missing;              /* Mac jobs that ended without a complete record; -1: not known (not
+                                        * served) */
 } tbm_exporter_view_t;
 
 /* The exposition (malloc'd): every family declared with its HELP and TYPE, the samples the view holds. NULL

@@ -1,7 +1,11 @@
-/* slurmstate.c: Slurm's nodes and running jobs from the text of scontrol and squeue (see slurmstate.h). */
+/* slurmstate.c: Slurm's nodes and jobs from the text of scontrol, squeue and sacct (see slurmstate.h). */
+#include "config.h"
 #include "slurmstate.h"
 #include "parse_text.h"
+#include "record.h"
 #include "scalar.h"
+
+#include <time.h>
 
 #include <ctype.h>
 #include <stdio.h>
@@ -304,4 +308,111 @@ void tbm_slurm_jobs_free(tbm_slurm_jobs_t *js)
     free(js->v);
     js->v = NULL;
     js->n = 0;
+}
+
+static const char *const final_states[] = { "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+                                            "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", NULL };
+
+int tbm_slurm_state_final(const char *state)
+{
+    size_t n = strcspn(state, " ");
+    int i;
+
+    for (i = 0; final_states[i]; i++)
+        if (strlen(final_states[i]) == n && !memcmp(state, final_states[i], n))
+            return 1;
+    return 0;
+}
+
+typedef struct {
+    tbm_ended_jobs_t *e;
+    size_t cap;
+    long long until;      /* the latest end counted */
+    tbm_err_t *err;
+} ended_ctx_t;
+
+/* sacct's local time "YYYY-MM-DDTHH:MM:SS" as seconds since the epoch; -1 for anything else ("Unknown"). */
+static long long sacct_time(const char *s, size_t n)
+{
+    char buf[32], *end;
+    struct tm tm;
+
+    if (n >= sizeof(buf))
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    memset(&tm, 0, sizeof(tm));
+    if (!(end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm)) || *end)
+        return -1;
+    tm.tm_isdst = -1;
+    return (long long)mktime(&tm);
+}
+
+static int ended_line(const char *line, size_t n, void *arg)
+{
+    ended_ctx_t *c = arg;
+    tbm_ended_jobs_t *e = c->e;
+    const char *f[5], *p = line, *bar;
+    size_t flen[5], k, prefix = strlen(TBM_SUMMARY_PREFIX);
+    char state[32];
+    long long id, end;
+    uint32_t *grown;
+
+    if (tbm_span_trim(line, n).n == 0)
+        return 0;
+    for (k = 0; k < 5; k++) {   /* four bars; the comment is the rest */
+        bar = k < 4 ? memchr(p, '|', (size_t)(line + n - p)) : NULL;
+        f[k] = p;
+        flen[k] = bar ? (size_t)(bar - p) : (size_t)(line + n - p);
+        if (k < 4 && !bar) {
+            char why[TBM_ERR_MAX];
+            snprintf(why, sizeof(why), "not a line of sacct -P -o %s: '%.*s'", TBM_SACCT_ENDED_FIELDS,
+                     tbm_show_len(line, n, 60), line);
+            skip(&e->skipped, e->first_error, sizeof(e->first_error), why);
+            return 0;
+        }
+        p = bar ? bar + 1 : p;
+    }
+    if (flen[4] < prefix || memcmp(f[4], TBM_SUMMARY_PREFIX, prefix) != 0)
+        return 0;   /* not a Mac job */
+    if (tbm_span_long((tbm_span_t){ f[0], flen[0] }, 1, UINT32_MAX - 1, &id) < 0) {
+        char why[TBM_ERR_MAX];
+        snprintf(why, sizeof(why), "a Mac job's id that is not a number: '%.*s'", tbm_show_len(f[0], flen[0], 30),
+                 f[0]);
+        skip(&e->skipped, e->first_error, sizeof(e->first_error), why);
+        return 0;
+    }
+    snprintf(state, sizeof(state), "%.*s", (int)(flen[1] < sizeof(state) ? flen[1] : sizeof(state) - 1), f[1]);
+    if (!tbm_slurm_state_final(state) || (end = sacct_time(f[2], flen[2])) < 0 || end > c->until)
+        return 0;   /* not over, or over too lately to expect its record yet */
+    if (flen[3] == 0 || (flen[3] == 13 && !memcmp(f[3], "None assigned", 13)))
+        return 0;   /* never ran (cancelled while pending): `tbmesh repro sync` makes its record */
+    for (k = 0; k < e->n; k++)
+        if (e->id[k] == (uint32_t)id)
+            return 0;
+    if (!(grown = room_for_one(e->id, e->n, &c->cap, sizeof(*grown))))
+        return tbm_errprintf(c->err, "out of memory reading sacct's jobs");
+    e->id = grown;
+    e->id[e->n++] = (uint32_t)id;
+    return 0;
+}
+
+int tbm_sacct_ended_parse(const char *text, size_t len, long long now, int grace_s, tbm_ended_jobs_t *out,
+                          tbm_err_t *err)
+{
+    ended_ctx_t c = { out, 0, now - grace_s, err };
+
+    memset(out, 0, sizeof(*out));
+    if (each_line(text, len, ended_line, &c) < 0) {
+        tbm_ended_jobs_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void tbm_ended_jobs_free(tbm_ended_jobs_t *e)
+{
+    free(e->id);
+    e->id = NULL;
+    e->n = 0;
 }

@@ -1,6 +1,7 @@
-/* slurmstate.h: what Slurm says of its nodes and running jobs, read from the text of its commands as Slurm
- * 22.05 to 24.11 print it: `scontrol --oneliner show node [LIST]` (one line per node: NodeName=, State=,
- * Reason=, ...) and `squeue --noheader --states=RUNNING --format=TBM_SQUEUE_FORMAT`. The one reader of a node
+/* slurmstate.h: what Slurm says of its nodes and jobs, read from the text of its commands as Slurm 22.05 to
+ * 24.11 print it: `scontrol --oneliner show node [LIST]` (one line per node: NodeName=, State=, Reason=, ...),
+ * `squeue --noheader --states=RUNNING --format=TBM_SQUEUE_FORMAT` and, for the Mac jobs that ended,
+ * `sacct -a -X -n -P -o TBM_SACCT_ENDED_FIELDS`. The one reader of a node
  * line's State= and Reason= (the health check's drain decision reads them here too). */
 #ifndef TBM_SLURMSTATE_H
 #define TBM_SLURMSTATE_H
@@ -63,5 +64,27 @@ typedef struct tbm_slurm_jobs {
 /* squeue's lines "ID NODELIST". 0, or -1 with err when out of memory. */
 int tbm_slurm_jobs_parse(const char *text, size_t len, tbm_slurm_jobs_t *out, tbm_err_t *err);
 void tbm_slurm_jobs_free(tbm_slurm_jobs_t *js);
+
+/* A job state Slurm's accounting holds for a job that is over (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
+ * OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE): its first word ("CANCELLED by 1000" is CANCELLED). */
+int tbm_slurm_state_final(const char *state);
+
+#define TBM_SACCT_ENDED_FIELDS "JobIDRaw,State,End,NodeList,AdminComment"   /* AdminComment last: it may hold '|' */
+
+/* The Mac jobs that ran and ended: those sacct lists (TBM_SACCT_ENDED_FIELDS, -P) with the job submit plug-in's
+ * summary in their AdminComment (TBM1:, a Mac job), nodes (not "None assigned": a job cancelled while pending
+ * never ran, and only `tbmesh repro sync` makes its record), a final state and an end (local time, as sacct
+ * prints it) at least grace_s before now. Job ids in sacct's order, each once. */
+typedef struct tbm_ended_jobs {
+    uint32_t *id;
+    size_t n;
+    size_t skipped;       /* lines that did not read; the first one's error in first_error */
+    char first_error[TBM_ERR_MAX];
+} tbm_ended_jobs_t;
+
+/* 0, or -1 with err when out of memory. */
+int tbm_sacct_ended_parse(const char *text, size_t len, long long now, int grace_s, tbm_ended_jobs_t *out,
+                          tbm_err_t *err);
+void tbm_ended_jobs_free(tbm_ended_jobs_t *e);
 
 #endif

@@ -51,6 +51,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tbmesh metrics [--listen ADDR[:PORT] | --once] [--conf FILE] [--interval S] [--max-age S]\n"
             "                      [--health-dir DIR] [--no-jobs] [--cluster NAME] [--timeout S]\n"
+            "                      [--records-window S] [--records-every S]\n"
             "  What Slurm knows of the Macs of tbmesh.conf, in Prometheus' text format (doc/METRICS.md): each Mac's\n"
             "  state and drain reason, the health check's last verdict, each group's Macs by state and its running\n"
             "  jobs, whether Slurm answers. Serves GET /metrics (and a pointer at /) over HTTP until stopped.\n"
@@ -63,6 +64,9 @@ static void usage(FILE *out)
             "                        tbmesh_slurm_up 0 is served about Slurm\n"
             "  --health-dir DIR      the health check's verdicts, root's (default " TBM_HEALTH_VERDICT_DIR ")\n"
             "  --no-jobs             ask nothing about jobs (a site with PrivateData=jobs)\n"
+            "  --records-window S    the Mac jobs that ended in the last S seconds are looked up in the record store\n"
+            "                        (tbmesh_job_records_missing; sacct, as root): 0 to 2592000, 0 none (default 86400)\n"
+            "  --records-every S     ... at most every S seconds, 1 to 3600 (default 60)\n"
             "  --cluster NAME        tbmesh_exporter_info's cluster (default slurm.conf's ClusterName)\n"
             "  --timeout S           each scontrol and squeue call's time limit, 1 to 300 (default 20; scontrol\n"
             "                        itself gives up on a slurmctld that is down after about 10 s)\n"
@@ -89,6 +93,7 @@ static int parse_options(mx_opts_t *o, int argc, char **argv)
         { "max-age", required_argument, NULL, 'a' },    { "health-dir", required_argument, NULL, 'd' },
         { "no-jobs", no_argument, NULL, 'J' },          { "cluster", required_argument, NULL, 'C' },
         { "timeout", required_argument, NULL, 't' },    { "help", no_argument, NULL, 'h' },
+        { "records-window", required_argument, NULL, 'W' }, { "records-every", required_argument, NULL, 'E' },
         { NULL, 0, NULL, 0 },
     };
     const char *env = getenv("TBMESH_CONF");
@@ -106,6 +111,14 @@ static int parse_options(mx_opts_t *o, int argc, char **argv)
         case 'J': o->src.no_jobs = 1; break;
         case 'C': o->cluster_opt = optarg; break;
         case 't': if (seconds("timeout", optarg, 300, &timeout_s) < 0) return EXIT_USAGE; break;
+        case 'W':
+            if (strcmp(optarg, "0") == 0)
+                o->src.records_window_s = 0;
+            else if (tbm_parse_uint(optarg, 2592000, &o->src.records_window_s) < 0)
+                return fprintf(stderr, "tbmesh metrics: --records-window %s is not a number of seconds from 0 (none) to "
+                               "2592000 (30 days)\n", optarg), EXIT_USAGE;
+            break;
+        case 'E': if (seconds("records-every", optarg, 3600, &o->src.records_every_s) < 0) return EXIT_USAGE; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EXIT_USAGE;
         }
@@ -158,7 +171,8 @@ static void find_cluster(mx_opts_t *o)
 /* The two expositions of the reading in st. 0, or -1 (said). */
 static int expose(const mx_opts_t *o, const mx_state_t *st, char **full, char **bare)
 {
-    tbm_exporter_view_t v = { &st->conf, PACKAGE_VERSION, o->cluster, st->slurm_up, NULL, NULL, st->have_verdict };
+    tbm_exporter_view_t v = { &st->conf, PACKAGE_VERSION, o->cluster, st->slurm_up, NULL, NULL, st->have_verdict,
+                              st->records_missing };
     tbm_err_t err = { { 0 } };
 
     *bare = tbm_exporter_text(&v, &err);
@@ -294,7 +308,8 @@ static int serve(const mx_opts_t *o, mx_state_t *st)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     wire_split_addr(o->listen ? o->listen : "0.0.0.0", DEFAULT_PORT, host, sizeof(host), &port, &err);
-    mx_log("serving http://%s:%d/metrics (Slurm read every %d s; %s, %zu Macs)", host, httpd_port(h), o->interval_s,
+    mx_log("serving http://%s%s%s:%d/metrics (Slurm read every %d s; %s, %zu Macs)", strchr(host, ':') ? "[" : "", host,
+           strchr(host, ':') ? "]" : "", httpd_port(h), o->interval_s,
            o->src.conf_path, st->conf.n_nodes);
     httpd_serve(h, &stopping);
     if (started)
@@ -309,7 +324,8 @@ static int serve(const mx_opts_t *o, mx_state_t *st)
 
 int metrics_main(int argc, char **argv)
 {
-    mx_opts_t o = { .src.health_dir = TBM_HEALTH_VERDICT_DIR, .interval_s = 15, .max_age_s = 60 };
+    mx_opts_t o = { .src.health_dir = TBM_HEALTH_VERDICT_DIR, .src.records_window_s = 86400,
+                    .src.records_every_s = 60, .interval_s = 15, .max_age_s = 60 };
     static mx_state_t st;
     char *full, *bare;
     int rc;

@@ -4,7 +4,9 @@
 #include "metrics_read.h"
 #include "clock.h"
 #include "fileio.h"
+#include "json_read.h"
 #include "run.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTPUT_MAX (16u << 20)   /* the most taken of a command's output (squeue of a large cluster) */
+#define OUTPUT_MAX (16u << 20)
+#define TBM_RECORDS_GRACE_S 60   /* a job's end record is written as its batch step ends: looked for a minute on */   /* the most taken of a command's output (squeue of a large cluster) */
 
 void mx_log(const char *fmt, ...)
 {
@@ -51,6 +54,7 @@ void mx_state_init(mx_state_t *st)
 {
     memset(st, 0, sizeof(*st));
     tbm_conf_init(&st->conf);
+    st->records_missing = -1;
 }
 
 static void drop_nodes(mx_state_t *st)
@@ -69,6 +73,8 @@ void mx_state_free(mx_state_t *st)
     tbm_slurm_nodes_free(&st->nodes);
     tbm_slurm_jobs_free(&st->jobs);
     drop_nodes(st);
+    free(st->complete);
+    st->complete = NULL;
 }
 
 /* conf becomes st's; what was said about each Mac's verdict file stays said (by the Mac's name). */
@@ -278,9 +284,105 @@ static void read_verdicts(const mx_source_t *src, mx_state_t *st)
     close(dir);
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* 1 when job's record in the store is complete (its end, or `tbmesh repro sync`, wrote it last), else 0. */
+static int record_complete(const tbm_store_t *store, uint32_t job)
+{
+    tbm_err_t err = { { 0 } };
+    json_object *rec = tbm_store_load(store, job, NULL, &err);
+    const char *phase = rec ? tbm_json_str(json_object_object_get(rec, "job"), "phase") : NULL;
+    int done = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+
+    json_object_put(rec);
+    return done;
+}
+
+/* The Mac jobs that ended in the window (sacct) looked up in the record store: how many lack a complete
+ * record, into st->records_missing (-1 when it cannot be told). A job found complete is not looked up again. */
+static void read_records(const mx_source_t *src, mx_state_t *st)
+{
+    char since[32], why[600] = "", msg[sizeof(mx_said_t)], ids[200] = "";
+    const char *argv[] = { "sacct", "-a", "-X", "-n", "-P", "-o", TBM_SACCT_ENDED_FIELDS, "-S", since, "-E", "now",
+                           NULL };
+    tbm_err_t err = { { 0 } };
+    tbm_ended_jobs_t e = { 0 };
+    tbm_store_t store;
+    run_out_t r;
+    uint32_t *complete;
+    size_t i, n = 0, used = 0;
+    long missing = 0;
+    int rc;
+
+    if (!src->records_window_s || src->no_jobs) {
+        st->records_missing = -1;
+        return;
+    }
+    if (st->records_at && tbm_now_ms() - st->records_at < (long long)src->records_every_s * 1000)
+        return;
+    st->records_at = tbm_now_ms();
+    snprintf(since, sizeof(since), "now-%d", src->records_window_s);
+    if (tbm_store_open(&store, src->conf_path, getenv("SLURM_CONF"), NULL, &err) < 0) {
+        snprintf(why, sizeof(why), "the record store: %.500s", err.msg);
+        rc = -1;
+    } else if ((rc = ask(argv, src->timeout_ms, &r, why, sizeof(why))) == 0) {
+        if (tbm_sacct_ended_parse(r.out, r.out_len, (long long)time(NULL), TBM_RECORDS_GRACE_S, &e, &err) < 0) {
+            snprintf(why, sizeof(why), "%.500s", err.msg);
+            rc = -1;
+        }
+        run_out_free(&r);
+    } else {
+        run_out_free(&r);
+    }
+    if (rc != 0) {
+        st->records_missing = -1;
+        snprintf(msg, sizeof(msg), "Mac jobs' records not looked up: %s (tbmesh_job_records_missing is left out)", why);
+        say_once(st->said_records, msg, "Mac jobs' records are looked up again");
+        return;
+    }
+    say_once(st->said_records, NULL, "Mac jobs' records are looked up again");
+    complete = calloc(e.n + 1, sizeof(*complete));
+    for (i = 0; complete && i < e.n; i++) {
+        if ((st->complete && bsearch(&e.id[i], st->complete, st->n_complete, sizeof(uint32_t), cmp_id)) ||
+            record_complete(&store, e.id[i])) {
+            complete[n++] = e.id[i];
+            continue;
+        }
+        missing++;
+        if (used < sizeof(ids) - 16)
+            used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%u", used ? "," : "", e.id[i]);
+    }
+    if (!complete) {
+        mx_log("out of memory looking up %zu jobs' records", e.n);
+        st->records_missing = -1;
+        tbm_ended_jobs_free(&e);
+        return;
+    }
+    qsort(complete, n, sizeof(*complete), cmp_id);
+    free(st->complete);
+    st->complete = complete;
+    st->n_complete = n;
+    st->records_missing = missing;
+    if (missing)
+        snprintf(msg, sizeof(msg), "%ld Mac job%s ended without a complete record in %.150s/%s (job%s %s%s): run "
+                 "`tbmesh repro sync -j JOBS` as root", missing, missing == 1 ? "" : "s", store.set.dir,
+                 store.cluster, missing == 1 ? "" : "s", ids, used >= sizeof(ids) - 16 ? ",..." : "");
+    say_once(st->said_missing, missing ? msg : NULL, "every Mac job that ended has its record");
+    if (e.skipped)
+        mx_log("sacct printed %zu line%s that do not read; the first: %.300s", e.skipped, e.skipped == 1 ? "" : "s",
+               e.first_error);
+    tbm_ended_jobs_free(&e);
+}
+
 void mx_read(const mx_source_t *src, mx_state_t *st)
 {
     mx_read_conf(src, st);
     read_slurm(src, st);
     read_verdicts(src, st);
+    read_records(src, st);
 }

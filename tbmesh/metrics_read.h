@@ -5,6 +5,7 @@
 #ifndef TBMESH_METRICS_READ_H
 #define TBMESH_METRICS_READ_H
 
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "conf.h"
@@ -17,6 +18,8 @@ typedef struct mx_source {
     const char *health_dir;
     int no_jobs;          /* squeue is not asked */
     int timeout_ms;       /* each command's time limit */
+    int records_window_s; /* Mac jobs that ended in this window are looked up in the record store; 0: none */
+    int records_every_s;  /* at most this often (sacct asks slurmdbd) */
 } mx_source_t;
 
 /* A problem being logged once: what was said, "" when none. */
@@ -34,7 +37,11 @@ typedef struct mx_state {
     long long nodes_at;               /* when it was read (tbm_now_ms) */
     tbm_health_verdict_t *verdicts;   /* conf.n_nodes of them ... */
     const tbm_health_verdict_t **have_verdict;   /* ... and for each, itself or NULL (none, or refused) */
-    mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir;
+    long records_missing;             /* Mac jobs of the window without a complete record; -1: not known */
+    long long records_at;             /* when they were last looked up (tbm_now_ms); 0: never */
+    uint32_t *complete;               /* the window's jobs found complete (not looked up again), sorted */
+    size_t n_complete;
+    mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir, said_records, said_missing;
     mx_said_t *said_mac;              /* conf.n_nodes of them */
 } mx_state_t;
 
@@ -45,7 +52,7 @@ void mx_state_free(mx_state_t *st);
  * configuration to use: the first reading failed. A later failure keeps the last one (said once). */
 int mx_read_conf(const mx_source_t *src, mx_state_t *st);
 
-/* One reading: tbmesh.conf, Slurm, the verdicts. */
+/* One reading: tbmesh.conf, Slurm, the verdicts; the records of the Mac jobs that ended, when it is time. */
 void mx_read(const mx_source_t *src, mx_state_t *st);
 
 /* The log line: time, the command's name, the message. */

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "httpd.h"
+#include "wire.h"
 
 typedef struct server {
     httpd_t *h;
@@ -249,8 +250,34 @@ START_TEST(listen_spec_is_checked)
     httpd_opts_t o = { .handler = handler };
     tbm_err_t err = { { 0 } };
 
+    char host[64];
+    int port;
+
     ck_assert_ptr_null(httpd_open("127.0.0.1:99999", 9432, &o, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "port must be a number"));
+    /* the forms of a listening address: IPv4 or a name with or without a port, IPv6 in brackets or bare */
+    ck_assert_int_eq(wire_split_addr("10.0.0.1:9431", 1, host, sizeof(host), &port, &err), 0);
+    ck_assert_str_eq(host, "10.0.0.1");
+    ck_assert_int_eq(port, 9431);
+    ck_assert_int_eq(wire_split_addr("mgmt-mac01", 9431, host, sizeof(host), &port, &err), 0);
+    ck_assert_str_eq(host, "mgmt-mac01");
+    ck_assert_int_eq(port, 9431);
+    ck_assert_int_eq(wire_split_addr("[fd00::5]:9500", 9431, host, sizeof(host), &port, &err), 0);
+    ck_assert_str_eq(host, "fd00::5");
+    ck_assert_int_eq(port, 9500);
+    ck_assert_int_eq(wire_split_addr("[::1]", 9431, host, sizeof(host), &port, &err), 0);
+    ck_assert_str_eq(host, "::1");
+    ck_assert_int_eq(port, 9431);
+    ck_assert_int_eq(wire_split_addr("fe80::1:2", 9431, host, sizeof(host), &port, &err), 0);
+    ck_assert_str_eq(host, "fe80::1:2");   /* bare: every colon is the address's */
+    ck_assert_int_eq(port, 9431);
+    ck_assert_int_eq(wire_split_addr("[::1", 9431, host, sizeof(host), &port, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "must be [IPV6] or [IPV6]:PORT"));
+    ck_assert_int_eq(wire_split_addr("[::1]9431", 9431, host, sizeof(host), &port, &err), -1);
+    ck_assert_int_eq(wire_split_addr("[]:80", 9431, host, sizeof(host), &port, &err), -1);
+    ck_assert_int_eq(wire_split_addr(":80", 9431, host, sizeof(host), &port, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "must be HOST, HOST:PORT or [IPV6]:PORT"));
+    ck_assert_int_eq(wire_split_addr("[::1]:0", 9431, host, sizeof(host), &port, &err), -1);
 }
 END_TEST
 

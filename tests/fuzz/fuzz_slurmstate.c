@@ -1,5 +1,5 @@
 /* fuzz_slurmstate.c: libFuzzer harness of lib/slurmstate.c and lib/health_verdict.c, the texts tbmesh metrics
- * reads: scontrol's node lines, squeue's jobs, a verdict file. What is read is bounded and clean: node names
+ * reads: scontrol's node lines, squeue's jobs, sacct's ended jobs, a verdict file. What is read is bounded and clean: node names
  * that are host names, lower-case states, reasons that are UTF-8 without control bytes, jobs with ids and
  * nodes; a verdict of the three kinds. Nothing leaks (the harness frees all). */
 #include <stdint.h>
@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     tbm_slurm_nodes_t ns;
     tbm_slurm_jobs_t js;
+    tbm_ended_jobs_t e;
     tbm_health_verdict_t v;
     tbm_err_t err;
     size_t i, k;
@@ -40,6 +41,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (i = 0; i < js.n; i++)
             FUZZ_REQUIRE(js.v[i].id > 0 && js.v[i].n_nodes > 0);
         tbm_slurm_jobs_free(&js);
+    }
+    if (tbm_sacct_ended_parse(text, size, 2000000000LL, 60, &e, &err) == 0) {
+        for (i = 0; i < e.n; i++) {
+            FUZZ_REQUIRE(e.id[i] > 0 && e.id[i] < UINT32_MAX);
+            for (k = 0; k < i; k++)
+                FUZZ_REQUIRE(e.id[k] != e.id[i]);   /* each job once */
+        }
+        tbm_ended_jobs_free(&e);
     }
     if (tbm_health_verdict_parse(text, size, NULL, &v, &err) == 0)
         FUZZ_REQUIRE(v.verdict <= TBM_HEALTH_UNKNOWN && v.time > 0 && v.node[0]);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench-smoke.sh: `macnode bench` (macnode running macnode-bench) runs every operation on 3 local ranks,
 # counts no wrong value, writes its three formats, measures every cable with -o p2p (mesh: every pair; ring:
-# neighbours), reports progress and (--verbose) where the time goes, and refuses bad options and a missing environment with a message. No
+# neighbours), reports progress and (--verbose) where the time goes, counts what each rank sent to each peer
+# (--traffic), and refuses bad options and a missing environment with a message. No
 # timing is asserted.
 macnode=${TBM_MACNODE:-../macnode/macnode}
 bench() { "$macnode" bench "$@"; }
@@ -148,6 +149,29 @@ echo "$json" | grep -q '"cables": \[' && echo "$json" | grep -q '"wrong_total": 
 if bench -l 1 -o p2p 2>"$tmp/err"; then say "p2p on one rank accepted"; fail=1; fi
 grep -q "p2p needs at least 2 ranks" "$tmp/err" || { say "p2p 1 rank: $(cat "$tmp/err")"; fail=1; }
 
+# --traffic: what each rank sent to and received from each peer, and the interface. A direct mesh all-reduce
+# of 1 MiB among 4 sends each peer a quarter twice (reduce-scatter, all-gather): 8 all-reduces (2 timed, 1
+# warm-up, 1 check; out of place and in place) make 4 MiB per peer, plus the check's few bytes; what one rank
+# sent, its peer received
+out=$(bench -l 4 -A mesh -a direct -b 1M -e 1M -n 2 -w 1 -F csv --traffic) || { say "--traffic: exit $?"; fail=1; }
+echo "$out" | awk -F, '
+  $1 == "traffic" && $2 != "rank" { n++; s[$2 "," $4] = $7; r[$2 "," $4] = $8
+                                     if ($7 < 4194304 || $7 > 4194304 + 4096 || $6 != "lo") bad = bad " " $0 }
+  END { for (k in s) { split(k, a, ","); if (s[k] != r[a[2] "," a[1]]) bad = bad " sent " k " != received" }
+        if (n != 12 || bad != "") { print n " rows;" bad; exit 1 } }' > "$tmp/traffic" ||
+  { say "--traffic, mesh of 4: $(cat "$tmp/traffic"): $out"; fail=1; }
+# a ring of 3: everything goes to the right neighbour; what went around adds up
+out=$(bench -l 3 -A ring -b 1M -e 1M -n 2 -w 1 -F csv --traffic)
+echo "$out" | awk -F, '$1 == "traffic" && $2 != "rank" { n++; sent += $7; got += $8 }
+  END { exit !(n == 6 && sent == got && sent >= 3 * 2 * 8 * 2 * 1048576 / 3) }' ||
+  { say "--traffic, ring of 3: $out"; fail=1; }
+json=$(bench -l 2 -b 64K -e 64K -n 1 -w 0 -F json --traffic)
+echo "$json" | python3 -c 'import json, sys; d = json.load(sys.stdin); t = d["traffic"]
+assert len(t) == 2 and t[0]["sent_bytes"] == t[1]["received_bytes"] > 0 and d["wrong_total"] == 0, t' 2> "$tmp/err" ||
+  { say "--traffic, JSON: $(cat "$tmp/err"): $json"; fail=1; }
+table=$(bench -l 2 -b 64K -e 64K -n 1 -w 0 --traffic)
+echo "$table" | grep -q '^#    1 .* 0 .* lo  *[0-9][0-9]*  *[0-9][0-9]*$' || { say "--traffic, table: $table"; fail=1; }
+
 # progress on stderr: with --progress on a line after every size (and every cable), nothing else there
 bench -l 2 -b 8 -e 512 -f 8 -n 2 -w 1 --progress on > /dev/null 2>"$tmp/err" || { say "progress on: exit $?"; fail=1; }
 [ "$(grep -c 'macnode bench: [1-3] of 3 sizes done, [0-9]*% of the work, .* left' "$tmp/err")" = 3 ] ||
@@ -184,6 +208,8 @@ check_err "both p2p" "give -F csv (and an operation other than p2p)" -T both -o 
 check_err "turns alone" "--turns is for -T both" -l 2 --turns 2
 check_err "bad turns" "bad value '0' for --turns (give 1 to 99)" -T both -F csv --turns 0
 check_err "bad transport" "bad value 'ib' for -T/--transport (give tcp, mpi or both)" -T ib
+check_err "traffic of p2p" "--traffic counts what libtbmcoll's TCP transport moves in a sweep: not with -o p2p" -l 2 -o p2p --traffic
+check_err "traffic over MPI" "not with -T mpi or -T both" -T mpi --traffic
 
 # -T both under mpirun: libtbmcoll's mesh and Open MPI in the same two ranks take turns at each size (a row
 # each per turn, mesh first), every value right; bench-compare.sh reads them so (one size, one round)

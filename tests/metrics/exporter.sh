@@ -5,7 +5,9 @@
 # answers /metrics (promtool check metrics takes it, when installed), / , 404, 405 and garbage; a flood of idle
 # connections and a flood of scrapes leave it answering, and the scrapes ask Slurm nothing more; Slurm that
 # stops answering (or hangs) gives tbmesh_slurm_up 0 at once, the Macs' series go after --max-age, one log
-# line; it comes back; a changed tbmesh.conf is read again; SIGTERM stops it. Bad options exit 2.
+# line; it comes back; a changed tbmesh.conf is read again; SIGTERM stops it. Bad options exit 2. The Mac
+# jobs that ended (a stand-in sacct) are looked up in a record store (as root: the store's files are root's):
+# those without a complete record are counted and named once in the log; sacct failing leaves the series out.
 set -u
 export LC_ALL=C
 
@@ -48,7 +50,14 @@ echo "\$*" >> "$T/squeue.calls"
 [ "\$(cat "$T/mode")" = up ] || { echo "squeue: error: Unable to contact slurm controller" >&2; exit 1; }
 cat "$FIXTURES/slurm/squeue-24.11.txt"
 EOF
-chmod 755 "$T/bin/scontrol" "$T/bin/squeue"
+cat > "$T/bin/sacct" <<EOF
+#!/bin/sh
+echo "\$*" >> "$T/sacct.calls"
+[ "\$(cat "$T/sacct.mode" 2>/dev/null)" != down ] || { echo "sacct: error: Problem talking to the database: Connection refused" >&2; exit 1; }
+cat "$T/sacct.out" 2>/dev/null
+exit 0
+EOF
+chmod 755 "$T/bin/scontrol" "$T/bin/squeue" "$T/bin/sacct"
 export PATH="$T/bin:$PATH"
 printf 'ClusterName=testlab\nSlurmctldHost=ctl\n' > "$T/slurm.conf"
 export SLURM_CONF=$T/slurm.conf
@@ -126,6 +135,46 @@ grep -q 'Slurm did not answer: squeue exited with 1: squeue: error: Unable to co
     fail "squeue down, --once's log: $(cat "$T/once.err")"
 echo up > "$T/mode"
 
+# --- the Mac jobs' records ------------------------------------------------------------------------------------------------
+has "$O" 'tbmesh_job_records_missing 0'   # sacct listed nothing
+grep -q -- '-a -X -n -P -o JobIDRaw,State,End,NodeList,AdminComment -S now-86400 -E now' "$T/sacct.calls" ||
+    fail "sacct called as: $(cat "$T/sacct.calls")"
+if [ $root = 1 ]; then
+    mkdir -p "$T/records/testlab"
+    cp "$T/tbmesh.conf" "$T/tbmesh-rec.conf"
+    echo "RecordDir=$T/records" >> "$T/tbmesh-rec.conf"
+    sed 's/"cluster": "tbmlab"/"cluster": "testlab"/' "$FIXTURES/records/one-mac.json" > "$T/records/testlab/101.json"
+    sed 's/"cluster": "tbmlab"/"cluster": "testlab"/; s/"phase": "end"/"phase": "start"/' \
+        "$FIXTURES/records/studio-gpu.json" > "$T/records/testlab/103.json"   # its end never came
+    at() { date -d "@$(( $(date +%s) - $1 ))" +%Y-%m-%dT%H:%M:%S; }
+    {
+        echo "101|COMPLETED|$(at 600)|mac05|TBM1:eyJ2IjoxfQ=="
+        echo "103|FAILED|$(at 500)|mac[01-04]|TBM1:eyJ2IjoxfQ=="
+        echo "105|TIMEOUT|$(at 400)|mac01|TBM1:eyJ2IjoxfQ=="            # no record
+        echo "106|COMPLETED|$(at 5)|mac02|TBM1:eyJ2IjoxfQ=="             # ended a moment ago: not yet
+        echo "107|CANCELLED by 1001|$(at 300)|None assigned|TBM1:eyJ2IjoxfQ=="   # never ran
+        echo "108|COMPLETED|$(at 300)|lnx01|"                            # not a Mac job
+        echo "109|RUNNING|Unknown|mac03|TBM1:eyJ2IjoxfQ=="
+        echo "garbage"
+    } > "$T/sacct.out"
+    run_once --conf "$T/tbmesh-rec.conf"
+    has "$O" 'tbmesh_job_records_missing 2'
+    grep -qF "2 Mac jobs ended without a complete record in $T/records/testlab (jobs 103,105): run \`tbmesh repro sync -j JOBS\` as root" \
+        "$T/once.err" || fail "the missing records are not named: $(cat "$T/once.err")"
+    grep -q "sacct printed 1 line that do not read; the first: not a line of sacct" "$T/once.err" ||
+        fail "sacct's garbage not said: $(cat "$T/once.err")"
+    echo down > "$T/sacct.mode"
+    run_once --conf "$T/tbmesh-rec.conf"; rc=$?
+    [ $rc = 0 ] || fail "--once with sacct down: exit $rc (Slurm's controller answers)"
+    ! grep -q "^tbmesh_job_records_missing " "$O" || fail "sacct down: the series is served: $(grep records_missing "$O")"
+    grep -q "Mac jobs' records not looked up: sacct exited with 1: sacct: error: Problem talking to the database" \
+        "$T/once.err" || fail "sacct down not said: $(cat "$T/once.err")"
+    rm -f "$T/sacct.mode" "$T/sacct.calls"
+    run_once --conf "$T/tbmesh-rec.conf" --records-window 0
+    [ ! -e "$T/sacct.calls" ] && ! grep -q "^tbmesh_job_records_missing " "$O" || fail "--records-window 0 asked sacct"
+    rm -f "$T/sacct.out"
+fi
+
 # --- bad usage --------------------------------------------------------------------------------------------------------
 usage() {   # WANT_RC TEXT ARGS...
     want=$1 text=$2; shift 2
@@ -136,6 +185,8 @@ usage 2 "--interval 0 is not a number of seconds from 1 to 3600" --interval 0
 usage 2 "--max-age 20 is shorter than the interval and two time limits (55 s)" --max-age 20
 usage 2 "give one of them" --once --listen 127.0.0.1:1
 usage 2 "unexpected argument 'extra'" --once extra
+usage 2 "--records-window 40d is not a number of seconds from 0 (none) to 2592000" --records-window 40d
+usage 2 "--records-every 0 is not a number of seconds from 1 to 3600" --records-every 0
 usage 3 "give the lab's tbmesh.conf with --conf FILE" --once --conf "$T/none.conf"
 "$TBMESH" metrics --help | grep -q -- '--listen ADDR\[:PORT\]' || fail "--help"
 

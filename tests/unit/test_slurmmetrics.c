@@ -66,7 +66,7 @@ START_TEST(macs_groups_and_verdicts)
     tbm_health_verdict_t unwell = { .node = "mac03", .verdict = TBM_HEALTH_UNWELL, .time = 1736850067,
                                     .reason = "tbmesh: cable-missing" };
     const tbm_health_verdict_t *verdicts[8] = { &well, NULL, &unwell, NULL, NULL, NULL, NULL, NULL };
-    tbm_exporter_view_t v = { &conf, "0.9.0", "caplab", 1, &nodes, &jobs, verdicts };
+    tbm_exporter_view_t v = { &conf, "0.9.0", "caplab", 1, &nodes, &jobs, verdicts, 2 };
     char *text = expose(&v);
 
     has(text, "tbmesh_exporter_info{cluster=\"caplab\",version=\"0.9.0\"} 1");
@@ -96,6 +96,7 @@ START_TEST(macs_groups_and_verdicts)
     has(text, "tbmesh_group_jobs_running{group=\"studio-a\"} 3");
     has(text, "tbmesh_group_jobs_running{group=\"ring-b\"} 0");
     has(text, "# TYPE tbmesh_group_jobs_running gauge");
+    has(text, "tbmesh_job_records_missing 2");
     free(text);
 }
 END_TEST
@@ -105,7 +106,7 @@ START_TEST(without_a_reading)
 {
     tbm_health_verdict_t well = { .node = "mac06", .verdict = TBM_HEALTH_WELL, .time = 5 };
     const tbm_health_verdict_t *verdicts[8] = { NULL, NULL, NULL, NULL, NULL, &well, NULL, NULL };
-    tbm_exporter_view_t v = { &conf, "0.9.0", "", 0, NULL, &jobs, verdicts };
+    tbm_exporter_view_t v = { &conf, "0.9.0", "", 0, NULL, &jobs, verdicts, -1 };
     char *text = expose(&v);
 
     has(text, "tbmesh_slurm_up 0");
@@ -115,11 +116,14 @@ START_TEST(without_a_reading)
     lacks(text, "tbmesh_mac_drained{");
     lacks(text, "tbmesh_group_macs{");
     lacks(text, "tbmesh_group_jobs_running{");
+    lacks(text, "\ntbmesh_job_records_missing ");   /* not known */
     has(text, "# TYPE tbmesh_mac_state gauge");   /* declared all the same */
+    has(text, "# TYPE tbmesh_job_records_missing gauge");
     free(text);
-    v = (tbm_exporter_view_t){ &conf, "0.9.0", "caplab", 1, &nodes, NULL, NULL };
+    v = (tbm_exporter_view_t){ &conf, "0.9.0", "caplab", 1, &nodes, NULL, NULL, 0 };
     text = expose(&v);
     has(text, "tbmesh_group_macs{group=\"ring-b\",state=\"up\"} 0");
+    has(text, "tbmesh_job_records_missing 0");
     lacks(text, "tbmesh_group_jobs_running{");
     lacks(text, "tbmesh_health_ok{");
     free(text);
@@ -130,7 +134,7 @@ START_TEST(classes_and_escaping)
 {
     tbm_slurm_node_t n = { .name = "mac01", .state = "idle" };
     tbm_slurm_nodes_t one = { &n, 1, 0, 0, "" };
-    tbm_exporter_view_t v = { &conf, "0.9.0", "caplab", 1, &one, NULL, NULL };
+    tbm_exporter_view_t v = { &conf, "0.9.0", "caplab", 1, &one, NULL, NULL, -1 };
     char *text;
 
     ck_assert_int_eq(tbm_mac_class(&n), TBM_MAC_UP);

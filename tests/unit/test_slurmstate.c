@@ -1,10 +1,12 @@
 /* test_slurmstate.c: unit tests of lib/slurmstate.c: scontrol's node lines and squeue's running jobs as Slurm
  * 22.05 (captured) and 24.11 print them (tests/fixtures/slurm); reasons with brackets, stamps, several lines
  * and the fields 24.11 prints after them; damaged lines counted, never fatal. */
+#include "config.h"
 #include "tbm_check.h"
 #include "tbm_fixture.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "slurmstate.h"
 
@@ -205,6 +207,58 @@ START_TEST(squeue_jobs)
 }
 END_TEST
 
+/* The local time t ("YYYY-MM-DDTHH:MM:SS") as sacct prints it. */
+static long long local_time(const char *t)
+{
+    struct tm tm;
+
+    memset(&tm, 0, sizeof(tm));
+    ck_assert_ptr_nonnull(strptime(t, "%Y-%m-%dT%H:%M:%S", &tm));
+    tm.tm_isdst = -1;
+    return (long long)mktime(&tm);
+}
+
+START_TEST(sacct_ended_mac_jobs)
+{
+    static const char bad[] = "110|COMPLETED|2026-12-05T07:00:00\n"
+                              "x|COMPLETED|2026-12-05T07:00:00|mac01|TBM1:e\n"
+                              "111|COMPLETED|2026-12-05T07:00:00|mac01|TBM1:e\n"
+                              "112|COMPLETED|yesterday|mac01|TBM1:e\n\n";
+    tbm_err_t err = { { 0 } };
+    tbm_ended_jobs_t e;
+    long long now = local_time("2026-12-05T08:00:00");
+    size_t len;
+    char *text = tbm_fixture("slurm/sacct-ended.txt", &len);
+
+    /* ended Mac jobs that ran, at least two minutes ago: not 102 (running), 103 (never ran), 104 and 109 (not
+     * Mac jobs), 106 (ended 30 s ago), 108 (pending); 105 once; 107's comment holds bars */
+    ck_assert_int_eq(tbm_sacct_ended_parse(text, len, now, 120, &e, &err), 0);
+    ck_assert_uint_eq(e.n, 3);
+    ck_assert_uint_eq(e.id[0], 101);
+    ck_assert_uint_eq(e.id[1], 105);
+    ck_assert_uint_eq(e.id[2], 107);
+    ck_assert_uint_eq(e.skipped, 0);
+    tbm_ended_jobs_free(&e);
+    ck_assert_int_eq(tbm_sacct_ended_parse(text, len, now, 0, &e, &err), 0);   /* no grace: 106 too */
+    ck_assert_uint_eq(e.n, 4);
+    ck_assert_uint_eq(e.id[2], 106);
+    ck_assert_uint_eq(e.id[3], 107);
+    tbm_ended_jobs_free(&e);
+    free(text);
+    ck_assert_int_eq(tbm_sacct_ended_parse(bad, strlen(bad), now, 120, &e, &err), 0);
+    ck_assert_uint_eq(e.n, 1);
+    ck_assert_uint_eq(e.id[0], 111);
+    ck_assert_uint_eq(e.skipped, 2);
+    ck_assert_ptr_nonnull(strstr(e.first_error, "not a line of sacct -P -o JobIDRaw,State,End,NodeList,AdminComment"));
+    tbm_ended_jobs_free(&e);
+    ck_assert_int_eq(tbm_slurm_state_final("CANCELLED by 1001"), 1);
+    ck_assert_int_eq(tbm_slurm_state_final("OUT_OF_MEMORY"), 1);
+    ck_assert_int_eq(tbm_slurm_state_final("COMPLETING"), 0);
+    ck_assert_int_eq(tbm_slurm_state_final("REQUEUED"), 0);
+    ck_assert_int_eq(tbm_slurm_state_final(""), 0);
+}
+END_TEST
+
 static Suite *slurmstate_suite(void)
 {
     Suite *s = suite_create("slurmstate");
@@ -215,6 +269,7 @@ static Suite *slurmstate_suite(void)
     tcase_add_test(tc, states_and_reasons);
     tcase_add_test(tc, damaged_lines_are_counted);
     tcase_add_test(tc, squeue_jobs);
+    tcase_add_test(tc, sacct_ended_mac_jobs);
     suite_add_tcase(s, tc);
     return s;
 }
