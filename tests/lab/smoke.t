@@ -70,6 +70,16 @@ csv=$("$TBMESH" report --since "$(iso "$start")" --until "$(iso "$end")" --by ki
 t_match "tbmesh report: Mac jobs on studio-a" '^usage-group,studio-a,[0-9]+,' "$csv"
 t_match "tbmesh report: ... and Linux jobs beside them" '^usage-kind,linux,[0-9]+,' "$csv"
 
+# ---- what Slurm's commands print, as tbmesh metrics reads them (scontrol, squeue, sacct of this release) ----
+mx=$("$TBMESH" metrics --once --conf "$LAB/etc/tbmesh.conf" --health-dir "$LAB/run/health" 2> "$LAB/smoke-metrics.err"); rc=$?
+t_is "tbmesh metrics --once: Slurm answers" "0 1" "$rc $(sed -n 's/^tbmesh_slurm_up //p' <<<"$mx")"
+t_is "... every Mac's state read from this release's scontrol (8 Macs)" "8" \
+    "$(grep -c '^tbmesh_mac_state{group="[a-z0-9-]*",node="mac0[1-8]",state="[a-z_]*"} 1$' <<<"$mx")"
+t_match "... the Mac jobs' records looked up through its sacct" '^tbmesh_job_records_missing [0-9]+$' \
+    "$(grep '^tbmesh_job_records_missing' <<<"$mx")"
+t_is "... and no line of its output went unread" "" \
+    "$(grep -E 'do not read|did not answer|not looked up' "$LAB/smoke-metrics.err")"
+
 # ---- an acceptance run (small shares: the lab's cables are veths on a shared host) ----
 OUT=$LAB/smoke-accept
 rm -rf "$OUT"; mkdir -p "$OUT"
