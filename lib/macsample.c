@@ -26,6 +26,7 @@ void tbm_mac_sample_init(tbm_mac_sample_t *s)
 {
     memset(s, 0, sizeof(*s));
     s->tasks_shown = 1;
+    s->health = -1;
 }
 
 int tbm_mac_sample_task(tbm_mac_sample_t *s, uint32_t job, const char *user, tbm_err_t *err)
@@ -198,6 +199,9 @@ static const fam_t families[] = {
     { "tbmesh_sampler_up", TBM_METRIC_GAUGE,
       "1 when the sampler gave figures at the last sample; 0 when it failed or the Mac does not report them" },
     { "tbmesh_tasks_running", TBM_METRIC_GAUGE, "Tasks of the job running on this Mac" },
+    { "tbmesh_health_ok", TBM_METRIC_GAUGE,
+      "The health check's last verdict on the Mac, where it runs on the Mac (direct mode): 1 well, 0 not" },
+    { "tbmesh_health_check_time_seconds", TBM_METRIC_GAUGE, "When the health check's last verdict was made" },
     { "tbmesh_cpu_busy_ratio", TBM_METRIC_GAUGE, "Share of all CPU time that was busy over the last interval" },
     { "tbmesh_gpu_busy_ratio", TBM_METRIC_GAUGE, "The GPU's device utilisation, 0 to 1" },
     { "tbmesh_memory_total_bytes", TBM_METRIC_GAUGE, "Physical memory" },
@@ -292,6 +296,13 @@ static void add_machine(out_t *o, const tbm_mac_sample_t *s)
         l[1] = (tbm_label_t){ "part", tbm_power_part_name((tbm_power_part_t)i) };
         add(o, "tbmesh_power_watts", l, 2, s->power[i]);
         add(o, "tbmesh_energy_joules_total", l, 2, s->energy[i]);
+    }
+    if (s->health >= 0) {
+        size_t n = 1;
+        if (*s->group)
+            l[n++] = (tbm_label_t){ "group", s->group };
+        add(o, "tbmesh_health_ok", l, n, tbm_reported(s->health == 1));
+        add(o, "tbmesh_health_check_time_seconds", l, n, tbm_reported((double)s->health_time));
     }
     for (i = 0; s->tasks_shown && i < s->n_tasks; i++) {
         snprintf(job, sizeof(job), "%u", (unsigned)s->tasks[i].job);

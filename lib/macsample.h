@@ -74,6 +74,9 @@ typedef struct tbm_mac_sample {
     tbm_reading_t energy[TBM_POWER_COUNT];    /* joules since the agent started */
     int n_links;
     tbm_ms_link_t links[TBM_MS_LINKS_MAX];
+    int health;                        /* the health check's last verdict on this Mac, where it runs here
+                                        * (direct mode): 1 well, 0 not; -1 none here (not served) */
+    long long health_time;             /* when it was made, Unix seconds */
     int tasks_shown;                   /* 0: the task series are off (a site hiding jobs from other users) */
     int n_tasks;
     tbm_ms_tasks_t tasks[TBM_MS_TASKS_MAX];

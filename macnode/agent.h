@@ -28,6 +28,8 @@ typedef struct agent_conf {
     const char *metrics_listen;    /* ADDR[:PORT] of the metrics endpoint; NULL: none */
     int metrics_interval_s;    /* between samples */
     int metrics_tasks;         /* 1: the running tasks' job and user in the metrics; 0: left out */
+    const char *health_dir;    /* the health check's verdicts on this Mac (direct mode), served with the
+                                * metrics; NULL: none */
 } agent_conf_t;
 
 /* One connection: waiting at the gate (uid not known yet), then authenticated and served. */

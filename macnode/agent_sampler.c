@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "fileio.h"
+#include "health.h"
 #include "linkmon.h"
 #include "macsample.h"
 #include "parse_ioreg.h"
@@ -52,6 +53,7 @@ typedef struct sampler {
     tbm_ms_link_t ends[TBM_MS_LINKS_MAX];
     int n_ends;
     char failing[TBM_SAMPLER_COUNT][200];   /* what the failing sampler said, "" when it works */
+    char health_said[300];              /* why the health verdict is not served, as last logged; "" none */
     user_name_t users[USERS_CACHED];
     int n_users;
 } sampler_t;
@@ -337,6 +339,39 @@ static void one_task(const agent_task_rec_t *r, void *ctx)
         agent_log_noisy(AGENT_NOISE_METRICS, tbm_now_ms(), "metrics: %s", err.msg);
 }
 
+/* The health check's last verdict on this Mac (--health-dir; direct mode): a file of root's in a folder of
+ * root's alone, about this node. Absent: not served, nothing said; refused: not served, said once. */
+static void sample_health(sampler_t *sp)
+{
+    char name[TBM_HOSTNAME_MAX + 8], why[300] = "";
+    tbm_health_verdict_t v;
+    tbm_err_t err = { { 0 } };
+    size_t len;
+    char *text = NULL;
+    int dir;
+
+    sp->s.health = -1;
+    if (!sp->conf->health_dir || tbm_health_verdict_file(sp->conf->node, name, sizeof(name)) < 0)
+        return;
+    if ((dir = tbm_dir_open_owned(sp->conf->health_dir, 0, &err)) < 0) {
+        if (errno != ENOENT)
+            snprintf(why, sizeof(why), "%.280s", err.msg);
+    } else {
+        text = tbm_read_file_owned_at(dir, sp->conf->health_dir, name, TBM_HEALTH_VERDICT_BYTES, 0, &len, &err);
+        if (text && tbm_health_verdict_parse(text, len, sp->conf->node, &v, &err) == 0) {
+            sp->s.health = v.verdict == TBM_HEALTH_WELL;
+            sp->s.health_time = v.time;
+        } else if (text || errno != ENOENT) {
+            snprintf(why, sizeof(why), "%s/%s: %.200s", sp->conf->health_dir, name, err.msg);
+        }
+        free(text);
+        close(dir);
+    }
+    if (strcmp(why, sp->health_said) != 0 && why[0])
+        agent_log("metrics: the health verdict is not served: %s", why);
+    snprintf(sp->health_said, sizeof(sp->health_said), "%s", why);
+}
+
 static void sample_once(sampler_t *sp)
 {
     tbm_err_t err = { { 0 } };
@@ -364,6 +399,7 @@ static void sample_once(sampler_t *sp)
     sample_links(sp);
     sample_gpu(sp);
     sample_power(sp, dt);
+    sample_health(sp);
     sp->s.n_tasks = 0;
     agent_tasks_each(sp->conf, one_task, sp);
 }

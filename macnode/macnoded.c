@@ -51,7 +51,7 @@ static void usage(FILE *out)
             "usage: macnoded [--listen ADDR[:PORT]] [--node NAME] [--munge-socket PATH] [--replay DIR]\n"
             "                [--state-dir DIR] [--jobs-dir DIR] [--grace SECONDS] [--log FILE] [--pid-file FILE]\n"
             "                [--conf PATH] [--metrics ADDR[:PORT]|off] [--metrics-interval SECONDS]\n"
-            "                [--metrics-tasks on|off]\n"
+            "                [--metrics-tasks on|off] [--health-dir DIR]\n"
             "  The slurm-tbmesh agent on a Mac: runs tasks for the bridge host as their users (MUNGE-authenticated,\n"
             "  job grants made by root), streams their stdio, forwards signals, answers probes, writes job files.\n"
             "  --listen     address to listen on (default 0.0.0.0:%d, the AgentPort of tbmesh.conf)\n"
@@ -67,6 +67,9 @@ static void usage(FILE *out)
             "               off: none (doc/METRICS.md)\n"
             "  --metrics-interval  seconds between samples (default %d, 1 to 3600)\n"
             "  --metrics-tasks     on: the running tasks' job and user in the metrics (default); off: left out\n"
+            "  --health-dir DIR    where the health check leaves its verdict on this Mac (direct mode: macnode check\n"
+            "                      --verdict-dir DIR, as tbmesh-healthcheck runs it): served as tbmesh_health_ok;\n"
+            "                      read only when the folder and file are root's alone (default: none)\n"
             "  Runs in the foreground; every refusal is logged with its reason.\n",
             TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR, AGENT_METRICS_PORT, AGENT_METRICS_INTERVAL_S);
 }
@@ -111,13 +114,14 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         { "pid-file", required_argument, NULL, 'p' },  { "help", no_argument, NULL, 'h' },
         { "conf", required_argument, NULL, 'c' },      { "metrics", required_argument, NULL, 'M' },
         { "metrics-interval", required_argument, NULL, 'I' }, { "metrics-tasks", required_argument, NULL, 'T' },
+        { "health-dir", required_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 },
     };
     int o;
 
     int metrics_set = 0;
 
-    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:hc:M:I:T:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:hc:M:I:T:H:", opts, NULL)) != -1) {
         switch (o) {
         case 'l': c->listen = optarg; break;
         case 'n': c->node = optarg; break;
@@ -138,6 +142,7 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
             }
             c->metrics_tasks = strcmp(optarg, "on") == 0;
             break;
+        case 'H': c->health_dir = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }

@@ -114,12 +114,15 @@ mac_layout() {
         check "Mac side installs $f" test -s "$root$prefix/$f"
     done
     check "Mac side installs no Slurm plug-in and no tbmesh" test -z "$(find "$root" -name '*tbmesh.so' -o -name tbmesh -type f)"
-    check "the installed launchd job is a property list that starts the installed macnoded with KeepAlive" python3 -c '
-import plistlib, sys
+    check "the installed launchd job is a property list that starts the installed macnoded with KeepAlive, and options it knows" python3 -c '
+import plistlib, subprocess, sys
 p = plistlib.load(open(sys.argv[1], "rb"))
 assert p["ProgramArguments"][0] == sys.argv[2] + "/sbin/macnoded", p["ProgramArguments"][0]
 assert p["KeepAlive"] is True and p["RunAtLoad"] is True and p["Label"] == "org.slurm-tbmesh.macnoded"
-' "$root$prefix/share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist" "$prefix"
+known = subprocess.run([sys.argv[3], "--help"], capture_output=True, text=True).stdout
+for a in p["ProgramArguments"][1:]:
+    assert not a.startswith("--") or a + " " in known, a + " is not an option of macnoded"
+' "$root$prefix/share/slurm-tbmesh/launchd/org.slurm-tbmesh.macnoded.plist" "$prefix" "$src/build-mac$bsuf/macnode/macnoded"
 }
 
 # distcheck: the release tarball builds, passes `make check` and installs cleanly (one check).

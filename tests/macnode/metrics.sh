@@ -6,7 +6,8 @@
 # task are in it; bytes sent over a cable show in its counters; a cable taken down shows within a second (the
 # sampler follows link news); what is not reported is absent; garbage, wrong paths and a flood of idle
 # connections are refused or outlived; a stuck sampler's figures are not served; a killed sampler and a killed
-# metrics server come back. Needs root and ip(8).
+# metrics server come back; the health check's verdict on the Mac (--health-dir) is served when root's. Needs root
+# and ip(8).
 set -u
 if [ "$(id -u)" != 0 ] || ! command -v ip > /dev/null || ! command -v curl > /dev/null; then
     echo "SKIP: $(basename "$0") needs root, ip(8) and curl"; exit 77
@@ -47,7 +48,7 @@ until_value() {
     return 1
 }
 
-AGENT_NODE=mac01 AGENT_ARGS=(--conf "$CONF" --metrics "127.0.0.1:$MPORT" --metrics-interval 1)
+AGENT_NODE=mac01 AGENT_ARGS=(--conf "$CONF" --metrics "127.0.0.1:$MPORT" --metrics-interval 1 --health-dir "$T/health")
 start_agent
 grep -q "metrics: served on http://127.0.0.1:$MPORT/metrics, a sample every 1 s" "$LOG" &&
     ok "the agent says where its metrics are" || bad "no metrics line in the log: $(cat "$LOG")"
@@ -74,6 +75,31 @@ grep -q 'tbmesh_link_receive_bytes_total{group="studio-a",node="mac01",peer="mac
     bad "counters of an interface that is not there" || ok "... and has no made-up counters"
 grep -q '^tbmesh_memory_pressure' "$T/m.txt" && bad "memory pressure reported off macOS" ||
     ok "what the OS does not report (memory pressure, off macOS) is absent"
+
+# the health check's verdict on this Mac (direct mode: it runs on the Mac), from --health-dir: absent while
+# there is none; served once root's file is there; a file root must not trust is refused and said once
+grep -q '^tbmesh_health_ok' "$T/m.txt" && bad "a health verdict served with none made" || ok "no health verdict: none served"
+mkdir -m 0755 "$T/health"
+printf '{"node":"mac01","verdict":"unwell","reason":"tbmesh: cable-missing at mac01:en4","time":1736850067}\n' \
+    > "$T/health/mac01.json"
+until_value 'tbmesh_health_ok{group="studio-a",node="mac01"}' 0 && ok "the health check's verdict is served (unwell: 0)" ||
+    bad "no health verdict served: $(grep health "$T/m.txt")"
+has "... with its time" 'tbmesh_health_check_time_seconds{group="studio-a",node="mac01"} 1736850067'
+printf '{"node":"mac01","verdict":"well","reason":"","time":1736850099}\n' > "$T/health/mac01.json.new"
+mv "$T/health/mac01.json.new" "$T/health/mac01.json"
+until_value 'tbmesh_health_ok{group="studio-a",node="mac01"}' 1 && ok "... and the next one (well: 1)" || bad "the new verdict is not served"
+printf '{"node":"mac02","verdict":"well","reason":"","time":1736850099}\n' > "$T/health/mac01.json"   # another Mac's
+until_value 'tbmesh_health_ok{group="studio-a",node="mac01"}' "" && ok "a verdict about another Mac is not served" ||
+    bad "a verdict about another Mac is served"
+sleep 1.5
+[ "$(grep -c 'metrics: the health verdict is not served: .*mac01.json' "$LOG")" = 1 ] && ok "... said once in the log" ||
+    bad "the refused verdict in the log: $(grep 'health verdict' "$LOG")"
+chmod 0777 "$T/health"
+printf '{"node":"mac01","verdict":"well","reason":"","time":1736850099}\n' > "$T/health/mac01.json"
+sleep 1.5; scrape > "$T/m.txt"
+grep -q '^tbmesh_health_ok' "$T/m.txt" && bad "a verdict in a folder anyone may write is served" ||
+    ok "a verdict in a folder anyone may write is not served"
+rm -rf "$T/health"
 
 # bytes over the cable show in its counters
 before=$(value "tbmesh_link_transmit_bytes_total{$E}")
