@@ -51,7 +51,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tbmesh metrics [--listen ADDR[:PORT] | --once] [--conf FILE] [--interval S] [--max-age S]\n"
             "                      [--health-dir DIR] [--no-jobs] [--cluster NAME] [--timeout S]\n"
-            "                      [--records-window S] [--records-every S]\n"
+            "                      [--records-window S] [--records-every S] [--records-grace S]\n"
             "  What Slurm knows of the Macs of tbmesh.conf, in Prometheus' text format (doc/METRICS.md): each Mac's\n"
             "  state and drain reason, the health check's last verdict, each group's Macs by state and its running\n"
             "  jobs, whether Slurm answers. Serves GET /metrics (and a pointer at /) over HTTP until stopped.\n"
@@ -67,6 +67,7 @@ static void usage(FILE *out)
             "  --records-window S    the Mac jobs that ended in the last S seconds are looked up in the record store\n"
             "                        (tbmesh_job_records_missing; sacct, as root): 0 to 2592000, 0 none (default 86400)\n"
             "  --records-every S     ... at most every S seconds, 1 to 3600 (default 60)\n"
+            "  --records-grace S     ... once they have been over S seconds, 0 to 3600 (default 60)\n"
             "  --cluster NAME        tbmesh_exporter_info's cluster (default slurm.conf's ClusterName)\n"
             "  --timeout S           each scontrol and squeue call's time limit, 1 to 300 (default 20; scontrol\n"
             "                        itself gives up on a slurmctld that is down after about 10 s)\n"
@@ -94,6 +95,7 @@ static int parse_options(mx_opts_t *o, int argc, char **argv)
         { "no-jobs", no_argument, NULL, 'J' },          { "cluster", required_argument, NULL, 'C' },
         { "timeout", required_argument, NULL, 't' },    { "help", no_argument, NULL, 'h' },
         { "records-window", required_argument, NULL, 'W' }, { "records-every", required_argument, NULL, 'E' },
+        { "records-grace", required_argument, NULL, 'G' },
         { NULL, 0, NULL, 0 },
     };
     const char *env = getenv("TBMESH_CONF");
@@ -119,6 +121,13 @@ static int parse_options(mx_opts_t *o, int argc, char **argv)
                                "2592000 (30 days)\n", optarg), EXIT_USAGE;
             break;
         case 'E': if (seconds("records-every", optarg, 3600, &o->src.records_every_s) < 0) return EXIT_USAGE; break;
+        case 'G':
+            if (strcmp(optarg, "0") == 0)
+                o->src.records_grace_s = 0;
+            else if (tbm_parse_uint(optarg, 3600, &o->src.records_grace_s) < 0)
+                return fprintf(stderr, "tbmesh metrics: --records-grace %s is not a number of seconds from 0 to 3600\n",
+                               optarg), EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EXIT_USAGE;
         }
@@ -325,7 +334,7 @@ static int serve(const mx_opts_t *o, mx_state_t *st)
 int metrics_main(int argc, char **argv)
 {
     mx_opts_t o = { .src.health_dir = TBM_HEALTH_VERDICT_DIR, .src.records_window_s = 86400,
-                    .src.records_every_s = 60, .interval_s = 15, .max_age_s = 60 };
+                    .src.records_every_s = 60, .src.records_grace_s = 60, .interval_s = 15, .max_age_s = 60 };
     static mx_state_t st;
     char *full, *bare;
     int rc;

@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTPUT_MAX (16u << 20)
-#define TBM_RECORDS_GRACE_S 60   /* a job's end record is written as its batch step ends: looked for a minute on */   /* the most taken of a command's output (squeue of a large cluster) */
+#define OUTPUT_MAX (16u << 20)   /* the most taken of a command's output (squeue of a large cluster) */
 
 void mx_log(const char *fmt, ...)
 {
@@ -286,9 +285,19 @@ static void read_verdicts(const mx_source_t *src, mx_state_t *st)
 
 static int cmp_id(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t x = ((const mx_seen_record_t *)a)->job, y = ((const mx_seen_record_t *)b)->job;
 
     return x < y ? -1 : x > y;
+}
+
+/* 1 when the job's record file is the one found complete before (same file, size and time), else 0. */
+static int seen_unchanged(const mx_state_t *st, const mx_seen_record_t *now)
+{
+    const mx_seen_record_t *was = st->complete ? bsearch(now, st->complete, st->n_complete, sizeof(*now), cmp_id)
+                                               : NULL;
+
+    return was && was->dev == now->dev && was->ino == now->ino && was->size == now->size &&
+           was->mtime.tv_sec == now->mtime.tv_sec && was->mtime.tv_nsec == now->mtime.tv_nsec;
 }
 
 /* 1 when job's record in the store is complete (its end, or `tbmesh repro sync`, wrote it last), else 0. */
@@ -304,7 +313,8 @@ static int record_complete(const tbm_store_t *store, uint32_t job)
 }
 
 /* The Mac jobs that ended in the window (sacct) looked up in the record store: how many lack a complete
- * record, into st->records_missing (-1 when it cannot be told). A job found complete is not looked up again. */
+ * record, into st->records_missing (-1 when it cannot be told). A job found complete is read again only when
+ * its record's file changed (a stat each time: a record removed or rewritten is seen). */
 static void read_records(const mx_source_t *src, mx_state_t *st)
 {
     char since[32], why[600] = "", msg[sizeof(mx_said_t)], ids[200] = "";
@@ -314,7 +324,9 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
     tbm_ended_jobs_t e = { 0 };
     tbm_store_t store;
     run_out_t r;
-    uint32_t *complete;
+    mx_seen_record_t *complete, now;
+    struct stat sb;
+    char path[TBM_RECORD_PATH_MAX + 128];
     size_t i, n = 0, used = 0;
     long missing = 0;
     int rc;
@@ -331,7 +343,7 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
         snprintf(why, sizeof(why), "the record store: %.500s", err.msg);
         rc = -1;
     } else if ((rc = ask(argv, src->timeout_ms, &r, why, sizeof(why))) == 0) {
-        if (tbm_sacct_ended_parse(r.out, r.out_len, (long long)time(NULL), TBM_RECORDS_GRACE_S, &e, &err) < 0) {
+        if (tbm_sacct_ended_parse(r.out, r.out_len, (long long)time(NULL), src->records_grace_s, &e, &err) < 0) {
             snprintf(why, sizeof(why), "%.500s", err.msg);
             rc = -1;
         }
@@ -348,10 +360,15 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
     say_once(st->said_records, NULL, "Mac jobs' records are looked up again");
     complete = calloc(e.n + 1, sizeof(*complete));
     for (i = 0; complete && i < e.n; i++) {
-        if ((st->complete && bsearch(&e.id[i], st->complete, st->n_complete, sizeof(uint32_t), cmp_id)) ||
-            record_complete(&store, e.id[i])) {
-            complete[n++] = e.id[i];
-            continue;
+        tbm_store_path(&store, e.id[i], "json", path, sizeof(path));
+        memset(&now, 0, sizeof(now));
+        now.job = e.id[i];
+        if (lstat(path, &sb) == 0) {
+            now.dev = sb.st_dev, now.ino = sb.st_ino, now.size = sb.st_size, now.mtime = sb.st_mtim;
+            if (seen_unchanged(st, &now) || record_complete(&store, e.id[i])) {
+                complete[n++] = now;
+                continue;
+            }
         }
         missing++;
         if (used < sizeof(ids) - 16)

@@ -20,10 +20,20 @@ typedef struct mx_source {
     int timeout_ms;       /* each command's time limit */
     int records_window_s; /* Mac jobs that ended in this window are looked up in the record store; 0: none */
     int records_every_s;  /* at most this often (sacct asks slurmdbd) */
+    int records_grace_s;  /* a job is looked for once it has been over this long */
 } mx_source_t;
 
 /* A problem being logged once: what was said, "" when none. */
 typedef char mx_said_t[512];
+
+/* A job's record found complete, and its file as it was then. */
+typedef struct mx_seen_record {
+    uint32_t job;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+    off_t size;
+} mx_seen_record_t;
 
 /* What the readings keep. */
 typedef struct mx_state {
@@ -39,7 +49,8 @@ typedef struct mx_state {
     const tbm_health_verdict_t **have_verdict;   /* ... and for each, itself or NULL (none, or refused) */
     long records_missing;             /* Mac jobs of the window without a complete record; -1: not known */
     long long records_at;             /* when they were last looked up (tbm_now_ms); 0: never */
-    uint32_t *complete;               /* the window's jobs found complete (not looked up again), sorted */
+    mx_seen_record_t *complete;       /* the window's jobs found complete, sorted by job: read again only when
+                                       * their file changed */
     size_t n_complete;
     mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir, said_records, said_missing;
     mx_said_t *said_mac;              /* conf.n_nodes of them */

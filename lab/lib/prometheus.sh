@@ -60,7 +60,7 @@ start_prometheus() {
         (close_fds; setsid "$KEEPALIVE" "$RUN/$EXPORTER_PIDFILE" "$LOG/keepalive-exporter.log" "$KEEPALIVE_THROTTLE" \
             /bin/sh -c 'exec "$@" 2>> "$0"' "$LOG/exporter.log" \
             "$TBMESH" metrics --listen "$EXPORTER_ADDR" --conf "$ETC/tbmesh.conf" --interval "$PROM_SCRAPE_S" \
-            --health-dir "$RUN/health" --records-every "$PROM_SCRAPE_S") < /dev/null >> "$LOG/exporter.log" 2>&1 &
+            --health-dir "$RUN/health" --records-every "$PROM_SCRAPE_S" --records-grace 5) < /dev/null >> "$LOG/exporter.log" 2>&1 &
     fi
     wait_for "Prometheus (http://$PROM_ADDR)" 30 prometheus_ready
 }

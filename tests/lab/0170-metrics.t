@@ -108,7 +108,8 @@ t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')"
 "$LABCMD" cut mac01:en2 > /dev/null 2>&1
 ms=$(until_qv $((2 * SCRAPE + 2)) 'tbmesh_link_up{node="mac01",port="en2"}' 0); rc=$?
 _t_result "$rc" "cut, mac01:en2 shows down within one scrape and a bit (${ms:-?} ms; scrapes every ${SCRAPE} s)"
-t_is "... and its far end, mac02:en2, too" "0" "$(qv 'tbmesh_link_up{node="mac02",port="en2"}')"
+t_ok "... and its far end, mac02:en2, too (its own agent, sampled at its own news)" wait_until $((2 * SCRAPE + 2)) "mac02:en2 down" \
+    qv_is 'tbmesh_link_up{node="mac02",port="en2"}' 0
 t_ok "the watcher drains mac01 and Prometheus shows it drained with its reason" wait_until 30 "mac01 drained in Prometheus" \
     qn_is 'tbmesh_mac_drain_info{node="mac01",reason=~"tbmesh: cable-missing.*"}' 1
 "$LABCMD" mend mac01:en2 > /dev/null 2>&1
@@ -124,10 +125,10 @@ t_match "tbmesh metrics counts the Mac jobs without a record (sacct and the stor
 now=$(date +%s) victim=""
 while IFS='|' read -r id state end nodes comment; do
     [[ $comment == TBM1:* && $nodes != "None assigned" && $end != Unknown ]] || continue
-    [ $(( now - $(date -d "$end" +%s) )) -ge 90 ] || continue
+    [ $(( now - $(date -d "$end" +%s) )) -ge 15 ] || continue   # the lab's exporter looks 5 s after the end
     grep -q '"phase": "end"' "$STORE/$id.json" 2>/dev/null && victim=$id
 done < <(sacct -a -X -n -P -o JobIDRaw,State,End,NodeList,AdminComment -S now-86400 -E now)
-t_match "a Mac job that ended over a minute and a half ago, its record complete" '^[0-9]+$' "$victim"
+t_match "a Mac job that ended a while ago, its record complete" '^[0-9]+$' "$victim"
 saved=$(mktemp -d)
 cp -a "$STORE/$victim.json" "$STORE/$victim.seal" "$saved/"
 rm -f "$STORE/$victim.json"

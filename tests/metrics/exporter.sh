@@ -170,6 +170,9 @@ if [ $root = 1 ]; then
     grep -q "Mac jobs' records not looked up: sacct exited with 1: sacct: error: Problem talking to the database" \
         "$T/once.err" || fail "sacct down not said: $(cat "$T/once.err")"
     rm -f "$T/sacct.mode" "$T/sacct.calls"
+    run_once --conf "$T/tbmesh-rec.conf" --records-grace 0   # 106, ended 5 s ago, is looked for at once
+    has "$O" 'tbmesh_job_records_missing 3'
+    rm -f "$T/sacct.calls"
     run_once --conf "$T/tbmesh-rec.conf" --records-window 0
     [ ! -e "$T/sacct.calls" ] && ! grep -q "^tbmesh_job_records_missing " "$O" || fail "--records-window 0 asked sacct"
     rm -f "$T/sacct.out"
@@ -187,6 +190,7 @@ usage 2 "give one of them" --once --listen 127.0.0.1:1
 usage 2 "unexpected argument 'extra'" --once extra
 usage 2 "--records-window 40d is not a number of seconds from 0 (none) to 2592000" --records-window 40d
 usage 2 "--records-every 0 is not a number of seconds from 1 to 3600" --records-every 0
+usage 2 "--records-grace -1 is not a number of seconds from 0 to 3600" --records-grace -1
 usage 3 "give the lab's tbmesh.conf with --conf FILE" --once --conf "$T/none.conf"
 "$TBMESH" metrics --help | grep -q -- '--listen ADDR\[:PORT\]' || fail "--help"
 
