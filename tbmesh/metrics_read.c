@@ -391,8 +391,9 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
                  store.cluster, missing == 1 ? "" : "s", ids, used >= sizeof(ids) - 16 ? ",..." : "");
     say_once(st->said_missing, missing ? msg : NULL, "every Mac job that ended has its record");
     if (e.skipped)
-        mx_log("sacct printed %zu line%s that do not read; the first: %.300s", e.skipped, e.skipped == 1 ? "" : "s",
-               e.first_error);
+        snprintf(msg, sizeof(msg), "sacct printed %zu line%s that do not read; the first: %.300s", e.skipped,
+                 e.skipped == 1 ? "" : "s", e.first_error);
+    say_once(st->said_sacct, e.skipped ? msg : NULL, NULL);
     tbm_ended_jobs_free(&e);
 }
 

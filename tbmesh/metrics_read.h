@@ -52,7 +52,7 @@ typedef struct mx_state {
     mx_seen_record_t *complete;       /* the window's jobs found complete, sorted by job: read again only when
                                        * their file changed */
     size_t n_complete;
-    mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir, said_records, said_missing;
+    mx_said_t said_conf, said_slurm, said_nodes, said_jobs, said_dir, said_records, said_missing, said_sacct;
     mx_said_t *said_mac;              /* conf.n_nodes of them */
 } mx_state_t;
 
