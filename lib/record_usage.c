@@ -241,7 +241,7 @@ static void why_text(const char *why, char *buf, size_t len)
 void tbm_usage_gpu_text(json_object *u, char *buf, size_t len)
 {
     char gpu[320] = "", energy[320] = "", e[64], gwhy[200], ewhy[200];
-    double mean, peak, joules;
+    double mean = 0, peak = 0, joules = 0;
     int g, en;
 
     buf[0] = '\0';
@@ -260,11 +260,12 @@ void tbm_usage_gpu_text(json_object *u, char *buf, size_t len)
                  (long long)json_object_get_int64(json_object_object_get(u, "gpu_samples")));
     else
         snprintf(gpu, sizeof(gpu), "GPU not reported (%s)", gwhy);
-    tbm_energy_text(joules, e, sizeof(e));
-    if (en)
+    if (en) {
+        tbm_energy_text(joules, e, sizeof(e));
         snprintf(energy, sizeof(energy), "energy %s", e);
-    else
+    } else {
         snprintf(energy, sizeof(energy), "energy not reported (%s)", ewhy);
+    }
     snprintf(buf, len, "%s; %s", gpu, energy);
 }
 

@@ -370,10 +370,10 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
                 continue;
             }
         }
-        missing++;
-        if (used < sizeof(ids) - 16)
-            used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%u", used ? "," : "", e.id[i]);
+        e.id[missing++] = e.id[i];   /* the missing ones, kept in place (i >= missing) */
     }
+    for (i = (size_t)missing; i-- > 0 && used < sizeof(ids) - 16;)   /* the latest first */
+        used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%u", used ? "," : "", e.id[i]);
     if (!complete) {
         mx_log("out of memory looking up %zu jobs' records", e.n);
         st->records_missing = -1;
@@ -386,9 +386,10 @@ static void read_records(const mx_source_t *src, mx_state_t *st)
     st->n_complete = n;
     st->records_missing = missing;
     if (missing)
-        snprintf(msg, sizeof(msg), "%ld Mac job%s ended without a complete record in %.150s/%s (job%s %s%s): run "
+        snprintf(msg, sizeof(msg), "%ld Mac job%s ended without a complete record in %.150s/%s (job%s %s%s%s): run "
                  "`tbmesh repro sync -j JOBS` as root", missing, missing == 1 ? "" : "s", store.set.dir,
-                 store.cluster, missing == 1 ? "" : "s", ids, used >= sizeof(ids) - 16 ? ",..." : "");
+                 store.cluster, missing == 1 ? "" : "s", ids, i != (size_t)-1 ? ",..." : "",
+                 missing > 1 ? ", the latest first" : "");
     say_once(st->said_missing, missing ? msg : NULL, "every Mac job that ended has its record");
     if (e.skipped)
         snprintf(msg, sizeof(msg), "sacct printed %zu line%s that do not read; the first: %.300s", e.skipped,

@@ -132,7 +132,22 @@ t_is "ranks 0, 1 and 3 exit with code 3 (a rank failed)" "3" \
 said=$(grep -E '^macnode bench: rank [013]: all-reduce: ' <<<"$out")
 t_match "a rank names rank 2 and its address as closed" \
     "rank 2 \(169\.254\.[0-9.]+:[0-9]+\)(, rank [0-9]+ \([^)]*\))* closed" "$said"
-t_is "every rank's message names rank 2" "$(grep -c . <<<"$said")" "$(grep -c 'rank 2 (169\.254\.' <<<"$said")"
+# Every message points at the first cause: it names rank 2, or a rank that gave up on a failure itself (exit
+# code 3) and closed its connections first. A rank not reading from rank 2 when it failed may not see rank 2's
+# end yet: a killed process's socket sends what it still held before its close, and that waits for the peer
+# to read.
+astray=""
+while IFS= read -r line; do
+    named=$(sed -E 's/; still waiting on [^;]*//' <<<"${line#*all-reduce: }" |
+            grep -oE 'rank [0-9]+ \(169\.254\.' | sed -E 's/^rank ([0-9]+).*/\1/' | paste -sd' ')
+    ok=0
+    for r in $named; do
+        { [ "$r" = 2 ] || grep -qE "task $r: Exited with exit code 3" <<<"$out"; } && ok=1
+    done
+    [ $ok = 1 ] || astray+="$line"$'\n'
+done <<<"$said"
+t_is "every rank's message names rank 2, or a rank that gave up on it" "" "$astray"
+echo "# $(grep -c . <<<"$said") messages; naming rank 2: $(grep -c 'rank 2 (169\.254\.' <<<"$said")"
 t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([ "$took" -lt 20 ] && echo 1)"
 
 # The comparison with Open MPI runs whole, in 2 rounds taken in turns (tiny sizes: the figures are not asserted).

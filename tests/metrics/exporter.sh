@@ -159,7 +159,7 @@ if [ $root = 1 ]; then
     } > "$T/sacct.out"
     run_once --conf "$T/tbmesh-rec.conf"
     has "$O" 'tbmesh_job_records_missing 2'
-    grep -qF "2 Mac jobs ended without a complete record in $T/records/testlab (jobs 103,105): run \`tbmesh repro sync -j JOBS\` as root" \
+    grep -qF "2 Mac jobs ended without a complete record in $T/records/testlab (jobs 105,103, the latest first): run \`tbmesh repro sync -j JOBS\` as root" \
         "$T/once.err" || fail "the missing records are not named: $(cat "$T/once.err")"
     grep -q "sacct printed 1 line that do not read; the first: not a line of sacct" "$T/once.err" ||
         fail "sacct's garbage not said: $(cat "$T/once.err")"
