@@ -205,6 +205,16 @@ if [ "$peers" = both ]; then
   }
   # others CURRENT VALUE...: the values, the current one first
   others() { c=$1; shift; echo "$c"; for v in "$@"; do [ "$v" = "$c" ] || echo "$v"; done; }
+  # with_dim SETTINGS DIM VALUE: the five BTL values (sndbuf, links, eager, rndv, max send) with DIM set to VALUE
+  with_dim() {
+    wd=$2 wv=$3
+    set -- $1
+    case $wd in
+      sndbuf) echo "$wv $2 $3 $4 $5" ;;
+      links) echo "$1 $wv $3 $4 $5" ;;
+      limits) echo "$1 $2 $(echo "$wv" | tr / ' ')" ;;
+    esac
+  }
   cur=$def
   : >"$tmp/btl.log"
   for dim in sndbuf links limits; do
@@ -219,12 +229,7 @@ if [ "$peers" = both ]; then
     while [ "$r" -lt "$srounds" ]; do
       r=$((r + 1))
       for v in $vals; do
-        set -- $cur
-        case $dim in
-          sndbuf) cand="$v $2 $3 $4 $5" ;;
-          links) cand="$1 $v $3 $4 $5" ;;
-          limits) cand="$1 $2 $(echo "$v" | tr / ' ')" ;;
-        esac
+        cand=$(with_dim "$cur" "$dim" "$v")
         say "search: round $r of $srounds: BTL at $low and $top bytes, $said $v"
         echo "$v $(btl_score "$cand")" >>"$tmp/dim"
       done
@@ -248,12 +253,7 @@ if [ "$peers" = both ]; then
         print keep; print line }' "$tmp/dim")
     keep=$(echo "$got" | sed -n 1p)
     echo "$got" | sed -n 2p >>"$tmp/btl.log"
-    set -- $cur
-    case $dim in
-      sndbuf) cur="$keep $2 $3 $4 $5" ;;
-      links) cur="$1 $keep $3 $4 $5" ;;
-      limits) cur="$1 $2 $(echo "$keep" | tr / ' ')" ;;
-    esac
+    cur=$(with_dim "$cur" "$dim" "$keep")
   done
   tuned="$(btl $cur) $rules"
 fi
