@@ -10,6 +10,7 @@
 
 #include "tbmesh.h"
 #include "parse_text.h"
+#include "timing.h"
 
 #define MAX_MACS 1024
 #define ROUNDS 50
@@ -19,19 +20,6 @@ typedef struct mac {
     char *buf[16];
     tbm_raw_outputs_t raw;
 } mac_t;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int load(const char *dir, const char *name, mac_t *m)
 {
@@ -105,11 +93,11 @@ int main(int argc, char **argv)
     closedir(d);
     facts = calloc(n ? n : 1, sizeof(*facts));
     for (i = 0; i < ROUNDS; i++) {
-        t0 = now_ms();
+        t0 = timing_now_ms();
         errors = one_pass(macs, n, facts);
-        t[i] = now_ms() - t0;
+        t[i] = timing_now_ms() - t0;
     }
-    qsort(t, ROUNDS, sizeof(t[0]), cmp_double);
+    timing_sort(t, ROUNDS);
     printf("time_inventory: %zu Macs from raw macOS outputs (parse + topology + validation + tbmesh.conf), "
            "%d rounds: median %.2f ms, p95 %.2f ms, max %.2f ms; %d errors found; target < 50 ms\n",
            n, ROUNDS, t[ROUNDS / 2], t[ROUNDS * 95 / 100], t[ROUNDS - 1], errors);

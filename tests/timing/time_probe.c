@@ -13,24 +13,11 @@
 
 #include "tbmesh.h"
 #include "parse_text.h"
+#include "timing.h"
 
 #define ROUNDS 500
 #define TARGET_MS 20.0
 #define MAX_SOURCES 16
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The folder's outputs into bufs[] and raw (an absent file stays absent, as in the replay backend). -1 when a
  * file is there but cannot be read. */
@@ -82,7 +69,7 @@ static int parse_and_write(const tbm_raw_outputs_t *raw, tbm_host_facts_t *f)
 
 static void say(const char *dir, const char *what, double *ms, int errors)
 {
-    qsort(ms, ROUNDS, sizeof(ms[0]), cmp_double);
+    timing_sort(ms, ROUNDS);
     printf("time_probe: %s: %s, %d rounds: median %.3f ms, p95 %.3f ms, max %.3f ms (%d errors found; "
            "the figure wanted: < %.0f ms per Mac)\n", dir, what, ROUNDS, ms[ROUNDS / 2], ms[ROUNDS * 95 / 100],
            ms[ROUNDS - 1], errors, TARGET_MS);
@@ -105,7 +92,7 @@ int main(int argc, char **argv)
     }
     for (a = 1; a < argc; a++) {
         for (i = 0; i < ROUNDS; i++) {   /* as the replay backend: read, parse, write */
-            t0 = now_ms();
+            t0 = timing_now_ms();
             if (read_outputs(argv[a], bufs, &raw, &err) < 0) {
                 fprintf(stderr, "time_probe: %s\n", err.msg);
                 free_outputs(bufs);
@@ -113,15 +100,15 @@ int main(int argc, char **argv)
             }
             errors = parse_and_write(&raw, &facts);
             free_outputs(bufs);
-            whole[i] = now_ms() - t0;
+            whole[i] = timing_now_ms() - t0;
         }
         say(argv[a], "read + parse + facts JSON", whole, errors);
         if (read_outputs(argv[a], bufs, &raw, &err) < 0)
             return 2;
         for (i = 0; i < ROUNDS; i++) {   /* the outputs in memory: parse and write only */
-            t0 = now_ms();
+            t0 = timing_now_ms();
             errors = parse_and_write(&raw, &facts);
-            parse[i] = now_ms() - t0;
+            parse[i] = timing_now_ms() - t0;
         }
         free_outputs(bufs);
         say(argv[a], "parse + facts JSON", parse, errors);

@@ -7,18 +7,11 @@
 
 #include "tbm_labfacts.h"
 #include "tbmesh.h"
+#include "timing.h"
 
 #define MACS 64
 #define ROUNDS 200
 #define TARGET_MS 50.0
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* One inventory pass; returns 0 when the lab came out fit and the file read back equal. */
 static int one_pass(const tbm_host_facts_t *lab)
@@ -52,12 +45,6 @@ static int one_pass(const tbm_host_facts_t *lab)
     return rc;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(void)
 {
     static tbm_host_facts_t lab[MACS];
@@ -68,12 +55,12 @@ int main(void)
     for (g = 0; g < MACS / 8; g++)
         c = lab_mesh(lab, g * 8, 8, c, 80, 1);
     for (i = 0; i < ROUNDS; i++) {
-        double start = now_ms();
+        double start = timing_now_ms();
         if (one_pass(lab) < 0)
             return 2;
-        ms[i] = now_ms() - start;
+        ms[i] = timing_now_ms() - start;
     }
-    qsort(ms, ROUNDS, sizeof(ms[0]), by_value);
+    timing_sort(ms, ROUNDS);
     printf("time_topology: %d Macs, %d cables, %d rounds: median %.3f ms, p95 %.3f ms, max %.3f ms "
            "(target < %.0f ms): %s\n", MACS, c, ROUNDS, ms[ROUNDS / 2], ms[ROUNDS * 95 / 100], ms[ROUNDS - 1],
            TARGET_MS, ms[ROUNDS / 2] < TARGET_MS ? "ok" : "TOO SLOW");
