@@ -102,7 +102,7 @@ tbm_coverage_t report_records_coverage(void *ctx, uint32_t jobid, tbm_ruse_t *us
     }
     record_use(rec, use);
     phase = tbm_json_str(tbm_json_typed(rec, "job", json_type_object), "phase");
-    complete = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+    complete = tbm_record_phase_complete(phase);
     json_object_put(rec);
     if (!complete) {
         rr->incomplete++;

@@ -163,7 +163,7 @@ static int sync_one(const tbm_store_t *st, char **f)
         int completed;
         phase = tbm_json_str(j, "phase");
         had = tbm_json_str(j, "state");
-        completed = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+        completed = tbm_record_phase_complete(phase);
         parts = tbm_store_parts(st, (uint32_t)id, &names);
         merged = parts_usage(rec, parts, completed);
         if (completed && had && !strcmp(had, state) && !merged) {

@@ -433,6 +433,11 @@ tbm_record_version_t tbm_record_version(const char *sha256, const char *phase, c
     return phase && !strcmp(phase, "start") ? TBM_VERSION_START : TBM_VERSION_UNNAMED;
 }
 
+int tbm_record_phase_complete(const char *phase)
+{
+    return phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+}
+
 /* ---- text from the job's side that may not be UTF-8 ---- */
 
 char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len)

@@ -54,6 +54,10 @@ typedef enum tbm_record_version {
 } tbm_record_version_t;
 tbm_record_version_t tbm_record_version(const char *sha256, const char *phase, const char *acct_digest);
 
+/* 1 when a record with this job.phase is complete: its end wrote it last, or `tbmesh repro sync` did; 0 for
+ * the submit or start record, another word, or NULL. */
+int tbm_record_phase_complete(const char *phase);
+
 /* Text from the job's side (command lines, variables, file contents) as valid UTF-8: every byte that does not
  * begin a valid sequence (and every NUL) becomes U+FFFD. malloc'd, its length in *out_len (may be NULL). */
 char *tbm_utf8_clean(const char *s, size_t len, size_t *out_len);

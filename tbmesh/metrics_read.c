@@ -306,7 +306,7 @@ static int record_complete(const tbm_store_t *store, uint32_t job)
     tbm_err_t err = { { 0 } };
     json_object *rec = tbm_store_load(store, job, NULL, &err);
     const char *phase = rec ? tbm_json_str(json_object_object_get(rec, "job"), "phase") : NULL;
-    int done = phase && (!strcmp(phase, "end") || !strcmp(phase, "sync"));
+    int done = tbm_record_phase_complete(phase);
 
     json_object_put(rec);
     return done;

@@ -196,6 +196,19 @@ START_TEST(which_version_of_a_record)
 }
 END_TEST
 
+/* The end's record and sync's are complete; the submit's and the start's are not, nor an unknown word. */
+START_TEST(which_phases_are_complete)
+{
+    ck_assert_int_eq(tbm_record_phase_complete("end"), 1);
+    ck_assert_int_eq(tbm_record_phase_complete("sync"), 1);
+    ck_assert_int_eq(tbm_record_phase_complete("start"), 0);
+    ck_assert_int_eq(tbm_record_phase_complete("submit"), 0);
+    ck_assert_int_eq(tbm_record_phase_complete("ended"), 0);
+    ck_assert_int_eq(tbm_record_phase_complete(""), 0);
+    ck_assert_int_eq(tbm_record_phase_complete(NULL), 0);
+}
+END_TEST
+
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -209,6 +222,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, a_new_record_is_valid_and_grows_by_path);
     tcase_add_test(tc, text_that_is_not_utf8_becomes_utf8);
     tcase_add_test(tc, which_version_of_a_record);
+    tcase_add_test(tc, which_phases_are_complete);
     suite_add_tcase(s, tc);
     return s;
 }
