@@ -49,21 +49,9 @@ static char *run_sacct(const char *since, const char *jobs)
     return NULL;
 }
 
-static long long sacct_time(const char *s)
-{
-    struct tm tm;
-    char *end;
-
-    memset(&tm, 0, sizeof(tm));
-    if (!(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) || *end)
-        return 0;
-    tm.tm_isdst = -1;
-    return (long long)mktime(&tm);
-}
-
 static void add_time(json_object *job, const char *key, const char *s)
 {
-    long long t = sacct_time(s);
+    long long t = tbm_sacct_time(s, strlen(s));
 
     if (t > 0)
         json_object_object_add(job, key, json_object_new_int64(t));
@@ -179,7 +167,7 @@ static int sync_one(const tbm_store_t *st, char **f)
         }
         /* a job cancelled while pending has a start time (its end) but no node */
         rec = tbm_record_of_summary(summary, (uint32_t)id, st->cluster, state,
-                                    *f[F_NODES] && strcmp(f[F_NODES], "None assigned") && sacct_time(f[F_START]) > 0);
+                                    *f[F_NODES] && strcmp(f[F_NODES], "None assigned") && tbm_sacct_time(f[F_START], strlen(f[F_START])) > 0);
         json_object_put(summary);
     }
     had = fresh ? NULL : strdup(tbm_json_str(json_object_object_get(rec, "job"), "state"));

@@ -331,8 +331,7 @@ typedef struct {
     tbm_err_t *err;
 } ended_ctx_t;
 
-/* sacct's local time "YYYY-MM-DDTHH:MM:SS" as seconds since the epoch; -1 for anything else ("Unknown"). */
-static long long sacct_time(const char *s, size_t n)
+long long tbm_sacct_time(const char *s, size_t n)
 {
     char buf[32], *end;
     struct tm tm;
@@ -383,7 +382,7 @@ static int ended_line(const char *line, size_t n, void *arg)
         return 0;
     }
     snprintf(state, sizeof(state), "%.*s", (int)(flen[1] < sizeof(state) ? flen[1] : sizeof(state) - 1), f[1]);
-    if (!tbm_slurm_state_final(state) || (end = sacct_time(f[2], flen[2])) < 0 || end > c->until)
+    if (!tbm_slurm_state_final(state) || (end = tbm_sacct_time(f[2], flen[2])) < 0 || end > c->until)
         return 0;   /* not over, or over too lately to expect its record yet */
     if (flen[3] == 0 || (flen[3] == 13 && !memcmp(f[3], "None assigned", 13)))
         return 0;   /* never ran (cancelled while pending): `tbmesh repro sync` makes its record */

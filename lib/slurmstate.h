@@ -69,6 +69,10 @@ void tbm_slurm_jobs_free(tbm_slurm_jobs_t *js);
  * OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE): its first word ("CANCELLED by 1000" is CANCELLED). */
 int tbm_slurm_state_final(const char *state);
 
+/* sacct's local time "YYYY-MM-DDTHH:MM:SS" (s[0..n), no NUL needed) as seconds since the epoch; -1 for anything
+ * else ("Unknown", "None"). */
+long long tbm_sacct_time(const char *s, size_t n);
+
 #define TBM_SACCT_ENDED_FIELDS "JobIDRaw,State,End,NodeList,AdminComment"   /* AdminComment last: it may hold '|' */
 
 /* The Mac jobs that ran and ended: those sacct lists (TBM_SACCT_ENDED_FIELDS, -P) with the job submit plug-in's

@@ -251,6 +251,11 @@ START_TEST(sacct_ended_mac_jobs)
     ck_assert_uint_eq(e.skipped, 2);
     ck_assert_ptr_nonnull(strstr(e.first_error, "not a line of sacct -P -o JobIDRaw,State,End,NodeList,AdminComment"));
     tbm_ended_jobs_free(&e);
+    ck_assert_int_eq(tbm_sacct_time("2026-12-05T08:00:00|x", 19), now);   /* bounded by its length */
+    ck_assert_int_eq(tbm_sacct_time("Unknown", 7), -1);
+    ck_assert_int_eq(tbm_sacct_time("2026-12-05T08:00:00Z", 20), -1);
+    ck_assert_int_eq(tbm_sacct_time("2026-12-05T08:00:00000000000000000000000000", 43), -1);
+    ck_assert_int_eq(tbm_sacct_time("", 0), -1);
     ck_assert_int_eq(tbm_slurm_state_final("CANCELLED by 1001"), 1);
     ck_assert_int_eq(tbm_slurm_state_final("OUT_OF_MEMORY"), 1);
     ck_assert_int_eq(tbm_slurm_state_final("COMPLETING"), 0);
