@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "tbm_slurm.h"
@@ -175,16 +177,47 @@ static void tag_path(uint32_t job, char *buf, size_t len)
     tbm_spank_say(buf, len, "%s/%u.tag", spank_args.state_dir, job);
 }
 
+/* The job's run on this node as slurmd tells its prolog and epilog (from the job's credential): -1 when not
+ * told. */
+static long tag_run(void)
+{
+    return tbm_jobtag_run_parse(getenv("SLURM_JOB_RESTART_COUNT"));
+}
+
+/* The state folder, locked while a tag is kept or removed, so that an epilog's look and removal are one step
+ * against a prolog's write. Returns the folder's descriptor (to tag_unlock), or -1 (then unlocked: logged). */
+static int tag_lock(uint32_t job)
+{
+    int fd = open(spank_args.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+        slurm_error("tbmesh: job %u: cannot lock %s (%m): its tag is kept or removed unlocked", job,
+                    spank_args.state_dir);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void tag_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd);   /* the lock goes with it */
+}
+
 /* The job's prolog, as root: job_submit's tag reaches the prolog's environment (SPANK_TBMESH_JOB) but not
- * the steps', so it is kept for them in root's state folder (which no user may write). A job that carries no
- * tag did not ask for Macs (job_submit/tbmesh tags every job it places on Macs and removes any other): it is
- * kept as "v1 macs=0 backend=auto", so that a step finding no file knows the prolog did not keep it. */
+ * the steps', so it is kept for them in root's state folder (which no user may write), with the run it is for.
+ * A job that carries no tag did not ask for Macs (job_submit/tbmesh tags every job it places on Macs and
+ * removes any other): it is kept as "v1 macs=0 backend=auto", so that a step finding no file knows the prolog
+ * did not keep it. */
 void tbm_spank_tag_keep(uint32_t job)
 {
     const char *tag = getenv("SPANK_" TBM_JOBTAG_ENV);
     tbm_jobtag_t none = { 0, TBM_BACKEND_AUTO };
     tbm_err_t err = { { 0 } };
-    char path[1100], text[TBM_JOBTAG_MAX];
+    char path[1100], text[TBM_JOBTAG_MAX], kept[TBM_JOBTAG_KEPT_MAX];
+    int lock;
 
     if (!tag || !*tag) {
         if (tbm_jobtag_format(&none, text, sizeof(text)) < 0)
@@ -192,37 +225,62 @@ void tbm_spank_tag_keep(uint32_t job)
         tag = text;
     }
     tag_path(job, path, sizeof(path));
-    if (tbm_jobdir_base(spank_args.state_dir, NULL, 0, &err) < 0 ||
-        tbm_write_file_atomic(path, tag, strlen(tag), 0644, &err) < 0)
+    if (tbm_jobdir_base(spank_args.state_dir, NULL, 0, &err) < 0) {
         slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); its steps on Macs will be refused",
                     job, err.msg);
+        return;
+    }
+    if (tbm_jobtag_kept_format(tag, tag_run(), kept, sizeof(kept)) < 0) {
+        /* kept as it came (its first line, cut to fit): the step names what is wrong with it */
+        snprintf(kept, sizeof(kept), "%.*s", (int)strcspn(tag, "\n"), tag);
+    }
+    lock = tag_lock(job);
+    if (tbm_write_file_atomic(path, kept, strlen(kept), 0644, &err) < 0)
+        slurm_error("tbmesh: job %u: cannot keep its tag for the steps (%s); its steps on Macs will be refused",
+                    job, err.msg);
+    tag_unlock(lock);
 }
 
+/* The job's epilog, as root: its run's tag goes, or an earlier run's; a later run's (whose prolog came first,
+ * the job having been queued again) stays for that run's steps. */
 void tbm_spank_tag_drop(uint32_t job)
 {
-    char path[1100];
+    char path[1100], *text;
+    long run = tag_run();
+    size_t len;
+    int lock;
 
     tag_path(job, path, sizeof(path));
-    unlink(path);
+    lock = tag_lock(job);
+    text = tbm_read_file(path, TBM_JOBTAG_KEPT_MAX, &len, NULL);
+    if (!text || tbm_jobtag_kept_drop(text, run))
+        unlink(path);
+    else
+        slurm_info("tbmesh: job %u: run %ld's epilog leaves the tag a later run kept", job, run);
+    free(text);
+    tag_unlock(lock);
 }
 
 /* Did the job ask for Macs? As job_submit/tbmesh decided: its tag, kept by the job's prolog, the only
  * route (no step asks slurmctld what the job asked for). 1 with the tag, 0 no, -1 with err. */
 static int read_tag(uint32_t job, tbm_jobtag_t *tag, tbm_err_t *err)
 {
-    char path[1100], *text;
+    char path[1100], *text, line[TBM_JOBTAG_KEPT_MAX];
     tbm_err_t why = { { 0 } };
     size_t len;
+    long run;
     int rc;
 
     tag_path(job, path, sizeof(path));
-    if (!(text = tbm_read_file(path, TBM_JOBTAG_MAX, &len, &why)))
+    if (!(text = tbm_read_file(path, TBM_JOBTAG_KEPT_MAX, &len, &why)))
         return tbm_errprintf(err, "job %u has no tbmesh tag on this node (%s): its prolog did not keep it, so "
                              "whether it asked for Macs is not known; resubmit the job, or ask the administrator to "
                              "check slurm.conf's PrologFlags=Alloc, slurmd's log here and %s", job, why.msg,
                              spank_args.state_dir);
-    rc = tbm_jobtag_parse(text, tag, err);
+    rc = tbm_jobtag_kept_parse(text, line, sizeof(line), &run, err);
     free(text);
+    if (rc == 0)
+        rc = tbm_jobtag_parse(line, tag, err);
     if (rc < 0)
         return tbm_errprefix(err, "the job's tbmesh tag: ");
     return tag->macs > 0;

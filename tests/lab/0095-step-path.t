@@ -10,20 +10,23 @@ no_jobs
 # folder; the nodes read it there instead of asking slurmctld.
 out=$LAB/work/tbm-alice/tag.out; rm -f "$out"
 as tbm-alice sbatch --wait -o "$out" --gres=tbmesh:mini-b:4 --mlx-backend=ring \
-    --wrap 'srun -N1 sh -c "cat /run/slurm-tbmesh/$SLURM_JOB_ID.tag; echo; stat -c \"%U %a\" /run/slurm-tbmesh"' > /dev/null 2>&1
-t_is "a Mac job carries job_submit's decision to its nodes" "v1 macs=4 backend=ring
+    --wrap 'srun -N1 sh -c "cat /run/slurm-tbmesh/$SLURM_JOB_ID.tag; stat -c \"%U %a\" /run/slurm-tbmesh"' > /dev/null 2>&1
+t_is "a Mac job carries job_submit's decision to its nodes, with its run (Slurm's restart count)" "v1 macs=4 backend=ring
+run=0
 root 711" "$(grep -v '^tbmesh: ' "$out" 2>/dev/null)"
 
 # A job that asked for no Macs carries no tag: its prolog keeps "macs=0", which its steps read.
 out=$LAB/work/tbm-bob/notag.out; rm -f "$out"
 as tbm-bob sbatch --wait -o "$out" -p mac -w mac05 --wrap 'cat /run/slurm-tbmesh/$SLURM_JOB_ID.tag' > /dev/null 2>&1
-t_is "a job without Macs is kept as one on its node (macs=0)" "v1 macs=0 backend=auto" "$(grep -v '^tbmesh: ' "$out" 2>/dev/null)"
+t_is "a job without Macs is kept as one on its node (macs=0)" "v1 macs=0 backend=auto
+run=0" "$(grep -v '^tbmesh: ' "$out" 2>/dev/null)"
 # A user who puts a tag in a job's request (libslurm takes any SPANK variable): job_submit/tbmesh drops it.
 out=$LAB/work/tbm-bob/forged.out; rm -f "$out"
 job=$(as tbm-bob "$T_BUILD/tests/lab-tools/forge-tag" mac mac05 "TBMESH_JOB=v1 macs=4 backend=jaccl" "$out" 2>&1)
 t_match "a user can send a job request with a SPANK variable of their own" "^[0-9]+$" "$job"
 wait_job "$job" 60 > /dev/null
-t_is "... a tag put there is not the job's: its node keeps macs=0" "v1 macs=0 backend=auto" "$(cat "$out" 2>/dev/null)"
+t_is "... a tag put there is not the job's: its node keeps macs=0" "v1 macs=0 backend=auto
+run=0" "$(cat "$out" 2>/dev/null)"
 # The tag's one route: a step on a Mac whose tag its prolog did not keep is refused, saying why; no step asks
 # slurmctld what the job asked for.
 out=$LAB/work/tbm-alice/lost-tag.out; rm -f "$out" "$LAB/work/tbm-alice"/lost-tag.{ready,go}
@@ -38,6 +41,28 @@ wait_job "$job" 90 > /dev/null
 t_match "a step whose tag is lost fails" "^srun exit [1-9][0-9]*$" "$(grep '^srun exit' "$out" 2>/dev/null)"
 t_match "... saying why and what to do" "has no tbmesh tag on this node .*its prolog did not keep it.*resubmit the job" \
     "$(cat "$out" 2>/dev/null)"
+
+# A requeued job keeps its id, and on a loaded node the epilog of its first run can come after the prolog of
+# its second: that epilog must leave the second run's tag (else the second run's steps are refused). Here the
+# job's run 0 ends while its tag on mac05 says run 1, as that prolog would have written it.
+out=$LAB/work/tbm-alice/later-run.out; rm -f "$out" "$LAB/work/tbm-alice"/later-run.{ready,go}
+job=$(as tbm-alice sbatch --parsable -o "$out" -p mac -w mac05 \
+    --wrap 'touch later-run.ready; for i in $(seq 600); do [ -e later-run.go ] && break; sleep 0.2; done')
+for _ in $(seq 600); do [ -e "$LAB/work/tbm-alice/later-run.ready" ] && break; sleep 0.2; done
+"$LABCMD" exec mac05 sh -c "printf 'v1 macs=0 backend=auto\nrun=1\n' > /run/slurm-tbmesh/$job.tag"
+touch "$LAB/work/tbm-alice/later-run.go"
+wait_job "$job" 60 > /dev/null
+kept_gone() { ! "$LABCMD" exec mac05 test -e "/run/slurm-tbmesh/$1.tag"; }
+epilog_said() { grep -q "job $1: run 0's epilog leaves the tag a later run kept" "$LAB/log/slurmd-mac05.log"; }
+wait_until 20 "job $job's epilog on mac05" epilog_said "$job" || true
+t_is "the epilog of a job's run 0 leaves the tag its run 1 kept" "v1 macs=0 backend=auto
+run=1" "$("$LABCMD" exec mac05 cat "/run/slurm-tbmesh/$job.tag" 2>&1)"
+t_ok "... and says so in slurmd's log" epilog_said "$job"
+"$LABCMD" exec mac05 rm -f "/run/slurm-tbmesh/$job.tag"
+# ... and a job's own tag goes with its epilog.
+job=$(as tbm-alice sbatch --parsable -o /dev/null -p mac -w mac05 --wrap true)
+wait_job "$job" 60 > /dev/null
+t_ok "a job's own tag goes with its epilog" wait_until 20 "job $job's tag gone on mac05" kept_gone "$job"
 
 # A refused step: JACCL asked of a ring without RDMA.
 out=$(as tbm-alice salloc --gres=tbmesh:mini-b:4 bash -c 'srun --mlx-backend=jaccl true; echo "srun exit $?"; echo "job $SLURM_JOB_ID"' 2>&1)

@@ -75,6 +75,78 @@ static void write_file(const char *path)
     close(fd);
 }
 
+START_TEST(kept_tag_carries_its_run)
+{
+    char buf[TBM_JOBTAG_KEPT_MAX], tag[TBM_JOBTAG_KEPT_MAX];
+    tbm_err_t err = { { 0 } };
+    long run = 7;
+
+    ck_assert_int_eq(tbm_jobtag_kept_format("v1 macs=4 backend=ring", 3, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "v1 macs=4 backend=ring\nrun=3\n");
+    ck_assert_int_eq(tbm_jobtag_kept_parse(buf, tag, sizeof(tag), &run, &err), 0);
+    ck_assert_str_eq(tag, "v1 macs=4 backend=ring");
+    ck_assert_int_eq(run, 3);
+    /* the run not known: the tag alone */
+    ck_assert_int_eq(tbm_jobtag_kept_format("v1 macs=0 backend=auto", -1, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "v1 macs=0 backend=auto\n");
+    ck_assert_int_eq(tbm_jobtag_kept_parse(buf, tag, sizeof(tag), &run, &err), 0);
+    ck_assert_int_eq(run, -1);
+    /* as a release before the run was kept wrote it */
+    ck_assert_int_eq(tbm_jobtag_kept_parse("v1 macs=2 backend=jaccl", tag, sizeof(tag), &run, &err), 0);
+    ck_assert_str_eq(tag, "v1 macs=2 backend=jaccl");
+    ck_assert_int_eq(run, -1);
+    /* what does not fit, or would make a second line, is refused */
+    ck_assert_int_eq(tbm_jobtag_kept_format("v1 macs=2 backend=jaccl", 3, buf, 10), -1);
+    ck_assert_int_eq(tbm_jobtag_kept_format("v1 macs=2\nrun=99", 3, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(tbm_jobtag_kept_format("v1 macs=2 backend=ring", 65536, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(tbm_jobtag_kept_format(NULL, 0, buf, sizeof(buf)), -1);
+}
+END_TEST
+
+START_TEST(kept_tag_bad_input_is_named)
+{
+    const char *bad[] = { "v1 macs=2 backend=ring\nrun=\n", "v1 macs=2 backend=ring\nrun=x\n",
+                          "v1 macs=2 backend=ring\nrun=-1\n", "v1 macs=2 backend=ring\nrun=65536\n",
+                          "v1 macs=2 backend=ring\nrun=1\nmore\n", "v1 macs=2 backend=ring\nrn=1\n",
+                          "v1 macs=2 backend=ring\nrun=1111111111111111111111111111111111111\n", NULL };
+    char tag[TBM_JOBTAG_KEPT_MAX], small[4];
+    tbm_err_t err;
+    long run;
+    int i;
+
+    for (i = 0; bad[i]; i++) {
+        memset(&err, 0, sizeof(err));
+        ck_assert_msg(tbm_jobtag_kept_parse(bad[i], tag, sizeof(tag), &run, &err) == -1, "accepted '%s'", bad[i]);
+        ck_assert(strstr(err.msg, "kept tbmesh tag") != NULL);
+    }
+    ck_assert_int_eq(tbm_jobtag_kept_parse("v1 macs=2 backend=ring", small, sizeof(small), &run, &err), -1);
+    ck_assert(strstr(err.msg, "too long") != NULL);
+    ck_assert_int_eq(tbm_jobtag_kept_parse(NULL, tag, sizeof(tag), &run, &err), -1);
+    ck_assert_int_eq(tbm_jobtag_run_parse("12"), 12);
+    ck_assert_int_eq(tbm_jobtag_run_parse("0"), 0);
+    ck_assert_int_eq(tbm_jobtag_run_parse(""), -1);
+    ck_assert_int_eq(tbm_jobtag_run_parse(NULL), -1);
+    ck_assert_int_eq(tbm_jobtag_run_parse(" 1"), -1);
+    ck_assert_int_eq(tbm_jobtag_run_parse("65536"), -1);
+}
+END_TEST
+
+/* A requeued job keeps its id: the epilog of its first run, late on a loaded node, comes after the prolog of
+ * its second. That epilog leaves the second run's tag; its own (or an earlier) run's goes. */
+START_TEST(epilog_drops_only_its_runs_tag)
+{
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=1\n", 0), 0);
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=1\n", 1), 1);
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=1\n", 2), 1);
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=0\n", 0), 1);
+    /* the epilog's run not known, a tag without its run, or a text that cannot be read: it goes */
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=1\n", -1), 1);
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring", 0), 1);
+    ck_assert_int_eq(tbm_jobtag_kept_drop("v1 macs=4 backend=ring\nrun=x\n", 0), 1);
+    ck_assert_int_eq(tbm_jobtag_kept_drop(NULL, 0), 1);
+}
+END_TEST
+
 START_TEST(jobdir_made_private_and_removed)
 {
     char jobs[300], dir[400], path[500], outside[400];
@@ -154,6 +226,9 @@ static Suite *jobtag_suite(void)
     tcase_add_test(tc, tag_round_trip);
     tcase_add_test(tc, tag_later_fields_are_skipped);
     tcase_add_test(tc, tag_bad_input_is_named);
+    tcase_add_test(tc, kept_tag_carries_its_run);
+    tcase_add_test(tc, kept_tag_bad_input_is_named);
+    tcase_add_test(tc, epilog_drops_only_its_runs_tag);
     tcase_add_test(tc, jobdir_made_private_and_removed);
     tcase_add_test(tc, jobdir_squatted_names_are_refused_or_moved);
     suite_add_tcase(s, tc);
