@@ -12,6 +12,7 @@ static const char usage_text[] =
 "Usage: tbmlab-gen plan LAB.CONF [--cut NODE:IFACE]...\n"
 "       tbmlab-gen outputs LAB.CONF DIR [--cut NODE:IFACE]...\n"
 "       tbmlab-gen slurm-nodes LAB.CONF\n"
+"       tbmlab-gen hint LAB.CONF\n"
 "       tbmlab-gen --help\n"
 "\n"
 "Turns the lab spec into what the embedded lab needs. Output is tab-separated, one record a line, in a\n"
@@ -21,14 +22,17 @@ static const char usage_text[] =
 "  Group=NAME Mode=bridge|direct Wiring=mesh|ring Nodes=mac01,mac02,... ModelName=\"Mac Studio\"\n"
 "    ModelId=Mac15,14 Chip=\"Apple M3 Ultra\" MemoryGiB=N PCores=N ECores=N OS=26.2 Build=25C56\n"
 "    LinkGbps=40|80 Rdma=yes|no [Ports=N, else known from ModelId]\n"
+"    [Bridge=HOST: with Mode=bridge, the Macs' slurmds run on that bridge host, else on the controller]\n"
 "  Linux=lnx01[,lnx02...]\n"
 "  Node names end in their number (mac01); a node belongs to one group.\n"
 "\n"
 "plan: the wiring the lab scripts build, records (fields separated by TAB):\n"
-"  node   NAME group=G mode=bridge|direct mgmt=10.77.0.X mac=EN0_HWADDR port=SLURMD_PORT\n"
+"  node   NAME group=G mode=bridge|direct mgmt=10.77.0.X mac=EN0_HWADDR port=SLURMD_PORT [bridge=HOST]\n"
 "  linux  NAME mgmt=10.77.0.X port=16818\n"
+"  bridgehost  HOST mgmt=10.77.0.X mac=ETH0_HWADDR\n"
 "  cable  MAC_A IFACE_A ADDR_A/30 HWADDR_A MAC_B IFACE_B ADDR_B/30 HWADDR_B state=up|cut\n"
-"  Management addresses: macNN -> 10.77.0.(10+NN); Linux nodes 10.77.0.21, .22, ... in spec order.\n"
+"  Management addresses: macNN -> 10.77.0.(10+NN); Linux nodes the first free from 10.77.0.21, in spec\n"
+"  order; bridge hosts 10.77.0.201, .202, ... in order of first mention.\n"
 "  Slurmd ports: bridge-mode Macs 16830+i (i = 1, 2, ... over bridge-mode Macs), others 16818.\n"
 "  Cables: Wiring=mesh joins every pair once, Wiring=ring joins node i to node i+1 (mod n). Cable c\n"
 "  (1-based, counted over all groups) is 169.254.c.1/30 - 169.254.c.2/30. On each Mac the cables take\n"
@@ -42,6 +46,9 @@ static const char usage_text[] =
 "  devices; rdma_ctl says enabled on Thunderbolt 4 (LinkGbps=40, as real TB4 Macs do), else disabled.\n"
 "\n"
 "slurm-nodes: slurm.conf NodeName lines for every node, then PartitionName lines (mac, linux).\n"
+"\n"
+"hint: a Group= line per group for tbmesh inventory --hint (its name, nodes, wiring and mode; the inventory\n"
+"  finds the cables).\n"
 "\n"
 "--cut NODE:IFACE pulls the cable plugged into IFACE of NODE (both ends read as disconnected).\n"
 "\n"
@@ -91,18 +98,21 @@ int main(int argc, char **argv)
         return usage_error("%s", "missing command or lab spec");
     const char *cmd = argv[1];
     int outputs = strcmp(cmd, "outputs") == 0;
-    if (!outputs && strcmp(cmd, "plan") != 0 && strcmp(cmd, "slurm-nodes") != 0)
-        return usage_error("unknown command '%s' (plan, outputs, slurm-nodes)", cmd);
+    if (!outputs && strcmp(cmd, "plan") != 0 && strcmp(cmd, "slurm-nodes") != 0 && strcmp(cmd, "hint") != 0)
+        return usage_error("unknown command '%s' (plan, outputs, slurm-nodes, hint)", cmd);
     if (outputs && argc < 4)
         return usage_error("%s", "outputs needs a directory");
     if (outputs && strlen(argv[3]) > LAB_DIR_MAX)
         return usage_error("output directory path is longer than %d characters; use a shorter one", LAB_DIR_MAX);
     if (lab_load(&lab, argv[2]) < 0)
         return 2;
-    if (strcmp(cmd, "slurm-nodes") == 0) {
+    if (strcmp(cmd, "slurm-nodes") == 0 || strcmp(cmd, "hint") == 0) {
         if (argc > 3)
             return usage_error("unexpected argument '%s'", argv[3]);
-        lab_print_slurm_nodes(&lab, stdout);
+        if (cmd[0] == 's')
+            lab_print_slurm_nodes(&lab, stdout);
+        else
+            lab_print_hint(&lab, stdout);
         return 0;
     }
     int rc = apply_cuts(&lab, argc, argv, outputs ? 4 : 3);

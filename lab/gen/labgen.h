@@ -20,13 +20,15 @@ enum {
     LAB_DIRECT_PORT = 16818,
     LAB_BRIDGE_PORT_BASE = 16830,
     LAB_MAC_MGMT_BASE = 10,
-    LAB_LINUX_MGMT_BASE = 21,
+    LAB_LINUX_MGMT_BASE = 21,   /* the first free address from here */
+    LAB_MAX_BRIDGES = 8,        /* bridge hosts besides the controller */
+    LAB_BRIDGE_MGMT_BASE = 200, /* bridge host k (1-based): 10.77.0.(200+k) */
 };
 
 /* The keys of a Group= line, in the order of lab_group_t's raw values. */
 enum group_key {
     GK_GROUP, GK_MODE, GK_WIRING, GK_NODES, GK_MODEL_NAME, GK_MODEL_ID, GK_CHIP, GK_MEMORY, GK_PCORES,
-    GK_ECORES, GK_OS, GK_BUILD, GK_LINK, GK_RDMA, GK_PORTS, GK_COUNT
+    GK_ECORES, GK_OS, GK_BUILD, GK_LINK, GK_RDMA, GK_PORTS, GK_BRIDGE, GK_COUNT
 };
 
 typedef struct lab_group {
@@ -34,9 +36,17 @@ typedef struct lab_group {
     char model_name[LAB_TEXT_MAX], model_id[LAB_TEXT_MAX], chip[LAB_TEXT_MAX];
     char os[LAB_NAME_MAX], build[LAB_NAME_MAX];
     int bridge, ring, rdma;
+    int bridge_host;            /* bridge mode: index in lab->bridges, or -1 for the controller host */
     unsigned mem_gib, pcores, ecores, link_gbps, ports;
     int line;
 } lab_group_t;
+
+/* A bridge host other than the controller (Bridge=NAME): a namespace of its own on the management network,
+ * where the slurmds of its groups' Macs run. */
+typedef struct lab_bridge {
+    char name[LAB_NAME_MAX];
+    unsigned mgmt, hostno;
+} lab_bridge_t;
 
 typedef struct lab_mac {
     char name[LAB_NAME_MAX];
@@ -64,7 +74,8 @@ typedef struct lab {
     lab_mac_t macs[LAB_MAX_MACS];
     lab_linux_t linux_nodes[LAB_MAX_LINUX];
     lab_cable_t cables[LAB_MAX_CABLES];
-    int ngroups, nmacs, nlinux, ncables;
+    lab_bridge_t bridges[LAB_MAX_BRIDGES];
+    int ngroups, nmacs, nlinux, ncables, nbridges;
 } lab_t;
 
 /* spec.c: reads LAB.CONF into *lab (messages on stderr as FILE:LINE: ...); 0 or -1. */
@@ -80,8 +91,15 @@ int lab_cable_end(const lab_cable_t *cb, int mac);
 const lab_group_t *lab_group_of(const lab_t *lab, int mac);
 const lab_cable_t *lab_live_cable(const lab_t *lab, int mac, unsigned rcpt);
 void lab_print_plan(const lab_t *lab, FILE *out);
+/* plan.c: the management address (last octet) where slurmctld reaches Mac `mac`'s slurmd: its bridge host's
+ * (1, the controller, or a Bridge= host's) in bridge mode, its own in direct mode. */
+unsigned lab_slurmd_mgmt(const lab_t *lab, int mac);
 /* plan.c: slurm.conf node lines; a Mac's RealMemory is lib/slurmconf's, as tbmesh inventory writes it. */
 void lab_print_slurm_nodes(const lab_t *lab, FILE *out);
+
+/* plan.c: a Group= line per group for tbmesh inventory --hint: name, nodes, wiring, mode (the inventory finds
+ * the cables; Backends=mpi lets the line stand without them). */
+void lab_print_hint(const lab_t *lab, FILE *out);
 
 /* mac_thunderbolt.c: system_profiler SPThunderboltDataType -json of one Mac. */
 int lab_is_tb5(const lab_group_t *g);

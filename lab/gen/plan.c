@@ -64,14 +64,31 @@ const lab_cable_t *lab_live_cable(const lab_t *lab, int mac, unsigned rcpt)
 
 /* ---- plan ------------------------------------------------------------------------------------------- */
 
+unsigned lab_slurmd_mgmt(const lab_t *lab, int mac)
+{
+    const lab_group_t *g = lab_group_of(lab, mac);
+
+    if (!g->bridge)
+        return lab->macs[mac].mgmt;
+    return g->bridge_host < 0 ? 1 : lab->bridges[g->bridge_host].mgmt;
+}
+
 void lab_print_plan(const lab_t *lab, FILE *out)
 {
     char hw[18], hwb[18];
     for (int i = 0; i < lab->nmacs; i++) {
         const lab_mac_t *m = &lab->macs[i];
+        const lab_group_t *g = lab_group_of(lab, i);
         lab_hwaddr(hw, m->hostno, 0);
-        fprintf(out, "node\t%s\tgroup=%s\tmode=%s\tmgmt=10.77.0.%u\tmac=%s\tport=%u\n", m->name,
-                lab_group_of(lab, i)->name, lab_group_of(lab, i)->bridge ? "bridge" : "direct", m->mgmt, hw, m->port);
+        fprintf(out, "node\t%s\tgroup=%s\tmode=%s\tmgmt=10.77.0.%u\tmac=%s\tport=%u", m->name, g->name,
+                g->bridge ? "bridge" : "direct", m->mgmt, hw, m->port);
+        if (g->bridge && g->bridge_host >= 0)
+            fprintf(out, "\tbridge=%s", lab->bridges[g->bridge_host].name);
+        fputc('\n', out);
+    }
+    for (int i = 0; i < lab->nbridges; i++) {
+        lab_hwaddr(hw, lab->bridges[i].hostno, 0);
+        fprintf(out, "bridgehost\t%s\tmgmt=10.77.0.%u\tmac=%s\n", lab->bridges[i].name, lab->bridges[i].mgmt, hw);
     }
     for (int i = 0; i < lab->nlinux; i++)
         fprintf(out, "linux\t%s\tmgmt=10.77.0.%u\tport=%d\n", lab->linux_nodes[i].name, lab->linux_nodes[i].mgmt,
@@ -107,7 +124,7 @@ void lab_print_slurm_nodes(const lab_t *lab, FILE *out)
         feature_word(gname, sizeof(gname), g->name);
         feature_word(os, sizeof(os), g->os);
         fprintf(out, "NodeName=%s NodeAddr=10.77.0.%u Port=%u CPUs=%u RealMemory=%llu Gres=tbmesh:1 "
-                "Features=tbmesh,tbmesh_%s%s,macos_%s State=UNKNOWN\n", m->name, g->bridge ? 1 : m->mgmt, m->port,
+                "Features=tbmesh,tbmesh_%s%s,macos_%s State=UNKNOWN\n", m->name, lab_slurmd_mgmt(lab, i), m->port,
                 g->pcores + g->ecores, mib, gname, g->rdma ? ",rdma" : "", os);
     }
     for (int i = 0; i < lab->nlinux; i++)
@@ -125,3 +142,20 @@ void lab_print_slurm_nodes(const lab_t *lab, FILE *out)
     fprintf(out, " Default=YES MaxTime=INFINITE State=UP\n");
 }
 
+
+/* ---- hint ------------------------------------------------------------------------------------------- */
+
+void lab_print_hint(const lab_t *lab, FILE *out)
+{
+    for (int g = 0; g < lab->ngroups; g++) {
+        const lab_group_t *gr = &lab->groups[g];
+        int first = 1;
+        fprintf(out, "Group=%s Nodes=", gr->name);
+        for (int i = 0; i < lab->nmacs; i++)
+            if (lab->macs[i].group == g) {
+                fprintf(out, "%s%s", first ? "" : ",", lab->macs[i].name);
+                first = 0;
+            }
+        fprintf(out, " Topology=%s Mode=%s Backends=mpi\n", gr->ring ? "ring" : "mesh", gr->bridge ? "bridge" : "direct");
+    }
+}

@@ -12,7 +12,7 @@
 
 static const char *const group_keys[GK_COUNT] = {
     "Group", "Mode", "Wiring", "Nodes", "ModelName", "ModelId", "Chip", "MemoryGiB", "PCores",
-    "ECores", "OS", "Build", "LinkGbps", "Rdma", "Ports"
+    "ECores", "OS", "Build", "LinkGbps", "Rdma", "Ports", "Bridge"
 };
 
 /* Known models: Thunderbolt receptacles on the back and front (Ports= overrides). */
@@ -104,6 +104,8 @@ static int node_known(const lab_t *lab, const char *name)
 
 static int mgmt_taken(const lab_t *lab, unsigned octet)
 {
+    if (octet > LAB_BRIDGE_MGMT_BASE && octet <= LAB_BRIDGE_MGMT_BASE + LAB_MAX_BRIDGES)
+        return 1;   /* kept for bridge hosts */
     for (int i = 0; i < lab->nmacs; i++)
         if (lab->macs[i].mgmt == octet)
             return 1;
@@ -221,12 +223,14 @@ static int add_mac(lab_t *lab, const char *name, int group, tbm_err_t *err)
 
 static int add_linux(lab_t *lab, const char *name, int group, tbm_err_t *err)
 {
-    unsigned octet = LAB_LINUX_MGMT_BASE + (unsigned)lab->nlinux;
+    unsigned octet = LAB_LINUX_MGMT_BASE;
     if (lab->nlinux == LAB_MAX_LINUX)
         return tbm_errprintf(err, "more than %d Linux nodes; make the lab smaller", LAB_MAX_LINUX);
-    if (mgmt_taken(lab, octet))
-        return tbm_errprintf(err, "Linux node %s would get mgmt address 10.77.0.%u, already a Mac's; renumber "
-                             "that Mac below %u", name, octet, LAB_LINUX_MGMT_BASE - LAB_MAC_MGMT_BASE);
+    while (octet < 255 && mgmt_taken(lab, octet))
+        octet++;   /* the first free address (after the Macs listed so far) */
+    if (octet == 255)
+        return tbm_errprintf(err, "Linux node %s: no management address is left in 10.77.0.0/24; make the lab "
+                             "smaller", name);
     lab_linux_t *l = &lab->linux_nodes[lab->nlinux++];
     snprintf(l->name, sizeof(l->name), "%s", name);
     l->mgmt = octet;
@@ -271,6 +275,31 @@ static int fill_group(lab_group_t *g, char *const raw[GK_COUNT], tbm_err_t *err)
     if (raw[GK_PORTS])
         return parse_uint(raw[GK_PORTS], 1, LAB_MAX_PORTS, "Ports", &g->ports, err);
     return default_ports(g->model_id, &g->ports, err);
+}
+
+/* Bridge=NAME of a bridge-mode group: that bridge host (added at its first mention), else the controller. */
+static int group_bridge_host(lab_t *lab, lab_group_t *g, const char *name, tbm_err_t *err)
+{
+    char word[LAB_NAME_MAX];
+
+    g->bridge_host = -1;
+    if (!name)
+        return 0;
+    if (!g->bridge)
+        return tbm_errprintf(err, "Bridge=%s on a Mode=direct group; a direct-mode Mac runs its own slurmd: drop "
+                             "Bridge= or use Mode=bridge", name);
+    if (copy_text(word, sizeof(word), name, "Bridge", err) < 0 || check_word(word, "-", "Bridge", err) < 0)
+        return -1;
+    for (int i = 0; i < lab->nbridges; i++)
+        if (strcmp(lab->bridges[i].name, word) == 0)
+            return g->bridge_host = i, 0;
+    if (lab->nbridges == LAB_MAX_BRIDGES)
+        return tbm_errprintf(err, "more than %d bridge hosts; let groups share them", LAB_MAX_BRIDGES);
+    lab_bridge_t *b = &lab->bridges[lab->nbridges];
+    snprintf(b->name, sizeof(b->name), "%s", word);
+    b->mgmt = LAB_BRIDGE_MGMT_BASE + 1 + (unsigned)lab->nbridges;
+    g->bridge_host = lab->nbridges++;
+    return 0;
 }
 
 static int group_known(const lab_t *lab, const char *name)
@@ -339,7 +368,8 @@ static int parse_group_line(lab_t *lab, lab_pair_t *pairs, int npairs, tbm_err_t
             k++;
         if (k == GK_COUNT)
             return tbm_errprintf(err, "unknown key '%s' on a Group line; keys are Group Mode Wiring Nodes ModelName "
-                                 "ModelId Chip MemoryGiB PCores ECores OS Build LinkGbps Rdma [Ports]", pairs[i].key);
+                                 "ModelId Chip MemoryGiB PCores ECores OS Build LinkGbps Rdma [Ports] [Bridge]",
+                                 pairs[i].key);
         if (raw[k])
             return tbm_errprintf(err, "%s is given twice; keep one", pairs[i].key);
         raw[k] = pairs[i].value;
@@ -351,7 +381,7 @@ static int parse_group_line(lab_t *lab, lab_pair_t *pairs, int npairs, tbm_err_t
         return tbm_errprintf(err, "more than %d groups; make the lab smaller", LAB_MAX_GROUPS);
     lab_group_t *g = &lab->groups[lab->ngroups];
     memset(g, 0, sizeof(*g));
-    if (fill_group(g, raw, err) < 0)
+    if (fill_group(g, raw, err) < 0 || group_bridge_host(lab, g, raw[GK_BRIDGE], err) < 0)
         return -1;
     if (group_known(lab, g->name))
         return tbm_errprintf(err, "group %s is defined twice; give each group its own name", g->name);
@@ -392,6 +422,18 @@ static void number_nodes(lab_t *lab)
     }
     for (int i = 0; i < lab->nlinux; i++)
         lab->linux_nodes[i].hostno = (unsigned)(lab->nmacs + i + 1);
+    for (int i = 0; i < lab->nbridges; i++)
+        lab->bridges[i].hostno = (unsigned)(lab->nmacs + lab->nlinux + i + 1);
+}
+
+/* A bridge host's name is not a node's. */
+static int check_bridge_names(const lab_t *lab, tbm_err_t *err)
+{
+    for (int i = 0; i < lab->nbridges; i++)
+        if (node_known(lab, lab->bridges[i].name))
+            return tbm_errprintf(err, "Bridge=%s is also a node's name; name the bridge host apart",
+                                 lab->bridges[i].name);
+    return 0;
 }
 
 int lab_load(lab_t *lab, const char *path)
@@ -419,6 +461,10 @@ int lab_load(lab_t *lab, const char *path)
     }
     if (lab->nmacs == 0) {
         fprintf(stderr, "%s: no Group= line; describe at least one group of Macs\n", path);
+        return -1;
+    }
+    if (check_bridge_names(lab, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", path, err.msg);
         return -1;
     }
     number_nodes(lab);

@@ -180,7 +180,7 @@ expect_spec_error() {
     expect_eq "$what: message" "$TMP/bad.conf:3: $msg" "$err"
 }
 expect_spec_error "unknown key" "${G2/Rdma=no/Rdma=no Colour=red}" \
-    "unknown key 'Colour' on a Group line; keys are Group Mode Wiring Nodes ModelName ModelId Chip MemoryGiB PCores ECores OS Build LinkGbps Rdma [Ports]"
+    "unknown key 'Colour' on a Group line; keys are Group Mode Wiring Nodes ModelName ModelId Chip MemoryGiB PCores ECores OS Build LinkGbps Rdma [Ports] [Bridge]"
 expect_spec_error "missing key" "${G2/ Chip=\"Apple M4\"/}" "Group line without Chip=; add it"
 expect_spec_error "duplicate key" "${G2/OS=26.2/OS=26.2 OS=26.3}" "OS is given twice; keep one"
 expect_spec_error "bad mode" "${G2/Mode=direct/Mode=remote}" "Mode=remote is not valid; use Mode=bridge or Mode=direct"
@@ -208,8 +208,12 @@ expect_spec_error "unknown model" "${G2/Mac16,10/Mac99,1}" \
     "ModelId=Mac99,1 is not a model this tool knows; add Ports=N (its Thunderbolt receptacles)"
 expect_spec_error "mgmt clash" "${G2/mac05,/mac1,}" \
     "node mac1 would get mgmt address 10.77.0.11, already taken; renumber it"
-FIRST=${G1/mac02/mac11} expect_spec_error "linux mgmt clash" "Linux=lnx01" \
-    "Linux node lnx01 would get mgmt address 10.77.0.21, already a Mac's; renumber that Mac below 11"
+# A Linux node takes the first free management address from 10.77.0.21 (here mac11 holds .21).
+printf '%s\nLinux=lnx01\n' "${G1/mac02/mac11}" >"$TMP/lnx.conf"
+expect_eq "a Linux node after the Macs' addresses" "linux	lnx01	mgmt=10.77.0.22	port=16818" \
+    "$("$GEN" plan "$TMP/lnx.conf" | grep '^linux')"
+expect_spec_error "mgmt of a bridge host" "${G2/mac05,/mac191,}" \
+    "node mac191 would get mgmt address 10.77.0.201, already taken; renumber it"
 expect_spec_error "linux extra key" "Linux=lnx01 Port=1" \
     "unexpected Port= on a Linux line; a Linux line holds only Linux=NAME[,NAME]"
 expect_spec_error "quote glued" "${G2/\"Mac mini\"/\"Mac mini\"x}" \
@@ -230,12 +234,44 @@ expect_spec_error "node number zero" "${G2/mac05,/mac00,}" \
     "node mac00: its number must be 1 to 244 (mgmt 10.77.0.(10+N)); renumber it"
 expect_spec_error "one-node mesh" "${G2/Wiring=ring Nodes=mac05,mac06,mac07/Wiring=mesh Nodes=mac05}" \
     "Wiring=mesh needs at least 2 nodes; add nodes"
-expect_spec_error "too many pairs" "$G2 A=1 B=2 C=3" "more than 16 Key=Value pairs; put one group per line"
+expect_spec_error "too many pairs" "$G2 A=1 B=2 C=3 D=4" "more than 17 Key=Value pairs; put one group per line"
 expect_spec_error "too many Macs" "${G2/mac05,mac06,mac07/$(echo mac{3..66} | tr ' ' ,)}" \
     "more than 64 Macs; make the lab smaller"
 expect_spec_error "too many Linux nodes" "Linux=$(echo lnx{1..17} | tr ' ' ,)" \
     "more than 16 Linux nodes; make the lab smaller"
 expect_spec_error "long line" "$(printf 'Linux=%05000d' 1)" "line longer than 4094 characters; split it"
+
+# Bridge hosts besides the controller: Bridge=NAME on a bridge-mode group; its Macs' slurmds are reached at
+# the bridge host's address, which the plan lists.
+printf '%s\n%s\n%s\n' "${G1/Rdma=yes/Rdma=yes Bridge=brg1}" \
+    "$(sed 's/Group=g1/Group=g3/; s/mac01,mac02/mac03,mac04/; s/Rdma=yes/Rdma=yes Bridge=brg2/' <<<"$G1")" \
+    "$(sed 's/Group=g1/Group=g4/; s/mac01,mac02/mac09,mac10/' <<<"$G1")" >"$TMP/bridges.conf"
+"$GEN" plan "$TMP/bridges.conf" >"$TMP/bridges.plan" || fail "plan of two bridge hosts exited $?"
+expect_eq "bridge hosts in the plan" "bridgehost	brg1	mgmt=10.77.0.201	mac=02:7b:00:07:00:00
+bridgehost	brg2	mgmt=10.77.0.202	mac=02:7b:00:08:00:00" "$(grep '^bridgehost' "$TMP/bridges.plan")"
+expect_eq "each Mac names its bridge host" "mac01 bridge=brg1
+mac02 bridge=brg1
+mac03 bridge=brg2
+mac04 bridge=brg2
+mac09 
+mac10 " "$(awk -F'\t' '$1 == "node" { print $2, $8 }' "$TMP/bridges.plan")"
+expect_eq "slurmctld reaches each at its bridge host (the controller without Bridge=)" "mac01 10.77.0.201
+mac03 10.77.0.202
+mac09 10.77.0.1" "$("$GEN" slurm-nodes "$TMP/bridges.conf" | sed -n 's/^NodeName=\(mac0[139]\) NodeAddr=\([^ ]*\) .*/\1 \2/p')"
+expect_eq "hint: a Group line per group, for tbmesh inventory" "Group=studio-a Nodes=mac01,mac02,mac03,mac04 Topology=mesh Mode=bridge Backends=mpi
+Group=mini-b Nodes=mac05,mac06,mac07,mac08 Topology=ring Mode=direct Backends=mpi" "$("$GEN" hint "$CONF")"
+expect_spec_error "Bridge= in direct mode" "${G2/Rdma=no/Rdma=no Bridge=brg1}" \
+    "Bridge=brg1 on a Mode=direct group; a direct-mode Mac runs its own slurmd: drop Bridge= or use Mode=bridge"
+expect_spec_error "bad bridge host name" "$(sed 's/Group=g1/Group=g3/; s/mac01,mac02/mac03,mac04/; s/Rdma=yes/Rdma=yes Bridge=b_1/' <<<"$G1")" \
+    "Bridge=b_1 has the character '_'; use letters, digits and -"
+printf '%s\n' "${G1/Rdma=yes/Rdma=yes Bridge=mac02}" >"$TMP/bridge-name.conf"
+expect_eq "a bridge host named as a node" "$TMP/bridge-name.conf: Bridge=mac02 is also a node's name; name the bridge host apart" \
+    "$("$GEN" plan "$TMP/bridge-name.conf" 2>&1 >/dev/null)"
+{ for g in $(seq 1 9); do
+    sed "s/Group=g1/Group=g$g/; s/mac01,mac02/mac$((2 * g + 10)),mac$((2 * g + 11))/; s/Rdma=yes/Rdma=yes Bridge=b$g/" <<<"$G1"
+  done; } >"$TMP/many-bridges.conf"
+expect_eq "too many bridge hosts" "$TMP/many-bridges.conf:9: more than 8 bridge hosts; let groups share them" \
+    "$("$GEN" plan "$TMP/many-bridges.conf" 2>&1 >/dev/null)"
 
 # Too many groups: the 17th group line is refused.
 { for g in $(seq 1 17); do
