@@ -298,7 +298,7 @@ expect_arg_error "cut of an unknown node" \
 expect_arg_error "cut malformed" \
     "tbmlab-gen: --cut mac01: expected NODE:enN (e.g. mac01:en2); fix the argument" plan "$CONF" --cut mac01
 expect_arg_error "unknown command" \
-    "tbmlab-gen: unknown command 'draw' (plan, outputs, slurm-nodes); see tbmlab-gen --help" draw "$CONF"
+    "tbmlab-gen: unknown command 'draw' (plan, outputs, slurm-nodes, hint); see tbmlab-gen --help" draw "$CONF"
 expect_arg_error "missing spec" \
     "$TMP/none.conf: cannot open: No such file or directory; give the path of the lab spec" plan "$TMP/none.conf"
 # Output that cannot be written: exit 1 and a message; a planted symlink is not followed.
