@@ -222,6 +222,40 @@ static int connect_within(int fd, const struct addrinfo *a, int ms)
     return rc;
 }
 
+void wire_keepalive(int fd, int seconds)
+{
+    int on = seconds > 0, idle = seconds / 3, intvl = seconds / 6, cnt = 4;
+
+    if (idle < 1)
+        idle = 1;
+    if (intvl < 1)
+        intvl = 1;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+    if (!on)
+        return;
+#ifdef TCP_KEEPIDLE
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+#elif defined(TCP_KEEPALIVE)
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPALIVE, &idle, sizeof(idle));   /* macOS: the idle time */
+#endif
+#ifdef TCP_KEEPINTVL
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+#endif
+#ifdef TCP_KEEPCNT
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+#endif
+#ifdef TCP_USER_TIMEOUT
+    {
+        unsigned int ms = (unsigned int)seconds * 1000u;
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+    }
+#elif defined(TCP_RXT_CONNDROPTIME)
+    setsockopt(fd, IPPROTO_TCP, TCP_RXT_CONNDROPTIME, &seconds, sizeof(seconds));   /* macOS */
+#endif
+    (void)cnt;
+    (void)intvl;
+}
+
 int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err)
 {
     struct addrinfo *ai = resolve(spec, default_port, 0, err), *a;
@@ -242,10 +276,12 @@ int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *e
     if (fd < 0 && ai)
         tbm_errprintf(err, "cannot connect to the agent at %s: %s (is macnoded running there?)", spec,
                       strerror(saved));
-    if (fd >= 0)
+    if (fd >= 0) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    else
+        wire_keepalive(fd, WIRE_PEER_TIMEOUT_S);
+    } else {
         errno = saved;
+    }
     return fd;
 }
 

@@ -33,6 +33,17 @@ int wire_next_msg(int fd, tbm_fdec_t *d, tbm_msg_t *m, int timeout_ms, tbm_err_t
  * ("::1", no port). 0, or -1 with err. */
 int wire_split_addr(const char *spec, int default_port, char *host, size_t hostlen, int *port, tbm_err_t *err);
 
+/* How long a peer may be silent and unreachable before a connection to it fails, by default: a machine that
+ * lost its power or its network says nothing, so without this a task of a bridge host gone would run on,
+ * and a forwarder would wait for a Mac gone, for ever. */
+#define WIRE_PEER_TIMEOUT_S 60
+
+/* Let the kernel find a dead peer within about `seconds` (> 0): TCP keepalive probes after an idle third of
+ * it, then every sixth, four unanswered ending the connection; data unacknowledged that long ends it too
+ * (TCP_USER_TIMEOUT, where there is one). 0: keepalive off. Failures are ignored (the connection works
+ * without). */
+void wire_keepalive(int fd, int seconds);
+
 /* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was
  * good but the connection failed; 0 when the address was not). */
 int wire_connect(const char *spec, int default_port, tbm_err_t *err);

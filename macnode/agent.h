@@ -20,6 +20,7 @@ typedef struct agent_conf {
     const char *state_dir;     /* task records, seen credentials, job records */
     const char *jobs_dir;      /* root's folder of the per-job folders (job files) */
     int grace_s;               /* SIGTERM -> SIGKILL */
+    int peer_timeout_s;        /* a client silent and unreachable this long is gone (wire_keepalive); 0: never */
     int request_timeout_ms;    /* from the welcome to the first request */
     int idle_timeout_ms;       /* between later requests: root's connections */
     int user_idle_timeout_ms;  /* ... the others' (a user's probe or spawn is one request: holding a server idle

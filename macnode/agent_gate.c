@@ -346,6 +346,8 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     /* the replies are small frames (welcome, started, a line of output, the exit): none waits for an ACK */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* a bridge host that lost its power or network closes nothing: its tasks end once it is found gone */
+    wire_keepalive(fd, g->conf->peer_timeout_s);
     wire_peer_name((struct sockaddr *)&sa, len, c.peer, sizeof(c.peer));
     colon = strrchr(c.peer, ':');
     snprintf(w.addr, sizeof(w.addr), "%.*s", colon ? (int)(colon - c.peer) : (int)strlen(c.peer), c.peer);

@@ -51,7 +51,7 @@ static void usage(FILE *out)
             "usage: macnoded [--listen ADDR[:PORT]] [--node NAME] [--munge-socket PATH] [--replay DIR]\n"
             "                [--state-dir DIR] [--jobs-dir DIR] [--grace SECONDS] [--log FILE] [--pid-file FILE]\n"
             "                [--conf PATH] [--metrics ADDR[:PORT]|off] [--metrics-interval SECONDS]\n"
-            "                [--metrics-tasks on|off] [--health-dir DIR]\n"
+            "                [--metrics-tasks on|off] [--health-dir DIR] [--peer-timeout SECONDS]\n"
             "  The slurm-tbmesh agent on a Mac: runs tasks for the bridge host as their users (MUNGE-authenticated,\n"
             "  job grants made by root), streams their stdio, forwards signals, answers probes, writes job files.\n"
             "  --listen     address to listen on (default 0.0.0.0:%d, the AgentPort of tbmesh.conf)\n"
@@ -61,6 +61,8 @@ static void usage(FILE *out)
             "  --state-dir  task records and seen credentials (default %s; keep it on a folder emptied at boot)\n"
             "  --jobs-dir   root's folder of the per-job folders of job files (default %s)\n"
             "  --grace      seconds between SIGTERM and SIGKILL when a task is ended (default 10)\n"
+            "  --peer-timeout  seconds after which a client that went silent and unreachable (a bridge host\n"
+            "               that lost its power or network) is gone and its tasks end (default %d; 0: never)\n"
             "  --log        append the log to FILE instead of stderr\n"
             "  --conf       tbmesh.conf, for the metrics' group and the far ends of cables (default: none)\n"
             "  --metrics    serve Prometheus metrics on ADDR[:PORT] (default: the --listen address, port %d);\n"
@@ -71,7 +73,8 @@ static void usage(FILE *out)
             "                      --verdict-dir DIR, as tbmesh-healthcheck runs it): served as tbmesh_health_ok;\n"
             "                      read only when the folder and file are root's alone (default: none)\n"
             "  Runs in the foreground; every refusal is logged with its reason.\n",
-            TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR, AGENT_METRICS_PORT, AGENT_METRICS_INTERVAL_S);
+            TBM_CONF_AGENT_PORT, STATE_DIR, JOBS_DIR, WIRE_PEER_TIMEOUT_S, AGENT_METRICS_PORT,
+            AGENT_METRICS_INTERVAL_S);
 }
 
 /* A number of seconds for option `opt`, from min to 3600. */
@@ -114,14 +117,14 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         { "pid-file", required_argument, NULL, 'p' },  { "help", no_argument, NULL, 'h' },
         { "conf", required_argument, NULL, 'c' },      { "metrics", required_argument, NULL, 'M' },
         { "metrics-interval", required_argument, NULL, 'I' }, { "metrics-tasks", required_argument, NULL, 'T' },
-        { "health-dir", required_argument, NULL, 'H' },
+        { "health-dir", required_argument, NULL, 'H' }, { "peer-timeout", required_argument, NULL, 'P' },
         { NULL, 0, NULL, 0 },
     };
     int o;
 
     int metrics_set = 0;
 
-    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:hc:M:I:T:H:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "l:n:m:r:s:j:g:L:p:hc:M:I:T:H:P:", opts, NULL)) != -1) {
         switch (o) {
         case 'l': c->listen = optarg; break;
         case 'n': c->node = optarg; break;
@@ -130,6 +133,7 @@ static int parse_options(int argc, char **argv, agent_conf_t *c, const char **lo
         case 's': c->state_dir = optarg; break;
         case 'j': c->jobs_dir = optarg; break;
         case 'g': if (parse_seconds("grace", optarg, 0, &c->grace_s) < 0) return -1; break;
+        case 'P': if (parse_seconds("peer-timeout", optarg, 0, &c->peer_timeout_s) < 0) return -1; break;
         case 'L': *log = optarg; break;
         case 'p': *pidfile = optarg; break;
         case 'c': c->tbmesh_conf = optarg; break;
@@ -353,7 +357,7 @@ static int write_pidfile(const char *path)
 int main(int argc, char **argv)
 {
     agent_conf_t c = { .listen = "0.0.0.0", .state_dir = STATE_DIR, .jobs_dir = JOBS_DIR, .grace_s = 10,
-                       .request_timeout_ms = 10000, .idle_timeout_ms = 600000, .user_idle_timeout_ms = 10000,
+                       .peer_timeout_s = WIRE_PEER_TIMEOUT_S, .request_timeout_ms = 10000, .idle_timeout_ms = 600000, .user_idle_timeout_ms = 10000,
                        .metrics_interval_s = AGENT_METRICS_INTERVAL_S, .metrics_tasks = 1 };
     const char *log = NULL, *pidfile = NULL;
     char host[256];
@@ -382,7 +386,8 @@ int main(int argc, char **argv)
     }
     if (geteuid() != 0)
         agent_log("not running as root: tasks can run only as uid %u", (unsigned)geteuid());
-    agent_log("node %s listening on %s (grace %d s, state %s, jobs %s%s%s)", c.node, c.listen, c.grace_s,
+    agent_log("node %s listening on %s (grace %d s, peer timeout %d s, state %s, jobs %s%s%s)", c.node, c.listen,
+              c.grace_s, c.peer_timeout_s,
               c.state_dir, c.jobs_dir, c.replay_dir ? ", replay " : "", c.replay_dir ? c.replay_dir : "");
     if (c.metrics_listen && (mfd = wire_listen(c.metrics_listen, AGENT_METRICS_PORT, &err)) < 0)
         agent_log("metrics: not served: %s (the agent runs tasks without them; give --metrics ADDR:PORT or off)",
