@@ -178,7 +178,7 @@ int tbm_conf_equal(const tbm_conf_t *a, const tbm_conf_t *b)
         strcmp(a->mlx_version, b->mlx_version) != 0 || strcmp(a->mac_partition, b->mac_partition) != 0 ||
         strcmp(a->shared_partitions, b->shared_partitions) != 0 ||
         strcmp(a->default_partition, b->default_partition) != 0 || a->exclusive_macs != b->exclusive_macs ||
-        a->jaccl_on_subsets != b->jaccl_on_subsets ||
+        a->jaccl_on_subsets != b->jaccl_on_subsets || a->placement_order != b->placement_order ||
         !same_owners(a->owner, b->owner) ||
         strcmp(a->record_dir, b->record_dir) != 0 || strcmp(a->record_readers, b->record_readers) != 0 ||
         a->records != b->records || a->n_groups != b->n_groups ||

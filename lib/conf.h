@@ -108,6 +108,8 @@ typedef struct tbm_conf {
     int exclusive_macs;                       /* ExclusiveMacs: a Mac job owns its Macs whole (default 1) */
     int jaccl_on_subsets;                     /* JacclOnSubsets: jaccl and jaccl-ring jobs may be placed on a
                                                  group's RdmaSubset= (default 0) */
+    int placement_order;                      /* Placement=order: a job's candidate groups in tbmesh.conf's
+                                                 order; 0 (pack, the default): the smallest first */
     char owner[TBM_OWNER_ROLES][TBM_OWNER_MAX];   /* every group's owners unless a Group line names its own */
     /* The record store's settings, kept as given so that a rewritten file keeps them (the store reads them
      * with tbm_record_settings_parse): "" and -1 when not given. */

@@ -208,6 +208,7 @@ int tbm_conf_from_topology(const tbm_topology_t *t, const tbm_validation_t *v, c
         memcpy(out->default_partition, hint->default_partition, sizeof(out->default_partition));
         out->exclusive_macs = hint->exclusive_macs;
         out->jaccl_on_subsets = hint->jaccl_on_subsets;
+        out->placement_order = hint->placement_order;
         memcpy(out->owner, hint->owner, sizeof(out->owner));
         memcpy(out->record_dir, hint->record_dir, sizeof(out->record_dir));
         memcpy(out->record_readers, hint->record_readers, sizeof(out->record_readers));

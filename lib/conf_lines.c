@@ -68,7 +68,8 @@ static const conf_key_t global_keys[] = {
     {"AgentPort", set_global}, {"CoordinatorPort", set_global}, {"RingBasePort", set_global},
     {"SlurmdBasePort", set_global}, {"MlxVersion", set_global}, {"MacPartition", set_global},
     {"SharedPartitions", set_global}, {"DefaultPartition", set_global}, {"ExclusiveMacs", set_global},
-    {"JacclOnSubsets", set_global}, {"RecordDir", set_record_setting}, {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
+    {"JacclOnSubsets", set_global}, {"Placement", set_global}, {"RecordDir", set_record_setting},
+    {"RecordReaders", set_record_setting}, {"Records", set_record_setting},
     {"OwnerRecovery", set_global_owner}, {"OwnerAccess", set_global_owner}, {"OwnerUpkeep", set_global_owner},
     {NULL, NULL},
 };
@@ -158,7 +159,13 @@ static int set_global(conf_parser_t *p, const char *key, const char *val)
     case 6: return set_partitions(p, key, val, p->c->shared_partitions, sizeof(p->c->shared_partitions), 1);
     case 7: return set_partitions(p, key, val, p->c->default_partition, sizeof(p->c->default_partition), 0);
     case 8: return set_yes_no(p, key, val, &p->c->exclusive_macs);
-    default: return set_yes_no(p, key, val, &p->c->jaccl_on_subsets);
+    case 9: return set_yes_no(p, key, val, &p->c->jaccl_on_subsets);
+    default:
+        if (strcmp(val, "pack") != 0 && strcmp(val, "order") != 0)
+            return BAD(p, "write Placement=pack (the smallest group that holds a job first) or Placement=order "
+                       "(tbmesh.conf's order of groups)", "Placement=%.40s is neither pack nor order", val);
+        p->c->placement_order = val[0] == 'o';
+        return 0;
     }
 }
 

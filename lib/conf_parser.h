@@ -31,7 +31,7 @@ typedef struct conf_parser {
     tbm_findings_t *errors;
     size_t n_errors;
     tbm_conf_t *c;
-    int global_line[10];           /* where each global setting was set (order of its table), 0: not yet */
+    int global_line[11];           /* where each global setting was set (order of its table), 0: not yet */
     int owner_line[TBM_OWNER_ROLES];   /* where each global owner was set, 0: not yet */
     pending_node_t *pn;            /* NodeName settings */
     size_t n_pn, cap_pn;

@@ -123,6 +123,8 @@ char *tbm_conf_write(const tbm_conf_t *c)
         tbm_sb_printf(&sb, "ExclusiveMacs=no\n");
     if (c->jaccl_on_subsets)
         tbm_sb_printf(&sb, "JacclOnSubsets=yes\n");
+    if (c->placement_order)
+        tbm_sb_printf(&sb, "Placement=order\n");
     write_owners(&sb, c->owner, 0);
     if (c->record_dir[0])
         tbm_sb_printf(&sb, "RecordDir=%s\n", c->record_dir);

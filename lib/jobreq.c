@@ -233,6 +233,37 @@ static int reject_unplaceable(const tbm_conf_t *c, const tbm_jobplan_t *plan, si
 
 /* ---- the plan ---- */
 
+/* The Macs candidate i of the plan offers: its group's, or its RdmaSubset='s. */
+static size_t candidate_size(const tbm_conf_t *c, const tbm_jobplan_t *plan, size_t i)
+{
+    const tbm_conf_group_t *g = &c->groups[plan->groups[i]];
+
+    return plan->on_subset[i] ? g->n_rdma_subset : g->caps.n_nodes;
+}
+
+/* Placement=pack: the candidate groups, smallest first (tbmesh.conf's order among equals). Slurm starts a job
+ * constrained to [a|b|c] in the first of them that can hold it now, so small jobs fill the small groups, and
+ * of groups alike the first, before they take part of a large one: a job that needs a whole large group is
+ * not kept waiting by small jobs spread over every group. */
+static void pack_candidates(const tbm_conf_t *c, tbm_jobplan_t *plan)
+{
+    size_t i, j, size;
+    int g;
+    unsigned char sub;
+
+    for (i = 1; i < plan->n_groups; i++) {
+        g = plan->groups[i];
+        sub = plan->on_subset[i];
+        size = candidate_size(c, plan, i);
+        for (j = i; j > 0 && candidate_size(c, plan, j - 1) > size; j--) {
+            plan->groups[j] = plan->groups[j - 1];
+            plan->on_subset[j] = plan->on_subset[j - 1];
+        }
+        plan->groups[j] = g;
+        plan->on_subset[j] = sub;
+    }
+}
+
 static int set_features(const tbm_conf_t *c, const tbm_jobreq_t *req, tbm_jobplan_t *plan)
 {
     tbm_strbuf_t sb;
@@ -360,6 +391,8 @@ static int plan_mesh(const tbm_conf_t *c, const tbm_sched_t *s, const tbm_jobreq
     for (g = 0; g < c->n_groups; g++)
         if (!only || &c->groups[g] == only)
             consider(c, s, g, plan->backend, (size_t)n, plan, &ch);
+    if (!c->placement_order)
+        pack_candidates(c, plan);
     if (ch.ready == 0)
         rc = reject_unplaceable(c, plan, (size_t)n, typed, &ch, err);
     tbm_sb_free(&ch.why_not);

@@ -60,7 +60,8 @@ typedef struct tbm_jobplan {
     uint32_t nodes;              /* min_nodes = max_nodes = nodes */
     int exclusive;               /* the job owns its Macs whole (tbmesh.conf's ExclusiveMacs) */
     tbm_backend_t backend;       /* as asked (auto stays auto: the nodes choose at start) */
-    size_t n_groups;             /* the groups that can hold the job, in tbmesh.conf order */
+    size_t n_groups;             /* the groups that can hold the job, in the order the job's constraint names
+                                    them: the smallest first (Placement=pack), else tbmesh.conf's */
     int groups[TBM_JOBREQ_MAX_GROUPS];
     unsigned char on_subset[TBM_JOBREQ_MAX_GROUPS];   /* 1: only that group's RdmaSubset= Macs can (feature
                                                          tbm_group_rdma_feature() instead of the group's) */

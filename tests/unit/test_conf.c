@@ -140,7 +140,7 @@ static const struct {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
-                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, "
+                     "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, Placement, RecordDir, RecordReaders, Records, "
      "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Topology=single Colour=red\n",
      "t.conf:3: unknown key 'Colour' on a Group line: known keys there: Group, Nodes, Topology, Link, Rdma, Mode, "
@@ -150,7 +150,7 @@ static const struct {
     {BASE "Cable=m1:en3,m2:en3 Colour=red\n", "t.conf:3: unknown key 'Colour' on a Cable line: known keys there: "
                                               "Cable, Addr, Rdma, Speed"},
     {BASE "AgentPort=1 Nodes=m1\n", "t.conf:3: unknown key 'Nodes' on a setting line: known keys there: AgentPort, "
-                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, "
+                                    "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, Placement, RecordDir, RecordReaders, Records, "
      "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
     {BASE "Group=b Nodes=m3 Nodes=m4 Topology=single\n", "t.conf:3: Nodes= is given twice on this line: keep one of them"},
     {BASE "AgentPort=70000\n", "t.conf:3: AgentPort=70000 is not a port number: use a port number from 1 to 65535"},
@@ -158,6 +158,9 @@ static const struct {
     {BASE "AgentPort=1\nAgentPort=2\n", "t.conf:4: AgentPort is already set at line 3: keep one of them"},
     {BASE "ExclusiveMacs=sometimes\n", "t.conf:3: ExclusiveMacs=sometimes is neither yes nor no: write yes or no"},
     {BASE "JacclOnSubsets=maybe\n", "t.conf:3: JacclOnSubsets=maybe is neither yes nor no: write yes or no"},
+    {BASE "Placement=fast\n", "t.conf:3: Placement=fast is neither pack nor order: write Placement=pack (the smallest "
+                              "group that holds a job first) or Placement=order (tbmesh.conf's order of groups)"},
+    {BASE "Placement=order\nPlacement=pack\n", "t.conf:4: Placement is already set at line 3: keep one of them"},
 #define SUB_GROUP "Group=b Nodes=n[1-3] Topology=mesh Link=tb4 Backends=mpi "
 #define SUB_CABLE(e, a, b, rdma) "Cable=" a ":en" e "," b ":en" e " Addr=10.1." e ".1/30,10.1." e ".2/30" rdma "\n"
     {BASE "Group=b Nodes=n[1-2] Topology=mesh Link=tb5 Rdma=yes Backends=mpi RdmaSubset=n[1-2]\n",
@@ -323,7 +326,7 @@ START_TEST(collects_every_error)
     ck_assert_str_eq(errors.items[3].what, "node zz is in no group");
     ck_assert_str_eq(err.msg, "t.conf:1: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of "
                               "AgentPort, CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, "
-                              "DefaultPartition, ExclusiveMacs, JacclOnSubsets, RecordDir, RecordReaders, Records, OwnerRecovery, OwnerAccess, "
+                              "DefaultPartition, ExclusiveMacs, JacclOnSubsets, Placement, RecordDir, RecordReaders, Records, OwnerRecovery, OwnerAccess, "
                      "OwnerUpkeep (and 2 more errors)");
     ck_assert_uint_eq(c.n_groups, 0);
     tbm_findings_free(&errors);
@@ -573,6 +576,32 @@ START_TEST(mac_without_thunderbolt_facts_is_left_out)
 }
 END_TEST
 
+/* Placement=: pack by default (not written), order read, written back and kept from a hint by the inventory. */
+START_TEST(placement_setting)
+{
+    static const char *text =
+        "# tbmesh.conf: the Thunderbolt groups of the lab for slurm-tbmesh; see tbmesh.conf(5).\n"
+        "AgentPort=6830\nCoordinatorPort=32323\nRingBasePort=32323\nSlurmdBasePort=6900\nPlacement=order\n";
+    tbm_conf_t c, d;
+    tbm_err_t err = {{0}};
+    char *out;
+
+    ck_assert_msg(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(c.placement_order, 1);
+    out = tbm_conf_write(&c);
+    ck_assert_str_eq(out, text);
+    free(out);
+    ck_assert_int_eq(tbm_conf_parse("Placement=pack\n", 15, "t.conf", &d, NULL, &err), 0);
+    ck_assert_int_eq(d.placement_order, 0);
+    out = tbm_conf_write(&d);
+    ck_assert_ptr_null(strstr(out, "Placement"));
+    free(out);
+    ck_assert_int_eq(tbm_conf_equal(&c, &d), 0);
+    tbm_conf_free(&d);
+    tbm_conf_free(&c);
+}
+END_TEST
+
 /* A group that cannot run JACCL whole, with its RdmaSubset= and the site's JacclOnSubsets=yes: read, written
  * back the same, and the subset's placement rules. */
 START_TEST(rdma_subset_round_trip)
@@ -635,9 +664,10 @@ START_TEST(rdma_subset_from_topology)
     for (i = 0; i < 8; i++)
         for (j = (int)i + 1; j < 8; j++)
             lab_cable(lab, (int)i, j, k++, i == 2 && j == 7 ? 40 : 80, 1);
-    ck_assert_int_eq(tbm_conf_parse("JacclOnSubsets=yes\n", 19, "hint", &hint, NULL, &err), 0);
+    ck_assert_int_eq(tbm_conf_parse("JacclOnSubsets=yes\nPlacement=order\n", 35, "hint", &hint, NULL, &err), 0);
     conf_of_lab(8, &hint, &c);
     ck_assert_int_eq(c.jaccl_on_subsets, 1);
+    ck_assert_int_eq(c.placement_order, 1);
     ck_assert_int_eq(c.groups[0].caps.rdma, 0);
     ck_assert_uint_eq(c.groups[0].n_rdma_subset, 7);
     for (i = 0; i < c.n_cables; i++) {
@@ -854,6 +884,7 @@ static Suite *conf_suite(void)
     tcase_add_test(tc, from_topology_round_trip);
     tcase_add_test(tc, round_trip_unfit_labs);
     tcase_add_test(tc, mac_without_thunderbolt_facts_is_left_out);
+    tcase_add_test(tc, placement_setting);
     tcase_add_test(tc, rdma_subset_round_trip);
     tcase_add_test(tc, rdma_subset_from_topology);
     tcase_add_test(tc, equal_sees_differences);

@@ -397,10 +397,11 @@ START_TEST(jaccl_on_an_rdma_subset)
 
     load_wide("yes");
     plan_ok(&r, &p);
-    ck_assert_str_eq(p.features, "[tbmesh_studio_a|tbmesh_rdma_wide]");
+    /* the subset (3 Macs) before studio-a (4): the smallest first (Placement=pack) */
+    ck_assert_str_eq(p.features, "[tbmesh_rdma_wide|tbmesh_studio_a]");
     ck_assert_uint_eq(p.n_groups, 2);
-    ck_assert_int_eq(p.on_subset[0], 0);
-    ck_assert_int_eq(p.on_subset[1], 1);
+    ck_assert_int_eq(p.on_subset[0], 1);
+    ck_assert_int_eq(p.on_subset[1], 0);
     ck_assert_int_eq(p.backend, TBM_BACKEND_JACCL);
     ck_assert_uint_eq(p.nodes, 3);
     tbm_jobplan_free(&p);
@@ -432,6 +433,39 @@ START_TEST(backend_without_macs_is_refused)
 }
 END_TEST
 
+/* Placement=pack (the default): a job's constraint names the groups that can hold it smallest first, so that
+ * Slurm, which starts it in the first that can, fills the small groups (and of groups alike, the first) before
+ * it takes part of a large one. Placement=order keeps tbmesh.conf's order. */
+START_TEST(placement_packs_small_jobs_into_small_groups)
+{
+    static const char *text = "Group=big Nodes=b[1-8] Topology=mesh Backends=mpi\n"
+                              "Group=mid Nodes=m[1-4] Topology=mesh Backends=mpi\n"
+                              "Group=small Nodes=s[1-2] Topology=mesh Backends=mpi\n"
+                              "Group=mid2 Nodes=n[1-4] Topology=mesh Backends=mpi\n";
+    tbm_conf_t c;
+    tbm_err_t err = { { 0 } };
+    tbm_jobreq_t two = req_of("gres:tbmesh:2", NULL), four = req_of("gres:tbmesh:4", NULL),
+                 eight = req_of("gres:tbmesh:8", NULL);
+    tbm_jobplan_t p;
+
+    ck_assert_msg(tbm_conf_parse(text, strlen(text), "t.conf", &c, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(tbm_jobreq_plan(&c, &sched, &two, &p, &err), 0);
+    ck_assert_str_eq(p.features, "[tbmesh_small|tbmesh_mid|tbmesh_mid2|tbmesh_big]");
+    tbm_jobplan_free(&p);
+    ck_assert_int_eq(tbm_jobreq_plan(&c, &sched, &four, &p, &err), 0);
+    ck_assert_str_eq(p.features, "[tbmesh_mid|tbmesh_mid2|tbmesh_big]");
+    tbm_jobplan_free(&p);
+    ck_assert_int_eq(tbm_jobreq_plan(&c, &sched, &eight, &p, &err), 0);
+    ck_assert_str_eq(p.features, "tbmesh_big");
+    tbm_jobplan_free(&p);
+    c.placement_order = 1;
+    ck_assert_int_eq(tbm_jobreq_plan(&c, &sched, &two, &p, &err), 0);
+    ck_assert_str_eq(p.features, "[tbmesh_big|tbmesh_mid|tbmesh_small|tbmesh_mid2]");
+    tbm_jobplan_free(&p);
+    tbm_conf_free(&c);
+}
+END_TEST
+
 static Suite *jobreq_suite(void)
 {
     Suite *s = suite_create("jobreq");
@@ -452,6 +486,7 @@ static Suite *jobreq_suite(void)
     tcase_add_test(tc, named_macs_pick_the_group);
     tcase_add_test(tc, backend_without_macs_is_refused);
     tcase_add_test(tc, jaccl_on_an_rdma_subset);
+    tcase_add_test(tc, placement_packs_small_jobs_into_small_groups);
     suite_add_tcase(s, tc);
     return s;
 }

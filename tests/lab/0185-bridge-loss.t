@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# 0185-bridge-loss.t: a bridge host lost. The lab comes up with two bridge hosts (tests/lab/specs/
+# two-bridges.conf: pro-a's four Macs behind brg1, pro-b's two behind brg2); brg1 loses its power mid-job (its
+# link first, then every process in it: the slurmds of its Macs, the batch scripts and steps, the forwarders).
+# Slurm finds its Macs silent and sets them DOWN; a requeueable job is queued again and a job that may not be
+# is ended NODE_FAIL; the Macs' agents find the bridge host gone (--peer-timeout) and end its tasks; the other
+# bridge host's job goes on and completes; each record says what happened (repro sync back-fills what the lost
+# host could not write). Powered on again, brg1's slurmds register and its Macs are back without an admin's
+# hand (ReturnToService=2), and the requeued job runs again. The default lab is brought back at the end.
+. "$(dirname "$0")/lib.sh"
+TBMESH=$T_INST/bin/tbmesh
+SPEC2=$T_SRC/tests/lab/specs/two-bridges.conf
+"$LABCMD" down > /dev/null 2>&1
+t_ok "a lab of two bridge hosts comes up" env TBMESH_LAB_SPEC="$SPEC2" "$LABCMD" up
+TBMESH=$T_INST/bin/tbmesh
+ALL_MACS="mac01 mac02 mac03 mac04 mac05 mac06"
+t_is "pro-a's slurmds are reached at brg1, pro-b's at brg2" "mac01 10.77.0.201 mac04 10.77.0.201 mac05 10.77.0.202" \
+    "$(for n in mac01 mac04 mac05; do echo "$n $(scontrol show node "$n" | grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)"; done | paste -sd' ')"
+t_ok "pro-a's slurmds run in brg1" test "$(ip netns pids tbml-brg1 | xargs -r ps -o comm= -p | grep -c '^slurmd$')" = 4
+
+W=$LAB/work/tbm-alice
+rm -f "$W"/loss-{a,d,b}.out
+a=$(as tbm-alice sbatch --parsable -o loss-a.out -t 10 --requeue --gres=tbmesh:pro-a:2 \
+    --wrap 'if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then srun hostname; else srun sleep 611; fi')
+d=$(as tbm-alice sbatch --parsable -o loss-d.out -t 10 --no-requeue --gres=tbmesh:pro-a:2 --wrap 'srun sleep 612')
+b=$(as tbm-alice sbatch --parsable -o loss-b.out -t 10 --gres=tbmesh:pro-b:2 --wrap 'srun sleep 75; echo "job done"')
+t_ok "the three jobs' tasks run: two on pro-a, one on pro-b" \
+    wait_until 60 "loss: tasks of $a, $d, $b" eval 'on_macs 2 "(^|/)sleep 611" $ALL_MACS && on_macs 2 "(^|/)sleep 612" $ALL_MACS && on_macs 2 "(^|/)sleep 75" mac05 mac06'
+rec_phase() { sed -n 's/.*"phase": "\([a-z]*\)".*/\1/p' "$LAB/records/tbmlab/$1.json" 2>/dev/null | head -n1; }
+wait_until 30 "loss: start records" eval '[ -n "$(rec_phase "$a")" ] && [ -n "$(rec_phase "$d")" ]' || true
+
+t_ok "brg1 loses its power" "$LABCMD" kill-bridge brg1
+t0=$SECONDS
+down_all() { local n; for n in mac01 mac02 mac03 mac04; do scontrol show node "$n" | grep -q 'State=DOWN' || return 1; done; }
+t_ok "pro-a's Macs go DOWN (their slurmds silent: SlurmdTimeout 30 s and a ping)" wait_until 150 "loss: mac01-04 down" down_all
+echo "# DOWN $((SECONDS - t0)) s after the loss; mac01: $(node_reason mac01)"
+t_match "... with Slurm's reason" "Reason=Not responding" "$(node_reason mac01)"
+requeued() { [ "$(scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*')" != "Restarts=0" ]; }
+t_ok "the requeueable job is queued again" wait_until 60 "loss: $a requeued" requeued "$a"
+t_is "the other is ended as a node failure" "NODE_FAIL" "$(wait_job "$d" 60)"
+t_ok "pro-b's job still runs meanwhile" on_macs 2 "(^|/)sleep 75" mac05 mac06
+t_ok "nothing of the lost host's jobs is left on its Macs (the agents found it gone)" \
+    wait_until 40 "loss: no sleep 61x" none_on_macs "(^|/)sleep 61[12]"
+echo "# tasks gone $((SECONDS - t0)) s after the loss"
+t_match "... and the agents say why" "task [0-9]+: the connection failed: SIGTERM" "$(cat "$LAB"/log/macnoded-mac0[1-4].log)"
+t_is "pro-b's job completes" "COMPLETED|0:0" "$(wait_job "$b" 120 > /dev/null; acct_final "$b" state,exitcode)"
+t_match "... with its output" "job done" "$(cat "$W/loss-b.out" 2>/dev/null)"
+
+t_ok "brg1 is powered on again (its slurmds register)" "$LABCMD" revive-bridge brg1
+usable_all() { local n; for n in mac01 mac02 mac03 mac04; do node_usable "$n" || return 1; done; }
+t_ok "pro-a's Macs are back in service without an admin's hand" wait_until 60 "loss: mac01-04 usable" usable_all
+job_pending() { [ "$(job_state "$1")" = PENDING ]; }
+wait_until 30 "job $a waits again" job_pending "$a" && scontrol update JobId="$a" StartTime=now > /dev/null
+t_ok "the requeued job runs again and ends" wait_until 120 "loss: job $a ends" job_gone "$a"
+t_is "... COMPLETED" "COMPLETED|0:0" "$(acct_final "$a" state,exitcode)"
+t_match "... on pro-a" "mac0[1-4]" "$(sacct -n -X -P -j "$a" -o nodelist 2>/dev/null | tail -n1)"
+
+# Records: the job that ended with its bridge host could not complete its record there; repro sync does.
+out=$("$TBMESH" repro sync -j "$d,$a,$b" 2>&1)
+echo "# repro sync: ${out:-nothing to do}"
+t_match "the lost job's record says NODE_FAIL" "Job $d on tbmlab: NODE_FAIL" "$(as tbm-alice "$TBMESH" repro show "$d" 2>&1)"
+t_ok "... and is sealed" as tbm-alice "$TBMESH" repro verify "$d"
+t_match "the requeued job's record says COMPLETED, run 2" "Job $a on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$a" 2>&1)"
+t_match "... and names its restart" '"restarts": 1' "$(cat "$LAB/records/tbmlab/$a.json" 2>/dev/null)"
+t_match "the other bridge host's job's record is complete" "Job $b on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$b" 2>&1)"
+t_ok "... and sealed" as tbm-alice "$TBMESH" repro verify "$b"
+
+t_ok "the lab of two bridge hosts goes down" "$LABCMD" down
+t_ok "the default lab comes up again" env -u TBMESH_LAB_SPEC "$LABCMD" up
+t_done
