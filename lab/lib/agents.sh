@@ -6,6 +6,7 @@
 KEEPALIVE_THROTTLE=${TBMESH_LAB_KEEPALIVE_THROTTLE:-1}
 METRICS_PORT=9431                                       # each agent's metrics endpoint (doc/METRICS.md)
 METRICS_INTERVAL=${TBMESH_LAB_METRICS_INTERVAL:-5}      # seconds between samples
+PEER_TIMEOUT=${TBMESH_LAB_PEER_TIMEOUT:-15}   # a bridge host gone without a word is found gone after this
 
 agent_port() {
     local port
@@ -27,7 +28,7 @@ start_agent() {
     (close_fds; in_node "$n" setsid "$KEEPALIVE" "$RUN/keepalive-$n.pid" "$LOG/keepalive-$n.log" "$KEEPALIVE_THROTTLE" \
         "$MACNODED" --listen "$addr:$port" --node "$n" \
         --munge-socket "$MUNGE_SOCKET" --replay "$NODES/$n/replay" \
-        --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 \
+        --state-dir /tmp/tbmesh-agent --jobs-dir /tmp/tbmesh-jobs --grace 5 --peer-timeout "$PEER_TIMEOUT" \
         --conf "$ETC/tbmesh.conf" --metrics "$addr:$METRICS_PORT" --metrics-interval "$METRICS_INTERVAL" \
         --log "$LOG/macnoded-$n.log" --pid-file "$RUN/macnoded-$n.pid") < /dev/null > /dev/null 2>&1 &
 }

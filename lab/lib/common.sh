@@ -41,14 +41,32 @@ plan_rows() { awk -F'\t' -v k="$1" '$1 == k' "$ETC/plan.tsv"; }
 # field ROW KEY: the value of key=value in a plan row.
 field() { tr '\t' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n1; }
 all_nodes() { { plan_rows node; plan_rows linux; } | cut -f2; }
+# bridge_hosts: the bridge hosts other than the controller (Bridge= in the spec), each a namespace of its own.
+bridge_hosts() { plan_rows bridgehost | cut -f2; }
+bridge_row() { plan_rows bridgehost | awk -F'\t' -v n="$1" '$2 == n'; }
+# bridge_of MAC: the bridge host whose slurmd runs the Mac's slurmd ("": the controller, or a direct-mode Mac).
+bridge_of() { field "$(node_row "$1")" bridge; }
+# bridge_macs HOST: the Macs whose slurmds run on that bridge host.
+bridge_macs() { plan_rows node | awk -F'\t' -v b="bridge=$1" '{ for (i = 3; i <= NF; i++) if ($i == b) print $2 }'; }
 direct_nodes() { plan_rows node | grep -P '\tmode=direct(\t|$)' | cut -f2; plan_rows linux | cut -f2; }
 bridge_nodes() { plan_rows node | grep -P '\tmode=bridge(\t|$)' | cut -f2; }
 node_row() { { plan_rows node; plan_rows linux; } | awk -F'\t' -v n="$1" '$2 == n'; }
 
+# make_plan [fresh]: the plan and the Macs' recorded outputs from the lab's spec, with the cables cut so far.
+# At 'up' (fresh) the spec is taken from $SPEC (TBMESH_LAB_SPEC, else lab/lab.conf); later (a cut, a mend) the
+# lab keeps the spec it came up with. A spec other than lab/lab.conf gets the inventory's hint from its own
+# groups (their names and modes; the example's settings).
 make_plan() {
     [ -x "$GEN" ] || die "the lab generator $GEN is missing: build first (scripts/build.sh) or set TBMESH_LAB_GEN"
-    [ -r "$SPEC" ] || die "the lab spec $SPEC is missing: set TBMESH_LAB_SPEC"
-    cp "$SPEC" "$ETC/lab.conf"
+    if [ "${1:-}" = fresh ] || [ ! -s "$ETC/lab.conf" ]; then
+        [ -r "$SPEC" ] || die "the lab spec $SPEC is missing: set TBMESH_LAB_SPEC"
+        cp "$SPEC" "$ETC/lab.conf"
+        rm -f "$ETC/hint-base.conf"
+        if ! cmp -s "$SPEC" "$SRC/lab/lab.conf"; then
+            { grep -Ev '^(Group|Cable)=' "$HINT"; "$GEN" hint "$ETC/lab.conf"; } > "$ETC/hint-base.conf" ||
+                die "the generator could not write the inventory's hint for $SPEC"
+        fi
+    fi
     local cuts=() c
     if [ -s "$ETC/cuts" ]; then
         while read -r c; do cuts+=(--cut "$c"); done < "$ETC/cuts"

@@ -109,3 +109,48 @@ cmd_revive() {
     fi
     say "revived $1"
 }
+
+# bridge_usage: what kill-bridge and revive-bridge take.
+bridge_usage() {
+    local hosts
+    hosts=$(bridge_hosts | paste -sd' ')
+    die "usage: tbmesh-lab $1 HOST (${hosts:+one of $hosts; }a bridge host of the spec's Bridge=; the controller's own bridge-mode slurmds are not one)"
+}
+
+# cmd_kill_bridge HOST: a bridge host loses its power: its link to the management network goes first (so
+# that nothing it held says goodbye: the Macs' agents and slurmctld hear nothing more from it, as from a
+# machine switched off), then every process in it (the slurmds of its Macs, their slurmstepds, the bridge
+# forwarders) is stopped and killed. Its Macs and their agents live on. 'revive-bridge' powers it on.
+cmd_kill_bridge() {
+    need_root
+    [ $# = 1 ] && [ -n "$(bridge_row "$1")" ] || bridge_usage kill-bridge
+    local pids seen="" end=$((SECONDS + 10))
+    ip link set "tbml-$1" down
+    while pids=$(mac_pids "$1" | sort -n | paste -sd' ') && [ "$pids" != "$seen" ]; do
+        # shellcheck disable=SC2086
+        [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
+        seen=$pids
+        [ "$SECONDS" -lt "$end" ] || die "the processes of bridge host $1 did not stop within 10 s: $pids"
+    done
+    while pids=$(mac_pids "$1") && [ -n "$pids" ]; do
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null || true
+        [ "$SECONDS" -lt "$end" ] || die "processes survived SIGKILL on bridge host $1: $pids"
+        sleep 0.2
+    done
+    say "bridge host $1 is off: its link is down and its processes are gone (the slurmds of $(bridge_macs "$1" | paste -sd' ')); 'tbmesh-lab revive-bridge $1' starts it again"
+}
+
+# cmd_revive_bridge HOST: the bridge host powered on again: its link up, its Macs' slurmds started (as its
+# boot would), each registered with slurmctld.
+cmd_revive_bridge() {
+    need_root
+    [ $# = 1 ] && [ -n "$(bridge_row "$1")" ] || bridge_usage revive-bridge
+    [ -z "$(mac_pids "$1")" ] || die "bridge host $1 runs already (processes in it: $(mac_pids "$1" | paste -sd' '))"
+    local n since
+    ip link set "tbml-$1" up
+    since=$(date +%s)
+    for n in $(bridge_macs "$1"); do start_slurmd "$n"; done
+    for n in $(bridge_macs "$1"); do wait_for "slurmd of $n to register" 60 slurmd_started "$n" "$since"; done
+    say "revived bridge host $1 (the slurmds of $(bridge_macs "$1" | paste -sd' '))"
+}

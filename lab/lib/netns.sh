@@ -10,10 +10,13 @@ in_node() {
     nsenter --net="/run/netns/$(netns "$n")" --mount="$NS/$n.mnt" --uts="$NS/$n.uts" -- "${IN_ROOT[@]}" "$@"
 }
 
-# in_bridge NODE CMD...: run CMD on the bridge host in the private mount namespace of NODE's slurmd.
+# in_bridge NODE CMD...: run CMD on NODE's bridge host (the controller, or a Bridge= host's network
+# namespace) in the private mount namespace of NODE's slurmd.
 in_bridge() {
-    local n=$1; shift
-    nsenter --mount="$NS/bridge-$n.mnt" -- "${IN_ROOT[@]}" "$@"
+    local n=$1 b net=(); shift
+    b=$(bridge_of "$n")
+    [ -z "$b" ] || net=(--net="/run/netns/$(netns "$b")")
+    nsenter "${net[@]}" --mount="$NS/bridge-$n.mnt" -- "${IN_ROOT[@]}" "$@"
 }
 
 # Entering a mount namespace leaves a chroot: in a lab run in a root of another Slurm release
@@ -105,7 +108,7 @@ up_network() {
         ip -n "$(netns "$n")" link set "$ifname" up
         ip link set "tbml-$n" master "$MGMT_BR"
         ip link set "tbml-$n" up
-    done < <(plan_rows node; plan_rows linux)
+    done < <(plan_rows node; plan_rows linux; plan_rows bridgehost)
     local i=0 a aif aip ahw b bif bip bhw state
     while IFS=$'\t' read -r _ a aif aip ahw b bif bip bhw state; do
         i=$((i + 1))
@@ -130,7 +133,7 @@ cable_end() {
 up_namespaces() {
     local n
     ns_holder_dir
-    for n in $(all_nodes); do new_mount_ns "$NS/$n.mnt" "$n"; done
+    for n in $(all_nodes) $(bridge_hosts); do new_mount_ns "$NS/$n.mnt" "$n"; done
     for n in $(bridge_nodes); do new_mount_ns "$NS/bridge-$n.mnt"; done
 }
 

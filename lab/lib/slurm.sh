@@ -8,7 +8,7 @@ write_hosts() {
         local row
         while IFS= read -r row; do
             echo "$(field "$row" mgmt) $(cut -f2 <<<"$row")"
-        done < <(plan_rows node; plan_rows linux)
+        done < <(plan_rows node; plan_rows linux; plan_rows bridgehost)
     } > "$ETC/hosts"
 }
 
@@ -22,7 +22,9 @@ inventory() {
     # The example's groups and settings, where each Mac's agent listens (its management address), and the
     # record store in the lab's state (the default, under the installation's prefix, lies in the build tree,
     # which users cannot read when the clone is under /root).
-    { cat "$HINT"; grep -qi '^RecordDir=' "$HINT" || echo "RecordDir=$LAB/records"
+    local base=$HINT
+    [ ! -s "$ETC/hint-base.conf" ] || base=$ETC/hint-base.conf   # a spec of its own (make_plan)
+    { cat "$base"; grep -qi '^RecordDir=' "$base" || echo "RecordDir=$LAB/records"
       plan_rows node | while IFS= read -r row; do
         printf 'NodeName=%s AgentAddr=%s\n' "$(cut -f2 <<<"$row")" "$(field "$row" mgmt)"; done; } > "$ETC/tbmesh-hint.conf"
     [ -x "$MACNODE" ] && [ -x "$TBMESH" ] || die "macnode or tbmesh is not built ($MACNODE, $TBMESH): run scripts/build.sh"
@@ -67,7 +69,13 @@ node_lines() {
         n=${line%% *}; n=${n#NodeName=}
         row=$(node_row "$n")
         [ -n "$row" ] || die "the inventory names $n, which is not in the lab's plan"
-        if [ "$(field "$row" mode)" = bridge ]; then addr=$CTL_ADDR; else addr=$(field "$row" mgmt); fi
+        if [ "$(field "$row" mode)" = direct ]; then
+            addr=$(field "$row" mgmt)
+        elif [ -n "$(field "$row" bridge)" ]; then
+            addr=$(field "$(bridge_row "$(field "$row" bridge)")" mgmt)
+        else
+            addr=$CTL_ADDR
+        fi
         echo "$line NodeAddr=$addr State=UNKNOWN"
     done < "$LAB/inventory/slurm-nodes.conf"
     local linux macs

@@ -12,9 +12,12 @@
 # credential, the welcome, the grant's check, the job's files): the median of each part over all the tasks.
 # And from slurmd's log, every step's launch request to the plug-in's user_init and from there to its end.
 # Usage: tests/perf/step-launch.sh [RUNS] [MiB]   (as root, with the lab up; default 30 runs, 1024 MiB)
+# TBM_BRIDGE_GROUP, TBM_DIRECT_GROUP and TBM_NODES: the groups and the Macs per step (default studio-a, mini-b,
+# 4; tests/perf/lab-size.sh compares eight-Mac groups of a lab at size).
 set -euo pipefail
 RUNS=${1:-30}
 MIB=${2:-1024}
+BG=${TBM_BRIDGE_GROUP:-studio-a} DG=${TBM_DIRECT_GROUP:-mini-b} NN=${TBM_NODES:-4}
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 scontrol ping > /dev/null || { echo "step-launch: the lab is not up (lab/tbmesh-lab up)" >&2; exit 1; }
@@ -31,23 +34,23 @@ exec 3<>"$W/sl-go-$1" 4<>"$W/sl-done"
 t() { echo \$(( \$(date +%s%N) / 1000 )); }
 while read -r what <&3; do
     case \$what in
-    launch) s=\$(t); srun -N4 true; echo "$1 launch \$(( \$(t) - s ))" >&4 ;;
-    first)  s=\$(t); srun -N4 echo x | { read -r _; echo "$1 first \$(( \$(t) - s ))" >&4; cat > /dev/null; } ;;
+    launch) s=\$(t); srun -N$NN true; echo "$1 launch \$(( \$(t) - s ))" >&4 ;;
+    first)  s=\$(t); srun -N$NN echo x | { read -r _; echo "$1 first \$(( \$(t) - s ))" >&4; cat > /dev/null; } ;;
     stream) s=\$(t); srun -N1 -n1 head -c ${MIB}M /dev/zero | wc -c > /dev/null; echo "$1 stream \$(( \$(t) - s ))" >&4 ;;
-    parts)  for i in \$(seq $RUNS); do TBMESH_LAUNCH_TIMES=1 srun -N4 echo x 2>&1 >/dev/null | grep '^macnode exec: launch: '; done > "$W/sl-parts"
+    parts)  for i in \$(seq $RUNS); do TBMESH_LAUNCH_TIMES=1 srun -N$NN echo x 2>&1 >/dev/null | grep '^macnode exec: launch: '; done > "$W/sl-parts"
             echo "$1 parts 0" >&4 ;;
     *)      break ;;
     esac
 done
 SCRIPT
     chmod 755 "$W/bench-$1.sh"
-    (cd "$W" && exec runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" salloc --gres=tbmesh:"$1":4 "$W/bench-$1.sh" \
+    (cd "$W" && exec runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" salloc --gres=tbmesh:"$1":$NN "$W/bench-$1.sh" \
         > /dev/null 2>&1)
 }
 # ask GROUP WHAT: one turn; its number (us) on stdout
 ask() {
     local g w v
-    [ "$1" = studio-a ] && echo "$2" >&7 || echo "$2" >&8
+    [ "$1" = "$BG" ] && echo "$2" >&7 || echo "$2" >&8
     read -r -t 600 g w v <&6 || { echo "step-launch: $1 did not answer '$2' (allocation refused or lost?)" >&2; exit 1; }
     [ "$g $w" = "$1 $2" ] || { echo "step-launch: wanted $1 $2, got: $g $w $v" >&2; exit 1; }
     echo "$v"
@@ -55,7 +58,7 @@ ask() {
 # busy: the machine's busy and total clock ticks so far, all CPUs (/proc/stat)
 busy() { local _c u n s i w q sq st; read -r _c u n s i w q sq st _ < /proc/stat; echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"; }
 # turn GROUP WHAT: ask, and add the turn's busy and total ticks to the group's (BUSY and TOTAL)
-declare -A BUSY=([studio-a]=0 [mini-b]=0) TOTAL=([studio-a]=0 [mini-b]=0)
+declare -A BUSY=([$BG]=0 [$DG]=0) TOTAL=([$BG]=0 [$DG]=0)
 turn() {
     local b0 t0 b1 t1
     read -r b0 t0 <<<"$(busy)"; v=$(ask "$1" "$2") || return 1; read -r b1 t1 <<<"$(busy)"
@@ -110,24 +113,24 @@ steps() {
 declare -A size
 for f in "$LAB"/log/macnoded-*.log "$LAB"/log/slurmd-*.log; do size[$f]=$(stat -c %s "$f" 2>/dev/null || echo 0); done
 new_lines() { local f; for f in "${!size[@]}"; do [[ $f == */"$1"* ]] && tail -c +"$((size[$f] + 1))" "$f"; done; true; }
-rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts"
-mkfifo -m 600 "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
-chown tbm-alice: "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done"
-exec 6<>"$W/sl-done" 7<>"$W/sl-go-studio-a" 8<>"$W/sl-go-mini-b"
-serve studio-a &
-serve mini-b &
-trap 'echo end >&7; echo end >&8; wait; rm -f "$W/sl-go-studio-a" "$W/sl-go-mini-b" "$W/sl-done" "$W/sl-parts" "$W/bench-studio-a.sh" "$W/bench-mini-b.sh"' EXIT
+rm -f "$W/sl-go-$BG" "$W/sl-go-$DG" "$W/sl-done" "$W/sl-parts"
+mkfifo -m 600 "$W/sl-go-$BG" "$W/sl-go-$DG" "$W/sl-done"
+chown tbm-alice: "$W/sl-go-$BG" "$W/sl-go-$DG" "$W/sl-done"
+exec 6<>"$W/sl-done" 7<>"$W/sl-go-$BG" 8<>"$W/sl-go-$DG"
+serve "$BG" &
+serve "$DG" &
+trap 'echo end >&7; echo end >&8; wait; rm -f "$W/sl-go-$BG" "$W/sl-go-$DG" "$W/sl-done" "$W/sl-parts" "$W/bench-$BG.sh" "$W/bench-$DG.sh"' EXIT
 declare -a BL DL BF DF
-a0=$(agents_cpu studio-a)
+a0=$(agents_cpu "$BG")
 for i in $(seq "$RUNS"); do
-    turn studio-a launch && BL+=("$v") && turn mini-b launch && DL+=("$v") || exit 1
+    turn "$BG" launch && BL+=("$v") && turn "$DG" launch && DL+=("$v") || exit 1
 done
 for i in $(seq "$RUNS"); do
-    turn studio-a first && BF+=("$v") && turn mini-b first && DF+=("$v") || exit 1
+    turn "$BG" first && BF+=("$v") && turn "$DG" first && DF+=("$v") || exit 1
 done
-a1=$(agents_cpu studio-a)
-v=$(ask studio-a stream) && bs=$(( v / 1000 )) && v=$(ask mini-b stream) && ds=$(( v / 1000 )) || exit 1
-ask studio-a parts > /dev/null
+a1=$(agents_cpu "$BG")
+v=$(ask "$BG" stream) && bs=$(( v / 1000 )) && v=$(ask "$DG" stream) && ds=$(( v / 1000 )) || exit 1
+ask "$BG" parts > /dev/null
 b=$(cat "$W/sl-parts")
 agent=$(new_lines macnoded- | grep 'launch on the agent (ms): ' || true)
 read -r bl bl9 <<<"$(printf '%s\n' "${BL[@]}" | stats)"; read -r dl dl9 <<<"$(printf '%s\n' "${DL[@]}" | stats)"
@@ -135,14 +138,14 @@ read -r bf bf9 <<<"$(printf '%s\n' "${BF[@]}" | stats)"; read -r df df9 <<<"$(pr
 # each bridge launch less the direct one right after it: the median of the pairs
 read -r pl _ <<<"$(for i in "${!BL[@]}"; do echo $(( BL[i] - DL[i] )); done | stats)"
 read -r pf _ <<<"$(for i in "${!BF[@]}"; do echo $(( BF[i] - DF[i] )); done | stats)"
-echo "srun -N4 true, median (p90) of $RUNS, the two modes in turns: bridge (studio-a) $(ms "$bl") ($(ms "$bl9")), direct (mini-b) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms); median of the $RUNS pairs' differences $(ms "$pl")"
-echo "  to the first output (srun -N4 echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df))); pairs $(ms "$pf")"
+echo "srun -N$NN true, median (p90) of $RUNS, the two modes in turns: bridge ($BG) $(ms "$bl") ($(ms "$bl9")), direct ($DG) $(ms "$dl") ($(ms "$dl9")): bridge adds $(ms $((bl - dl))) (target: at most 20 ms); median of the $RUNS pairs' differences $(ms "$pl")"
+echo "  to the first output (srun -N$NN echo), median (p90): bridge $(ms "$bf") ($(ms "$bf9")), direct $(ms "$df") ($(ms "$df9")): bridge adds $(ms $((bf - df))); pairs $(ms "$pf")"
 echo "  after the first output (the step's end, srun's exit): bridge $(ms $((bl - bf))), direct $(ms $((dl - df)))"
-awk -v bb="${BUSY[studio-a]}" -v bt="${TOTAL[studio-a]}" -v db="${BUSY[mini-b]}" -v dt="${TOTAL[mini-b]}" \
+awk -v bb="${BUSY[$BG]}" -v bt="${TOTAL[$BG]}" -v db="${BUSY[$DG]}" -v dt="${TOTAL[$DG]}" \
     -v a="$((a1 - a0))" -v hz="$(getconf CLK_TCK)" -v n="$((RUNS * 8))" -v cpus="$(nproc)" 'BEGIN {
     printf "  the machine (%d CPUs, /proc/stat) was busy %.0f%% of the bridge turns and %.0f%% of the direct ones;", cpus, 100 * bb / (bt ? bt : 1), 100 * db / (dt ? dt : 1)
     printf " the Macs'"'"' agents used %.1f ms of CPU per bridge task (%d tasks)\n", a * 1000 / hz / n, n }'
-echo "  bridge mode's launch, in parts ($RUNS x 4 tasks of srun -N4 echo x, TBMESH_LAUNCH_TIMES=1):"
+echo "  bridge mode's launch, in parts ($RUNS x 4 tasks of srun -N$NN echo x, TBMESH_LAUNCH_TIMES=1):"
 echo "    forwarder: $(grep '^macnode exec: launch: ' <<<"$b" | sed 's/^macnode exec: launch: //' | parts)"
 echo "    agent:     $(sed 's/.*launch on the agent (ms): //' <<<"$agent" | parts)"
 echo "  every step on the nodes, as slurmd logs it (each group's rank 0; the medians):"
