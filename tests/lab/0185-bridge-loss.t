@@ -18,6 +18,20 @@ t_is "pro-a's slurmds are reached at brg1, pro-b's at brg2" "mac01 10.77.0.201 m
     "$(for n in mac01 mac04 mac05; do echo "$n $(scontrol show node "$n" | grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)"; done | paste -sd' ')"
 t_ok "pro-a's slurmds run in brg1" test "$(ip netns pids tbml-brg1 | xargs -r ps -o comm= -p | grep -c '^slurmd$')" = 4
 
+# Placement=pack (the default): a job that names no group goes to the smallest group that holds it (pro-b's two
+# Macs, though tbmesh.conf lists pro-a first); Slurm starts it in the first group of its constraint that can
+# hold it at the time, so the next goes to pro-a while pro-b is busy.
+t_is "packing: the constraint names the smaller group first" "[tbmesh_pro_b|tbmesh_pro_a]" \
+    "$(as tbm-alice sbatch --parsable --hold -o /dev/null --gres=tbmesh:2 --wrap true | xargs -I{} sh -c 'scontrol show job {} | grep -o "Features=[^ ]*" | cut -d= -f2; scancel {}')"
+p1=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:2 --wrap 'srun sleep 641')
+t_ok "packing: a tbmesh:2 job runs" wait_until 30 "pack: $p1 runs" job_running "$p1"
+t_match "... on pro-b, the smallest group" "^mac0[56],mac0[56]$" "$(scontrol show hostnames "$(squeue -h -j "$p1" -o %N)" | paste -sd,)"
+p2=$(as tbm-alice sbatch --parsable -o /dev/null --gres=tbmesh:2 --wrap 'srun sleep 642')
+t_ok "packing: the next runs while pro-b is busy" wait_until 30 "pack: $p2 runs" job_running "$p2"
+t_match "... on pro-a" "^mac0[1-4],mac0[1-4]$" "$(scontrol show hostnames "$(squeue -h -j "$p2" -o %N)" | paste -sd,)"
+scancel "$p1" "$p2"
+t_ok "packing: both end when cancelled" wait_until 30 "pack: $p1 $p2 gone" eval 'job_gone "$p1" && job_gone "$p2" && none_on_macs "sleep 64[12]"'
+
 W=$LAB/work/tbm-alice
 rm -f "$W"/loss-{a,d,b}.out
 a=$(as tbm-alice sbatch --parsable -o loss-a.out -t 10 --requeue --gres=tbmesh:pro-a:2 \
@@ -62,6 +76,8 @@ t_match "the lost job's record says NODE_FAIL" "Job $d on tbmlab: NODE_FAIL" "$(
 t_ok "... and is sealed" as tbm-alice "$TBMESH" repro verify "$d"
 t_match "the requeued job's record says COMPLETED, run 2" "Job $a on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$a" 2>&1)"
 t_match "... and names its restart" '"restarts": 1' "$(cat "$LAB/records/tbmlab/$a.json" 2>/dev/null)"
+t_match "... its first run's record is kept beside it (as that run's start left it)" '"restarts": 0' \
+    "$(cat "$LAB/records/tbmlab/$a.run0.json" 2>/dev/null)"
 t_match "the other bridge host's job's record is complete" "Job $b on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$b" 2>&1)"
 t_ok "... and sealed" as tbm-alice "$TBMESH" repro verify "$b"
 
