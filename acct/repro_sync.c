@@ -21,8 +21,9 @@
 
 enum { F_ID, F_STATE, F_EXIT, F_SUBMIT, F_START, F_END, F_USER, F_UID, F_ACCOUNT, F_PARTITION, F_NODES, F_ADMIN, F_N };
 
-/* sacct's output (no shell; at most SACCT_MS), malloc'd, or NULL with the reason on stderr. */
-static char *run_sacct(const char *since, const char *jobs)
+/* sacct's output (no shell; at most SACCT_MS), malloc'd, or NULL with the reason on stderr. runs: every run of a
+ * requeued job, each a line of its own (sacct -D), the earliest first. */
+static char *run_sacct(const char *since, const char *jobs, int runs)
 {
     extern char **environ;
     run_opts_t o = { .env = environ, .timeout_ms = SACCT_MS, .max = SACCT_MAX, .stderr_to = RUN_STDERR_PASS };
@@ -33,6 +34,8 @@ static char *run_sacct(const char *since, const char *jobs)
 
     argv[n++] = "sacct", argv[n++] = "-a", argv[n++] = "-X", argv[n++] = "-n", argv[n++] = "-P";
     argv[n++] = "-o", argv[n++] = SACCT_FIELDS;
+    if (runs)
+        argv[n++] = "-D";
     if (since)
         argv[n++] = "-S", argv[n++] = since;
     if (jobs)
@@ -220,7 +223,7 @@ int repro_acct_of(uint32_t job, char *state, size_t len, char **admin_comment)
 
     *admin_comment = NULL;
     snprintf(id, sizeof(id), "%u", job);
-    if (!(out = run_sacct(NULL, id)))
+    if (!(out = run_sacct(NULL, id, 0)))
         return -1;
     for (line = strtok_r(out, "\n", &save); line && rc < 0; line = strtok_r(NULL, "\n", &save))
         if (split_line(line, f) && !strcmp(f[F_ID], id)) {
@@ -233,20 +236,151 @@ int repro_acct_of(uint32_t job, char *state, size_t len, char **admin_comment)
     return rc;
 }
 
+/* An earlier run of a requeued job (sacct -D's line f, its run-th): the record its start left (JOB.runN.json,
+ * kept when the next run wrote its own) is brought to what Slurm recorded of that run (a node failure, a
+ * requeue), when it is not complete yet. 0 (done or nothing to do), -1 said on stderr. */
+static int sync_earlier(const tbm_store_t *st, char **f, long long run)
+{
+    char state[64];
+    tbm_err_t err = { { 0 } };
+    json_object *rec;
+    const char *phase, *had;
+    char *was;
+    long long id, uid;
+    int rc;
+
+    snprintf(state, sizeof(state), "%s", f[F_STATE]);
+    strtok(state, " ");
+    if (tbm_parse_ll(f[F_ID], 10, 1, 4294967294LL, &id) < 0 || tbm_parse_ll(f[F_UID], 10, 0, 4294967294LL, &uid) < 0 ||
+        !(rec = tbm_store_load_run(st, (uint32_t)id, run, &err)))
+        return 0;   /* that run left no record (it was queued again before it started) */
+    phase = tbm_json_str(json_object_object_get(rec, "job"), "phase");
+    if (tbm_record_phase_complete(phase)) {
+        json_object_put(rec);
+        return 0;
+    }
+    had = tbm_json_str(json_object_object_get(rec, "job"), "state");
+    was = strdup(had ? had : "?");
+    apply_sacct(rec, f);
+    tbm_redact_tree(rec, NULL, 0);
+    rc = tbm_record_validate(rec, &err) < 0 ? -1 : tbm_store_record_run(st, rec, (uid_t)uid, &err);
+    if (rc != 0)
+        fprintf(stderr, "tbmesh repro sync: job %lld run %lld: %s\n", id, run, err.msg);
+    else
+        printf("job %lld run %lld: %s -> %s: the earlier run's record brought up to date from Slurm's accounting\n",
+               id, run, was ? was : "?", state);
+    free(was);
+    json_object_put(rec);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The current record's run (job.restarts) of job id, or -1. */
+static long long current_run(const tbm_store_t *st, const char *id_text)
+{
+    tbm_err_t err = { { 0 } };
+    json_object *rec, *rs;
+    long long id, run = -1;
+
+    if (tbm_parse_ll(id_text, 10, 1, 4294967294LL, &id) < 0 || !(rec = tbm_store_load(st, (uint32_t)id, NULL, &err)))
+        return -1;
+    rs = tbm_json_typed(tbm_json_typed(rec, "job", json_type_object), "restarts", json_type_int);
+    if (rs)
+        run = (long long)json_object_get_int64(rs);
+    json_object_put(rec);
+    return run;
+}
+
+typedef struct {
+    uint32_t id;
+    size_t pos;
+} job_line_t;
+
+static int by_job_then_place(const void *a, const void *b)
+{
+    const job_line_t *x = a, *y = b;
+
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* sacct's lines, split into their fields (*fields[i] NULL for a line that does not split), in *fields, their
+ * number in *count. 0, or -1 when out of memory (what was split is in *fields all the same, to free). */
+static int split_lines(char *out, char ****fields, size_t *count)
+{
+    char *line, *save = NULL, ***f = NULL, ***grown;
+    size_t n = 0, cap = 0;
+
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (n == cap) {
+            if (!(grown = realloc(f, (cap = cap ? 2 * cap : 256) * sizeof(*f))))
+                break;
+            f = grown;
+        }
+        if ((f[n] = malloc(F_N * sizeof(char *))) && !split_line(line, f[n])) {
+            free(f[n]);
+            f[n] = NULL;
+        }
+        n++;
+    }
+    *fields = f;
+    *count = n;
+    return line ? -1 : 0;   /* stopped early: out of memory */
+}
+
+/* Each job of the lines: its last run's line brings its record (JOB.json) up to date; its earlier runs' lines
+ * (sacct -D, the earliest first) their records (JOB.runN.json) when the job's every run is there (as many lines
+ * as the current record's run and one; else its runs began before the window). 0, or -1 when one failed. */
+static int sync_jobs(const tbm_store_t *st, char ***fields, size_t n)
+{
+    job_line_t *order = calloc(n ? n : 1, sizeof(*order));
+    size_t i, j, k = 0, nth;
+    long long id;
+    int rc = 0;
+
+    if (!order) {
+        fprintf(stderr, "tbmesh repro sync: out of memory\n");
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (fields[i] && tbm_parse_ll(fields[i][F_ID], 10, 1, 4294967294LL, &id) == 0)
+            order[k].id = (uint32_t)id, order[k++].pos = i;
+    qsort(order, k, sizeof(*order), by_job_then_place);
+    for (i = 0; i < k; i = j) {
+        for (j = i; j < k && order[j].id == order[i].id; j++)
+            ;
+        if (sync_one(st, fields[order[j - 1].pos]) < 0)
+            rc = -1;
+        if (j - i > 1 && current_run(st, fields[order[i].pos][F_ID]) == (long long)(j - i) - 1)
+            for (nth = 0; i + nth + 1 < j; nth++)
+                if (sync_earlier(st, fields[order[i + nth].pos], (long long)nth) < 0)
+                    rc = -1;
+    }
+    free(order);
+    return rc;
+}
+
 int repro_sync(const tbm_store_t *st, const char *since, const char *jobs)
 {
-    char *out, *line, *save = NULL, *f[F_N];
-    int rc = 0;
+    char *out, ***fields = NULL;
+    size_t n, i;
+    int rc;
 
     if (geteuid() != 0) {
         fprintf(stderr, "tbmesh repro sync: run it as root (it writes records and seals them)\n");
         return 1;
     }
-    if (!(out = run_sacct(since, jobs)))
+    if (!(out = run_sacct(since, jobs, 1)))
         return 1;
-    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (split_line(line, f) && sync_one(st, f) < 0)
-            rc = 1;
+    if (split_lines(out, &fields, &n) < 0) {
+        fprintf(stderr, "tbmesh repro sync: out of memory\n");
+        rc = 1;
+    } else {
+        rc = sync_jobs(st, fields, n) < 0;
+    }
+    for (i = 0; i < n; i++)
+        free(fields[i]);
+    free(fields);
     free(out);
     return rc;
 }

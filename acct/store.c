@@ -190,18 +190,48 @@ char *tbm_store_get(const tbm_store_t *st, uint32_t job, const char *ext, size_t
     return text;
 }
 
-int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char *sha, tbm_err_t *err)
+/* Store rec's text as JOB.<json_ext> and root's seal of it as JOB.<seal_ext>. 0, 1 (stored; its user cannot read
+ * it) or -1 with err. */
+static int put_sealed(const tbm_store_t *st, json_object *rec, uid_t owner, const char *json_ext,
+                      const char *seal_ext, char *sha, tbm_err_t *err)
 {
-    json_object *job = tbm_json_typed(rec, "job", json_type_object), *old, *r;
-    char hex[TBM_SHA256_HEX], from[TBM_RECORD_PATH_MAX + 128], to[TBM_RECORD_PATH_MAX + 128], ext[32];
-    tbm_err_t ignored;
-    uint32_t id;
+    json_object *job = tbm_json_typed(rec, "job", json_type_object);
+    const char *phase = tbm_json_str(job, "phase");
+    json_object *rs = tbm_json_typed(job, "restarts", json_type_int);
+    char hex[TBM_SHA256_HEX], *text, *seal;
+    tbm_seal_what_t what;
+    tbm_err_t seal_err = { { 0 } };
+    uint32_t id = (uint32_t)json_object_get_int64(tbm_json_typed(job, "id", json_type_int));
     size_t len;
-    char *text, *seal;
     int rc, seal_rc;
 
     if (!(text = tbm_record_text(rec, &len, err)))
         return -1;
+    tbm_sha256_hex(text, len, hex);
+    rc = tbm_store_put(st, id, owner, json_ext, text, len, err);
+    free(text);
+    if (rc < 0)
+        return -1;
+    snprintf(what.phase, sizeof(what.phase), "%s", phase ? phase : "");
+    what.restarts = rs ? (long long)json_object_get_int64(rs) : 0;
+    if (!(seal = tbm_seal_make(st, id, hex, &what, &seal_err)))
+        return tbm_errprintf(err, "%s", seal_err.msg);
+    seal_rc = tbm_store_put(st, id, owner, seal_ext, seal, strlen(seal), &seal_err);
+    free(seal);
+    if (seal_rc < 0)
+        return tbm_errprintf(err, "%s", seal_err.msg);
+    if (sha)
+        memcpy(sha, hex, TBM_SHA256_HEX);
+    return rc;   /* 1: stored, but its user cannot read it (err says why) */
+}
+
+int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char *sha, tbm_err_t *err)
+{
+    json_object *job = tbm_json_typed(rec, "job", json_type_object), *old, *r;
+    char from[TBM_RECORD_PATH_MAX + 128], to[TBM_RECORD_PATH_MAX + 128], ext[32];
+    tbm_err_t ignored;
+    uint32_t id;
+
     id = (uint32_t)json_object_get_int64(tbm_json_typed(job, "id", json_type_int));
     r = tbm_json_typed(job, "restarts", json_type_int);
     /* a requeued job's earlier run keeps its record */
@@ -221,28 +251,20 @@ int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char 
         }
         json_object_put(old);
     }
-    tbm_sha256_hex(text, len, hex);
-    rc = tbm_store_put(st, id, owner, "json", text, len, err);
-    free(text);
-    if (rc < 0)
-        return -1;
-    {
-        const char *phase = tbm_json_str(job, "phase");
-        json_object *rs = tbm_json_typed(job, "restarts", json_type_int);
-        tbm_seal_what_t what;
-        tbm_err_t seal_err = { { 0 } };
-        snprintf(what.phase, sizeof(what.phase), "%s", phase ? phase : "");
-        what.restarts = rs ? (long long)json_object_get_int64(rs) : 0;
-        if (!(seal = tbm_seal_make(st, id, hex, &what, &seal_err)))
-            return tbm_errprintf(err, "%s", seal_err.msg);
-        seal_rc = tbm_store_put(st, id, owner, "seal", seal, strlen(seal), &seal_err);
-        free(seal);
-        if (seal_rc < 0)
-            return tbm_errprintf(err, "%s", seal_err.msg);
-    }
-    if (sha)
-        memcpy(sha, hex, TBM_SHA256_HEX);
-    return rc;   /* 1: stored, but its user cannot read it (err says why) */
+    return put_sealed(st, rec, owner, "json", "seal", sha, err);
+}
+
+int tbm_store_record_run(const tbm_store_t *st, json_object *rec, uid_t owner, tbm_err_t *err)
+{
+    json_object *rs = tbm_json_typed(tbm_json_typed(rec, "job", json_type_object), "restarts", json_type_int);
+    char json_ext[32], seal_ext[32];
+    long long run = rs ? (long long)json_object_get_int64(rs) : -1;
+
+    if (run < 0)
+        return tbm_errprintf(err, "an earlier run's record names no run (job.restarts)");
+    snprintf(json_ext, sizeof(json_ext), "run%lld.json", run);
+    snprintf(seal_ext, sizeof(seal_ext), "run%lld.seal", run);
+    return put_sealed(st, rec, owner, json_ext, seal_ext, NULL, err);
 }
 
 /* A stored record is this job's of this cluster, or refused (never rewritten under the job it names). */
@@ -259,10 +281,11 @@ static int same_job(const tbm_store_t *st, json_object *rec, uint32_t job, tbm_e
     return 0;
 }
 
-json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err)
+/* The stored record of job under ext (its text's sha256 in sha, may be NULL). */
+static json_object *load_ext(const tbm_store_t *st, uint32_t job, const char *ext, char *sha, tbm_err_t *err)
 {
     size_t len;
-    char *text = tbm_store_get(st, job, "json", &len, err);
+    char *text = tbm_store_get(st, job, ext, &len, err);
     json_object *rec;
 
     if (!text)
@@ -277,6 +300,28 @@ json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_
     if (rec && sha)
         tbm_sha256_hex(text, len, sha);
     free(text);
+    return rec;
+}
+
+json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err)
+{
+    return load_ext(st, job, "json", sha, err);
+}
+
+json_object *tbm_store_load_run(const tbm_store_t *st, uint32_t job, long long run, tbm_err_t *err)
+{
+    char ext[32];
+    json_object *rec, *rs;
+
+    snprintf(ext, sizeof(ext), "run%lld.json", run);
+    rec = load_ext(st, job, ext, NULL, err);
+    rs = rec ? tbm_json_typed(tbm_json_typed(rec, "job", json_type_object), "restarts", json_type_int) : NULL;
+    if (rec && (!rs || json_object_get_int64(rs) != run)) {
+        tbm_errprintf(err, "job %u: the record kept as run %lld names run %lld: refused", job, run,
+                      rs ? (long long)json_object_get_int64(rs) : -1LL);
+        json_object_put(rec);
+        rec = NULL;
+    }
     return rec;
 }
 

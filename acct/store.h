@@ -48,6 +48,14 @@ int tbm_store_record(const tbm_store_t *st, json_object *rec, uid_t owner, char 
  * its text's sha256 in sha (may be NULL). */
 json_object *tbm_store_load(const tbm_store_t *st, uint32_t job, char *sha, tbm_err_t *err);
 
+/* An earlier run's record of a requeued job (JOB.run<N>.json, as tbm_store_record kept it), read and validated as
+ * tbm_store_load's, and naming that run (job.restarts), else refused; NULL with err. */
+json_object *tbm_store_load_run(const tbm_store_t *st, uint32_t job, long long run, tbm_err_t *err);
+
+/* Store an earlier run's record again (repro sync: brought to what Slurm recorded of that run), with its seal,
+ * under JOB.run<N>.json, N its job.restarts. As tbm_store_record's: 0, 1 or -1 with err. */
+int tbm_store_record_run(const tbm_store_t *st, json_object *rec, uid_t owner, tbm_err_t *err);
+
 /* Root's scratch space for one job (DIR/CLUSTER/.parts/JOB, root 0700): what each step's nodes learnt, merged
  * into the record when the batch step ends. */
 /* A step's part may come while the batch step's end merges the others: a part is put in place whole (a temporary

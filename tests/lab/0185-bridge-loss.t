@@ -76,8 +76,10 @@ t_match "the lost job's record says NODE_FAIL" "Job $d on tbmlab: NODE_FAIL" "$(
 t_ok "... and is sealed" as tbm-alice "$TBMESH" repro verify "$d"
 t_match "the requeued job's record says COMPLETED, run 2" "Job $a on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$a" 2>&1)"
 t_match "... and names its restart" '"restarts": 1' "$(cat "$LAB/records/tbmlab/$a.json" 2>/dev/null)"
-t_match "... its first run's record is kept beside it (as that run's start left it)" '"restarts": 0' \
-    "$(cat "$LAB/records/tbmlab/$a.run0.json" 2>/dev/null)"
+t_match "... its first run's record is kept beside it" '"restarts": 0' "$(cat "$LAB/records/tbmlab/$a.run0.json" 2>/dev/null)"
+t_match "... and sync brought it to what Slurm recorded of that run" "job $a run 0: RUNNING -> (NODE_FAIL|REQUEUED)" "$out"
+t_match "... which it says" '"state": "(NODE_FAIL|REQUEUED)"' "$(cat "$LAB/records/tbmlab/$a.run0.json" 2>/dev/null)"
+t_ok "... sealed" test -s "$LAB/records/tbmlab/$a.run0.seal"
 t_match "the other bridge host's job's record is complete" "Job $b on tbmlab: COMPLETED" "$(as tbm-alice "$TBMESH" repro show "$b" 2>&1)"
 t_ok "... and sealed" as tbm-alice "$TBMESH" repro verify "$b"
 
