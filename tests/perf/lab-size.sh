@@ -63,6 +63,7 @@ for n in $macs; do T0[$n]=0; for p in $(mac_pids "$n"); do T0[$n]=$(( T0[$n] + $
 sleep 30
 hz=$(getconf CLK_TCK)
 : > /tmp/lab-size-mem-direct; : > /tmp/lab-size-mem-bridge; : > /tmp/lab-size-cpu
+rm -f /tmp/lab-size-lat /tmp/lab-size-w8 /tmp/lab-size-ws
 for n in $macs; do
     kb=0 t=0
     for p in $(mac_pids "$n"); do kb=$(( kb + $(pss "$p") )); t=$(( t + $(ticks "$p") )); done
@@ -130,10 +131,9 @@ queue() {   # queue on|off: JOBS jobs; prints "submit_rate_per_s latency_median 
     local end=$((SECONDS + 1800))
     while [ -n "$(squeue -h -u tbm-alice -o %i)" ] && [ $SECONDS -lt $end ]; do sleep 2; done
     sleep 3
-    sacct -n -X -P -a -j "$(seq -s, "$first" "$last")" -o Submit,Start,End 2>/dev/null |
-        awk -F'|' 'function t(s, c) { gsub(/[-T:]/, " ", s); return mktime(s) }
-                   $2 != "Unknown" && $2 != "None" { l = t($2) - t($1); print l > "/tmp/lab-size-lat";
-                       if (min == "" || t($1) < min) min = t($1); if (t($3) > max) max = t($3) }
+    SLURM_TIME_FORMAT=%s sacct -n -X -P -a -j "$(seq -s, "$first" "$last")" -o Submit,Start,End 2>/dev/null |
+        awk -F'|' '$2 ~ /^[0-9]+$/ { print $2 - $1 > "/tmp/lab-size-lat"
+                       if (min == "" || $1 < min) min = $1; if ($3 > max) max = $3 }
                    END { print max - min > "/tmp/lab-size-span" }'
     echo "$(awk -v n="$JOBS" -v ms=$((t1 - t0)) 'BEGIN { printf "%.1f", n / (ms / 1000) }') $(median < /tmp/lab-size-lat) $(p90 < /tmp/lab-size-lat) $(cat /tmp/lab-size-span)"
 }
@@ -161,10 +161,9 @@ stream() {   # stream pack|order: a seeded stream of Mac jobs; prints "wait8_med
     local end=$((SECONDS + 1800))
     while [ -n "$(squeue -h -u tbm-alice -o %i)" ] && [ $SECONDS -lt $end ]; do sleep 2; done
     sleep 3
-    sacct -n -X -P -a -j "$(seq -s, "$first" "$last")" -o Submit,Start,End,NNodes 2>/dev/null |
-        awk -F'|' -v macs="$(wc -w <<<"$macs")" 'function t(s) { gsub(/[-T:]/, " ", s); return mktime(s) }
-            $2 != "Unknown" { w = t($2) - t($1); if ($4 == 8) print w > "/tmp/lab-size-w8"; else print w > "/tmp/lab-size-ws"
-                busy += (t($3) - t($2)) * $4; if (min == "" || t($1) < min) min = t($1); if (t($3) > max) max = t($3) }
+    SLURM_TIME_FORMAT=%s sacct -n -X -P -a -j "$(seq -s, "$first" "$last")" -o Submit,Start,End,NNodes 2>/dev/null |
+        awk -F'|' -v macs="$(wc -w <<<"$macs")" '$2 ~ /^[0-9]+$/ { w = $2 - $1; if ($4 == 8) print w > "/tmp/lab-size-w8"; else print w > "/tmp/lab-size-ws"
+                busy += ($3 - $2) * $4; if (min == "" || $1 < min) min = $1; if ($3 > max) max = $3 }
             END { printf "%.1f\n", busy / (macs * (max - min)) * 100 > "/tmp/lab-size-util" }'
     echo "$(median < /tmp/lab-size-w8) $(median < /tmp/lab-size-ws) $(cat /tmp/lab-size-util)"
 }
