@@ -68,6 +68,24 @@ cmd_restart() {
 # mac_pids NODE: every process inside the Mac's network namespace.
 mac_pids() { ip netns pids "$(netns "$1")" 2>/dev/null || true; }
 
+# power_off NS WHAT: every process in the namespace NS is stopped (SIGSTOP, until no new one appears: a stopped
+# process forks nothing, so no child keeps a port open a moment longer), then killed (SIGKILL); nothing is told.
+power_off() {
+    local pids seen="" end=$((SECONDS + 10))
+    while pids=$(mac_pids "$1" | sort -n | paste -sd' ') && [ "$pids" != "$seen" ]; do
+        # shellcheck disable=SC2086
+        [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
+        seen=$pids
+        [ "$SECONDS" -lt "$end" ] || die "the processes of $2 did not stop within 10 s: $pids"
+    done
+    while pids=$(mac_pids "$1") && [ -n "$pids" ]; do
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null || true
+        [ "$SECONDS" -lt "$end" ] || die "processes survived SIGKILL in $2: $pids"
+        sleep 0.2
+    done
+}
+
 # cmd_kill_mac NODE: the Mac goes off at once: every process in it (its agent and that agent's supervisor,
 # the tasks, in direct mode its slurmd and slurmstepds) is stopped (SIGSTOP, until no new one appears: a
 # stopped process forks nothing, so no agent child keeps its port open a moment longer), then killed
@@ -77,19 +95,7 @@ cmd_kill_mac() {
     need_root
     [ $# = 1 ] && [ -n "$(plan_rows node | awk -F'\t' -v n="$1" '$2 == n')" ] ||
         die "usage: tbmesh-lab kill-mac MAC (one of $(plan_rows node | cut -f2 | paste -sd' '))"
-    local pids seen="" end=$((SECONDS + 10))
-    while pids=$(mac_pids "$1" | sort -n | paste -sd' ') && [ "$pids" != "$seen" ]; do
-        # shellcheck disable=SC2086
-        [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
-        seen=$pids
-        [ "$SECONDS" -lt "$end" ] || die "the processes of $1 did not stop within 10 s: $pids"
-    done
-    while pids=$(mac_pids "$1") && [ -n "$pids" ]; do
-        # shellcheck disable=SC2086
-        kill -KILL $pids 2>/dev/null || true
-        [ "$SECONDS" -lt "$end" ] || die "processes survived SIGKILL in $1: $pids"
-        sleep 0.2
-    done
+    power_off "$1" "$1"
     say "killed every process of $1 ('tbmesh-lab revive $1' starts it again)"
 }
 
@@ -124,20 +130,8 @@ bridge_usage() {
 cmd_kill_bridge() {
     need_root
     [ $# = 1 ] && [ -n "$(bridge_row "$1")" ] || bridge_usage kill-bridge
-    local pids seen="" end=$((SECONDS + 10))
     ip link set "tbml-$1" down
-    while pids=$(mac_pids "$1" | sort -n | paste -sd' ') && [ "$pids" != "$seen" ]; do
-        # shellcheck disable=SC2086
-        [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
-        seen=$pids
-        [ "$SECONDS" -lt "$end" ] || die "the processes of bridge host $1 did not stop within 10 s: $pids"
-    done
-    while pids=$(mac_pids "$1") && [ -n "$pids" ]; do
-        # shellcheck disable=SC2086
-        kill -KILL $pids 2>/dev/null || true
-        [ "$SECONDS" -lt "$end" ] || die "processes survived SIGKILL on bridge host $1: $pids"
-        sleep 0.2
-    done
+    power_off "$1" "bridge host $1"
     say "bridge host $1 is off: its link is down and its processes are gone (the slurmds of $(bridge_macs "$1" | paste -sd' ')); 'tbmesh-lab revive-bridge $1' starts it again"
 }
 
