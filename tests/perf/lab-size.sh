@@ -16,8 +16,11 @@
 #     the others: their wall times.
 # Figures are printed, never asserted. The default lab is brought back at the end (also on failure).
 # Usage: tests/perf/lab-size.sh [MACS] [BRIDGES] [JOBS]   (as root; default 64 2 500)
+# TBM_SIZE_PARTS: the parts to run, of "idle submit queue placement launch admin" (default: all of them).
 set -euo pipefail
 MACS=${1:-64} BRIDGES=${2:-2} JOBS=${3:-500}
+PARTS=" ${TBM_SIZE_PARTS:-idle submit queue placement launch admin} "
+part() { [[ "$PARTS" == *" $1 "* ]]; }
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 LABCMD=$SRC/lab/tbmesh-lab
 LAB=${TBMESH_LAB_DIR:-/var/lib/tbmesh-lab}
@@ -58,37 +61,44 @@ mac_pids() {   # a Mac's processes: those in its namespace, and its slurmd on a 
     if grep -qP "^node\t$1\t.*\tmode=bridge" "$LAB/etc/plan.tsv"; then cat "$LAB/run/slurmd-$1.pid" 2>/dev/null; fi
     true
 }
-declare -A T0
-for n in $macs; do T0[$n]=0; for p in $(mac_pids "$n"); do T0[$n]=$(( T0[$n] + $(ticks "$p") )); done; done
-sleep 30
-hz=$(getconf CLK_TCK)
-: > /tmp/lab-size-mem-direct; : > /tmp/lab-size-mem-bridge; : > /tmp/lab-size-cpu
-rm -f /tmp/lab-size-lat /tmp/lab-size-w8 /tmp/lab-size-ws
-for n in $macs; do
-    kb=0 t=0
-    for p in $(mac_pids "$n"); do kb=$(( kb + $(pss "$p") )); t=$(( t + $(ticks "$p") )); done
-    if grep -qP "^node\t$n\t.*\tmode=bridge" "$LAB/etc/plan.tsv"; then echo "$kb" >> /tmp/lab-size-mem-bridge; else echo "$kb" >> /tmp/lab-size-mem-direct; fi
-    awk -v d=$(( t - T0[$n] )) -v hz="$hz" 'BEGIN { printf "%.3f\n", d / hz / 30 * 100 }' >> /tmp/lab-size-cpu
-done
-all_kb=0
-for p in $({ for f in /run/netns/tbml-*; do ip netns pids "${f##*/}" 2>/dev/null; done
-            cat "$LAB"/run/*.pid "$LAB"/run/*/*.pid 2>/dev/null; } | sort -un); do
-    all_kb=$(( all_kb + $(pss "$p") ))
-done
-ctl_kb=0
-for d in slurmctld slurmdbd mysql/mysqld munge/munged; do
-    p=$(cat "$LAB/run/$d.pid" 2>/dev/null) && ctl_kb=$(( ctl_kb + $(pss "$p") ))
-done
-mem_total=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
-say "an idle Mac, memory (PSS): direct mode (agent, supervisor, slurmd) median $(( $(median < /tmp/lab-size-mem-direct) / 1024 )) MiB," \
-    "bridge mode (agent and supervisor on the Mac, its slurmd on the bridge host) median $(( $(median < /tmp/lab-size-mem-bridge) / 1024 )) MiB"
-say "an idle Mac, CPU over 30 s: median $(median < /tmp/lab-size-cpu)% of a core, max $(sort -n /tmp/lab-size-cpu | tail -n1)%"
-say "the lab's processes: $(( all_kb / 1024 )) MiB (the controller's daemons $(( ctl_kb / 1024 )) MiB) of the machine's $(( mem_total / 1024 )) MiB"
+run_idle() {
+    local n p kb t all_kb ctl_kb d mem_total hz
+    declare -A T0
+    for n in $macs; do T0[$n]=0; for p in $(mac_pids "$n"); do T0[$n]=$(( T0[$n] + $(ticks "$p") )); done; done
+    sleep 30
+    hz=$(getconf CLK_TCK)
+    : > /tmp/lab-size-mem-direct; : > /tmp/lab-size-mem-bridge; : > /tmp/lab-size-cpu
+    rm -f /tmp/lab-size-lat /tmp/lab-size-w8 /tmp/lab-size-ws
+    for n in $macs; do
+        kb=0 t=0
+        for p in $(mac_pids "$n"); do kb=$(( kb + $(pss "$p") )); t=$(( t + $(ticks "$p") )); done
+        if grep -qP "^node\t$n\t.*\tmode=bridge" "$LAB/etc/plan.tsv"; then echo "$kb" >> /tmp/lab-size-mem-bridge; else echo "$kb" >> /tmp/lab-size-mem-direct; fi
+        awk -v d=$(( t - T0[$n] )) -v hz="$hz" 'BEGIN { printf "%.4f\n", d / hz / 30 * 100 }' >> /tmp/lab-size-cpu
+    done
+    all_kb=0
+    for p in $({ for f in /run/netns/tbml-*; do ip netns pids "${f##*/}" 2>/dev/null; done
+                cat "$LAB"/run/*.pid "$LAB"/run/*/*.pid 2>/dev/null; } | sort -un); do
+        all_kb=$(( all_kb + $(pss "$p") ))
+    done
+    ctl_kb=0
+    for d in slurmctld slurmdbd mysql/mysqld munge/munged; do
+        p=$(cat "$LAB/run/$d.pid" 2>/dev/null) && ctl_kb=$(( ctl_kb + $(pss "$p") ))
+    done
+    mem_total=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+    say "an idle Mac, memory (PSS): direct mode (agent, supervisor, slurmd) median $(( $(median < /tmp/lab-size-mem-direct) / 1024 )) MiB," \
+        "bridge mode (agent and supervisor on the Mac, its slurmd on the bridge host) median $(( $(median < /tmp/lab-size-mem-bridge) / 1024 )) MiB"
+    say "an idle Mac, CPU over 30 s: median $(median < /tmp/lab-size-cpu)% of a core, max $(sort -n /tmp/lab-size-cpu | tail -n1)%;" \
+        "all $(wc -l < /tmp/lab-size-cpu) together $(awk '{ s += $1 } END { printf "%.2f", s }' /tmp/lab-size-cpu)% of a core"
+    say "the lab's processes: $(( all_kb / 1024 )) MiB (the controller's daemons $(( ctl_kb / 1024 )) MiB) of the machine's $(( mem_total / 1024 )) MiB"
+}
 
 # ---- submit RPCs with and without job_submit/tbmesh ----
-big=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
-say "submit RPC at $(wc -w <<<"$macs") Macs (group $big, 8 Macs):"
-TBM_SUBMIT_GROUP=$big TBM_NODES=8 "$SRC/tests/perf/submit-overhead.sh" 200 | sed 's/^/  /'
+run_submit() {
+    big=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
+    say "submit RPC at $(wc -w <<<"$macs") Macs (group $big, 8 Macs):"
+    TBM_SUBMIT_GROUP=$big TBM_NODES=8 "$SRC/tests/perf/submit-overhead.sh" 200 | sed 's/^/  /'
+
+}
 
 # ---- JOBS queued jobs, Mac and Linux, with and without the plug-ins ----
 sizes=(2 2 2 4 2 8 4 2)   # a Mac job's size, drawn with RANDOM from a fixed seed
@@ -99,7 +109,6 @@ feature_of() {   # the constraint job_submit/tbmesh writes for a job of N Macs (
     scontrol show job "$j" | grep -o 'Features=[^ ]*' | cut -d= -f2
     scancel "$j"
 }
-for s in 2 4 8; do FEAT[$s]=$(feature_of "$s"); done
 set_plugins() {   # on|off: job_submit/tbmesh and the spank plug-in, then reconfigure
     if [ "$1" = off ]; then
         cp "$LAB/etc/plugstack.conf" "$LAB/etc/plugstack.conf.size"; : > "$LAB/etc/plugstack.conf"
@@ -137,73 +146,102 @@ queue() {   # queue on|off: JOBS jobs; prints "submit_rate_per_s latency_median 
                    END { print max - min > "/tmp/lab-size-span" }'
     echo "$(awk -v n="$JOBS" -v ms=$((t1 - t0)) 'BEGIN { printf "%.1f", n / (ms / 1000) }') $(median < /tmp/lab-size-lat) $(p90 < /tmp/lab-size-lat) $(cat /tmp/lab-size-span)"
 }
-read -r r1 l1 q1 m1 <<<"$(queue on)"
-set_plugins off
-read -r r0 l0 q0 m0 <<<"$(queue off)"
-set_plugins on
-say "$JOBS jobs (half Mac of 2-8 Macs, half Linux), as fast as sbatch takes them:"
-say "  with the plug-ins: $r1 submits/s, submit to start median ${l1} s (p90 ${q1} s), all done in ${m1} s"
-say "  without (plain Slurm, the same constraints): $r0 submits/s, median ${l0} s (p90 ${q0} s), all done in ${m0} s"
+run_queue() {
+    local s r1 l1 q1 m1 r0 l0 q0 m0
+        for s in 2 4 8; do FEAT[$s]=$(feature_of "$s"); done
+    read -r r1 l1 q1 m1 <<<"$(queue on)"
+    set_plugins off
+    read -r r0 l0 q0 m0 <<<"$(queue off)"
+    set_plugins on
+    say "$JOBS jobs (half Mac of 2-8 Macs, half Linux), as fast as sbatch takes them:"
+    say "  with the plug-ins: $r1 submits/s, submit to start median ${l1} s (p90 ${q1} s), all done in ${m1} s"
+    say "  without (plain Slurm, the same constraints): $r0 submits/s, median ${l0} s (p90 ${q0} s), all done in ${m0} s"
+}
 
 # ---- placement: pack against order, one seeded stream ----
-stream() {   # stream pack|order: a seeded stream of Mac jobs; prints "wait8_median wait_small_median util_pct"
+# A steady stream at a load the small groups cannot hold alone: each second for 150 s, a job of 2 Macs with
+# chance 0.4 (20-40 s long) and a job of 8 Macs with chance 0.05 (20-40 s). Pairs run in meshes (a ring runs only
+# whole): under Placement=order they fill tbmesh.conf's first groups, meshes of 8 among them; under pack the
+# meshes of 2 and 4 first.
+stream() {   # stream pack|order: prints "wait8_median wait8_p90 wait2_median util_pct jobs8 jobs2"
     sed -i '/^Placement=/d' "$LAB/etc/tbmesh.conf"
     [ "$1" = pack ] || sed -i '0,/^Group=/s//Placement=order\nGroup=/' "$LAB/etc/tbmesh.conf"
     sleep 6   # job_submit/tbmesh reads tbmesh.conf again when it changes
-    local i s len first="" last j
+    local i r len first="" last="" j
     RANDOM=777
-    for ((i = 0; i < 120; i++)); do
-        s=$(( RANDOM % 10 < 8 ? 2 : (RANDOM % 2 ? 4 : 8) )); len=$(( 20 + RANDOM % 40 ))
-        j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:"$s" --comment="size$s" --wrap "sleep $len")
-        first=${first:-$j}; last=$j
-        sleep 0.5
+    for ((i = 0; i < 150; i++)); do
+        r=$((RANDOM % 100)); len=$((20 + RANDOM % 21))
+        j=""
+        if [ "$r" -lt 40 ]; then
+            j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:2 --wrap "sleep $len")
+        elif [ "$r" -lt 45 ]; then
+            j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:8 --wrap "sleep $len")
+        fi
+        if [ -n "$j" ]; then first=${first:-$j}; last=$j; fi
+        sleep 1
     done
     local end=$((SECONDS + 1800))
     while [ -n "$(squeue -h -u tbm-alice -o %i)" ] && [ $SECONDS -lt $end ]; do sleep 2; done
     sleep 3
+    : > /tmp/lab-size-w8; : > /tmp/lab-size-ws
     SLURM_TIME_FORMAT=%s sacct -n -X -P -a -j "$(seq -s, "$first" "$last")" -o Submit,Start,End,NNodes 2>/dev/null |
-        awk -F'|' -v macs="$(wc -w <<<"$macs")" '$2 ~ /^[0-9]+$/ { w = $2 - $1; if ($4 == 8) print w > "/tmp/lab-size-w8"; else print w > "/tmp/lab-size-ws"
+        awk -F'|' -v macs="$(wc -w <<<"$macs")" '$2 ~ /^[0-9]+$/ { w = $2 - $1; if ($4 == 8) print w >> "/tmp/lab-size-w8"; else print w >> "/tmp/lab-size-ws"
                 busy += ($3 - $2) * $4; if (min == "" || $1 < min) min = $1; if ($3 > max) max = $3 }
             END { printf "%.1f\n", busy / (macs * (max - min)) * 100 > "/tmp/lab-size-util" }'
-    echo "$(median < /tmp/lab-size-w8) $(median < /tmp/lab-size-ws) $(cat /tmp/lab-size-util)"
+    echo "$(median < /tmp/lab-size-w8) $(p90 < /tmp/lab-size-w8) $(median < /tmp/lab-size-ws) $(cat /tmp/lab-size-util) $(wc -l < /tmp/lab-size-w8) $(wc -l < /tmp/lab-size-ws)"
 }
-read -r w8p wsp up <<<"$(stream pack)"
-read -r w8o wso uo <<<"$(stream order)"
-sed -i '/^Placement=/d' "$LAB/etc/tbmesh.conf"
-say "placement, 120 Mac jobs (80% of 2 Macs, 10% of 4, 10% of 8; 20-60 s each; one every 0.5 s), seed 777:"
-say "  Placement=pack:  8-Mac jobs wait median ${w8p} s, smaller jobs ${wsp} s; the Macs busy ${up}%"
-say "  Placement=order: 8-Mac jobs wait median ${w8o} s, smaller jobs ${wso} s; the Macs busy ${uo}%"
+run_placement() {
+    local w8p w8p9 wsp up n8 n2 w8o w8o9 wso uo
+        read -r w8p w8p9 wsp up n8 n2 <<<"$(stream pack)"
+        read -r w8o w8o9 wso uo _ _ <<<"$(stream order)"
+        sed -i '/^Placement=/d' "$LAB/etc/tbmesh.conf"
+        say "placement, one seeded stream (seed 777) of $n2 jobs of 2 Macs and $n8 of 8 over 150 s, 20-40 s each:"
+        say "  Placement=pack:  8-Mac jobs wait median ${w8p} s (p90 ${w8p9} s), 2-Mac jobs ${wsp} s; the Macs busy ${up}%"
+        say "  Placement=order: 8-Mac jobs wait median ${w8o} s (p90 ${w8o9} s), 2-Mac jobs ${wso} s; the Macs busy ${uo}%"
+}
 
 # ---- a step's launch on eight Macs, bridge against direct ----
-bg=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
-dg=""
-for g in $(sed -n 's/^Group=\([^ ]*\) .*Mode=direct.*/\1/p' "$LAB/etc/tbmesh.conf"); do
-    [ "$(scontrol show hostnames "$(sed -n "s/^Group=$g Nodes=\([^ ]*\).*/\1/p" "$LAB/etc/tbmesh.conf")" | wc -l)" = 8 ] && dg=$g && break
-done
-if [ -n "$dg" ]; then
-    say "a step's launch on 8 Macs, $bg (bridge) against $dg (direct):"
-    TBM_BRIDGE_GROUP=$bg TBM_DIRECT_GROUP=$dg TBM_NODES=8 "$SRC/tests/perf/step-launch.sh" 15 64 | sed 's/^/  /'
-else
-    say "no 8-Mac group in direct mode at this size: the step launch comparison is left out"
-fi
+run_launch() {
+    local dg g
+    bg=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
+    dg=""
+    for g in $(sed -n 's/^Group=\([^ ]*\) .*Mode=direct.*/\1/p' "$LAB/etc/tbmesh.conf"); do
+        [ "$(scontrol show hostnames "$(sed -n "s/^Group=$g Nodes=\([^ ]*\).*/\1/p" "$LAB/etc/tbmesh.conf")" | wc -l)" = 8 ] && dg=$g && break
+    done
+    if [ -n "$dg" ]; then
+        say "a step's launch on 8 Macs, $bg (bridge) against $dg (direct):"
+        TBM_BRIDGE_GROUP=$bg TBM_DIRECT_GROUP=$dg TBM_NODES=8 "$SRC/tests/perf/step-launch.sh" 15 64 | sed 's/^/  /'
+    else
+        say "no 8-Mac group in direct mode at this size: the step launch comparison is left out"
+    fi
+}
 
 # ---- the admin's commands at size ----
-t0=$(now_ms); "$LABCMD" inventory > /dev/null 2>&1 || true; t1=$(now_ms)
-say "inventory of $(wc -w <<<"$macs") Macs (each probes itself, then tbmesh inventory): $(( t1 - t0 )) ms"
-t0=$(now_ms); "$TBMESH" report --last 1 > /tmp/lab-size-report.txt 2>&1 || true; t1=$(now_ms)
-say "tbmesh report over the last day ($(grep -c . /tmp/lab-size-report.txt) lines): $(( t1 - t0 )) ms"
-load=()
-for g in $(sed -n 's/^Group=\([^ ]*\) .*/\1/p' "$LAB/etc/tbmesh.conf" | grep -vx "$bg" | head -n 4); do
-    load+=("$(as_alice sbatch --parsable -o /dev/null -t 10 --gres=tbmesh:"$g":2 --wrap 'srun sleep 300')")
-done
-t0=$(now_ms)
-out=$("$TBMESH" accept "$bg" --out "$LAB/accept-size" 2>&1 || true)
-t1=$(now_ms)
-scancel "${load[@]}" 2>/dev/null || true
-say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s; $(grep -m1 -iE 'decision|verdict' <<<"$out" || echo "(no decision line)")"
+run_admin() {
+    local t0 t1 g out load=()
+    t0=$(now_ms); "$LABCMD" inventory > /dev/null 2>&1 || true; t1=$(now_ms)
+    say "inventory of $(wc -w <<<"$macs") Macs (each probes itself, then tbmesh inventory): $(( t1 - t0 )) ms"
+    t0=$(now_ms); "$TBMESH" report --last 1 > /tmp/lab-size-report.txt 2>&1 || true; t1=$(now_ms)
+    say "tbmesh report over the last day ($(grep -c . /tmp/lab-size-report.txt) lines): $(( t1 - t0 )) ms"
+    for g in $(sed -n 's/^Group=\([^ ]*\) .*Topology=mesh.*/\1/p' "$LAB/etc/tbmesh.conf" | grep -vx "$bg" | head -n 4); do
+        load+=("$(as_alice sbatch --parsable -o /dev/null -t 10 --gres=tbmesh:"$g":2 --wrap 'srun sleep 300')")
+    done
+    t0=$(now_ms)
+    out=$("$TBMESH" accept "$bg" --out "$LAB/accept-size" 2>&1 || true)
+    t1=$(now_ms)
+    scancel "${load[@]}" 2>/dev/null || true
+    say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s; $(grep -m1 -iE 'decision|verdict' <<<"$out" || echo "(no decision line)")"
+}
 
-say "submit RPC with the default lab (8 Macs), for comparison:"
+bg=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
+for p in idle submit queue placement launch admin; do
+    if part "$p"; then "run_$p"; fi
+done
+
 "$LABCMD" down > /dev/null 2>&1
 env -u TBMESH_LAB_SPEC "$LABCMD" up > /dev/null 2>&1
 trap - EXIT
-"$SRC/tests/perf/submit-overhead.sh" 200 | sed 's/^/  /'
+if part submit; then
+    say "submit RPC with the default lab (8 Macs), for comparison:"
+    "$SRC/tests/perf/submit-overhead.sh" 200 | sed 's/^/  /'
+fi

@@ -145,7 +145,7 @@ awk -v bb="${BUSY[$BG]}" -v bt="${TOTAL[$BG]}" -v db="${BUSY[$DG]}" -v dt="${TOT
     -v a="$((a1 - a0))" -v hz="$(getconf CLK_TCK)" -v n="$((RUNS * 8))" -v cpus="$(nproc)" 'BEGIN {
     printf "  the machine (%d CPUs, /proc/stat) was busy %.0f%% of the bridge turns and %.0f%% of the direct ones;", cpus, 100 * bb / (bt ? bt : 1), 100 * db / (dt ? dt : 1)
     printf " the Macs'"'"' agents used %.1f ms of CPU per bridge task (%d tasks)\n", a * 1000 / hz / n, n }'
-echo "  bridge mode's launch, in parts ($RUNS x 4 tasks of srun -N$NN echo x, TBMESH_LAUNCH_TIMES=1):"
+echo "  bridge mode's launch, in parts ($RUNS x $NN tasks of srun -N$NN echo x, TBMESH_LAUNCH_TIMES=1):"
 echo "    forwarder: $(grep '^macnode exec: launch: ' <<<"$b" | sed 's/^macnode exec: launch: //' | parts)"
 echo "    agent:     $(sed 's/.*launch on the agent (ms): //' <<<"$agent" | parts)"
 echo "  every step on the nodes, as slurmd logs it (each group's rank 0; the medians):"
