@@ -158,29 +158,28 @@ run_queue() {
     say "  without (plain Slurm, the same constraints): $r0 submits/s, median ${l0} s (p90 ${q0} s), all done in ${m0} s"
 }
 
-# ---- placement: pack against order, one seeded stream ----
-# A steady stream at a load the small groups cannot hold alone: each second for 150 s, a job of 2 Macs with
-# chance 0.4 (20-40 s long) and a job of 8 Macs with chance 0.05 (20-40 s). Pairs run in meshes (a ring runs only
-# whole): under Placement=order they fill tbmesh.conf's first groups, meshes of 8 among them; under pack the
-# meshes of 2 and 4 first.
+# ---- placement: pack against order, one seeded workload ----
+# Long jobs of 2 Macs, more than the meshes of 2 and 4 hold (13 at once; 60-120 s each), then, once they run,
+# jobs of 8 Macs (4, one every 5 s; 20-40 s each): where the pairs went decides whether a mesh of 8 is free.
+# Pairs run in meshes only (a ring runs only whole). Under Placement=order they fill tbmesh.conf's meshes in
+# its order, meshes of 8 among the first; under pack the meshes of 2 and 4 first.
 stream() {   # stream pack|order: prints "wait8_median wait8_p90 wait2_median util_pct jobs8 jobs2"
     sed -i '/^Placement=/d' "$LAB/etc/tbmesh.conf"
     [ "$1" = pack ] || sed -i '0,/^Group=/s//Placement=order\nGroup=/' "$LAB/etc/tbmesh.conf"
     sleep 6   # job_submit/tbmesh reads tbmesh.conf again when it changes
-    local i r len first="" last="" j
+    local i first="" last="" j end
     RANDOM=777
-    for ((i = 0; i < 150; i++)); do
-        r=$((RANDOM % 100)); len=$((20 + RANDOM % 21))
-        j=""
-        if [ "$r" -lt 40 ]; then
-            j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:2 --wrap "sleep $len")
-        elif [ "$r" -lt 45 ]; then
-            j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:8 --wrap "sleep $len")
-        fi
-        if [ -n "$j" ]; then first=${first:-$j}; last=$j; fi
-        sleep 1
+    for ((i = 0; i < 13; i++)); do
+        j=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:2 --wrap "sleep $((60 + RANDOM % 61))")
+        first=${first:-$j}; last=$j
     done
-    local end=$((SECONDS + 1800))
+    end=$((SECONDS + 60))
+    while [ -n "$(squeue -h -u tbm-alice -t PENDING -o %i)" ] && [ $SECONDS -lt $end ]; do sleep 1; done
+    for ((i = 0; i < 4; i++)); do
+        last=$(as_alice sbatch --parsable -o /dev/null -t 5 --gres=tbmesh:8 --wrap "sleep $((20 + RANDOM % 21))")
+        sleep 5
+    done
+    end=$((SECONDS + 1800))
     while [ -n "$(squeue -h -u tbm-alice -o %i)" ] && [ $SECONDS -lt $end ]; do sleep 2; done
     sleep 3
     : > /tmp/lab-size-w8; : > /tmp/lab-size-ws
@@ -195,7 +194,7 @@ run_placement() {
         read -r w8p w8p9 wsp up n8 n2 <<<"$(stream pack)"
         read -r w8o w8o9 wso uo _ _ <<<"$(stream order)"
         sed -i '/^Placement=/d' "$LAB/etc/tbmesh.conf"
-        say "placement, one seeded stream (seed 777) of $n2 jobs of 2 Macs and $n8 of 8 over 150 s, 20-40 s each:"
+        say "placement, one seeded workload (seed 777): $n2 jobs of 2 Macs (60-120 s) at once, then $n8 of 8 Macs (20-40 s), one every 5 s:"
         say "  Placement=pack:  8-Mac jobs wait median ${w8p} s (p90 ${w8p9} s), 2-Mac jobs ${wsp} s; the Macs busy ${up}%"
         say "  Placement=order: 8-Mac jobs wait median ${w8o} s (p90 ${w8o9} s), 2-Mac jobs ${wso} s; the Macs busy ${uo}%"
 }
@@ -218,7 +217,7 @@ run_launch() {
 
 # ---- the admin's commands at size ----
 run_admin() {
-    local t0 t1 g out load=()
+    local t0 t1 g out rc load=()
     t0=$(now_ms); "$LABCMD" inventory > /dev/null 2>&1 || true; t1=$(now_ms)
     say "inventory of $(wc -w <<<"$macs") Macs (each probes itself, then tbmesh inventory): $(( t1 - t0 )) ms"
     t0=$(now_ms); "$TBMESH" report --last 1 > /tmp/lab-size-report.txt 2>&1 || true; t1=$(now_ms)
@@ -226,11 +225,19 @@ run_admin() {
     for g in $(sed -n 's/^Group=\([^ ]*\) .*Topology=mesh.*/\1/p' "$LAB/etc/tbmesh.conf" | grep -vx "$bg" | head -n 4); do
         load+=("$(as_alice sbatch --parsable -o /dev/null -t 10 --gres=tbmesh:"$g":2 --wrap 'srun sleep 300')")
     done
+    mkdir -p "$LAB/accept-size"
+    printf '%s\n' "[acceptance]" "task = distributed inference of the reference network on all the group's Macs" \
+        "model = the reference workload (macnode refwork)" "data = generated from seed 1" \
+        "expected_output = the mesh's output equals the single Mac's within 1e-4" "backend = jaccl" \
+        "link_share = 0.01" "busbw_share = 0.01" "refwork_hidden = 512" "sweep_max = 1M" "p2p_size = 1M" \
+        > "$LAB/accept-size/size.plan"
     t0=$(now_ms)
-    out=$("$TBMESH" accept "$bg" --out "$LAB/accept-size" 2>&1 || true)
+    out=$("$TBMESH" accept "$bg" --plan "$LAB/accept-size/size.plan" --out "$LAB/accept-size" \
+        --macnode "$LAB/inst/bin/macnode" 2>&1) && rc=0 || rc=$?
     t1=$(now_ms)
     scancel "${load[@]}" 2>/dev/null || true
-    say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s; $(grep -m1 -iE 'decision|verdict' <<<"$out" || echo "(no decision line)")"
+    say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s, exit $rc" \
+        "(0 plannable research resource, 10 prototype, 20 macOS compatibility only); $(grep -m1 -iE 'decision' <<<"$out" || head -n1 <<<"$out")"
 }
 
 bg=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
