@@ -625,14 +625,17 @@ fpid=$!
 for _ in $(seq 50); do [ -s "$W/pid" ] && break; sleep 0.1; done
 tpid=$(cat "$W/pid")
 server=$(ps -o ppid= -p "$tpid" | tr -d ' ')
-kill -KILL "$(cat "$T/agent.pid")" "$server"
+apid=$(cat "$T/agent.pid")
+kill -KILL "$apid" "$server"
 wait $fpid 2>/dev/null
 kill -0 "$tpid" 2>/dev/null && ok "the task outlives its dead agent" || bad "the task died with its agent"
 # SIGKILL is sent, not yet done: on a loaded machine the server may still hold its task record's lock when the
 # new agent's first sweep looks (it would then be swept a minute later). Wait until the server has died.
 gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-for _ in $(seq 100); do gone "$server" && break; sleep 0.05; done
+# ... and the killed agent itself, whose listening socket goes with its exit (else the new agent cannot listen)
+for _ in $(seq 100); do gone "$server" && gone "$apid" && break; sleep 0.05; done
 gone "$server" || bad "the killed server $server is still alive after 5 s"
+gone "$apid" || bad "the killed agent $apid is still alive after 5 s"
 rm -f "$T/agent.pid"
 start_agent
 # the new agent sweeps at its start (in a child of its own; on a loaded machine that child may take seconds to

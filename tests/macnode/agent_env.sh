@@ -52,11 +52,17 @@ trap cleanup EXIT
 # TBM_AGENT_WRAP: a command to run macnoded under (e.g. valgrind); AGENT_NODE its node name (testnode);
 # AGENT_ARGS more options.
 start_agent() {
+    local from
+    from=$(( $(wc -l < "$LOG" 2>/dev/null || echo 0) + 1 ))   # this start's lines only (the log is kept)
     ${TBM_AGENT_WRAP:-} "$MACNODED" --listen "$AGENT" --node "${AGENT_NODE:-testnode}" --state-dir "$T/state" \
         --jobs-dir "$T/jobs" --grace 1 --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" \
         --replay "$REPLAY" ${AGENT_ARGS[@]+"${AGENT_ARGS[@]}"} &
-    for _ in $(seq 50); do grep -q "listening on $AGENT" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
-    echo "FAIL: macnoded did not start:"; cat "$LOG"; exit 1
+    for _ in $(seq 50); do
+        tail -n +"$from" "$LOG" 2>/dev/null | grep -q "listening on $AGENT" && return 0
+        tail -n +"$from" "$LOG" 2>/dev/null | grep -q "cannot start" && break
+        sleep 0.1
+    done
+    echo "FAIL: macnoded did not start:"; tail -n +"$from" "$LOG"; exit 1
 }
 
 # grant [UID] [NODE]: a grant made by root for job $JOB (default 7) step 0.
