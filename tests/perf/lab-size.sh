@@ -28,6 +28,9 @@ export SLURM_CONF=$LAB/etc/slurm.conf
 TBMESH=$LAB/inst/bin/tbmesh
 W=$LAB/work/tbm-alice
 [ "$(id -u)" = 0 ] || { echo "lab-size: run as root (the lab's namespaces)" >&2; exit 2; }
+# shellcheck source=../lab/lib.sh
+. "$SRC/tests/lab/lib.sh"   # accept_setup: the acceptance plan the lab tests use
+set -e
 say() { echo "lab-size: $*"; }
 as_alice() { (cd "$W" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" "$@"); }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -226,14 +229,10 @@ run_admin() {
         load+=("$(as_alice sbatch --parsable -o /dev/null -t 10 --gres=tbmesh:"$g":2 --wrap 'srun sleep 300')")
     done
     mkdir -p "$LAB/accept-size"
-    printf '%s\n' "[acceptance]" "task = distributed inference of the reference network on all the group's Macs" \
-        "model = the reference workload (macnode refwork)" "data = generated from seed 1" \
-        "expected_output = the mesh's output equals the single Mac's within 1e-4" "backend = jaccl" \
-        "link_share = 0.01" "busbw_share = 0.01" "refwork_hidden = 512" "sweep_max = 1M" "p2p_size = 1M" \
-        > "$LAB/accept-size/size.plan"
+    accept_setup "$LAB/accept-size"   # the lab tests' plan, and tbmesh.conf with the operations owners
     t0=$(now_ms)
-    out=$("$TBMESH" accept "$bg" --plan "$LAB/accept-size/size.plan" --out "$LAB/accept-size" \
-        --macnode "$LAB/inst/bin/macnode" 2>&1) && rc=0 || rc=$?
+    out=$("$TBMESH" accept "$bg" --plan "$LAB/accept-size/lab.plan" --conf "$LAB/accept-size/tbmesh.conf" \
+        --out "$LAB/accept-size" --macnode "$LAB/inst/bin/macnode" 2>&1) && rc=0 || rc=$?
     t1=$(now_ms)
     scancel "${load[@]}" 2>/dev/null || true
     say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s, exit $rc" \
