@@ -273,6 +273,23 @@ expect_eq "a bridge host named as a node" "$TMP/bridge-name.conf: Bridge=mac02 i
 expect_eq "too many bridge hosts" "$TMP/many-bridges.conf:9: more than 8 bridge hosts; let groups share them" \
     "$("$GEN" plan "$TMP/many-bridges.conf" 2>&1 >/dev/null)"
 
+# The lab at size (tbmesh-lab spec --macs N --bridges B, what `up --macs` brings up): every size from 2 to 64
+# is a plan of N Macs, no group of 1, no mesh of more than 8.
+LABCMD=$(dirname "$CONF")/tbmesh-lab
+bad_sizes=""
+for m in $(seq 2 64); do
+    "$LABCMD" spec --macs "$m" --bridges 2 > "$TMP/sized.conf" 2> "$TMP/sized.err" &&
+        "$GEN" plan "$TMP/sized.conf" > "$TMP/sized.plan" 2>> "$TMP/sized.err" || { bad_sizes+=" $m"; continue; }
+    [ "$(grep -c '^node' "$TMP/sized.plan")" = "$m" ] || bad_sizes+=" $m(count)"
+    awk '$1 ~ /^Group=/ { n = split($0, a, "Nodes="); split(a[2], b, " "); c = split(b[1], x, ",")
+                          if (c < 2 || ($0 ~ /Wiring=mesh/ && c > 8)) exit 1 }' "$TMP/sized.conf" || bad_sizes+=" $m(group)"
+done
+expect_eq "tbmesh-lab spec --macs 2..64: each a plan of that many Macs in groups of 2 to 8 (mesh)" "" "$bad_sizes"
+expect_eq "... 64 Macs: 12 groups behind 2 bridge hosts" "12 2" \
+    "$("$LABCMD" spec --macs 64 --bridges 2 > "$TMP/s64.conf" && grep -c '^Group=' "$TMP/s64.conf") $("$GEN" plan "$TMP/s64.conf" | grep -c '^bridgehost')"
+out=$("$LABCMD" spec --macs 65 2>&1); rc=$?
+expect_eq "spec --macs 65 is refused, saying what to give" "1 tbmesh-lab: --macs 65: give a number of Macs from 2 to 64" "$rc $out"
+
 # Too many groups: the 17th group line is refused.
 { for g in $(seq 1 17); do
     echo "${G2/mac05,mac06,mac07/mac$((3 * g)),mac$((3 * g + 1)),mac$((3 * g + 2))}" | sed "s/Group=g2/Group=g$g/"
