@@ -236,7 +236,7 @@ run_admin() {
     t1=$(now_ms)
     scancel "${load[@]}" 2>/dev/null || true
     say "tbmesh accept $bg while ${#load[@]} jobs run on other groups: $(( (t1 - t0) / 1000 )) s, exit $rc" \
-        "(0 plannable research resource, 10 prototype, 20 macOS compatibility only); $(grep -m1 '^tbmesh accept: ' <<<"$out" || tail -n1 <<<"$out")"
+        "(0 plannable research resource, 10 prototype, 20 macOS compatibility only); $(tail -n1 <<<"$out")"
 }
 
 bg=$(sed -n 's/^Group=\([^ ]*\) Nodes=[^ ]* Topology=mesh .*Mode=bridge.*/\1/p' "$LAB/etc/tbmesh.conf" | head -n1)
