@@ -4,19 +4,9 @@
 # as a share of one link's rate (2 ranks, -o p2p). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
 # Two Open MPI peers (-P both, the default; -P default: the first alone, no search):
 #   mpi: Open MPI with its defaults (TCP BTL on lo, its own choice of all-reduce algorithm);
-#   tuned: Open MPI set up for these links by a search first, runs of Open MPI alone (`macnode bench -T mpi`,
-#     -s ITERS timed iterations each, the check off), -S ROUNDS rounds taken in turns, medians:
-#     1. its all-reduce algorithm per size, with its default BTL settings: coll_tuned_use_dynamic_rules 1 and
-#        coll_tuned_allreduce_algorithm forced to each algorithm ompi_info lists, and its own choice, over the
-#        sweep (the harmonic mean of both placements' busbw: the least time for the two) and at 8 bytes (the
-#        time); the fastest at each size goes in a rules file (coll_tuned_dynamic_rules_filename), Open MPI's
-#        own choice at the sizes not measured;
-#     2. its TCP BTL's settings with those rules, at the sweep's smallest and largest sizes (the geometric
-#        mean busbw of both sizes and placements), one setting after the other, each of its values against
-#        the current one: socket buffers (btl_tcp_sndbuf and rcvbuf: 0, the kernel's autotuning, or 4 MiB),
-#        links per peer (btl_tcp_links 1, 2, 4), then eager limit, rendezvous eager limit and send size
-#        together (btl_tcp_eager_limit/rndv_eager_limit/max_send_size: 64K/64K/128K, Open MPI 4.1's own,
-#        256K/256K/1M or 1M/1M/4M); another value is taken when it is 5% above the current one.
+#   tuned: Open MPI set up for these links by a search first (kernels/mpi-tune.sh, which says how: its
+#     all-reduce algorithm per size in a rules file, then its TCP BTL's settings), -s ITERS timed iterations
+#     per run and -S ROUNDS rounds taken in turns; the ranks placed as in the comparison (-B).
 #     The report prints the search's figures, what won and the lines that run the tuned peer again.
 # How the two libraries take turns (-M):
 #   turns (the default): one mpirun per peer whose ranks hold both, Open MPI and libtbmcoll's TCP mesh over
@@ -123,139 +113,11 @@ trap 'rm -rf "$tmp"' EXIT
 say() { echo "bench-compare: $*" >&2; }
 
 if [ "$peers" = both ]; then
-  # --- the search for the tuned peer: Open MPI alone, a run per algorithm, then a run per BTL setting ---
-  # search OUT "OPTIONS" ARGS...: one run of Open MPI alone with those mpirun options and macnode bench
-  # arguments, its CSV in OUT; says so and fails when the run fails
-  search() {
-    out=$1 opts=$2; shift 2
-    if $mpirun $mbind $opts -np "$n" "$bench" -T mpi -c 0 --progress off -F csv "$@" </dev/null >"$out" 2>"$tmp/err"; then
-      return 0
-    fi
-    say "search: a run failed ($opts): $(tail -n 3 "$tmp/err" | tr '\n' ' ')"
-    rm -f "$out"
-    return 1
-  }
-  # the BTL settings Open MPI has here, as ompi_info says (Open MPI 4.1's where it does not)
-  btl_default() {
-    v=$(ompi_info --param btl tcp --level 9 --parsable 2>/dev/null | sed -n "s/^mca:btl:tcp:param:btl_tcp_$1:value://p" | head -n 1)
-    echo "${v:-$2}"
-  }
-  # btl SNDBUF LINKS EAGER RNDV MAXSEND: the mpirun options for those TCP BTL settings
-  btl() {
-    echo "--mca btl_tcp_sndbuf $1 --mca btl_tcp_rcvbuf $1 --mca btl_tcp_links $2 --mca btl_tcp_eager_limit $3" \
-         "--mca btl_tcp_rndv_eager_limit $4 --mca btl_tcp_max_send_size $5"
-  }
-  def="$(btl_default sndbuf 0) $(btl_default links 1) $(btl_default eager_limit 65536) $(btl_default rndv_eager_limit 65536) $(btl_default max_send_size 131072)"
-  # the all-reduce algorithms this Open MPI has (0: its own choice)
-  ompi_info --param coll tuned --level 9 --parsable 2>/dev/null |
-    sed -n 's/^mca:coll:tuned:param:coll_tuned_allreduce_algorithm:enumerator:value:\([0-9]*\):\(.*\)/\1 \2/p' |
-    awk '$1 != 0' >"$tmp/algs1"
-  [ -s "$tmp/algs1" ] || { say "ompi_info names no all-reduce algorithm: trying 1 to 6"; printf '%s\n' 1 2 3 4 5 6 >"$tmp/algs1"; }
-  { echo "0 own"; cat "$tmp/algs1"; } >"$tmp/algs"
-  # algorithms, with Open MPI's default BTL settings: per size the harmonic mean of both placements' busbw (the
-  # algorithm that takes the least time for the two; "s SIZE ALG GB/s"), at 8 bytes the mean time ("l 8 ALG
-  # us"); -S rounds, each algorithm once per round, in turn
-  : >"$tmp/scores"
-  r=0
-  while [ "$r" -lt "$srounds" ]; do
-    r=$((r + 1))
-    while read -r a name; do
-      say "search: round $r of $srounds: algorithm $a ($name), $min to $max and 8 bytes"
-      opts=$(btl $def)
-      [ "$a" = 0 ] || opts="$opts --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm $a"
-      if search "$tmp/s.csv" "$opts" -b "$min" -e "$max" -n "$siters" -w 1; then
-        awk -F, -v a="$a" '$1 == "allreduce" { if ($12 > 0) s[$4] += 1 / $12; else z[$4] = 1; c[$4]++ }
-                           END { for (k in c) print "s", k, a, (k in z ? 0 : c[k] / s[k]) }' "$tmp/s.csv" >>"$tmp/scores"
-      fi
-      if search "$tmp/s.csv" "$opts" -b 8 -e 8 -n 100 -w 10; then
-        awk -F, -v a="$a" '$1 == "allreduce" { s += $10; c++ } END { if (c) print "l", 8, a, s / c }' "$tmp/s.csv" >>"$tmp/scores"
-      fi
-    done <"$tmp/algs"
-  done
-  # each one's median over the rounds ("KIND SIZE ALG VALUE")
-  awk '{ k = $1 " " $2 " " $3; v[k, ++c[k]] = $4 }
-       END { for (k in c) { m = c[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
-                            for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-                            print k, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) } }' "$tmp/scores" >"$tmp/medians"
-  # the winners ("SIZE ALG", the 8-byte run's for 8 bytes) and Open MPI's rules file: for each message size
-  # (bytes), the algorithm from there up; 0 is Open MPI's own choice, below the sweep but at 8 bytes
-  awk -v min="$minb" '
-    { k = $2
-      if (!(($1, k) in best) || ($1 == "l" ? $4 < best[$1, k] : $4 > best[$1, k])) { best[$1, k] = $4; won[$1, k] = $3 } }
-    END { for (key in won) { split(key, p, SUBSEP); if (p[1] == "l") rule[p[2]] = won[key] }
-          for (key in won) { split(key, p, SUBSEP); if (p[1] == "s" && !(p[2] in rule)) rule[p[2]] = won[key] }
-          if (!(0 in rule)) rule[0] = 0
-          if ((8 in rule) && min > 9) rule[9] = 0
-          for (s in rule) print s, rule[s] }' "$tmp/medians" | sort -n >"$tmp/won"
-  { echo 1; echo 2; echo 1; echo "$n"; wc -l <"$tmp/won"; awk '{ print $1, $2, 0, 0 }' "$tmp/won"; } >"$tmp/allreduce.rules"
-  rules="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename $tmp/allreduce.rules"
-  # BTL settings, with those rules, at the sweep's smallest and largest sizes (at most 2^20 apart): one
-  # setting after the other, its values (the current one first) in -S rounds taken in turns; the best other
-  # value replaces the current one when its busbw (the median of its rounds' geometric means over both sizes
-  # and placements) is 5% above the current one's
-  top=$minb f=1
-  while [ $((top * 2)) -le "$maxb" ] && [ "$f" -lt 1048576 ]; do top=$((top * 2)) f=$((f * 2)); done
-  low=$((top / f))
-  if [ "$f" -gt 1 ]; then sizes="-b $low -e $top -f $f"; else sizes="-b $low -e $low"; fi
-  # btl_score SETTINGS: the busbw of those settings (0 when the run failed)
-  btl_score() {
-    if search "$tmp/s.csv" "$(btl $1) $rules" $sizes -n "$siters" -w 1; then
-      awk -F, '$1 == "allreduce" { if ($12 <= 0) z = 1; else l += log($12); c++ } END { printf "%.4f\n", (c && !z ? exp(l / c) : 0) }' "$tmp/s.csv"
-    else echo 0; fi
-  }
-  # others CURRENT VALUE...: the values, the current one first
-  others() { c=$1; shift; echo "$c"; for v in "$@"; do [ "$v" = "$c" ] || echo "$v"; done; }
-  # with_dim SETTINGS DIM VALUE: the five BTL values (sndbuf, links, eager, rndv, max send) with DIM set to VALUE
-  with_dim() {
-    wd=$2 wv=$3
-    set -- $1
-    case $wd in
-      sndbuf) echo "$wv $2 $3 $4 $5" ;;
-      links) echo "$1 $wv $3 $4 $5" ;;
-      limits) echo "$1 $2 $(echo "$wv" | tr / ' ')" ;;
-    esac
-  }
-  cur=$def
-  : >"$tmp/btl.log"
-  for dim in sndbuf links limits; do
-    set -- $cur
-    case $dim in
-      sndbuf) vals=$(others "$1" 0 4194304) said="sndbuf/rcvbuf" ;;
-      links) vals=$(others "$2" 1 2 4) said="links" ;;
-      limits) vals=$(others "$3/$4/$5" 65536/65536/131072 262144/262144/1048576 1048576/1048576/4194304) said="eager/rndv/max send" ;;
-    esac
-    : >"$tmp/dim"
-    r=0
-    while [ "$r" -lt "$srounds" ]; do
-      r=$((r + 1))
-      for v in $vals; do
-        cand=$(with_dim "$cur" "$dim" "$v")
-        say "search: round $r of $srounds: BTL at $low and $top bytes, $said $v"
-        echo "$v $(btl_score "$cand")" >>"$tmp/dim"
-      done
-    done
-    # two lines: the value kept, and the log line (each value's median)
-    got=$(awk -v said="$said" '
-      { if (!($1 in c)) order[++k] = $1; v[$1, ++c[$1]] = $2 }
-      END {
-        for (i = 1; i <= k; i++) {
-          key = order[i]; m = c[key]; delete a
-          for (j = 1; j <= m; j++) a[j] = v[key, j]
-          for (j = 2; j <= m; j++) { x = a[j]; for (h = j - 1; h >= 1 && a[h] > x; h--) a[h + 1] = a[h]; a[h + 1] = x }
-          med[key] = (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
-        }
-        keep = order[1]
-        for (i = 2; i <= k; i++) if (med[order[i]] > 1.05 * med[order[1]] && med[order[i]] > med[keep]) keep = order[i]
-        line = said
-        for (i = 1; i <= k; i++)
-          line = line sprintf("%s %s: %.4f%s", (i > 1 ? " |" : ""), order[i], med[order[i]],
-                              (i == 1 ? " (current)" : order[i] == keep ? " (taken)" : ""))
-        print keep; print line }' "$tmp/dim")
-    keep=$(echo "$got" | sed -n 1p)
-    echo "$got" | sed -n 2p >>"$tmp/btl.log"
-    cur=$(with_dim "$cur" "$dim" "$keep")
-  done
-  tuned="$(btl $cur) $rules"
+  # the tuned peer: the search (mpi-tune.sh) with the ranks placed as in the comparison
+  # shellcheck disable=SC2086
+  MACNODE_BENCH=$bench sh "$here/mpi-tune.sh" -n "$n" -b "$min" -e "$max" -s "$siters" -S "$srounds" -o "$tmp/tune" \
+    $mpirun $mbind || exit
+  tuned=$(cat "$tmp/tune/mca")
 fi
 
 # --- the comparison: each peer beside libtbmcoll ---
@@ -295,36 +157,10 @@ if [ "$peers" = default ]; then
   awk -v what="$what" -f "$here/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" "$tmp/p2p.csv"
   exit 0
 fi
-# the algorithm that won at each size, named, for the report
-awk 'NR == FNR { name[$1] = $2; next } { print $1, $2, ($2 == 0 ? "own" : name[$2]) }' "$tmp/algs" "$tmp/won" >"$tmp/wonnamed"
 awk -v what="$what" -v launches="$([ "$method" = launches ] && echo 1 || echo 0)" -v ttcp="$tmp/ttcp.csv" -v tmpi="$tmp/tmpi.csv" -v ttcp8="$tmp/ttcp8.csv" -v tmpi8="$tmp/tmpi8.csv" \
-  -v won="$tmp/wonnamed" -f "$here/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" "$tmp/p2p.csv"
+  -v won="$tmp/tune/won" -f "$here/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" "$tmp/p2p.csv"
 # how the tuned peer was found, and how to run it again
-echo "# tuned Open MPI, found before the comparison by runs of Open MPI alone ($siters iterations each, 100 at 8 bytes;"
-echo "# $srounds round(s) taken in turns, each figure the median):"
-echo "#   algorithms with its default BTL settings (coll_tuned_allreduce_algorithm; 0 its own choice): the harmonic"
-echo "#   mean of both placements' busbw in GB/s, at 8 bytes the mean time in us; * the fastest, which the rules take"
-awk 'NR == FNR { name[$1] = $2; ids[++m] = $1; next }
-     { key = ($1 == "l" ? "8 B" : $2); v[key, $3] = $4; if (!(key in seen)) { seen[key] = 1; order[++k] = key; num[key] = ($1 == "l" ? -1 : $2 + 0) } }
-     END {
-       printf "#   %12s", "size (B)"; for (i = 1; i <= m; i++) printf " %14s", ids[i] " " substr(name[ids[i]], 1, 12); printf "\n"
-       for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (num[order[j]] < num[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
-       for (i = 1; i <= k; i++) {
-         key = order[i]; b = ""
-         for (j = 1; j <= m; j++) if ((key, ids[j]) in v && (b == "" || (key == "8 B" ? v[key, ids[j]] < v[key, b] : v[key, ids[j]] > v[key, b]))) b = ids[j]
-         printf "#   %12s", key
-         for (j = 1; j <= m; j++) {
-           if (!((key, ids[j]) in v)) { printf " %14s", "failed"; continue }
-           printf (key == "8 B" ? " %13.1f%s" : " %13.3f%s"), v[key, ids[j]], (ids[j] == b ? "*" : " ")
-         }
-         printf "\n"
-       } }' "$tmp/algs" "$tmp/medians"
-echo "#   BTL settings with those rules at $low and $top bytes, one after the other: geometric mean busbw in GB/s;"
-echo "#   another value taken when 5% above the current one"
-sed 's/^/#     /' "$tmp/btl.log"
-set -- $cur
-summary=$(awk '{ x = ($2 == 0 ? "own choice" : $2 " " $3) } x != last { printf "%s%s from %s B", (NR > 1 ? ", " : ""), x, $1; last = x }' "$tmp/wonnamed")
-echo "# tuned settings: btl_tcp_sndbuf=$1 btl_tcp_rcvbuf=$1 btl_tcp_links=$2 btl_tcp_eager_limit=$3 btl_tcp_rndv_eager_limit=$4 btl_tcp_max_send_size=$5; all-reduce algorithm: $summary"
-printf "# to run it again: printf '%s' >allreduce.rules\n" "$(awk '{ printf "%s\\n", $0 }' "$tmp/allreduce.rules")"
-echo "#   $(echo "$mpirun $mbind $(btl $cur) --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename allreduce.rules" \
+cat "$tmp/tune/report"
+printf "# to run it again: printf '%s' >allreduce.rules\n" "$(awk '{ printf "%s\\n", $0 }' "$tmp/tune/allreduce.rules")"
+echo "#   $(echo "$mpirun $mbind $(sed "s|$tmp/tune/allreduce.rules|allreduce.rules|" "$tmp/tune/mca")" \
   "-np $n $bench -T both --turns $rounds -A $algo $extra -b $min -e $max -n $iters -w 2 -F csv" | tr -s ' ')"

@@ -61,6 +61,10 @@ static void usage(FILE *f)
                "                                they talk over network links, not loopback; else direct: on a\n"
                "                                ring, the ring's own), direct or halving (4, 8, 16 ... ranks;\n"
                "                                a ring of 4); every rank must give the same\n"
+               "  -y, --small-allreduce HOW     TCP mesh all-reduce up to 32K: auto (through rank 0 where a\n"
+               "                                machine runs more ranks than it has cores, else one round),\n"
+               "                                oneround or rooted (3 ranks or more); every rank must give the\n"
+               "                                same\n"
                "  -Z, --recv-staging auto|on|off TCP: receive into memory 1 to 31 bytes past a 64-byte boundary\n"
                "                                through a page-aligned buffer (auto: where this CPU copies\n"
                "                                to such memory 3x slower or more, measured at start; the\n"
@@ -127,7 +131,7 @@ static int parse_name(const char *s, const char *const *names, int n, int *out)
 }
 
 /* The short options; the long options' other values (--progress, --bind, --turns) have no short form. */
-static const char shortopts[] = ":T:A:a:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh";
+static const char shortopts[] = ":T:A:a:y:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh";
 
 static const struct option longopts[] = {
     { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
@@ -142,6 +146,7 @@ static const struct option longopts[] = {
     { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
     { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
     { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
+    { "small-allreduce", required_argument, NULL, 'y' },
     { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
     { "turns", required_argument, NULL, 'U' }, { "traffic", no_argument, NULL, 'X' },
     { "help", no_argument, NULL, 'h' },
@@ -211,6 +216,7 @@ static int run_option(bench_t *b, int opt, const char *arg, tbm_err_t *err)
     case 'U': bad = parse_int(arg, 1, 99, &b->turns); break;
     case 'A': bad = tbmcoll_algo_parse(arg, &b->opts.algo, err); break;
     case 'a': bad = tbmcoll_mesh_ar_parse(arg, &b->opts.mesh_allreduce, err); break;
+    case 'y': bad = tbmcoll_small_ar_parse(arg, &b->opts.small_allreduce, err); break;
     case 'l': bad = parse_int(arg, 1, LOCAL_MAX, &b->local_ranks); break;
     case 'o': bad = parse_name(arg, bench_op_names, OP_COUNT, &v); b->op = (bench_op_t)v; break;
     case 'd': bad = tbm_dtype_parse(arg, &b->dt, err); break;

@@ -33,6 +33,40 @@ static void own_part(const tbmcoll_comm_t *c, const unsigned char **part, const 
         memcpy((unsigned char *)part[c->rank], mine, len);
 }
 
+/* Small all-reduce through rank 0: every other rank sends its buffer to rank 0 and waits for the result; rank
+ * 0 folds all n in rank order (as the one round does: the same bits) and sends the result to every rank.
+ * 2(n-1) messages in two hops (tbm_small_rooted_pays() says where that pays). In place is safe: a rank's
+ * result can only arrive after rank 0 has all of its buffer, so its send has read all of it by then. */
+static int mesh_rooted(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
+                       tbm_dtype_t dt, tbm_redop_t op)
+{
+    tbmcoll_xfer_t xs[2 * TBM_MLX_RING_MAX];
+    const unsigned char *part[TBM_MLX_RING_MAX];
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *slots;
+    int j, n = 0;
+
+    if (c->rank != 0) {
+        add_xfer(xs, &n, &c->links[0], 1, src, bytes);
+        add_xfer(xs, &n, &c->links[0], 0, dst, bytes);
+        return tbmcoll_xfer_run(c, xs, n, "all-reduce");
+    }
+    if (!(slots = tbmcoll_scratch(c, bytes * (size_t)c->size)))
+        return -1;
+    for (j = 1; j < c->size; j++) {
+        part[j] = slots + (size_t)j * bytes;
+        add_xfer(xs, &n, &c->links[j], 0, part[j], bytes);
+    }
+    part[0] = slots;
+    if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+        return -1;
+    own_part(c, part, src, dst, bytes);
+    tbmcoll_fold(c, dst, part, c->size, count, dt, op);
+    for (n = 0, j = 1; j < c->size; j++)
+        add_xfer(xs, &n, &c->links[j], 1, dst, bytes);
+    return tbmcoll_xfer_run(c, xs, n, "all-reduce");
+}
+
 /* Reduce-scatter: chunk j of src goes to rank j; this rank folds its chunk from every rank, in rank order,
  * into dst (which may be src's own chunk: in place). */
 static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, const layout_t *ly,
@@ -186,7 +220,7 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     size_t piece;
 
     if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
-        return mesh_oneshot(c, send, recv, count, dt, op);
+        return c->small_rooted ? mesh_rooted(c, send, recv, count, dt, op) : mesh_oneshot(c, send, recv, count, dt, op);
     if (c->halving)
         return tbmcoll_halving_allreduce(c, send, recv, count, dt, op);
     piece = c->opts.segment_bytes / ly.esize * ly.esize;

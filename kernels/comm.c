@@ -18,6 +18,7 @@
 
 static const char *const algo_names[] = { "auto", "mesh", "ring", "mpi" };
 static const char *const mesh_ar_names[] = { "auto", "direct", "halving" };
+static const char *const small_ar_names[] = { "auto", "oneround", "rooted" };
 
 /* The index of name among the first n names, or -1. */
 static int name_index(const char *const *names, int n, const char *name)
@@ -42,6 +43,21 @@ int tbmcoll_algo_parse(const char *name, tbmcoll_algo_t *out, tbm_err_t *err)
     if (i < 0)
         return tbm_errprintf(err, "unknown algorithm '%s': use auto, mesh or ring", name ? name : "");
     *out = (tbmcoll_algo_t)i;
+    return 0;
+}
+
+const char *tbmcoll_small_ar_name(tbmcoll_small_ar_t how)
+{
+    return (unsigned)how <= TBMCOLL_SMALL_AR_ROOTED ? small_ar_names[how] : "?";
+}
+
+int tbmcoll_small_ar_parse(const char *name, tbmcoll_small_ar_t *out, tbm_err_t *err)
+{
+    int i = name_index(small_ar_names, TBMCOLL_SMALL_AR_ROOTED + 1, name);
+
+    if (i < 0)
+        return tbm_errprintf(err, "unknown small all-reduce '%s': use auto, oneround or rooted", name ? name : "");
+    *out = (tbmcoll_small_ar_t)i;
     return 0;
 }
 
@@ -98,6 +114,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     int r, rc = 0, loopback = 1;
 
     c->halving = 0;
+    c->small_rooted = 0;
     if (c->size < 2 || (c->algo != TBMCOLL_ALGO_MESH && !(c->algo == TBMCOLL_ALGO_RING && c->size == 4)))
         return 0;
     id = machine_id();
@@ -105,12 +122,13 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     mine[0] = (uint32_t)(id >> 32);
     mine[1] = (uint32_t)id;
     mine[2] = online > 0 ? (uint32_t)online : 1;
-    /* the option, and whether this rank's links are all over loopback (bit 8) */
+    /* the options (mesh all-reduce in bits 0-7, small all-reduce in bits 16-23), and whether this rank's links
+     * are all over loopback (bit 8) */
     for (r = 0; c->links && r < c->size; r++)
         loopback &= strncmp(c->links[r].addr, "127.", 4) == 0;
     if (!c->links)
         loopback = strncmp(c->left.addr, "127.", 4) == 0 && strncmp(c->right.addr, "127.", 4) == 0;
-    mine[3] = (uint32_t)c->opts.mesh_allreduce | (uint32_t)loopback << 8;
+    mine[3] = (uint32_t)c->opts.mesh_allreduce | (uint32_t)loopback << 8 | (uint32_t)c->opts.small_allreduce << 16;
     if (!(all = malloc(sizeof(mine) * (size_t)c->size)))
         return tbm_errprintf(err, "out of memory");
     if (c->ops->allgather(c, mine, all, 4, TBM_DT_I32) < 0) {
@@ -131,6 +149,10 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
             rc = tbm_errprintf(err, "rank %d asks for the mesh all-reduce '%s' but this rank for '%s': give every "
                                "rank the same", r, tbmcoll_mesh_ar_name((tbmcoll_mesh_ar_t)(v[3] & 0xff)),
                                tbmcoll_mesh_ar_name(c->opts.mesh_allreduce));
+        if (((v[3] >> 16) & 0xff) != (uint32_t)c->opts.small_allreduce && rc == 0)
+            rc = tbm_errprintf(err, "rank %d asks for the small all-reduce '%s' but this rank for '%s': give every "
+                               "rank the same", r, tbmcoll_small_ar_name((tbmcoll_small_ar_t)((v[3] >> 16) & 0xff)),
+                               tbmcoll_small_ar_name(c->opts.small_allreduce));
     }
     free(all);
     if (rc < 0)
@@ -140,6 +162,9 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
                   (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
                    tbm_mesh_halving_pays(c->size, host, cpus, loopback)));
+    c->small_rooted = c->algo == TBMCOLL_ALGO_MESH && c->size >= 3 &&
+                      (c->opts.small_allreduce == TBMCOLL_SMALL_AR_ROOTED ||
+                       (c->opts.small_allreduce == TBMCOLL_SMALL_AR_AUTO && tbm_small_rooted_pays(c->size, host, cpus)));
     /* the same table on every rank, so both ends of each link agree on the streams in use; the others stay
      * connected, idle, until the communicator goes */
     if (c->streams_auto && c->opts.streams > 1 && !tbm_mesh_streams_pay(c->size, host, cpus)) {
@@ -161,6 +186,19 @@ const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
     if (c->halving)
         return "halving";
     return c->algo == TBMCOLL_ALGO_RING ? "ring" : "direct";
+}
+
+const char *tbmcoll_small_plan(const tbmcoll_comm_t *c)
+{
+    if (!c)
+        return "?";
+    if (c->algo == TBMCOLL_ALGO_MPI)
+        return "mpi";
+    if (c->size == 1)
+        return "copy";
+    if (c->algo == TBMCOLL_ALGO_RING)
+        return "both ways around";
+    return c->small_rooted ? "through rank 0" : "one round";
 }
 
 int tbmcoll_streams_in_use(const tbmcoll_comm_t *c)

@@ -89,6 +89,15 @@ typedef enum tbmcoll_mesh_ar {
     TBMCOLL_MESH_AR_HALVING = 2,   /* recursive halving and doubling (other sizes than 4, 8, 16, ...: direct) */
 } tbmcoll_mesh_ar_t;
 
+/* How a mesh runs an all-reduce of at most TBMCOLL_SMALL_BYTES (learnt at creation as above). */
+typedef enum tbmcoll_small_ar {
+    TBMCOLL_SMALL_AR_AUTO = 0,      /* through rank 0 where a machine runs more of the ranks than it has cores
+                                     * (tbm_small_rooted_pays() of lib/reduce.h), in one round otherwise */
+    TBMCOLL_SMALL_AR_ONEROUND = 1,  /* every rank sends its buffer to every other, all fold (one hop) */
+    TBMCOLL_SMALL_AR_ROOTED = 2,    /* every rank sends to rank 0, which folds and sends the result back
+                                     * (two hops, 2(n-1) messages); the same bits as one round */
+} tbmcoll_small_ar_t;
+
 /* Options; zero-filled means the defaults. */
 typedef struct tbmcoll_opts {
     tbmcoll_algo_t algo;       /* AUTO, MESH or RING */
@@ -109,6 +118,7 @@ typedef struct tbmcoll_opts {
                                   (tbmcoll_streams_in_use) */
     tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh (or ring of 4), above TBMCOLL_SMALL_BYTES; every rank must
                                            give the same */
+    tbmcoll_small_ar_t small_allreduce; /* mesh, up to TBMCOLL_SMALL_BYTES; every rank must give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
                                   lib/reduce.h says why): 0: where this CPU's copy to such addresses is the
@@ -124,6 +134,12 @@ const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how);
 
 /* Parse "auto", "direct" or "halving". Returns 0, or -1 with a message. */
 int tbmcoll_mesh_ar_parse(const char *name, tbmcoll_mesh_ar_t *out, tbm_err_t *err);
+
+/* "auto", "oneround", "rooted" ("?" otherwise). */
+const char *tbmcoll_small_ar_name(tbmcoll_small_ar_t how);
+
+/* Parse "auto", "oneround" or "rooted". Returns 0, or -1 with a message. */
+int tbmcoll_small_ar_parse(const char *name, tbmcoll_small_ar_t *out, tbm_err_t *err);
 
 /* "auto", "mesh", "ring", "mpi" ("?" otherwise). */
 const char *tbmcoll_algo_name(tbmcoll_algo_t algo);
@@ -174,6 +190,10 @@ tbmcoll_algo_t tbmcoll_algo(const tbmcoll_comm_t *comm);
 /* How this communicator runs an all-reduce above TBMCOLL_SMALL_BYTES: "direct" or "halving" (mesh), "ring",
  * "mpi", or "copy" (one rank). */
 const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *comm);
+
+/* How it runs an all-reduce of at most TBMCOLL_SMALL_BYTES: "one round" or "through rank 0" (mesh), "both
+ * ways around" (ring), "mpi", or "copy" (one rank). */
+const char *tbmcoll_small_plan(const tbmcoll_comm_t *comm);
 
 /*
  * The operations. Counts are in elements of dt. Every call returns 0, or -1 with a message in err (and

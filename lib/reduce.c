@@ -385,6 +385,21 @@ int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus)
     return 1;
 }
 
+int tbm_small_rooted_pays(int n, const uint64_t *host, const uint32_t *cpus)
+{
+    int r, k, on;
+
+    if (n < 3 || !host || !cpus)
+        return 0;
+    for (r = 0; r < n; r++) {
+        for (on = 0, k = 0; k < n; k++)
+            on += host[k] == host[r];
+        if ((uint32_t)on > cpus[r])
+            return 1;
+    }
+    return 0;
+}
+
 int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)
 {
     unsigned past = (unsigned)(start & 63);

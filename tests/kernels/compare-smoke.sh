@@ -29,7 +29,8 @@ for method in turns launches; do
   [ "$rows" = 4 ] || { say "$method: want 4 rows with both peers, $rows"; cat "$o"; fail=1; }
   # (each busbw is a figure, as the rows above read; at these sizes on a loaded machine one may print as 0.000,
   # so no figure is asserted)
-  grep -qE "^# busbw ratio tcp/mpi: lowest $num " "$o" && grep -qE "^# busbw ratio tcp'/tuned: lowest $num " "$o" ||
+  grep -qE "^# busbw ratio tcp/mpi: lowest $num " "$o" && grep -qE "^# busbw ratio tcp'/tuned: lowest $num " "$o" &&
+    grep -qE "^# busbw ratio against Open MPI at its best \(the lower of the two ratios at each size\): lowest $num \(at (8192|16384) (out-of-place|in-place)\)$" "$o" ||
     { say "$method: no lowest ratios"; cat "$o"; fail=1; }
   grep -qE "^# 8-byte all-reduce beside the tuned peer: tcp' $num us, tuned $num us, algorithm [0-9]+ .*: ratio $num$" "$o" ||
     { say "$method: no tuned 8-byte line"; cat "$o"; fail=1; }
@@ -82,5 +83,26 @@ for bad in "-B tight|-B takes core or none, not 'tight'" "-P tuned|-P takes both
   run $opt -e 1M >/dev/null 2>"$tmp/err"; rc=$?
   [ $rc = 2 ] && grep -qF -- "$want" "$tmp/err" || { say "$opt: exit $rc: $(cat "$tmp/err")"; fail=1; }
 done
+
+# mpi-tune.sh (the search) alone: its files, and bad usage named
+tune=$(dirname "$0")/../../kernels/mpi-tune.sh
+MACNODE_BENCH=$bench sh "$tune" -n 2 -b 8K -e 8K -s 1 -o "$tmp/tune" $mpirun >"$tmp/tout" 2>"$tmp/terr" ||
+  { say "mpi-tune: exit $?: $(cat "$tmp/terr")"; fail=1; }
+for f in allreduce.rules mca won settings report; do
+  [ -s "$tmp/tune/$f" ] || { say "mpi-tune: no $f"; fail=1; }
+done
+grep -qE "^--mca btl_tcp_sndbuf [0-9]+ .*--mca coll_tuned_dynamic_rules_filename $tmp/tune/allreduce.rules$" "$tmp/tune/mca" &&
+  grep -qE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' "$tmp/tune/settings" && grep -q '^# tuned settings: ' "$tmp/tune/report" ||
+  { say "mpi-tune: $(cat "$tmp/tune/mca" "$tmp/tune/settings")"; fail=1; }
+for bad in "-o $tmp/tune|-o: $tmp/tune/allreduce.rules exists already: give an empty folder" \
+           "-o $tmp/x;y|-o: the folder's path must hold only letters" "-n 1 -o $tmp/t2|-n takes a number of ranks from 2 to 99, not '1'" \
+           "-o $tmp/t3 -s 0|-s takes a number of iterations for the search from 1 to 99, not '0'" \
+           "-o $tmp/t4 -e 1Q|-e takes a size (digits, then K, M or G: 64M), not '1Q'"; do
+  opt=${bad%%|*} want=${bad#*|}
+  MACNODE_BENCH=$bench sh "$tune" -n 2 -b 8K -e 8K $opt $mpirun >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc = 2 ] && grep -qF -- "$want" "$tmp/err" || { say "mpi-tune $opt: exit $rc: $(cat "$tmp/err")"; fail=1; }
+done
+MACNODE_BENCH=$bench sh "$tune" -n 2 -b 8K -e 8K -o "$tmp/t5" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -qF "no MPIRUN command to start the ranks" "$tmp/err" || { say "mpi-tune without MPIRUN: exit $rc: $(cat "$tmp/err")"; fail=1; }
 [ $fail = 0 ] && say "ok"
 exit $fail

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NSIZES 4
 #define NCFGS 8
@@ -305,6 +306,7 @@ typedef struct run_cfg {
     int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
     tbmcoll_mesh_ar_t how;
     size_t segment;   /* 0: the default (256 KiB); small: the halving cuts its vectors into many chunks */
+    tbmcoll_small_ar_t small;   /* the mesh's all-reduce up to 32 KiB: the same bits whichever (the reference) */
 } run_cfg_t;
 
 /* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
@@ -320,6 +322,21 @@ static const char *plan_wanted(const run_cfg_t *cfg, int n)
     return "direct";
 }
 
+/* What the mesh's small all-reduce must be for n ranks: through rank 0 when asked (3 ranks or more), and for
+ * auto where the n ranks outnumber this machine's cores (every rank runs here); one round otherwise. */
+static const char *small_wanted(const run_cfg_t *cfg, int n)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (n == 1)
+        return "copy";
+    if (cfg->algo == TBMCOLL_ALGO_RING)
+        return "both ways around";
+    if (n >= 3 && (cfg->small == TBMCOLL_SMALL_AR_ROOTED || (cfg->small == TBMCOLL_SMALL_AR_AUTO && n > cores)))
+        return "through rank 0";
+    return "one round";
+}
+
 static int rank_main(int rank, int n, const char *const *addrs, void *arg)
 {
     const run_cfg_t *cfg = arg;
@@ -332,6 +349,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     o.sockbuf_bytes = cfg->sockbuf;
     o.segment_bytes = cfg->segment;
     o.mesh_allreduce = cfg->how;
+    o.small_allreduce = cfg->small;
     o.recv_staging = 1;   /* on whatever the machine: the staged path is checked everywhere */
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
     if (!x.c) {
@@ -342,6 +360,8 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     bad |= TR_EXPECT(tbmcoll_algo(x.c) == (x.ring ? TBMCOLL_ALGO_RING : TBMCOLL_ALGO_MESH), "algorithm");
     bad |= TR_EXPECT(strcmp(tbmcoll_allreduce_plan(x.c), plan) == 0, "all-reduce plan %s, want %s",
                      tbmcoll_allreduce_plan(x.c), plan);
+    bad |= TR_EXPECT(strcmp(tbmcoll_small_plan(x.c), small_wanted(cfg, n)) == 0, "small all-reduce plan %s, want %s",
+                     tbmcoll_small_plan(x.c), small_wanted(cfg, n));
     if (strcmp(plan, "halving") == 0)
         x.ring = x.ring ? 3 : 2;
     for (s = 0; s < NSIZES && !bad; s++)
@@ -359,14 +379,17 @@ int main(void)
     /* the mesh with the streams per pair it chooses, with three (large transfers striped, whatever the
      * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
      * ring; the halving with 16 KiB pieces too, so that it cuts the vectors into many chunks of 128 KiB
-     * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer */
+     * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer; the small all-reduce in one round and through rank 0
+     * whatever the machine (8 ranks: both) */
     static const run_cfg_t cfgs[NCFGS] = {
-        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0 }, { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
-        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0 },
-        { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0 },
-        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0 },
-        { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024 },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0 }, { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024 },
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ONEROUND },
+        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ROOTED },
+        { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_ONEROUND },
+        { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ROOTED },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_AUTO },
     };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
@@ -382,12 +405,14 @@ int main(void)
             if (n == 8 && (cfgs[a].how != TBMCOLL_MESH_AR_HALVING || cfgs[a].algo == TBMCOLL_ALGO_RING))
                 continue;   /* 8 ranks on a few cores: the halving's extra step only */
             rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
-            printf("%s%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+            printf("%s%s%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING ? ", all-reduce " : "",
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING
                        ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
                    cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "",
-                   cfgs[a].segment ? " (16 KiB pieces)" : "", n,
+                   cfgs[a].segment ? " (16 KiB pieces)" : "",
+                   cfgs[a].small == TBMCOLL_SMALL_AR_ROOTED ? " (small through rank 0)"
+                   : cfgs[a].small == TBMCOLL_SMALL_AR_ONEROUND ? " (small in one round)" : "", n,
                    rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)
                 printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);

@@ -24,6 +24,7 @@ typedef struct fail_case {
     int io_timeout_ms;
     size_t count;            /* floats per all-reduce: COUNT, or a small one (the ring sends it both ways) */
     double hit_at;           /* when the victim was hit (parent's clock) */
+    tbmcoll_small_ar_t small;   /* a mesh's small all-reduce: auto, in one round or through rank 0 */
 } fail_case_t;
 
 /* Each rank: all-reduce in a loop until something fails; then the broken communicator must say so. */
@@ -39,6 +40,7 @@ static int busy_rank(int rank, int n, const char *const *addrs, void *arg)
     int rc = 0;
 
     o.mesh_allreduce = fc->how;
+    o.small_allreduce = fc->small;
     c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
     if (!c) {
         fprintf(stderr, "%s\n", err.msg);
@@ -71,7 +73,8 @@ static void hit_victim(const pid_t *pids, int n, void *arg)
 static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, int io_timeout_ms, int n,
                          size_t count)
 {
-    fail_case_t fc = { .algo = algo, .how = how, .sig = sig, .io_timeout_ms = io_timeout_ms, .count = count };
+    fail_case_t fc = { .algo = algo, .how = how, .sig = sig, .io_timeout_ms = io_timeout_ms, .count = count,
+                       .small = TBMCOLL_SMALL_AR_ONEROUND };
     int small = count * sizeof(float) <= TBMCOLL_SMALL_BYTES;
     int halving = algo == TBMCOLL_ALGO_MESH && how == TBMCOLL_MESH_AR_HALVING && !small;
     tr_result_t res[TR_MAX];
@@ -114,6 +117,41 @@ static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, in
            algo == TBMCOLL_ALGO_MESH ? (halving ? " (halving)" : " (direct)") : "", n, count * sizeof(float),
            sig == SIGKILL ? "killed" : "stopped", bad ? "FAIL" : "ok");
     for (k = 0; k < n; k++)
+        printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
+    return bad;
+}
+
+/* The mesh's small all-reduce through rank 0, 4 ranks, rank 2 killed or stopped: rank 0, which waits on it,
+ * names it; ranks 1 and 3 wait on rank 0 alone and name it (it closes its connections as it fails, or they
+ * time out on it); every rank fails within the bound, and stays failed. */
+static int run_rooted_fail(int sig)
+{
+    fail_case_t fc = { .algo = TBMCOLL_ALGO_MESH, .how = TBMCOLL_MESH_AR_AUTO, .sig = sig, .io_timeout_ms = 1000,
+                       .count = 2, .small = TBMCOLL_SMALL_AR_ROOTED };
+    const char *why = sig == SIGKILL ? "closed the connection: it exited or was killed" : "lo for 1000 ms: it hangs";
+    tr_result_t res[TR_MAX];
+    double t0 = tr_now(), bound = 1000 / 1000.0 * 2 + 2;
+    int k, bad = 0;
+
+    tr_run(4, busy_rank, &fc, 60, hit_victim, VICTIM, res);
+    bad |= TR_EXPECT(fc.hit_at > 0, "the ranks never became ready");
+    for (k = 0; k < 4 && !bad; k++) {
+        double after = res[k].seconds - (fc.hit_at - t0);
+        if (k == VICTIM)
+            continue;
+        bad |= TR_EXPECT(res[k].status == 3, "rank %d exit %d (want 3): %s", k, res[k].status, res[k].err);
+        bad |= TR_EXPECT(after < bound, "rank %d took %.2f s after the hit (bound %.1f s)", k, after, bound);
+        bad |= TR_EXPECT(k != 0 || (strstr(res[k].err, "rank 2 (127.0.0.1:") && strstr(res[k].err, why)),
+                         "rank 0 does not name rank 2: %s", res[k].err);
+        bad |= TR_EXPECT(k == 0 || (strstr(res[k].err, "rank 0 (127.0.0.1:") &&
+                                    (strstr(res[k].err, "closed the connection: it exited or was killed") ||
+                                     strstr(res[k].err, "lo for 1000 ms: it hangs"))),
+                         "rank %d does not name rank 0, where it waits: %s", k, res[k].err);
+        bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
+    }
+    printf("mesh, 4 ranks, 8-byte all-reduces through rank 0, rank 2 %s: %s\n", sig == SIGKILL ? "killed" : "stopped",
+           bad ? "FAIL" : "ok");
+    for (k = 0; k < 4; k++)
         printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
     return bad;
 }
@@ -257,6 +295,7 @@ typedef struct mismatch {
     size_t segment_bytes;    /* rank 0's (rank 1: 0, the default 256 KiB) */
     const char *want;
     tbmcoll_mesh_ar_t how;   /* rank 0's mesh all-reduce (the others: auto) */
+    tbmcoll_small_ar_t small;   /* rank 0's small all-reduce (the others: auto) */
 } mismatch_t;
 
 static int mismatch_rank(int rank, int n, const char *const *addrs, void *arg)
@@ -270,6 +309,7 @@ static int mismatch_rank(int rank, int n, const char *const *addrs, void *arg)
     o.streams = rank == 0 ? mm->streams : 3;
     o.segment_bytes = rank == 0 ? mm->segment_bytes : 0;
     o.mesh_allreduce = rank == 0 ? mm->how : TBMCOLL_MESH_AR_AUTO;
+    o.small_allreduce = rank == 0 ? mm->small : TBMCOLL_SMALL_AR_AUTO;
     c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &err);
     if (c) {
         tbmcoll_comm_free(c);
@@ -421,19 +461,23 @@ int main(void)
     static const mismatch_t mismatches[] = {
         { "streams 2 against 3", TBMCOLL_ALGO_MESH, 2, 0,
           "uses 2 connection(s) per pair of ranks but this rank 3: give every rank the same number of streams",
-          TBMCOLL_MESH_AR_AUTO },
+          TBMCOLL_MESH_AR_AUTO, TBMCOLL_SMALL_AR_AUTO },
         { "mesh, segments of 64 against 256 KiB", TBMCOLL_ALGO_MESH, 3, 65536,
           "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
-          "rank the same segment size", TBMCOLL_MESH_AR_AUTO },
+          "rank the same segment size", TBMCOLL_MESH_AR_AUTO, TBMCOLL_SMALL_AR_AUTO },
         { "ring, segments of 64 against 256 KiB", TBMCOLL_ALGO_RING, 3, 65536,
           "(rank 0) cuts its transfers in segments of 65536 bytes but this rank in segments of 262144: give every "
-          "rank the same segment size", TBMCOLL_MESH_AR_AUTO },
+          "rank the same segment size", TBMCOLL_MESH_AR_AUTO, TBMCOLL_SMALL_AR_AUTO },
     };
     /* 4 ranks (a mesh learns every rank's choice as it is made): rank 0 asks for halving, the others for auto */
     static const mismatch_t how_mismatch = {
         "mesh all-reduce halving against auto", TBMCOLL_ALGO_MESH, 3, 0,
         "rank 1: rank 0 asks for the mesh all-reduce 'halving' but this rank for 'auto': give every rank the "
-        "same", TBMCOLL_MESH_AR_HALVING };
+        "same", TBMCOLL_MESH_AR_HALVING, TBMCOLL_SMALL_AR_AUTO };
+    static const mismatch_t small_mismatch = {
+        "small all-reduce rooted against auto", TBMCOLL_ALGO_MESH, 3, 0,
+        "rank 1: rank 0 asks for the small all-reduce 'rooted' but this rank for 'auto': give every rank the "
+        "same", TBMCOLL_MESH_AR_AUTO, TBMCOLL_SMALL_AR_ROOTED };
     size_t m;
     int bad = 0, k;
 
@@ -454,6 +498,9 @@ int main(void)
     bad |= tr_run(4, mismatch_rank, (void *)&how_mismatch, 30, NULL, -1, res);
     for (k = 0; k < 4; k++)
         printf("%s: rank %d exit %d: %s", how_mismatch.name, k, res[k].status, res[k].err);
+    bad |= tr_run(3, mismatch_rank, (void *)&small_mismatch, 30, NULL, -1, res);
+    for (k = 0; k < 3; k++)
+        printf("%s: rank %d exit %d: %s", small_mismatch.name, k, res[k].status, res[k].err);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGKILL, 4000, 4, COUNT);
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGSTOP, 1000, 3, COUNT);
@@ -465,5 +512,10 @@ int main(void)
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGKILL, 4000, 4, 2);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 4, 2);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 5, 2);
+    /* the mesh's small all-reduce in one round (forced: auto goes through rank 0 where ranks outnumber cores),
+     * and through rank 0 */
+    bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGKILL, 4000, 4, 2);
+    bad |= run_rooted_fail(SIGKILL);
+    bad |= run_rooted_fail(SIGSTOP);
     return bad ? 1 : 0;
 }
