@@ -60,7 +60,7 @@ struct tbmcoll_comm {
     tbmcoll_stats_t stats;           /* where the time goes, while stats_on */
     int stats_on;
     int halving;                     /* all-reduce by recursive halving and doubling (tbmcoll_plan) */
-    int small_rooted;                /* small all-reduce through rank 0 (tbmcoll_plan) */
+    int small;                       /* small all-reduce: TBM_SMALL_ONEROUND, _ROOTED or _DOUBLING (tbmcoll_plan) */
     int streams_auto;                /* opts.streams not given: tbmcoll_plan may use one stream only */
 };
 

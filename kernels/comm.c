@@ -18,7 +18,7 @@
 
 static const char *const algo_names[] = { "auto", "mesh", "ring", "mpi" };
 static const char *const mesh_ar_names[] = { "auto", "direct", "halving" };
-static const char *const small_ar_names[] = { "auto", "oneround", "rooted" };
+static const char *const small_ar_names[] = { "auto", "oneround", "rooted", "doubling" };
 
 /* The index of name among the first n names, or -1. */
 static int name_index(const char *const *names, int n, const char *name)
@@ -48,15 +48,16 @@ int tbmcoll_algo_parse(const char *name, tbmcoll_algo_t *out, tbm_err_t *err)
 
 const char *tbmcoll_small_ar_name(tbmcoll_small_ar_t how)
 {
-    return (unsigned)how <= TBMCOLL_SMALL_AR_ROOTED ? small_ar_names[how] : "?";
+    return (unsigned)how <= TBMCOLL_SMALL_AR_DOUBLING ? small_ar_names[how] : "?";
 }
 
 int tbmcoll_small_ar_parse(const char *name, tbmcoll_small_ar_t *out, tbm_err_t *err)
 {
-    int i = name_index(small_ar_names, TBMCOLL_SMALL_AR_ROOTED + 1, name);
+    int i = name_index(small_ar_names, TBMCOLL_SMALL_AR_DOUBLING + 1, name);
 
     if (i < 0)
-        return tbm_errprintf(err, "unknown small all-reduce '%s': use auto, oneround or rooted", name ? name : "");
+        return tbm_errprintf(err, "unknown small all-reduce '%s': use auto, oneround, rooted or doubling",
+                             name ? name : "");
     *out = (tbmcoll_small_ar_t)i;
     return 0;
 }
@@ -114,7 +115,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     int r, rc = 0, loopback = 1;
 
     c->halving = 0;
-    c->small_rooted = 0;
+    c->small = TBM_SMALL_ONEROUND;
     if (c->size < 2 || (c->algo != TBMCOLL_ALGO_MESH && !(c->algo == TBMCOLL_ALGO_RING && c->size == 4)))
         return 0;
     id = machine_id();
@@ -162,9 +163,16 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
                   (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
                    tbm_mesh_halving_pays(c->size, host, cpus, loopback)));
-    c->small_rooted = c->algo == TBMCOLL_ALGO_MESH && c->size >= 3 &&
-                      (c->opts.small_allreduce == TBMCOLL_SMALL_AR_ROOTED ||
-                       (c->opts.small_allreduce == TBMCOLL_SMALL_AR_AUTO && tbm_small_rooted_pays(c->size, host, cpus)));
+    if (c->algo == TBMCOLL_ALGO_MESH && c->size >= 3) {
+        switch (c->opts.small_allreduce) {
+        case TBMCOLL_SMALL_AR_ROOTED: c->small = TBM_SMALL_ROOTED; break;
+        case TBMCOLL_SMALL_AR_DOUBLING:
+            c->small = (c->size & (c->size - 1)) == 0 ? TBM_SMALL_DOUBLING : TBM_SMALL_ONEROUND;
+            break;
+        case TBMCOLL_SMALL_AR_AUTO: c->small = tbm_small_plan(c->size, host, cpus); break;
+        default: c->small = TBM_SMALL_ONEROUND; break;
+        }
+    }
     /* the same table on every rank, so both ends of each link agree on the streams in use; the others stay
      * connected, idle, until the communicator goes */
     if (c->streams_auto && c->opts.streams > 1 && !tbm_mesh_streams_pay(c->size, host, cpus)) {
@@ -198,7 +206,8 @@ const char *tbmcoll_small_plan(const tbmcoll_comm_t *c)
         return "copy";
     if (c->algo == TBMCOLL_ALGO_RING)
         return "both ways around";
-    return c->small_rooted ? "through rank 0" : "one round";
+    return c->small == TBM_SMALL_ROOTED ? "through rank 0" : c->small == TBM_SMALL_DOUBLING ? "recursive doubling"
+                                                                                           : "one round";
 }
 
 int tbmcoll_streams_in_use(const tbmcoll_comm_t *c)

@@ -16,7 +16,9 @@
 #      together (btl_tcp_eager_limit/rndv_eager_limit/max_send_size: 64K/64K/128K, Open MPI 4.1's own,
 #      256K/256K/1M or 1M/1M/4M); another value is taken when it is 5% above the current one, so that a
 #      difference inside the noise leaves Open MPI's own.
-# Usage: mpi-tune.sh -n RANKS -b SIZE -e SIZE [-s ITERS] [-S ROUNDS] -o DIR MPIRUN [OPTION...]
+# A run that takes longer than -t SECONDS (120) is stopped and counts as failed: some settings make Open MPI
+# crawl (4 links per peer between the lab's Macs moved under 0.1 GB/s), and the search must end.
+# Usage: mpi-tune.sh -n RANKS -b SIZE -e SIZE [-s ITERS] [-S ROUNDS] [-t SECONDS] -o DIR MPIRUN [OPTION...]
 #   MPIRUN [OPTION...]: how the ranks are started, up to -np (which mpi-tune adds), e.g.
 #   "mpirun --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo --bind-to core --map-by core".
 #   MACNODE_BENCH names the program (default: macnode-bench beside this script); every rank must reach it
@@ -31,12 +33,13 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bench=${MACNODE_BENCH:-$here/macnode-bench}
-n="" min="" max="" siters=4 srounds=1 dir=""
-usage="usage: $0 -n RANKS -b SIZE -e SIZE [-s ITERS] [-S ROUNDS] -o DIR MPIRUN [OPTION...]"
+n="" min="" max="" siters=4 srounds=1 dir="" limit=120
+usage="usage: $0 -n RANKS -b SIZE -e SIZE [-s ITERS] [-S ROUNDS] [-t SECONDS] -o DIR MPIRUN [OPTION...]"
 bad() { echo "mpi-tune: $*" >&2; exit 2; }
-while getopts n:b:e:s:S:o: opt; do
+while getopts n:b:e:s:S:t:o: opt; do
   case $opt in
     n) n=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; s) siters=$OPTARG ;; S) srounds=$OPTARG ;; o) dir=$OPTARG ;;
+    t) limit=$OPTARG ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -54,6 +57,10 @@ esac
 case $srounds in
   [1-9]) ;;
   *) bad "-S takes a number of rounds for the search from 1 to 9, not '$srounds'" ;;
+esac
+case $limit in
+  [1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;;
+  *) bad "-t takes the seconds a run may take, 1 to 9999, not '$limit'" ;;
 esac
 # bytes SIZE: a size as macnode bench takes it (digits, then K, M or G) in bytes
 bytes() {
@@ -91,10 +98,14 @@ search() {
   out=$1 opts=$2; shift 2
   # (the launcher and options are split into words on purpose)
   # shellcheck disable=SC2086
-  if $launcher $opts -np "$n" "$bench" -T mpi -c 0 --progress off -F csv $run_args </dev/null >"$out" 2>"$tmp/err"; then
-    return 0
+  timeout -k 10 "$limit" $launcher $opts -np "$n" "$bench" -T mpi -c 0 --progress off -F csv $run_args </dev/null \
+    >"$out" 2>"$tmp/err" && return 0
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    say "a run took over $limit s and was stopped; it counts as failed ($opts)"
+  else
+    say "a run failed ($opts): $(tail -n 3 "$tmp/err" | tr '\n' ' ')"
   fi
-  say "a run failed ($opts): $(tail -n 3 "$tmp/err" | tr '\n' ' ')"
   rm -f "$out"
   return 1
 }

@@ -44,9 +44,13 @@
  *   reduce-scatter and all-gather are the two halves of the above; broadcast is a scatter from the root
  *   then an all-gather on a mesh, a pipelined chain root -> root+1 -> ... on a ring.
  *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
- *         rank sends its whole buffer to every other (one round); on a ring whole buffers travel around the
- *         ring both ways at once (ceil((n-1)/2) steps); then every rank folds all n buffers in rank order
- *         0, 1, ..., n-1.
+ *         rank sends its whole buffer to every other (one round), or, where some machine runs more of the
+ *         ranks than it has cores (opts.small_allreduce), every rank sends it to rank 0, which folds and
+ *         sends the result back (2(n-1) messages instead of n(n-1)); on a ring whole buffers travel around
+ *         the ring both ways at once (ceil((n-1)/2) steps); then every rank (through rank 0: rank 0) folds
+ *         all n buffers in rank order 0, 1, ..., n-1, so the bits are the same either way. Where a machine
+ *         runs 8 ranks or more, each with a core, a mesh of 8, 16 ... goes by recursive doubling instead,
+ *         folded as a balanced tree in rank order ((r0 op r1) op (r2 op r3)), the same bits on every rank.
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
  * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
  * run, for the same inputs, size and algorithm. (Mesh, its halving and ring may differ from each other in the
@@ -91,11 +95,16 @@ typedef enum tbmcoll_mesh_ar {
 
 /* How a mesh runs an all-reduce of at most TBMCOLL_SMALL_BYTES (learnt at creation as above). */
 typedef enum tbmcoll_small_ar {
-    TBMCOLL_SMALL_AR_AUTO = 0,      /* through rank 0 where a machine runs more of the ranks than it has cores
-                                     * (tbm_small_rooted_pays() of lib/reduce.h), in one round otherwise */
+    TBMCOLL_SMALL_AR_AUTO = 0,      /* as tbm_small_plan() of lib/reduce.h says: through rank 0 where a
+                                     * machine runs more of the ranks than it has cores, recursive doubling
+                                     * where a machine runs 8 or more (a power of two) with a core each, one
+                                     * round otherwise */
     TBMCOLL_SMALL_AR_ONEROUND = 1,  /* every rank sends its buffer to every other, all fold (one hop) */
     TBMCOLL_SMALL_AR_ROOTED = 2,    /* every rank sends to rank 0, which folds and sends the result back
                                      * (two hops, 2(n-1) messages); the same bits as one round */
+    TBMCOLL_SMALL_AR_DOUBLING = 3,  /* recursive doubling: in step s rank r exchanges its partial result with
+                                     * rank r ^ 2^s, both fold lower op higher (log2 n hops; 4, 8, 16 ...
+                                     * ranks, one round otherwise); the bits of a balanced tree in rank order */
 } tbmcoll_small_ar_t;
 
 /* Options; zero-filled means the defaults. */
@@ -135,10 +144,10 @@ const char *tbmcoll_mesh_ar_name(tbmcoll_mesh_ar_t how);
 /* Parse "auto", "direct" or "halving". Returns 0, or -1 with a message. */
 int tbmcoll_mesh_ar_parse(const char *name, tbmcoll_mesh_ar_t *out, tbm_err_t *err);
 
-/* "auto", "oneround", "rooted" ("?" otherwise). */
+/* "auto", "oneround", "rooted", "doubling" ("?" otherwise). */
 const char *tbmcoll_small_ar_name(tbmcoll_small_ar_t how);
 
-/* Parse "auto", "oneround" or "rooted". Returns 0, or -1 with a message. */
+/* Parse "auto", "oneround", "rooted" or "doubling". Returns 0, or -1 with a message. */
 int tbmcoll_small_ar_parse(const char *name, tbmcoll_small_ar_t *out, tbm_err_t *err);
 
 /* "auto", "mesh", "ring", "mpi" ("?" otherwise). */
@@ -191,8 +200,8 @@ tbmcoll_algo_t tbmcoll_algo(const tbmcoll_comm_t *comm);
  * "mpi", or "copy" (one rank). */
 const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *comm);
 
-/* How it runs an all-reduce of at most TBMCOLL_SMALL_BYTES: "one round" or "through rank 0" (mesh), "both
- * ways around" (ring), "mpi", or "copy" (one rank). */
+/* How it runs an all-reduce of at most TBMCOLL_SMALL_BYTES: "one round", "through rank 0" or "recursive
+ * doubling" (mesh), "both ways around" (ring), "mpi", or "copy" (one rank). */
 const char *tbmcoll_small_plan(const tbmcoll_comm_t *comm);
 
 /*

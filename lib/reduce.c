@@ -385,19 +385,20 @@ int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus)
     return 1;
 }
 
-int tbm_small_rooted_pays(int n, const uint64_t *host, const uint32_t *cpus)
+int tbm_small_plan(int n, const uint64_t *host, const uint32_t *cpus)
 {
-    int r, k, on;
+    int r, k, on, most = 0;
 
     if (n < 3 || !host || !cpus)
-        return 0;
+        return TBM_SMALL_ONEROUND;
     for (r = 0; r < n; r++) {
         for (on = 0, k = 0; k < n; k++)
             on += host[k] == host[r];
         if ((uint32_t)on > cpus[r])
-            return 1;
+            return TBM_SMALL_ROOTED;
+        most = on > most ? on : most;
     }
-    return 0;
+    return most >= 8 && (n & (n - 1)) == 0 ? TBM_SMALL_DOUBLING : TBM_SMALL_ONEROUND;
 }
 
 int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where)

@@ -82,17 +82,23 @@ int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int
  * host or cpus NULL or n < 1. */
 int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus);
 
-/* Whether a mesh all-reduce of the small size should go through rank 0 (1: every rank sends its buffer to
- * rank 0, which folds all n in rank order, the order of the one-round all-reduce, so the bits are the same,
- * and sends the result back) rather than in one round (0: every rank sends its buffer to every other).
- * Through rank 0 moves 2(n-1) messages where one round moves n(n-1), in two hops instead of one: it pays
- * where the ranks' CPU time, not the wire, is what a small all-reduce waits for, that is where some machine
- * runs more of the ranks than it has cores (host[r] names rank r's machine, cpus[r] its count of online
- * cores), loopback or not. With a core per rank every rank's n-1 sends go out at once, one hop: one round.
- * Measured (kernels/HISTORY.md): 8 ranks on 2 cores over loopback, 8 bytes, one round 153 us, Open MPI's
- * linear reduce and broadcast 90 us. 0 for n < 3 (two ranks: the same exchange either way) and with host or
- * cpus NULL. */
-int tbm_small_rooted_pays(int n, const uint64_t *host, const uint32_t *cpus);
+/* How a mesh all-reduce of the small size goes (host[r] names rank r's machine, cpus[r] its count of online
+ * cores):
+ *   TBM_SMALL_ROOTED where some machine runs more of the ranks than it has cores, loopback or not: every rank
+ *     sends its buffer to rank 0, which folds all n in rank order (the one round's order: the same bits) and
+ *     sends the result back; 2(n-1) messages where one round moves n(n-1), in two hops instead of one, and
+ *     there the ranks' CPU time (sends, receives, wake-ups), not the wire, is what it waits for. Measured
+ *     (kernels/HISTORY.md): 8 ranks on 2 cores over loopback, 8 bytes, one round 153 us, through rank 0
+ *     53 us, Open MPI's linear reduce and broadcast 90 us;
+ *   TBM_SMALL_DOUBLING where a machine runs 8 ranks or more, each with a core, and n is a power of two:
+ *     recursive doubling, log2(n) exchanges with one peer each (hops between ranks of one machine cost
+ *     little, each rank's 2(n-1) sends and receives of one round much: 40.4 us in one round against Open
+ *     MPI's 29.4 us, 8 ranks on a 16-core machine);
+ *   TBM_SMALL_ONEROUND otherwise (a machine per rank, as Macs in a mesh: each rank's n-1 sends leave at once
+ *     on links of their own, one hop), and for n < 3 (two ranks: the same exchange either way) or with host
+ *     or cpus NULL. */
+enum { TBM_SMALL_ONEROUND = 0, TBM_SMALL_ROOTED = 1, TBM_SMALL_DOUBLING = 2 };
+int tbm_small_plan(int n, const uint64_t *host, const uint32_t *cpus);
 
 /* Receives through a staging buffer. Linux on x86-64 copies socket data to user memory with `rep movsb`
  * where the CPU has fast short rep movs (FSRM); on AMD Zen 3 that copy runs about 15 times slower when the

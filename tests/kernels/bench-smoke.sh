@@ -116,6 +116,17 @@ for how in halving direct; do
 done
 bench -l 3 -a halving -b 1M -e 1M -n 2 -w 1 | grep -q '^# all-reduce above 32 KiB: direct$' ||
   { say "-a halving on 3 ranks should say direct"; fail=1; }
+# the mesh's all-reduce up to 32 KiB, said in the table: each way gives right values; doubling needs a power
+# of two (3 ranks: one round), through rank 0 three ranks or more (2: one round); a ring goes both ways around
+for case in oneround:4:one\ round rooted:4:through\ rank\ 0 doubling:4:recursive\ doubling doubling:3:one\ round \
+            rooted:2:one\ round; do
+  how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}
+  table=$(bench -l "$n" -y "$how" -b 8 -e 32K -f 8 -n 2 -w 1 -d bf16) || { say "-y $how: exit $?"; fail=1; }
+  echo "$table" | grep -q "^# all-reduce up to 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
+    { say "-y $how on $n ranks: want $want"; echo "$table"; fail=1; }
+done
+bench -l 4 -A ring -b 8 -e 8 -n 2 -w 1 | grep -q '^# all-reduce up to 32 KiB: both ways around$' ||
+  { say "a ring's small all-reduce should say both ways around"; fail=1; }
 # a ring of 4 halves too when asked (each step with a neighbour), and runs its own otherwise; a ring of 3 cannot
 for case in halving:4:halving direct:4:ring auto:4:ring halving:3:ring; do
   how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}
@@ -201,6 +212,7 @@ check_err "bad staging" "bad value 'maybe' for -Z/--recv-staging (give auto, on 
 check_err "bad bind" "bad value 'tight' for --bind (give auto or none)" -l 2 --bind tight
 check_err "bad offset" "bad value '4096' for -O/--offset (give 0 to 4095)" -l 2 -O 4096
 check_err "bad mesh all-reduce" "bad value 'sideways' for -a/--mesh-allreduce: unknown mesh all-reduce 'sideways': use auto, direct or halving" -l 4 -a sideways
+check_err "bad small all-reduce" "bad value 'tree' for -y/--small-allreduce: unknown small all-reduce 'tree': use auto, oneround, rooted or doubling" -l 4 -y tree
 check_err "too many local ranks" "bad value '99' for -l/--local" -l 99
 check_err "-l with mpi" "start MPI ranks with mpirun" -T mpi -l 2
 check_err "both as a table" "-T both writes the sweeps' rows of both transports, in turns, as CSV: give -F csv" -T both

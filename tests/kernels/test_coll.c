@@ -64,13 +64,22 @@ static void tree(unsigned char *const *in, int lo, int hi, tbm_dtype_t dt, tbm_r
 /* The reduction the library promises: chunk c of `total` elements folded as acc = acc op next in rank order
  * (mesh) or ring order c+1, ..., c+n (ring), or as a tree (ring == 2: the mesh's halving all-reduce, for a
  * whole buffer above the small size; ring == 3: a ring of 4's, over its ranks in Gray order 0, 1, 3, 2). Writes elements [first, first+count) of the result. */
+/* Whether this rank's mesh runs its small all-reduce by recursive doubling (set per rank process). */
+static int small_doubling;
+
 static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t dt, tbm_redop_t op, int ring,
                       unsigned char *out, size_t first, size_t count)
 {
-    /* small all-reduces fold whole buffers in rank order on both algorithms */
+    /* small all-reduces fold whole buffers in rank order on both algorithms (in one round and through rank
+     * 0), or as a balanced tree in rank order by recursive doubling */
     int whole = first == 0 && count == total, small = whole && total * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES;
     size_t es = tbm_dtype_size(dt), off, len, lo, hi;
     int c, k, o0, o1;
+
+    if (small && small_doubling) {
+        tree(in, 0, n, dt, op, out, 0, count);
+        return;
+    }
 
     if ((ring == 2 || ring == 3) && whole && !small) {
         unsigned char *corner[8];
@@ -334,6 +343,9 @@ static const char *small_wanted(const run_cfg_t *cfg, int n)
         return "both ways around";
     if (n >= 3 && (cfg->small == TBMCOLL_SMALL_AR_ROOTED || (cfg->small == TBMCOLL_SMALL_AR_AUTO && n > cores)))
         return "through rank 0";
+    if (n >= 4 && (n & (n - 1)) == 0 && (cfg->small == TBMCOLL_SMALL_AR_DOUBLING ||
+                                         (cfg->small == TBMCOLL_SMALL_AR_AUTO && n >= 8)))
+        return "recursive doubling";
     return "one round";
 }
 
@@ -364,6 +376,7 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
                      tbmcoll_small_plan(x.c), small_wanted(cfg, n));
     if (strcmp(plan, "halving") == 0)
         x.ring = x.ring ? 3 : 2;
+    small_doubling = strcmp(small_wanted(cfg, n), "recursive doubling") == 0;
     for (s = 0; s < NSIZES && !bad; s++)
         for (dt = 0; dt < TBM_DT_COUNT && !bad; dt++)
             bad |= check_size(&x, sizes[s], (tbm_dtype_t)dt);
@@ -379,14 +392,14 @@ int main(void)
     /* the mesh with the streams per pair it chooses, with three (large transfers striped, whatever the
      * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
      * ring; the halving with 16 KiB pieces too, so that it cuts the vectors into many chunks of 128 KiB
-     * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer; the small all-reduce in one round and through rank 0
-     * whatever the machine (8 ranks: both) */
+     * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer; the small all-reduce in one round, through rank 0
+     * and by recursive doubling whatever the machine (8 ranks: the last two) */
     static const run_cfg_t cfgs[NCFGS] = {
         { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
         { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ONEROUND },
         { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ROOTED },
         { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_AUTO },
-        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_ONEROUND },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_DOUBLING },
         { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ROOTED },
         { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
         { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_AUTO },
@@ -412,7 +425,8 @@ int main(void)
                    cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "",
                    cfgs[a].segment ? " (16 KiB pieces)" : "",
                    cfgs[a].small == TBMCOLL_SMALL_AR_ROOTED ? " (small through rank 0)"
-                   : cfgs[a].small == TBMCOLL_SMALL_AR_ONEROUND ? " (small in one round)" : "", n,
+                   : cfgs[a].small == TBMCOLL_SMALL_AR_ONEROUND ? " (small in one round)"
+                   : cfgs[a].small == TBMCOLL_SMALL_AR_DOUBLING ? " (small by recursive doubling)" : "", n,
                    rc ? "FAIL" : "ok", tr_now() - t0);
             for (k = 0; rc && k < n; k++)
                 printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);

@@ -121,13 +121,15 @@ static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, in
     return bad;
 }
 
-/* The mesh's small all-reduce through rank 0, 4 ranks, rank 2 killed or stopped: rank 0, which waits on it,
- * names it; ranks 1 and 3 wait on rank 0 alone and name it (it closes its connections as it fails, or they
- * time out on it); every rank fails within the bound, and stays failed. */
-static int run_rooted_fail(int sig)
+/* The mesh's small all-reduce through rank 0 or by recursive doubling, 4 ranks, rank 2 killed or stopped.
+ * Through rank 0: rank 0, which waits on it, names it; ranks 1 and 3 wait on rank 0 alone and name it (it
+ * closes its connections as it fails, or they time out on it). By doubling: a rank that exchanges with it
+ * names it, the others the rank they wait on. Every rank fails within the bound, and stays failed. */
+static int run_small_fail(tbmcoll_small_ar_t small, int sig)
 {
     fail_case_t fc = { .algo = TBMCOLL_ALGO_MESH, .how = TBMCOLL_MESH_AR_AUTO, .sig = sig, .io_timeout_ms = 1000,
-                       .count = 2, .small = TBMCOLL_SMALL_AR_ROOTED };
+                       .count = 2, .small = small };
+    int rooted = small == TBMCOLL_SMALL_AR_ROOTED, named = 0;
     const char *why = sig == SIGKILL ? "closed the connection: it exited or was killed" : "lo for 1000 ms: it hangs";
     tr_result_t res[TR_MAX];
     double t0 = tr_now(), bound = 1000 / 1000.0 * 2 + 2;
@@ -141,16 +143,19 @@ static int run_rooted_fail(int sig)
             continue;
         bad |= TR_EXPECT(res[k].status == 3, "rank %d exit %d (want 3): %s", k, res[k].status, res[k].err);
         bad |= TR_EXPECT(after < bound, "rank %d took %.2f s after the hit (bound %.1f s)", k, after, bound);
-        bad |= TR_EXPECT(k != 0 || (strstr(res[k].err, "rank 2 (127.0.0.1:") && strstr(res[k].err, why)),
+        named += strstr(res[k].err, "rank 2 (127.0.0.1:") && strstr(res[k].err, why);
+        bad |= TR_EXPECT(!rooted || k != 0 || (strstr(res[k].err, "rank 2 (127.0.0.1:") && strstr(res[k].err, why)),
                          "rank 0 does not name rank 2: %s", res[k].err);
-        bad |= TR_EXPECT(k == 0 || (strstr(res[k].err, "rank 0 (127.0.0.1:") &&
-                                    (strstr(res[k].err, "closed the connection: it exited or was killed") ||
-                                     strstr(res[k].err, "lo for 1000 ms: it hangs"))),
+        bad |= TR_EXPECT(!rooted || k == 0 || strstr(res[k].err, "rank 0 (127.0.0.1:"),
                          "rank %d does not name rank 0, where it waits: %s", k, res[k].err);
+        bad |= TR_EXPECT(strstr(res[k].err, "closed the connection: it exited or was killed") ||
+                         strstr(res[k].err, "lo for 1000 ms: it hangs"), "rank %d: unexpected message: %s", k,
+                         res[k].err);
         bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
     }
-    printf("mesh, 4 ranks, 8-byte all-reduces through rank 0, rank 2 %s: %s\n", sig == SIGKILL ? "killed" : "stopped",
-           bad ? "FAIL" : "ok");
+    bad |= TR_EXPECT(named > 0, "no rank names rank 2");
+    printf("mesh, 4 ranks, 8-byte all-reduces %s, rank 2 %s: %s\n", rooted ? "through rank 0" : "by recursive doubling",
+           sig == SIGKILL ? "killed" : "stopped", bad ? "FAIL" : "ok");
     for (k = 0; k < 4; k++)
         printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
     return bad;
@@ -513,9 +518,11 @@ int main(void)
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 4, 2);
     bad |= run_fail_case(TBMCOLL_ALGO_RING, 0, SIGSTOP, 1000, 5, 2);
     /* the mesh's small all-reduce in one round (forced: auto goes through rank 0 where ranks outnumber cores),
-     * and through rank 0 */
+     * through rank 0 and by recursive doubling */
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGKILL, 4000, 4, 2);
-    bad |= run_rooted_fail(SIGKILL);
-    bad |= run_rooted_fail(SIGSTOP);
+    bad |= run_small_fail(TBMCOLL_SMALL_AR_ROOTED, SIGKILL);
+    bad |= run_small_fail(TBMCOLL_SMALL_AR_ROOTED, SIGSTOP);
+    bad |= run_small_fail(TBMCOLL_SMALL_AR_DOUBLING, SIGKILL);
+    bad |= run_small_fail(TBMCOLL_SMALL_AR_DOUBLING, SIGSTOP);
     return bad ? 1 : 0;
 }

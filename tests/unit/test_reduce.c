@@ -317,29 +317,35 @@ START_TEST(halving_only_where_ranks_share_too_few_cores)
 END_TEST
 
 /* The small all-reduce through rank 0 only where some machine runs more of the ranks than it has cores,
- * loopback or not, from 3 ranks up. */
-START_TEST(small_rooted_only_where_ranks_outnumber_cores)
+ * loopback or not, from 3 ranks up; by recursive doubling where a machine runs 8 or more (a power of two), each
+ * with a core; in one round otherwise. */
+START_TEST(small_plan_by_ranks_and_cores)
 {
-    uint64_t one[8] = { 7, 7, 7, 7, 7, 7, 7, 7 }, apart[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-    uint64_t pairs[4] = { 1, 1, 2, 2 };
-    uint32_t two[8] = { 2, 2, 2, 2, 2, 2, 2, 2 }, many[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
+    uint64_t one[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 }, apart[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint64_t pairs[4] = { 1, 1, 2, 2 }, halves[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2 };
+    uint32_t two[16] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 };
+    uint32_t many[16] = { 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16 };
     uint32_t mixed[4] = { 1, 1, 16, 16 }, four[8] = { 4, 4, 4, 4, 4, 4, 4, 4 };
 
-    ck_assert_int_eq(tbm_small_rooted_pays(3, one, two), 1);      /* 3 ranks on 2 cores */
-    ck_assert_int_eq(tbm_small_rooted_pays(4, one, two), 1);      /* the lab: 4 Macs on 2 cores */
-    ck_assert_int_eq(tbm_small_rooted_pays(8, one, two), 1);
-    ck_assert_int_eq(tbm_small_rooted_pays(6, one, two), 1);      /* any count, not only powers of two */
-    ck_assert_int_eq(tbm_small_rooted_pays(4, one, four), 0);     /* a core per rank */
-    ck_assert_int_eq(tbm_small_rooted_pays(8, one, four), 1);
-    ck_assert_int_eq(tbm_small_rooted_pays(8, one, many), 0);     /* 8 ranks on 16 cores */
-    ck_assert_int_eq(tbm_small_rooted_pays(8, apart, two), 0);    /* a machine per rank: one round */
-    ck_assert_int_eq(tbm_small_rooted_pays(4, pairs, two), 0);    /* 2 ranks on each 2-core machine */
-    ck_assert_int_eq(tbm_small_rooted_pays(4, pairs, mixed), 1);  /* the first machine has one core */
-    ck_assert_int_eq(tbm_small_rooted_pays(2, one, two), 0);      /* 2 ranks: the same exchange either way */
-    ck_assert_int_eq(tbm_small_rooted_pays(2, one, (uint32_t[]){ 1, 1 }), 0);
-    ck_assert_int_eq(tbm_small_rooted_pays(4, NULL, two), 0);
-    ck_assert_int_eq(tbm_small_rooted_pays(4, one, NULL), 0);
-    ck_assert_int_eq(tbm_small_rooted_pays(0, one, two), 0);
+    ck_assert_int_eq(tbm_small_plan(3, one, two), TBM_SMALL_ROOTED);      /* 3 ranks on 2 cores */
+    ck_assert_int_eq(tbm_small_plan(4, one, two), TBM_SMALL_ROOTED);      /* the lab: 4 Macs on 2 cores */
+    ck_assert_int_eq(tbm_small_plan(8, one, two), TBM_SMALL_ROOTED);
+    ck_assert_int_eq(tbm_small_plan(6, one, two), TBM_SMALL_ROOTED);      /* any count, not only powers of two */
+    ck_assert_int_eq(tbm_small_plan(4, one, four), TBM_SMALL_ONEROUND);   /* a core per rank */
+    ck_assert_int_eq(tbm_small_plan(8, one, four), TBM_SMALL_ROOTED);
+    ck_assert_int_eq(tbm_small_plan(8, one, many), TBM_SMALL_DOUBLING);   /* 8 ranks on 16 cores */
+    ck_assert_int_eq(tbm_small_plan(16, one, many), TBM_SMALL_DOUBLING);
+    ck_assert_int_eq(tbm_small_plan(16, halves, many), TBM_SMALL_DOUBLING);   /* 8 on each of two machines */
+    ck_assert_int_eq(tbm_small_plan(6, one, many), TBM_SMALL_ONEROUND);   /* fewer than 8 on the machine */
+    ck_assert_int_eq(tbm_small_plan(12, one, many), TBM_SMALL_ONEROUND);  /* not a power of two */
+    ck_assert_int_eq(tbm_small_plan(8, apart, two), TBM_SMALL_ONEROUND);  /* a machine per rank: one round */
+    ck_assert_int_eq(tbm_small_plan(4, pairs, two), TBM_SMALL_ONEROUND);  /* 2 ranks on each 2-core machine */
+    ck_assert_int_eq(tbm_small_plan(4, pairs, mixed), TBM_SMALL_ROOTED);  /* the first machine has one core */
+    ck_assert_int_eq(tbm_small_plan(2, one, two), TBM_SMALL_ONEROUND);    /* 2 ranks: the same exchange */
+    ck_assert_int_eq(tbm_small_plan(2, one, (uint32_t[]){ 1, 1 }), TBM_SMALL_ONEROUND);
+    ck_assert_int_eq(tbm_small_plan(4, NULL, two), TBM_SMALL_ONEROUND);
+    ck_assert_int_eq(tbm_small_plan(4, one, NULL), TBM_SMALL_ONEROUND);
+    ck_assert_int_eq(tbm_small_plan(0, one, two), TBM_SMALL_ONEROUND);
 }
 END_TEST
 
@@ -461,7 +467,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, reduce_long_same_bits);
     tcase_add_test(tc, chunks_split_nearly_equal);
     tcase_add_test(tc, halving_only_where_ranks_share_too_few_cores);
-    tcase_add_test(tc, small_rooted_only_where_ranks_outnumber_cores);
+    tcase_add_test(tc, small_plan_by_ranks_and_cores);
     tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
     tcase_add_test(tc, staging_only_where_the_cpu_is_slow_past_a_boundary);
     tcase_add_test(tc, streams_only_where_machines_have_cores_to_spare);
