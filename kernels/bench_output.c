@@ -61,8 +61,10 @@ void bench_print_header(const bench_t *b)
             print_binding(b);
         if (b->op == OP_ALLREDUCE && tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
         {
-            printf("# all-reduce up to %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_small_plan(b->c));
-            printf("# all-reduce above %d KiB: %s\n", TBMCOLL_SMALL_BYTES / 1024, tbmcoll_allreduce_plan(b->c));
+            size_t kib = (tbmcoll_small_bytes(b->c) ? tbmcoll_small_bytes(b->c) : TBMCOLL_SMALL_BYTES) / 1024;
+
+            printf("# all-reduce up to %zu KiB: %s\n", kib, tbmcoll_small_plan(b->c));
+            printf("# all-reduce above %zu KiB: %s\n", kib, tbmcoll_allreduce_plan(b->c));
         }
         if (tbmcoll_algo(b->c) == TBMCOLL_ALGO_MESH && b->n > 1) {
             int k = tbmcoll_streams_in_use(b->c);

@@ -126,7 +126,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
 #define TBMCOLL_HALVING_CHUNK_PIECES 8
 
 /* All-reduce by recursive halving and doubling (c->halving): a mesh of 4, 8, 16 ... ranks, or a ring of 4
- * (each exchange then with a ring neighbour). Above TBMCOLL_SMALL_BYTES. Returns 0, or -1 after
+ * (each exchange then with a ring neighbour). Above the small size (tbmcoll_small_bytes). Returns 0, or -1 after
  * tbmcoll_fail() naming the peer. */
 int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                               tbm_redop_t op);

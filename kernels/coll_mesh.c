@@ -250,7 +250,7 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
     layout_t ly = { count, tbm_dtype_size(dt) };
     size_t piece;
 
-    if (count * ly.esize <= TBMCOLL_SMALL_BYTES)
+    if (count * ly.esize <= TBMCOLL_MESH_SMALL_BYTES)
         return c->small == TBM_SMALL_ROOTED ? mesh_rooted(c, send, recv, count, dt, op)
                : c->small == TBM_SMALL_DOUBLING ? mesh_doubling(c, send, recv, count, dt, op)
                                                 : mesh_oneshot(c, send, recv, count, dt, op);

@@ -196,6 +196,13 @@ const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
     return c->algo == TBMCOLL_ALGO_RING ? "ring" : "direct";
 }
 
+size_t tbmcoll_small_bytes(const tbmcoll_comm_t *c)
+{
+    if (!c || c->size == 1 || c->algo == TBMCOLL_ALGO_MPI)
+        return 0;
+    return c->algo == TBMCOLL_ALGO_RING ? TBMCOLL_SMALL_BYTES : TBMCOLL_MESH_SMALL_BYTES;
+}
+
 const char *tbmcoll_small_plan(const tbmcoll_comm_t *c)
 {
     if (!c)

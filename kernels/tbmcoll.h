@@ -43,7 +43,8 @@
  *         folded in ring order c+1, c+2, ..., c+n (mod n), ending at its owner c.
  *   reduce-scatter and all-gather are the two halves of the above; broadcast is a scatter from the root
  *   then an all-gather on a mesh, a pipelined chain root -> root+1 -> ... on a ring.
- *   small: an all-reduce of at most TBMCOLL_SMALL_BYTES goes in fewer rounds for latency: on a mesh every
+ *   small: an all-reduce of at most TBMCOLL_MESH_SMALL_BYTES on a mesh, TBMCOLL_SMALL_BYTES on a ring
+ *         (tbmcoll_small_bytes()), goes in fewer rounds for latency: on a mesh every
  *         rank sends its whole buffer to every other (one round), or, where some machine runs more of the
  *         ranks than it has cores (opts.small_allreduce), every rank sends it to rank 0, which folds and
  *         sends the result back (2(n-1) messages instead of n(n-1)); on a ring whole buffers travel around
@@ -54,7 +55,7 @@
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
  * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
  * run, for the same inputs, size and algorithm. (Mesh, its halving and ring may differ from each other in the
- * last bits of a floating-point sum above TBMCOLL_SMALL_BYTES.) float16/bfloat16 are reduced via float32 with
+ * last bits of a floating-point sum above the small size.) float16/bfloat16 are reduced via float32 with
  * round-to-nearest-even.
  *
  * MPI transport (tbmcoll_comm_from_mpi, in the separate libtbmcoll_mpi): the same calls mapped onto Open
@@ -69,8 +70,11 @@ typedef struct tbmcoll_comm tbmcoll_comm_t;
 /* TCP connections per pair of ranks on a mesh when opts.streams is 0. */
 #define TBMCOLL_STREAMS_DEFAULT 3
 
-/* All-reduces up to this many bytes use the small-message algorithms (see above). */
+/* All-reduces up to this many bytes use the small-message algorithms (see above): on a ring, and on a mesh
+ * (TBMCOLL_MESH_SMALL_BYTES). Measured where each switch pays (kernels/README.md, "Which all-reduce"): the
+ * ring's pipeline is ahead from 64 KiB, the mesh's from 256 KiB. */
 #define TBMCOLL_SMALL_BYTES (32 * 1024)
+#define TBMCOLL_MESH_SMALL_BYTES (128 * 1024)
 /* The largest opts.segment_bytes (larger values are taken as this). */
 #define TBMCOLL_SEGMENT_MAX ((size_t)1 << 30)
 
@@ -81,7 +85,7 @@ typedef enum tbmcoll_algo {
     TBMCOLL_ALGO_MPI = 3,    /* Open MPI collectives (reported by tbmcoll_algo(), not chosen in opts) */
 } tbmcoll_algo_t;
 
-/* How a mesh runs an all-reduce above TBMCOLL_SMALL_BYTES. At creation, a mesh of a power-of-two size from
+/* How a mesh runs an all-reduce above TBMCOLL_MESH_SMALL_BYTES (a ring of 4: TBMCOLL_SMALL_BYTES). At creation, a mesh of a power-of-two size from
  * 4 up learns from every rank its machine (Linux: the kernel's boot id; macOS: the boot session's UUID) and
  * count of online cores, and checks that every rank asked for the same; whether the links are loopback
  * it knows from the ranks' addresses. */
@@ -93,7 +97,7 @@ typedef enum tbmcoll_mesh_ar {
     TBMCOLL_MESH_AR_HALVING = 2,   /* recursive halving and doubling (other sizes than 4, 8, 16, ...: direct) */
 } tbmcoll_mesh_ar_t;
 
-/* How a mesh runs an all-reduce of at most TBMCOLL_SMALL_BYTES (learnt at creation as above). */
+/* How a mesh runs an all-reduce of at most TBMCOLL_MESH_SMALL_BYTES (learnt at creation as above). */
 typedef enum tbmcoll_small_ar {
     TBMCOLL_SMALL_AR_AUTO = 0,      /* as tbm_small_plan() of lib/reduce.h says: through rank 0 where a
                                      * machine runs more of the ranks than it has cores, recursive doubling
@@ -125,9 +129,9 @@ typedef struct tbmcoll_opts {
                                   in parallel); every rank must use the same; 0:
                                   TBMCOLL_STREAMS_DEFAULT, or 1 where some machine has no core to spare
                                   (tbmcoll_streams_in_use) */
-    tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh (or ring of 4), above TBMCOLL_SMALL_BYTES; every rank must
+    tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh (or ring of 4), above the small size; every rank must
                                            give the same */
-    tbmcoll_small_ar_t small_allreduce; /* mesh, up to TBMCOLL_SMALL_BYTES; every rank must give the same */
+    tbmcoll_small_ar_t small_allreduce; /* mesh, up to TBMCOLL_MESH_SMALL_BYTES; every rank must give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
                                   lib/reduce.h says why): 0: where this CPU's copy to such addresses is the
@@ -196,11 +200,15 @@ int tbmcoll_rank(const tbmcoll_comm_t *comm);
 int tbmcoll_size(const tbmcoll_comm_t *comm);
 tbmcoll_algo_t tbmcoll_algo(const tbmcoll_comm_t *comm);
 
-/* How this communicator runs an all-reduce above TBMCOLL_SMALL_BYTES: "direct" or "halving" (mesh), "ring",
+/* The largest all-reduce (bytes) this communicator runs by its small algorithm: TBMCOLL_MESH_SMALL_BYTES on
+ * a mesh, TBMCOLL_SMALL_BYTES on a ring, 0 otherwise (Open MPI, one rank). */
+size_t tbmcoll_small_bytes(const tbmcoll_comm_t *comm);
+
+/* How this communicator runs an all-reduce above tbmcoll_small_bytes(): "direct" or "halving" (mesh), "ring",
  * "mpi", or "copy" (one rank). */
 const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *comm);
 
-/* How it runs an all-reduce of at most TBMCOLL_SMALL_BYTES: "one round", "through rank 0" or "recursive
+/* How it runs an all-reduce of at most tbmcoll_small_bytes(): "one round", "through rank 0" or "recursive
  * doubling" (mesh), "both ways around" (ring), "mpi", or "copy" (one rank). */
 const char *tbmcoll_small_plan(const tbmcoll_comm_t *comm);
 

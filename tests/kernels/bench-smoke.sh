@@ -108,21 +108,21 @@ if [ "$cpus" -ge 2 ]; then
   done
   [ -z "$left" ] || { say "the ranks ($left) outlived the killed benchmark"; kill $left; fail=1; }
 fi
-# the mesh's all-reduce above 32 KiB, said in the table: halving and direct give the same (exact) values
+# the mesh's all-reduce above 128 KiB, said in the table: halving and direct give the same (exact) values
 for how in halving direct; do
   table=$(bench -l 4 -a "$how" -b 16K -e 1M -f 8 -n 2 -w 1 -d bf16) || { say "-a $how: exit $?"; fail=1; }
-  echo "$table" | grep -q "^# all-reduce above 32 KiB: $how\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
+  echo "$table" | grep -q "^# all-reduce above 128 KiB: $how\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
     { say "-a $how"; echo "$table"; fail=1; }
 done
-bench -l 3 -a halving -b 1M -e 1M -n 2 -w 1 | grep -q '^# all-reduce above 32 KiB: direct$' ||
+bench -l 3 -a halving -b 1M -e 1M -n 2 -w 1 | grep -q '^# all-reduce above 128 KiB: direct$' ||
   { say "-a halving on 3 ranks should say direct"; fail=1; }
-# the mesh's all-reduce up to 32 KiB, said in the table: each way gives right values; doubling needs a power
+# the mesh's all-reduce up to 128 KiB, said in the table: each way gives right values; doubling needs a power
 # of two (3 ranks: one round), through rank 0 three ranks or more (2: one round); a ring goes both ways around
 for case in oneround:4:one\ round rooted:4:through\ rank\ 0 doubling:4:recursive\ doubling doubling:3:one\ round \
             rooted:2:one\ round; do
   how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}
-  table=$(bench -l "$n" -y "$how" -b 8 -e 32K -f 8 -n 2 -w 1 -d bf16) || { say "-y $how: exit $?"; fail=1; }
-  echo "$table" | grep -q "^# all-reduce up to 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
+  table=$(bench -l "$n" -y "$how" -b 8 -e 128K -f 16 -n 2 -w 1 -d bf16) || { say "-y $how: exit $?"; fail=1; }
+  echo "$table" | grep -q "^# all-reduce up to 128 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
     { say "-y $how on $n ranks: want $want"; echo "$table"; fail=1; }
 done
 bench -l 4 -A ring -b 8 -e 8 -n 2 -w 1 | grep -q '^# all-reduce up to 32 KiB: both ways around$' ||

@@ -72,7 +72,8 @@ static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t
 {
     /* small all-reduces fold whole buffers in rank order on both algorithms (in one round and through rank
      * 0), or as a balanced tree in rank order by recursive doubling */
-    int whole = first == 0 && count == total, small = whole && total * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES;
+    size_t small_max = ring == 1 || ring == 3 ? TBMCOLL_SMALL_BYTES : TBMCOLL_MESH_SMALL_BYTES;
+    int whole = first == 0 && count == total, small = whole && total * tbm_dtype_size(dt) <= small_max;
     size_t es = tbm_dtype_size(dt), off, len, lo, hi;
     int c, k, o0, o1;
 
@@ -262,8 +263,8 @@ static int check_repeatable(ctx_t *x)
 static int check_alignments(ctx_t *x)
 {
     static const size_t offs[] = { 0, 1, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64 + 16, 4095 };
-    /* under valgrind (TBM_COLL_BIG) 32 KiB and 5 floats per rank: above the small all-reduce, and staged */
-    size_t per = getenv("TBM_COLL_BIG") ? 8 * 1024 + 5 : 3 * (256u << 10) / 4 + 5;
+    /* under valgrind (TBM_COLL_BIG) 128 KiB and 5 floats per rank: above the small all-reduce, and staged */
+    size_t per = getenv("TBM_COLL_BIG") ? 32 * 1024 + 5 : 3 * (256u << 10) / 4 + 5;
     size_t count = per * (size_t)x->n, bytes = count * 4, k, j;
     unsigned char *in[TR_MAX], *want = malloc(bytes), *gwant = malloc(bytes), *arena = NULL, *got;
     int r, bad = 0, right = (x->rank + 1) % x->n, left = (x->rank + x->n - 1) % x->n;
@@ -315,7 +316,7 @@ typedef struct run_cfg {
     int sockbuf;   /* 0: the default (4 MiB asked); small: less than a few pieces of the pipelined all-reduce */
     tbmcoll_mesh_ar_t how;
     size_t segment;   /* 0: the default (256 KiB); small: the halving cuts its vectors into many chunks */
-    tbmcoll_small_ar_t small;   /* the mesh's all-reduce up to 32 KiB: the same bits whichever (the reference) */
+    tbmcoll_small_ar_t small;   /* the mesh's all-reduce up to 128 KiB (the reference knows its bits) */
 } run_cfg_t;
 
 /* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked

@@ -46,15 +46,16 @@ cores=$(getconf _NPROCESSORS_ONLN)
 # plan_is GROUP BACKEND WHAT OWN: the group's all-reduce (values checked: bf16, against the reference) is
 # halving and doubling where its four Macs share too few cores, else OWN; -a direct asks for OWN
 plan_is() {
-    local want=halving out
+    local want=halving out kib=128
     [ "$cores" -ge 4 ] && want=$4   # enough cores for the four Macs
+    [ "$2" = ring ] && kib=32      # a ring's small all-reduce ends at 32 KiB, a mesh's at 128
     out=$(as tbm-alice salloc -Q --gres=tbmesh:"$1":4 --mlx-backend="$2" \
         srun "$MACNODE" bench -b 1M -e 4M -f 4 -n 2 -w 1 -d bf16 2>&1)
-    t_match "$1: $3 on $cores cores: the all-reduce is $want" "^# all-reduce above 32 KiB: $want$" "$out"
+    t_match "$1: $3 on $cores cores: the all-reduce is $want" "^# all-reduce above $kib KiB: $want$" "$out"
     t_match "... with no wrong value" "^# Wrong values *: 0 OK" "$out"
     out=$(as tbm-alice salloc -Q --gres=tbmesh:"$1":4 --mlx-backend="$2" \
         srun "$MACNODE" bench -a direct -b 1M -e 1M -n 1 -w 0 2>&1)
-    t_match "... and -a direct runs $4" "^# all-reduce above 32 KiB: $4$" "$out"
+    t_match "... and -a direct runs $4" "^# all-reduce above $kib KiB: $4$" "$out"
 }
 plan_is studio-a jaccl "four Macs of one machine" direct
 # a ring of four is a square: each step of the halving with a neighbour
@@ -150,8 +151,9 @@ t_is "every rank's message names rank 2, or a rank that gave up on it" "" "$astr
 echo "# $(grep -c . <<<"$said") messages; naming rank 2: $(grep -c 'rank 2 (169\.254\.' <<<"$said")"
 t_is "and it ends within 20 s, far from the 30 s I/O timeout ($took s)" "1" "$([ "$took" -lt 20 ] && echo 1)"
 
-# The comparison with Open MPI runs whole, in 2 rounds taken in turns (tiny sizes: the figures are not asserted).
-out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 64K -e 256K -n 2 -r 2 2>&1)
+# The comparison with Open MPI runs whole, in 2 rounds taken in turns (tiny sizes: the figures are not asserted);
+# first against Open MPI's defaults alone (-P default), then with the tuned peer its search finds.
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -P default -b 64K -e 256K -n 2 -r 2 2>&1)
 t_match "tests/perf/mesh-vs-mpi.sh prints the ratio over the sweep" "busbw ratio tcp/mpi: lowest [0-9.]+" "$out"
 t_match "... both libraries in turns in one job's ranks (macnode bench -T both under mpirun)" "backend jaccl, in turns;" "$out"
 t_match "... each side's figure the median of its 2 rounds" "each busbw is the median of 2 rounds taken in turns" "$out"
@@ -159,6 +161,21 @@ t_match "... with the rounds' ratios beside it" \
     "^ +65536 out-of-place +[0-9.]+ GB/s +[0-9.]+ GB/s +[0-9.]+ +[0-9]+% +[0-9.]+-[0-9.]+$" "$out"
 t_match "... the 8-byte latencies" "8-byte all-reduce \(medians of 2 rounds\): tcp [0-9.]+ us, mpi [0-9.]+ us" "$out"
 t_match "... and the rate of one link" "one link, one way \(tcp p2p, 6 cables\): slowest [0-9.]+ GB/s" "$out"
-t_match "... and which all-reduce libtbmcoll ran" "^# libtbmcoll's all-reduce above 32 KiB: $want$" "$out"
+t_match "... and which all-reduce libtbmcoll ran" "^# libtbmcoll's all-reduce above 128 KiB: $want$" "$out"
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 64K -e 128K -n 2 -r 1 -s 1 -t 60 2>&1)
+t_match "with the tuned Open MPI (the default -P both): both peers' columns, each beside libtbmcoll" \
+    "^# +size \(B\) placement +tcp +mpi +ratio +tcp' +tuned +ratio +link +tuned algorithm$" "$out"
+t_match "... a row per size and placement with the algorithm the tuned peer's rules take" \
+    "^ +131072 in-place( +[0-9.]+){6} +[0-9]+%  [0-9]+ " "$out"
+t_match "... the lowest ratio against the tuned peer" "^# busbw ratio tcp'/tuned: lowest [0-9.]+" "$out"
+t_match "... its 8-byte latency" "^# 8-byte all-reduce beside the tuned peer: tcp' [0-9.]+ us, tuned [0-9.]+ us" "$out"
+t_match "... and the settings the search took over the Macs' links" "^# tuned settings: btl_tcp_sndbuf=[0-9]+ " "$out"
+t_is "... whose rules file's folder is gone after the run" "" "$(ls -d "$LAB"/work/.mesh-vs-mpi-tune.* 2>/dev/null)"
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -P tuned 2>&1); rc=$?
+t_is "a bad peer choice is refused (exit 2)" "2" "$rc"
+t_match "... saying what to give" "mesh-vs-mpi: -P takes both or default, not 'tuned'" "$out"
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -t 0 2>&1); rc=$?
+t_is "a bad limit for the search's runs is refused (exit 2)" "2" "$rc"
+t_match "... saying what to give" "mesh-vs-mpi: -t takes the seconds a run of the search may take, 1 to 9999, not '0'" "$out"
 no_jobs
 t_done

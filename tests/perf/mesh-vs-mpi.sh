@@ -28,16 +28,18 @@
 # libtbmcoll (in turns, its own launch). The rules file lies in a root-owned folder of the lab's work folder,
 # which every Mac sees.
 # Usage: tests/perf/mesh-vs-mpi.sh [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-M turns|launches]
-#                                  [-P both|default] [-s ITERS] [-S ROUNDS] [-x ARGS]
+#                                  [-P both|default] [-s ITERS] [-S ROUNDS] [-t SECONDS] [-x ARGS]
+#   -t: the longest a run of the search may take (mpi-tune.sh's -t, 120)
 #   (as root, with the lab up); -x: more options for libtbmcoll's sweep and 8-byte run (e.g. "-S 1")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-group=studio-a min=1M max=64M iters=10 rounds=3 extra= method=turns peers=both siters=4 srounds=1
-while getopts g:b:e:n:r:M:x:P:s:S: opt; do
+group=studio-a min=1M max=64M iters=10 rounds=3 extra= method=turns peers=both siters=4 srounds=1 limit=120
+while getopts g:b:e:n:r:M:x:P:s:S:t: opt; do
     case $opt in
         g) group=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;; n) iters=$OPTARG ;; r) rounds=$OPTARG ;;
         M) method=$OPTARG ;; x) extra=$OPTARG ;; P) peers=$OPTARG ;; s) siters=$OPTARG ;; S) srounds=$OPTARG ;;
-        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-M turns|launches] [-P both|default] [-s ITERS] [-S ROUNDS] [-x ARGS]" >&2
+        t) limit=$OPTARG ;;
+        *) echo "usage: $0 [-g GROUP] [-b SIZE] [-e SIZE] [-n ITERS] [-r ROUNDS] [-M turns|launches] [-P both|default] [-s ITERS] [-S ROUNDS] [-t SECONDS] [-x ARGS]" >&2
            exit 2 ;;
     esac
 done
@@ -45,6 +47,7 @@ done
 [[ "$peers" =~ ^(both|default)$ ]] || { echo "mesh-vs-mpi: -P takes both or default, not '$peers'" >&2; exit 2; }
 [[ "$siters" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -s takes a number of iterations for the search from 1 to 99, not '$siters'" >&2; exit 2; }
 [[ "$srounds" =~ ^[1-9]$ ]] || { echo "mesh-vs-mpi: -S takes a number of rounds for the search from 1 to 9, not '$srounds'" >&2; exit 2; }
+[[ "$limit" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "mesh-vs-mpi: -t takes the seconds a run of the search may take, 1 to 9999, not '$limit'" >&2; exit 2; }
 re_size='^[1-9][0-9]{0,9}[KMG]?$'
 [[ "$min" =~ $re_size ]] || { echo "mesh-vs-mpi: -b takes a size (digits, then K, M or G: 1M), not '$min'" >&2; exit 2; }
 [[ "$max" =~ $re_size ]] || { echo "mesh-vs-mpi: -e takes a size (digits, then K, M or G: 64M), not '$max'" >&2; exit 2; }
@@ -86,7 +89,7 @@ mpirun_base=(mpirun --allow-run-as-root -H "$hosts" --mca plm_rsh_agent "$inst/l
              --mca mpi_yield_when_idle 1)
 tuned=
 if [ "$peers" = both ]; then
-    MACNODE_BENCH=$bench sh "$here/kernels/mpi-tune.sh" -n 4 -b "$min" -e "$max" -s "$siters" -S "$srounds" \
+    MACNODE_BENCH=$bench sh "$here/kernels/mpi-tune.sh" -n 4 -b "$min" -e "$max" -s "$siters" -S "$srounds" -t "$limit" \
         -o "$tune/found" "${mpirun_base[@]}" || { echo "mesh-vs-mpi: the search for the tuned Open MPI failed" >&2; exit 1; }
     tuned=$(cat "$tune/found/mca")
 fi
@@ -114,7 +117,7 @@ both "$tmp/both8.csv" "" $extra -b 8 -e 8 -n 500 -w 50
 srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 mpirun -np 4 --map-by node "$macnode" bench -T mpi -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/mpi-p2p.csv"
 srun "$macnode" bench $extra -o sendrecv -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp-sr.csv"
-srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
+srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce ' > "$tmp/plan.txt" || true
 SCRIPT
     chmod 755 "$own/job.sh"
     (cd "$tmp" && runuser -u tbm-alice -- env SLURM_CONF="$SLURM_CONF" \
@@ -138,7 +141,7 @@ srun "$macnode" bench $extra -b $min -e $max -n $iters -w 2 -F csv >> "$tmp/tcp.
 srun "$macnode" bench $extra -b 8 -e 8 -n 500 -w 50 -F csv >> "$tmp/tcp8.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench -o p2p -b 8 -e $max -n $iters -w 2 -L 500 -F csv > "$tmp/tcp-p2p.csv"
 [ "\$1" = 0 ] || srun "$macnode" bench $extra -o sendrecv -b $min -e $max -n $iters -w 2 -F csv > "$tmp/tcp-sr.csv"
-[ "\$1" = 0 ] || srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce above' > "$tmp/plan.txt" || true
+[ "\$1" = 0 ] || srun "$macnode" bench $extra -b 1M -e 1M -n 1 -w 0 | grep '^# all-reduce ' > "$tmp/plan.txt" || true
 SCRIPT
     chmod 755 "$own/tcp.sh"
 
