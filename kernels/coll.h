@@ -131,6 +131,12 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err);
 int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
                               tbm_redop_t op);
 
+/* Small all-reduce by recursive doubling (c->small == TBM_SMALL_DOUBLING): a mesh of 4, 8, 16 ... ranks, or a
+ * ring of 4 (each exchange with a ring neighbour, over the corners in Gray order). Returns 0, or -1 after
+ * tbmcoll_fail() naming the peer. */
+int tbmcoll_small_doubling(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                           tbm_redop_t op);
+
 /* ---- coll_schedule.c: steps on one or two links, folding as the data comes ---- */
 
 /* One step of a schedule: send send_len bytes on the out link while recv_len bytes arrive from the in link

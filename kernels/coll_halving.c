@@ -3,6 +3,8 @@
  * (coll_schedule.c). */
 #include "coll.h"
 
+#include <string.h>
+
 /* Bytes [*at, *at + *len) of the blocks [lo, hi) (block b is chunk b of `count` elements of esize bytes among
  * the ranks). */
 static void blocks_of(const tbmcoll_comm_t *c, size_t count, size_t esize, int lo, int hi, size_t *at,
@@ -122,4 +124,36 @@ int tbmcoll_halving_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, s
     size_t esize = tbm_dtype_size(dt), piece = c->opts.segment_bytes / esize * esize;
 
     return halving_chunked(c, send, recv, count, dt, op, piece > esize ? piece : esize);
+}
+
+/* Small all-reduce by recursive doubling: in step s this rank (a corner) exchanges its partial result with
+ * corner ^ 2^s and both fold the lower corner's operand first, so both hold the same bits; after log2(n) steps
+ * every rank holds the balanced tree over the corners in order ((c0 op c1) op (c2 op c3)) ... One message
+ * each way per step: 2 log2(n) per rank, where one round moves 2(n-1) and the ring's both ways around
+ * 2(n-1) in ceil((n-1)/2) steps (tbm_small_plan() says where that pays). */
+int tbmcoll_small_doubling(tbmcoll_comm_t *c, const void *send, void *recv, size_t count, tbm_dtype_t dt,
+                           tbm_redop_t op)
+{
+    tbmcoll_xfer_t xs[2];
+    const unsigned char *part[2];
+    size_t bytes = count * tbm_dtype_size(dt);
+    unsigned char *theirs = tbmcoll_scratch(c, bytes), *dst = recv;
+    int bit, peer, n, me = corner_of(c, c->rank);
+
+    if (!theirs)
+        return -1;
+    if (recv != send)
+        memcpy(recv, send, bytes);
+    for (bit = 1; bit < c->size; bit <<= 1) {
+        peer = me ^ bit;
+        n = 0;
+        tbmcoll_xfer_add(xs, &n, corner_link(c, peer), 1, dst, bytes, 0);
+        tbmcoll_xfer_add(xs, &n, corner_link(c, peer), 0, theirs, bytes, 0);
+        if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+            return -1;
+        part[0] = me < peer ? dst : theirs;
+        part[1] = me < peer ? theirs : dst;
+        tbmcoll_fold(c, dst, part, 2, count, dt, op);
+    }
+    return 0;
 }

@@ -33,37 +33,6 @@ static void own_part(const tbmcoll_comm_t *c, const unsigned char **part, const 
         memcpy((unsigned char *)part[c->rank], mine, len);
 }
 
-/* Small all-reduce by recursive doubling (n a power of two): in step s this rank exchanges its partial result
- * with rank ^ 2^s and both fold the lower rank's operand first, so both hold the same bits; after log2(n)
- * steps every rank holds the balanced tree in rank order ((r0 op r1) op (r2 op r3)) ... (tbm_small_plan()
- * says where that pays). */
-static int mesh_doubling(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
-                         tbm_dtype_t dt, tbm_redop_t op)
-{
-    tbmcoll_xfer_t xs[2];
-    const unsigned char *part[2];
-    size_t bytes = count * tbm_dtype_size(dt);
-    unsigned char *theirs = tbmcoll_scratch(c, bytes);
-    int bit, peer, n;
-
-    if (!theirs)
-        return -1;
-    if (dst != src)
-        memcpy(dst, src, bytes);
-    for (bit = 1; bit < c->size; bit <<= 1) {
-        peer = c->rank ^ bit;
-        n = 0;
-        add_xfer(xs, &n, &c->links[peer], 1, dst, bytes);
-        add_xfer(xs, &n, &c->links[peer], 0, theirs, bytes);
-        if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
-            return -1;
-        part[0] = c->rank < peer ? dst : theirs;
-        part[1] = c->rank < peer ? theirs : dst;
-        tbmcoll_fold(c, dst, part, 2, count, dt, op);
-    }
-    return 0;
-}
-
 /* Small all-reduce through rank 0: every other rank sends its buffer to rank 0 and waits for the result; rank
  * 0 folds all n in rank order (as the one round does: the same bits) and sends the result to every rank.
  * 2(n-1) messages in two hops (tbm_small_plan() says where that pays). In place is safe: a rank's
@@ -252,7 +221,7 @@ static int mesh_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
 
     if (count * ly.esize <= TBMCOLL_MESH_SMALL_BYTES)
         return c->small == TBM_SMALL_ROOTED ? mesh_rooted(c, send, recv, count, dt, op)
-               : c->small == TBM_SMALL_DOUBLING ? mesh_doubling(c, send, recv, count, dt, op)
+               : c->small == TBM_SMALL_DOUBLING ? tbmcoll_small_doubling(c, send, recv, count, dt, op)
                                                 : mesh_oneshot(c, send, recv, count, dt, op);
     if (c->halving)
         return tbmcoll_halving_allreduce(c, send, recv, count, dt, op);

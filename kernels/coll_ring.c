@@ -99,7 +99,8 @@ static int ring_allreduce(tbmcoll_comm_t *c, const void *send, void *recv, size_
         return 0;
     }
     if (count * tbm_dtype_size(dt) <= TBMCOLL_SMALL_BYTES)
-        return ring_small(c, send, recv, count, dt, op);
+        return c->small == TBM_SMALL_DOUBLING ? tbmcoll_small_doubling(c, send, recv, count, dt, op)
+                                              : ring_small(c, send, recv, count, dt, op);
     if (c->halving)
         return tbmcoll_halving_allreduce(c, send, recv, count, dt, op);
     if (!(b.scratch = chunk_scratch(c, count, tbm_dtype_size(dt), 0)))

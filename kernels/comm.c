@@ -163,6 +163,12 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
                   (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
                    tbm_mesh_halving_pays(c->size, host, cpus, loopback)));
+    /* a ring of 4 (a square: its exchanges in Gray order are between neighbours) doubles where a mesh would
+     * not go in one round, or when asked; otherwise it sends both ways around */
+    if (c->algo == TBMCOLL_ALGO_RING && c->size == 4 &&
+        (c->opts.small_allreduce == TBMCOLL_SMALL_AR_DOUBLING ||
+         (c->opts.small_allreduce == TBMCOLL_SMALL_AR_AUTO && tbm_small_plan(c->size, host, cpus) != TBM_SMALL_ONEROUND)))
+        c->small = TBM_SMALL_DOUBLING;
     if (c->algo == TBMCOLL_ALGO_MESH && c->size >= 3) {
         switch (c->opts.small_allreduce) {
         case TBMCOLL_SMALL_AR_ROOTED: c->small = TBM_SMALL_ROOTED; break;
@@ -212,7 +218,7 @@ const char *tbmcoll_small_plan(const tbmcoll_comm_t *c)
     if (c->size == 1)
         return "copy";
     if (c->algo == TBMCOLL_ALGO_RING)
-        return "both ways around";
+        return c->small == TBM_SMALL_DOUBLING ? "recursive doubling" : "both ways around";
     return c->small == TBM_SMALL_ROOTED ? "through rank 0" : c->small == TBM_SMALL_DOUBLING ? "recursive doubling"
                                                                                            : "one round";
 }

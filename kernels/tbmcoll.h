@@ -51,7 +51,8 @@
  *         the ring both ways at once (ceil((n-1)/2) steps); then every rank (through rank 0: rank 0) folds
  *         all n buffers in rank order 0, 1, ..., n-1, so the bits are the same either way. Where a machine
  *         runs 8 ranks or more, each with a core, a mesh of 8, 16 ... goes by recursive doubling instead,
- *         folded as a balanced tree in rank order ((r0 op r1) op (r2 op r3)), the same bits on every rank.
+ *         folded as a balanced tree in rank order ((r0 op r1) op (r2 op r3)), the same bits on every rank;
+ *         so does a ring of 4 where ranks outnumber cores, over its corners in Gray order (0, 1, 3, 2).
  * Determinism: a chunk is always folded as acc = acc op next in the fixed order above, whatever the order in
  * which data arrives, and every rank ends with the same bytes; so every rank gets identical bits, on every
  * run, for the same inputs, size and algorithm. (Mesh, its halving and ring may differ from each other in the
@@ -108,7 +109,10 @@ typedef enum tbmcoll_small_ar {
                                      * (two hops, 2(n-1) messages); the same bits as one round */
     TBMCOLL_SMALL_AR_DOUBLING = 3,  /* recursive doubling: in step s rank r exchanges its partial result with
                                      * rank r ^ 2^s, both fold lower op higher (log2 n hops; 4, 8, 16 ...
-                                     * ranks, one round otherwise); the bits of a balanced tree in rank order */
+                                     * ranks, one round otherwise); the bits of a balanced tree in rank order.
+                                     * A ring of 4 doubles over its corners in Gray order (0, 1, 3, 2: each
+                                     * exchange with a neighbour) where a mesh would not go in one round
+                                     * (auto) or when asked, and sends both ways around otherwise */
 } tbmcoll_small_ar_t;
 
 /* Options; zero-filled means the defaults. */

@@ -125,8 +125,15 @@ for case in oneround:4:one\ round rooted:4:through\ rank\ 0 doubling:4:recursive
   echo "$table" | grep -q "^# all-reduce up to 128 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
     { say "-y $how on $n ranks: want $want"; echo "$table"; fail=1; }
 done
-bench -l 4 -A ring -b 8 -e 8 -n 2 -w 1 | grep -q '^# all-reduce up to 32 KiB: both ways around$' ||
-  { say "a ring's small all-reduce should say both ways around"; fail=1; }
+# a ring of 4 doubles over its corners where its ranks outnumber the cores, or when asked; else both ways around
+auto=both_ways_around
+[ "$(nproc)" -ge 4 ] || auto=recursive_doubling
+for case in auto:4:$auto doubling:4:recursive_doubling oneround:4:both_ways_around doubling:3:both_ways_around; do
+  how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=$(echo "${rest#*:}" | tr _ ' ')
+  table=$(bench -l "$n" -A ring -y "$how" -b 8 -e 32K -f 16 -n 2 -w 1 -d bf16) || { say "ring -y $how: exit $?"; fail=1; }
+  echo "$table" | grep -q "^# all-reduce up to 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
+    { say "ring of $n, -y $how: want $want"; echo "$table"; fail=1; }
+done
 # a ring of 4 halves too when asked (each step with a neighbour), and runs its own otherwise; a ring of 3 cannot
 for case in halving:4:halving direct:4:ring auto:4:ring halving:3:ring; do
   how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}

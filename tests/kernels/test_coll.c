@@ -78,7 +78,11 @@ static void reference(unsigned char *const *in, int n, size_t total, tbm_dtype_t
     int c, k, o0, o1;
 
     if (small && small_doubling) {
-        tree(in, 0, n, dt, op, out, 0, count);
+        unsigned char *corner[8];
+
+        for (c = 0; c < n && c < 8; c++)   /* a ring of 4 doubles in Gray order: corner c is rank c ^ (c >> 1) */
+            corner[c] = ring == 1 || ring == 3 ? in[c ^ (c >> 1)] : in[c];
+        tree(corner, 0, n, dt, op, out, 0, count);
         return;
     }
 
@@ -341,7 +345,8 @@ static const char *small_wanted(const run_cfg_t *cfg, int n)
     if (n == 1)
         return "copy";
     if (cfg->algo == TBMCOLL_ALGO_RING)
-        return "both ways around";
+        return n == 4 && (cfg->small == TBMCOLL_SMALL_AR_DOUBLING || (cfg->small == TBMCOLL_SMALL_AR_AUTO && n > cores))
+                   ? "recursive doubling" : "both ways around";
     if (n >= 3 && (cfg->small == TBMCOLL_SMALL_AR_ROOTED || (cfg->small == TBMCOLL_SMALL_AR_AUTO && n > cores)))
         return "through rank 0";
     if (n >= 4 && (n & (n - 1)) == 0 && (cfg->small == TBMCOLL_SMALL_AR_DOUBLING ||
@@ -403,7 +408,7 @@ int main(void)
         { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_DOUBLING },
         { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ROOTED },
         { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ONEROUND },
     };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;

@@ -121,13 +121,13 @@ static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, in
     return bad;
 }
 
-/* The mesh's small all-reduce through rank 0 or by recursive doubling, 4 ranks, rank 2 killed or stopped.
+/* A small all-reduce through rank 0 or by recursive doubling (a mesh's, or a ring of 4's), 4 ranks, rank 2 killed or stopped.
  * Through rank 0: rank 0, which waits on it, names it; ranks 1 and 3 wait on rank 0 alone and name it (it
  * closes its connections as it fails, or they time out on it). By doubling: a rank that exchanges with it
  * names it, the others the rank they wait on. Every rank fails within the bound, and stays failed. */
-static int run_small_fail(tbmcoll_small_ar_t small, int sig)
+static int run_small_fail(tbmcoll_algo_t algo, tbmcoll_small_ar_t small, int sig)
 {
-    fail_case_t fc = { .algo = TBMCOLL_ALGO_MESH, .how = TBMCOLL_MESH_AR_AUTO, .sig = sig, .io_timeout_ms = 1000,
+    fail_case_t fc = { .algo = algo, .how = TBMCOLL_MESH_AR_AUTO, .sig = sig, .io_timeout_ms = 1000,
                        .count = 2, .small = small };
     int rooted = small == TBMCOLL_SMALL_AR_ROOTED, named = 0;
     const char *why = sig == SIGKILL ? "closed the connection: it exited or was killed" : "lo for 1000 ms: it hangs";
@@ -154,7 +154,8 @@ static int run_small_fail(tbmcoll_small_ar_t small, int sig)
         bad |= TR_EXPECT(!strstr(res[k].err, "BROKEN-NOT-STICKY"), "rank %d: %s", k, res[k].err);
     }
     bad |= TR_EXPECT(named > 0, "no rank names rank 2");
-    printf("mesh, 4 ranks, 8-byte all-reduces %s, rank 2 %s: %s\n", rooted ? "through rank 0" : "by recursive doubling",
+    printf("%s, 4 ranks, 8-byte all-reduces %s, rank 2 %s: %s\n", tbmcoll_algo_name(algo),
+           rooted ? "through rank 0" : "by recursive doubling",
            sig == SIGKILL ? "killed" : "stopped", bad ? "FAIL" : "ok");
     for (k = 0; k < 4; k++)
         printf("  rank %d exit %d after %.2f s: %s", k, res[k].status, res[k].seconds, res[k].err);
@@ -520,9 +521,12 @@ int main(void)
     /* the mesh's small all-reduce in one round (forced: auto goes through rank 0 where ranks outnumber cores),
      * through rank 0 and by recursive doubling */
     bad |= run_fail_case(TBMCOLL_ALGO_MESH, TBMCOLL_MESH_AR_DIRECT, SIGKILL, 4000, 4, 2);
-    bad |= run_small_fail(TBMCOLL_SMALL_AR_ROOTED, SIGKILL);
-    bad |= run_small_fail(TBMCOLL_SMALL_AR_ROOTED, SIGSTOP);
-    bad |= run_small_fail(TBMCOLL_SMALL_AR_DOUBLING, SIGKILL);
-    bad |= run_small_fail(TBMCOLL_SMALL_AR_DOUBLING, SIGSTOP);
+    bad |= run_small_fail(TBMCOLL_ALGO_MESH, TBMCOLL_SMALL_AR_ROOTED, SIGKILL);
+    bad |= run_small_fail(TBMCOLL_ALGO_MESH, TBMCOLL_SMALL_AR_ROOTED, SIGSTOP);
+    bad |= run_small_fail(TBMCOLL_ALGO_MESH, TBMCOLL_SMALL_AR_DOUBLING, SIGKILL);
+    bad |= run_small_fail(TBMCOLL_ALGO_MESH, TBMCOLL_SMALL_AR_DOUBLING, SIGSTOP);
+    /* a ring of 4 doubling over its corners (each exchange with a neighbour) */
+    bad |= run_small_fail(TBMCOLL_ALGO_RING, TBMCOLL_SMALL_AR_DOUBLING, SIGKILL);
+    bad |= run_small_fail(TBMCOLL_ALGO_RING, TBMCOLL_SMALL_AR_DOUBLING, SIGSTOP);
     return bad ? 1 : 0;
 }
