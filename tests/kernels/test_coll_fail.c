@@ -121,7 +121,8 @@ static int run_fail_case(tbmcoll_algo_t algo, tbmcoll_mesh_ar_t how, int sig, in
     return bad;
 }
 
-/* A small all-reduce through rank 0 or by recursive doubling (a mesh's, or a ring of 4's), 4 ranks, rank 2 killed or stopped.
+/* A small all-reduce through rank 0 or by recursive doubling (a mesh's, or a ring of 4's), 4 ranks, rank 2
+ * killed or stopped.
  * Through rank 0: rank 0, which waits on it, names it; ranks 1 and 3 wait on rank 0 alone and name it (it
  * closes its connections as it fails, or they time out on it). By doubling: a rank that exchanges with it
  * names it, the others the rank they wait on. Every rank fails within the bound, and stays failed. */
