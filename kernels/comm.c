@@ -167,7 +167,8 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
      * not go in one round, or when asked; otherwise it sends both ways around */
     if (c->algo == TBMCOLL_ALGO_RING && c->size == 4 &&
         (c->opts.small_allreduce == TBMCOLL_SMALL_AR_DOUBLING ||
-         (c->opts.small_allreduce == TBMCOLL_SMALL_AR_AUTO && tbm_small_plan(c->size, host, cpus) != TBM_SMALL_ONEROUND)))
+         (c->opts.small_allreduce == TBMCOLL_SMALL_AR_AUTO &&
+          tbm_small_plan(c->size, host, cpus) != TBM_SMALL_ONEROUND)))
         c->small = TBM_SMALL_DOUBLING;
     if (c->algo == TBMCOLL_ALGO_MESH && c->size >= 3) {
         switch (c->opts.small_allreduce) {
