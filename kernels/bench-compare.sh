@@ -60,14 +60,6 @@ case $iters in
   [1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;;
   *) bad "-i takes a number of iterations from 1 to 9999, not '$iters'" ;;
 esac
-case $siters in
-  [1-9]|[1-9][0-9]) ;;
-  *) bad "-s takes a number of iterations for the search from 1 to 99, not '$siters'" ;;
-esac
-case $srounds in
-  [1-9]) ;;
-  *) bad "-S takes a number of rounds for the search from 1 to 9, not '$srounds'" ;;
-esac
 case $bind in
   ""|core|none) ;;
   *) bad "-B takes core or none, not '$bind'" ;;
@@ -80,19 +72,9 @@ case $algo in
   auto|mesh|ring) ;;
   *) bad "-A takes auto, mesh or ring, not '$algo'" ;;
 esac
-# bytes SIZE: a size as macnode bench takes it (digits, then K, M or G) in bytes
-bytes() {
-  case $1 in
-    *[!0-9KkMmGg]*|[!1-9]*|*[KkMmGg]?*|???????????*) return 1 ;;
-    *[Kk]) echo $((${1%?} * 1024)) ;;
-    *[Mm]) echo $((${1%?} * 1048576)) ;;
-    *[Gg]) echo $((${1%?} * 1073741824)) ;;
-    *) echo "$1" ;;
-  esac
-}
-minb=$(bytes "$min") || bad "-b takes a size (digits, then K, M or G: 1M), not '$min'"
-maxb=$(bytes "$max") || bad "-e takes a size (digits, then K, M or G: 64M), not '$max'"
-[ "$minb" -le "$maxb" ] || bad "-b must not exceed -e ($min > $max)"
+. "$here/bench-args.sh"
+check_search "$siters" "$srounds"
+check_sizes "$min" "$max"
 [ -x "$bench" ] || bad "$bench is not built (scripts/build.sh; MACNODE_BENCH names another)"
 
 root=""

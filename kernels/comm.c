@@ -190,14 +190,22 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     return 0;
 }
 
-const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
+/* The plan of a communicator that runs none of libtbmcoll's algorithms ("?", "mpi", "copy"), or NULL. */
+static const char *plan_without_algorithm(const tbmcoll_comm_t *c)
 {
     if (!c)
         return "?";
     if (c->algo == TBMCOLL_ALGO_MPI)
         return "mpi";
-    if (c->size == 1)
-        return "copy";
+    return c->size == 1 ? "copy" : NULL;
+}
+
+const char *tbmcoll_allreduce_plan(const tbmcoll_comm_t *c)
+{
+    const char *none = plan_without_algorithm(c);
+
+    if (none)
+        return none;
     if (c->halving)
         return "halving";
     return c->algo == TBMCOLL_ALGO_RING ? "ring" : "direct";
@@ -212,12 +220,10 @@ size_t tbmcoll_small_bytes(const tbmcoll_comm_t *c)
 
 const char *tbmcoll_small_plan(const tbmcoll_comm_t *c)
 {
-    if (!c)
-        return "?";
-    if (c->algo == TBMCOLL_ALGO_MPI)
-        return "mpi";
-    if (c->size == 1)
-        return "copy";
+    const char *none = plan_without_algorithm(c);
+
+    if (none)
+        return none;
     if (c->algo == TBMCOLL_ALGO_RING)
         return c->small == TBM_SMALL_DOUBLING ? "recursive doubling" : "both ways around";
     return c->small == TBM_SMALL_ROOTED ? "through rank 0" : c->small == TBM_SMALL_DOUBLING ? "recursive doubling"
