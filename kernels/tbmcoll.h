@@ -86,8 +86,8 @@ typedef enum tbmcoll_algo {
     TBMCOLL_ALGO_MPI = 3,    /* Open MPI collectives (reported by tbmcoll_algo(), not chosen in opts) */
 } tbmcoll_algo_t;
 
-/* How a mesh runs an all-reduce above TBMCOLL_MESH_SMALL_BYTES (a ring of 4: TBMCOLL_SMALL_BYTES). At creation, a mesh of a power-of-two size from
- * 4 up learns from every rank its machine (Linux: the kernel's boot id; macOS: the boot session's UUID) and
+/* How a mesh runs an all-reduce above TBMCOLL_MESH_SMALL_BYTES (a ring of 4: TBMCOLL_SMALL_BYTES). At
+ * creation, a mesh of a power-of-two size from 4 up learns from every rank its machine (Linux: the kernel's boot id; macOS: the boot session's UUID) and
  * count of online cores, and checks that every rank asked for the same; whether the links are loopback
  * it knows from the ranks' addresses. */
 typedef enum tbmcoll_mesh_ar {
@@ -135,7 +135,8 @@ typedef struct tbmcoll_opts {
                                   (tbmcoll_streams_in_use) */
     tbmcoll_mesh_ar_t mesh_allreduce;   /* mesh (or ring of 4), above the small size; every rank must
                                            give the same */
-    tbmcoll_small_ar_t small_allreduce; /* mesh, up to TBMCOLL_MESH_SMALL_BYTES; every rank must give the same */
+    tbmcoll_small_ar_t small_allreduce; /* mesh up to TBMCOLL_MESH_SMALL_BYTES, ring of 4 up to
+                                           TBMCOLL_SMALL_BYTES; every rank must give the same */
     int recv_staging;          /* receives into memory 1 to 31 bytes past a 64-byte boundary land in a
                                   page-aligned staging buffer first, then are copied (tbm_recv_staged() in
                                   lib/reduce.h says why): 0: where this CPU's copy to such addresses is the
