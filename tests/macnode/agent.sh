@@ -471,9 +471,12 @@ start=$SECONDS
 # 240 at once; on a loaded machine the first ones' 10 s may run out before the last are answered, and a
 # connection freed so is taken again: at least 240 were answered
 n=$(cat "$T"/held.* | grep -c '^conn [0-9]* facts$')
+early=$(cat "$T"/held.* | grep -c 'EOF$')
 expect_eq "users hold (at least) the 240 connections they may have" "$([ "$n" -ge 240 ] && echo yes || echo "$n")" yes
-if [ "$n" -ge 256 ]; then   # every one was answered: the first were closed idle before the last came
-    echo "# all 256 were answered (the first closed idle before the last came, a loaded machine): no refusal to see"
+if [ "$n" -ge 256 ] || [ "$early" -gt 0 ]; then
+    # the first were closed idle (10 s) before the last came (a loaded machine): their places were free again
+    # for the last, so none had to be refused
+    echo "# $n of 256 answered, $early closed idle before the last came (a loaded machine): no refusal to see"
 else
     expect_in "... the others are refused: the last 16 are root's" "$(cat "$T"/held.* | grep -m1 'error busy')" \
         "the agent is serving all the connections users may have (the last 16 are kept for root's requests)"
