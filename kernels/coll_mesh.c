@@ -51,16 +51,15 @@ static int mesh_rooted(tbmcoll_comm_t *c, const unsigned char *src, unsigned cha
         add_xfer(xs, &n, &c->links[0], 0, dst, bytes);
         return tbmcoll_xfer_run(c, xs, n, "all-reduce");
     }
-    if (!(slots = tbmcoll_scratch(c, bytes * (size_t)c->size)))
+    if (!(slots = tbmcoll_scratch(c, bytes * (size_t)(c->size - 1))))
         return -1;
     for (j = 1; j < c->size; j++) {
-        part[j] = slots + (size_t)j * bytes;
+        part[j] = slots + (size_t)(j - 1) * bytes;
         add_xfer(xs, &n, &c->links[j], 0, part[j], bytes);
     }
-    part[0] = slots;
     if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
         return -1;
-    own_part(c, part, src, dst, bytes);
+    part[0] = src;   /* rank 0's own part, read where it is (tbm_fold allows dst == part[0]: in place) */
     tbmcoll_fold(c, dst, part, c->size, count, dt, op);
     for (n = 0, j = 1; j < c->size; j++)
         add_xfer(xs, &n, &c->links[j], 1, dst, bytes);

@@ -355,47 +355,56 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len)
     *off = k * base + (k < extra ? k : extra);
 }
 
+/* How many of the n ranks run on rank r's machine (host[k] names rank k's machine). */
+static int ranks_on(int n, const uint64_t *host, int r)
+{
+    int k, on = 0;
+
+    for (k = 0; k < n; k++)
+        on += host[k] == host[r];
+    return on;
+}
+
+/* Whether some machine runs more of the n ranks than it has cores (cpus[r]: rank r's machine's). */
+static int cores_outnumbered(int n, const uint64_t *host, const uint32_t *cpus)
+{
+    int r;
+
+    for (r = 0; r < n; r++)
+        if ((uint32_t)ranks_on(n, host, r) > cpus[r])
+            return 1;
+    return 0;
+}
+
 int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback)
 {
-    int r, k, on;
-
     if (loopback || n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
         return 0;
-    for (r = 0; r < n; r++) {
-        for (on = 0, k = 0; k < n; k++)
-            on += host[k] == host[r];
-        if ((uint32_t)on > cpus[r])
-            return 1;
-    }
-    return 0;
+    return cores_outnumbered(n, host, cpus);
 }
 
 int tbm_mesh_streams_pay(int n, const uint64_t *host, const uint32_t *cpus)
 {
-    int r, k, on;
+    int r;
 
     if (!host || !cpus || n < 1)
         return 0;
-    for (r = 0; r < n; r++) {
-        for (on = 0, k = 0; k < n; k++)
-            on += host[k] == host[r];
-        if ((uint32_t)on >= cpus[r])
+    for (r = 0; r < n; r++)
+        if ((uint32_t)ranks_on(n, host, r) >= cpus[r])
             return 0;
-    }
     return 1;
 }
 
 int tbm_small_plan(int n, const uint64_t *host, const uint32_t *cpus)
 {
-    int r, k, on, most = 0;
+    int r, on, most = 0;
 
     if (n < 3 || !host || !cpus)
         return TBM_SMALL_ONEROUND;
+    if (cores_outnumbered(n, host, cpus))
+        return TBM_SMALL_ROOTED;
     for (r = 0; r < n; r++) {
-        for (on = 0, k = 0; k < n; k++)
-            on += host[k] == host[r];
-        if ((uint32_t)on > cpus[r])
-            return TBM_SMALL_ROOTED;
+        on = ranks_on(n, host, r);
         most = on > most ? on : most;
     }
     return most >= 8 && (n & (n - 1)) == 0 ? TBM_SMALL_DOUBLING : TBM_SMALL_ONEROUND;

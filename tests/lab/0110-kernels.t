@@ -177,5 +177,8 @@ t_match "... saying what to give" "mesh-vs-mpi: -P takes both or default, not 't
 out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -t 0 2>&1); rc=$?
 t_is "a bad limit for the search's runs is refused (exit 2)" "2" "$rc"
 t_match "... saying what to give" "mesh-vs-mpi: -t takes the seconds a run of the search may take, 1 to 9999, not '0'" "$out"
+out=$("$T_SRC/tests/perf/mesh-vs-mpi.sh" -b 4M -e 1M 2>&1); rc=$?
+t_is "sizes the wrong way round are refused (exit 2)" "2" "$rc"
+t_match "... saying what to give" "mesh-vs-mpi: -b must not exceed -e \(4M > 1M\)" "$out"
 no_jobs
 t_done

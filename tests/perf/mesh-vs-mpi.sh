@@ -45,12 +45,12 @@ while getopts g:b:e:n:r:M:x:P:s:S:t: opt; do
 done
 [[ "$method" =~ ^(turns|launches)$ ]] || { echo "mesh-vs-mpi: -M takes turns or launches, not '$method'" >&2; exit 2; }
 [[ "$peers" =~ ^(both|default)$ ]] || { echo "mesh-vs-mpi: -P takes both or default, not '$peers'" >&2; exit 2; }
-[[ "$siters" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -s takes a number of iterations for the search from 1 to 99, not '$siters'" >&2; exit 2; }
-[[ "$srounds" =~ ^[1-9]$ ]] || { echo "mesh-vs-mpi: -S takes a number of rounds for the search from 1 to 9, not '$srounds'" >&2; exit 2; }
 [[ "$limit" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "mesh-vs-mpi: -t takes the seconds a run of the search may take, 1 to 9999, not '$limit'" >&2; exit 2; }
-re_size='^[1-9][0-9]{0,9}[KMG]?$'
-[[ "$min" =~ $re_size ]] || { echo "mesh-vs-mpi: -b takes a size (digits, then K, M or G: 1M), not '$min'" >&2; exit 2; }
-[[ "$max" =~ $re_size ]] || { echo "mesh-vs-mpi: -e takes a size (digits, then K, M or G: 64M), not '$max'" >&2; exit 2; }
+# the sizes and the search's options, checked as bench-compare.sh and mpi-tune.sh check them
+bad() { echo "mesh-vs-mpi: $*" >&2; exit 2; }
+. "$here/kernels/bench-args.sh"
+check_search "$siters" "$srounds"
+check_sizes "$min" "$max"
 [[ "$iters" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "mesh-vs-mpi: -n takes a number of iterations from 1 to 9999, not '$iters'" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "mesh-vs-mpi: -r takes a number of rounds from 1 to 99, not '$rounds'" >&2; exit 2; }
 re_opts='^[-A-Za-z0-9 .=]*$'
