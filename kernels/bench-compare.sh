@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench-compare.sh: one run on this host (N local ranks over loopback) comparing libtbmcoll's TCP all-reduce
 # with Open MPI's MPI_Allreduce: busbw per size from -b to -e and their ratio, the 8-byte latency, and busbw
-# as a share of one link's rate (2 ranks, -o p2p). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
+# as a share of one link's rate (2 ranks, -o p2p, run as often as the rounds). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
 # Two Open MPI peers (-P both, the default; -P default: the first alone, no search):
 #   mpi: Open MPI with its defaults (TCP BTL on lo, its own choice of all-reduce algorithm);
 #   tuned: Open MPI set up for these links by a search first (kernels/mpi-tune.sh, which says how: its
@@ -133,7 +133,13 @@ else
   # libtbmcoll's runs are the same for both peers
   [ "$peers" = default ] || { cp "$tmp/tcp.csv" "$tmp/ttcp.csv"; cp "$tmp/tcp8.csv" "$tmp/ttcp8.csv"; }
 fi
-"$bench" -l 2 $lbind -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv >"$tmp/p2p.csv"
+# one link's rate, as often as the rounds (each direction's figure the median of its runs): a single run of it
+# swung from 4.7 to 7.6 GB/s one way here, and every size's `link` share with it
+r=0
+while [ "$r" -lt "$rounds" ]; do
+  r=$((r + 1))
+  "$bench" -l 2 $lbind -o p2p -b 8 -e "$max" -n "$iters" -w 2 -L 500 -F csv >>"$tmp/p2p.csv"
+done
 what="$n ranks on $(hostname) ($cores cores), loopback, in $method, $where, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 if [ "$peers" = default ]; then
   awk -v what="$what" -f "$here/bench-report.awk" "$tmp/tcp.csv" "$tmp/mpi.csv" "$tmp/tcp8.csv" "$tmp/mpi8.csv" "$tmp/p2p.csv"

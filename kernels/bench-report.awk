@@ -7,7 +7,7 @@
 # is the median of its rounds, so that a swing of the machine's load during one side's round does not
 # decide the ratio; the lowest and highest ratio of the rounds taken pairwise are printed beside it.
 # Prints per size and placement both busbw, their ratio and busbw as a share of one link's one-way rate
-# (the slowest cable of the tcp p2p run), then the lowest ratio, the 8-byte latencies and the link rates (one
+# (the slowest cable of the tcp p2p runs, each direction the median of its runs), then the lowest ratio, the 8-byte latencies and the link rates (one
 # way, and both ways at once). With file 7, the yardstick of each size: every rank sending that many bytes to
 # the next while receiving as many from the one before (what each rank of an all-reduce does throughout), in
 # bytes per second per rank, which is what an all-reduce's busbw counts; each all-reduce's busbw as a share of
@@ -25,8 +25,8 @@ file == 1 { k = $4 "," $9; tcp[k, ++nt[k]] = $12; algo = $2; ranks = $3; sizes[$
 file == 2 { k = $4 "," $9; mpi[k, ++nm[k]] = $12 }
 file == 3 && $9 == "out-of-place" { t8[++n8t] = $10 }
 file == 4 && $9 == "out-of-place" { m8[++n8m] = $10 }
-file == 5 { n5++; low = ($8 < $9 ? $8 : $9); if (n5 == 1 || low < link) { link = low; slow = $4 " <-> " $6 }
-            lsum += low; lat5 += $12; both5 += $10 }
+file == 5 { c = $3 "," $5; if (!(c in pn)) { cab[++n5] = c; pname[c] = $4 " <-> " $6 }
+            j = ++pn[c]; pab[c, j] = $8; pba[c, j] = $9; pbo[c, j] = $10; plat[c, j] = $12 }
 file == 6 { n6++; low = ($8 < $9 ? $8 : $9); msum += low; lat6 += $12 }
 file == 7 { sr[$4, ++nsr[$4]] = $12 }
 # median(A, N): the median of A[1..N] (sorted in place); 0 when N is 0.
@@ -34,6 +34,22 @@ function median(a, n,    i, j, x) {
     if (n < 1) return 0
     for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+# cables(): from file 5's rows (one per cable and run; a run may be given several times, taken in turns with the
+# sweeps), per cable the median of its runs each way, both ways at once and of its latency; one link's one-way
+# rate is the slowest cable's slower direction (link, slow), with the means over the cables (lsum, lat5, both5)
+function cables(    i, j, c, a, ab, ba, low) {
+    p2pruns = 0
+    for (i = 1; i <= n5; i++) {
+        c = cab[i]; if (pn[c] > p2pruns) p2pruns = pn[c]
+        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pab[c, j]; ab = median(a, pn[c])
+        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pba[c, j]; ba = median(a, pn[c])
+        low = (ab < ba ? ab : ba)
+        if (i == 1 || low < link) { link = low; slow = pname[c] }
+        lsum += low
+        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pbo[c, j]; both5 += median(a, pn[c])
+        delete a; for (j = 1; j <= pn[c]; j++) a[j] = plat[c, j]; lat5 += median(a, pn[c])
+    }
 }
 # load(PATH, KIND): the tuned peer's CSV rows (a header line before each round's rows): KIND tcp or mpi, a
 # sweep; tcp8 or mpi8, the 8-byte run
@@ -128,6 +144,7 @@ function default_table(    i, p, pl, key, j, lo, hi, q, tb, mb, r) {
 }
 END {
     if (what != "") print "# " what
+    cables()
     rounds = 0
     for (key in nt) if (nt[key] > rounds) rounds = nt[key]
     k = 0
@@ -165,7 +182,8 @@ END {
         printf "# 8-byte all-reduce beside the tuned peer%s: tcp' %.1f us, tuned %.1f us, algorithm %s: ratio %.2f\n",
                (n8tt > 1 ? " (medians of " n8tt " rounds)" : ""), a8, b8, rule8, (b8 > 0 ? a8 / b8 : 0)
     }
-    if (n5) printf "# one link, one way (tcp p2p, %d cables): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n", n5, link, slow, lsum / n5, lat5 / n5
+    if (n5) printf "# one link, one way (tcp p2p, %d cables%s): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n", n5,
+                   (p2pruns > 1 ? ", each the median of its " p2pruns " runs" : ""), link, slow, lsum / n5, lat5 / n5
     # an all-reduce moves bytes both ways at once: where both directions share the same cores (loopback, the
     # lab) this rate, per direction, is the nearer yardstick (it moves each message whole, -e bytes, where the
     # all-reduce moves pieces that stay in cache, so a busbw may pass it)

@@ -31,7 +31,7 @@ out=$(bench -l 3 -S 1 -B 0 -s 0 -b 1M -e 1M -n 2 -w 1 -F csv) && [ "$(echo "$out
   { say "-S 1 -B 0 -s 0: $out"; fail=1; }
 # --verbose: per size and placement, where the time went, with the calls that moved the data
 table=$(bench -l 2 -b 64K -e 256K -f 4 -n 2 -w 1 --verbose)
-[ "$(echo "$table" | grep -cE '^#   [0-9]+ B (out-of-place|in-place), per op .*send/recv [0-9.]+ us in [1-9][0-9.]* calls .*reduce [0-9.]+ us, waiting')" = 4 ] ||
+[ "$(echo "$table" | grep -cE '^#   [0-9]+ B (out-of-place|in-place), per op .*send/recv [0-9.]+ us in [1-9][0-9.]* calls .*reduce [0-9.]+ us \([0-9]+ KiB streamed out\), waiting')" = 4 ] ||
   { say "--verbose: want 4 counter lines"; echo "$table"; fail=1; }
 bench -l 2 -b 64K -e 64K -n 2 -w 1 -V -F csv > "$tmp/out" 2>"$tmp/err"
 [ "$(grep -c 'send/recv' "$tmp/err")" = 2 ] && [ "$(grep -c 'send/recv' "$tmp/out")" = 0 ] ||
@@ -56,6 +56,25 @@ for z in on off; do
   word=staged; [ "$z" = off ] && word="not staged"
   bench -l 2 -Z "$z" -b 64K -e 64K -n 2 -w 1 | grep -qx "# receives: $word (-Z $z)" || { say "-Z $z: header"; fail=1; }
 done
+# --stream-stores: on, every out-of-place result of the direct all-reduce above the small size (1 MiB: all of
+# it, the whole vector per rank) goes through streaming stores and none in place; off, none; auto, the header
+# says from which size or why not, and a 1 MiB vector is below any size it gives on this machine (the rule
+# needs both buffers of the ranks beyond the last-level cache); the values are right every way
+for w in on off auto; do
+  table=$(bench -l 2 -W "$w" -b 1M -e 1M -n 2 -w 1 -V) || { say "-W $w: exit $?"; fail=1; }
+  streamed=$(echo "$table" | sed -n 's/.* (\([0-9]*\) KiB streamed out).*/\1/p' | tr '\n' ' ')
+  want="0 0 "; [ "$w" = on ] && want="1024 0 "
+  echo "$table" | grep -q '^# Wrong values       : 0 OK' && [ "$streamed" = "$want" ] ||
+    { say "-W $w: streamed '$streamed' KiB (out of place, in place), want '$want'"; echo "$table"; fail=1; }
+  case $w in
+    on) head='^# results out of place: streaming stores for vectors above 128 KiB \(-W on\)$' ;;
+    off) head='^# results out of place: cached stores \(-W off\)$' ;;
+    *) head='^# results out of place: (streaming stores for vectors above [0-9]+ (KiB|MiB) \(-W auto: both buffers of this machine.s ranks beyond its last-level cache, [0-9]+ MiB\)|cached stores \(-W auto: (no streaming stores on this CPU|last-level cache unknown|this machine runs more ranks than it has cores)\))$' ;;
+  esac
+  echo "$table" | grep -qE "$head" || { say "-W $w: header"; echo "$table"; fail=1; }
+done
+# the halving and the ring write their own results: no such line
+bench -l 4 -a halving -b 1M -e 1M -n 2 -w 1 | grep -q '^# results out of place' && { say "-a halving: a streaming line"; fail=1; }
 # streams per pair: -S as given; without it three where the machine has a core to spare beyond its ranks,
 # else one (the machine's CPUs online, as the library counts them), and the header says why
 online=$(getconf _NPROCESSORS_ONLN)
@@ -216,6 +235,7 @@ check_err "bad streams" "bad value '5' for -S/--streams (give 1 to 4)" -l 2 -S 5
 check_err "bad segment" "bad value '1K' for -G/--segment (give 4K to 64M)" -l 2 -G 1K
 check_err "bad sockbuf" "bad value 'lots' for -B/--sockbuf" -l 2 -B lots
 check_err "bad staging" "bad value 'maybe' for -Z/--recv-staging (give auto, on or off)" -l 2 -Z maybe
+check_err "bad streaming stores" "bad value 'always' for -W/--stream-stores (give auto, on or off)" -l 2 -W always
 check_err "bad bind" "bad value 'tight' for --bind (give auto or none)" -l 2 --bind tight
 check_err "bad offset" "bad value '4096' for -O/--offset (give 0 to 4095)" -l 2 -O 4096
 check_err "bad mesh all-reduce" "bad value 'sideways' for -a/--mesh-allreduce: unknown mesh all-reduce 'sideways': use auto, direct or halving" -l 4 -a sideways
@@ -286,6 +306,19 @@ out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "
 echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 GB/s (h0:lo <-> h1:lo), mean 2\.750 GB/s; latency 6\.0 us$' &&
   echo "$out" | grep -q '^# one link, both ways at once (tcp p2p): mean 2\.500 GB/s per direction$' ||
   { say "bench-report, link rates:"; echo "$out"; fail=1; }
+# the p2p run given three times (bench-compare.sh runs it once per round, appended): per cable and direction
+# the median of its runs, then the slowest; a run's swing alone does not set the link
+p2prow() { echo "p2p,mesh,0,h0:lo,$1,h$1:lo,1048576,$2,$3,$4,8,$5,0"; }
+hdrp='op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,latency_bytes,latency_us,wrong'
+{ echo "$hdrp"; p2prow 1 3.0 9.0 4.0 5; p2prow 2 3.5 3.0 6.0 7
+  echo "$hdrp"; p2prow 1 1.0 2.0 2.0 9; p2prow 2 4.5 4.0 8.0 9
+  echo "$hdrp"; p2prow 1 5.0 4.0 3.0 1; p2prow 2 4.0 3.5 7.0 5; } > "$tmp/p2pr.csv"
+out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pr.csv")
+# cable 1: medians 3.0 one way, 4.0 the other (slower 3.0); cable 2: 4.0 and 3.5 (3.5); both 3.0 and 7.0
+echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables, each the median of its 3 runs): slowest 3\.000 GB/s (h0:lo <-> h1:lo), mean 3\.250 GB/s; latency 6\.0 us$' &&
+  echo "$out" | grep -q '^# one link, both ways at once (tcp p2p): mean 2\.500 GB/s per direction$' &&
+  [ "$(echo "$out" | grep -cE '^ +1048576 (out-of-place|in-place) +1\.000 GB/s +1\.000 GB/s +1\.00 +33%$')" = 2 ] ||
+  { say "bench-report, link rates of several runs:"; echo "$out"; fail=1; }
 # the yardstick (file 7, -o sendrecv rows, one per round): its median per size, each busbw's share of it, and
 # where 1.2x Open MPI's busbw passes it
 sr() { for bw in "$@"; do echo "$hdr"; echo "sendrecv,mesh,2,1048576,0,f32,sum,0,out-of-place,1,0,$bw,0"; done; }
