@@ -61,7 +61,7 @@ typedef struct result {
     long wrong;
     /* -V: per operation, the largest over the ranks: time in send/recv, those calls and their bytes, time
      * in reductions, time waiting (poll, yields), sleeps in poll and bytes received through staging */
-    double io_us, io_calls, io_bytes, reduce_us, wait_us, polls, staged, streamed;
+    double io_us, io_calls, io_bytes, reduce_us, wait_us, polls, staged;
 } result_t;
 
 /* One size of the sweep. */

@@ -71,11 +71,6 @@ static void usage(FILE *f)
                "                                through a page-aligned buffer (auto: where this CPU copies\n"
                "                                to such memory 3x slower or more, measured at start; the\n"
                "                                header says; see kernels/README.md)\n"
-               "  -W, --stream-stores auto|on|off TCP mesh all-reduce above the small size, out of place:\n"
-               "                                write the results with stores that bypass the caches (auto:\n"
-               "                                where both buffers of this machine's ranks pass its last-level\n"
-               "                                cache and the ranks do not outnumber its cores; the header\n"
-               "                                says from which size)\n"
                "  -O, --offset BYTES            the buffers this many bytes (0 to 4095) past a page boundary\n"
                "                                (default: where malloc puts them)\n"
                "  -V, --verbose                 per size, where the time goes (TCP; largest over the ranks):\n"
@@ -138,7 +133,7 @@ static int parse_name(const char *s, const char *const *names, int n, int *out)
 }
 
 /* The short options; the long options' other values (--progress, --bind, --turns) have no short form. */
-static const char shortopts[] = ":T:A:a:y:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:W:O:Vh";
+static const char shortopts[] = ":T:A:a:y:l:o:d:r:R:b:e:f:n:w:L:c:F:t:s:S:B:G:Z:O:Vh";
 
 static const struct option longopts[] = {
     { "transport", required_argument, NULL, 'T' },  { "algo", required_argument, NULL, 'A' },
@@ -153,7 +148,6 @@ static const struct option longopts[] = {
     { "streams", required_argument, NULL, 'S' },    { "sockbuf", required_argument, NULL, 'B' },
     { "segment", required_argument, NULL, 'G' },    { "verbose", no_argument, NULL, 'V' },
     { "mesh-allreduce", required_argument, NULL, 'a' }, { "recv-staging", required_argument, NULL, 'Z' },
-    { "stream-stores", required_argument, NULL, 'W' },
     { "small-allreduce", required_argument, NULL, 'y' },
     { "offset", required_argument, NULL, 'O' }, { "bind", required_argument, NULL, 'K' },
     { "turns", required_argument, NULL, 'U' }, { "traffic", no_argument, NULL, 'X' },
@@ -200,7 +194,6 @@ static const char *hint(int opt)
         { 'S', " (give 1 to 4)" },
         { 'G', " (give 4K to 64M)" },
         { 'Z', " (give auto, on or off)" },
-        { 'W', " (give auto, on or off)" },
         { 'O', " (give 0 to 4095)" },
         { 'K', " (give auto or none)" },
     };
@@ -297,10 +290,6 @@ static int tcp_option(bench_t *b, int opt, const char *arg)
     case 'Z':
         bad = parse_name(arg, auto_on_off, 3, &v);
         b->opts.recv_staging = v == 1 ? 1 : v == 2 ? -1 : 0;
-        break;
-    case 'W':
-        bad = parse_name(arg, auto_on_off, 3, &v);
-        b->opts.stream_stores = v == 1 ? 1 : v == 2 ? -1 : 0;
         break;
     case 'K':
         bad = parse_name(arg, auto_none, 2, &v);

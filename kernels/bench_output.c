@@ -4,7 +4,6 @@
 #include "bench.h"
 
 #include <stdio.h>
-#include <string.h>
 
 const char *bench_transport_name(const bench_t *b)
 {
@@ -45,33 +44,6 @@ static void print_staging(const bench_t *b)
            "on this CPU)\n", p.stage ? "staged" : "not staged", p.past_ns / p.aligned_ns);
 }
 
-/* TCP mesh: from which size an out-of-place all-reduce writes its results with streaming stores (-W), and why. */
-static void print_streaming(const bench_t *b)
-{
-    size_t llc = 0, from = tbmcoll_stream_from(b->c, &llc);
-    const char *how = b->opts.stream_stores > 0 ? "on" : b->opts.stream_stores < 0 ? "off" : "auto";
-
-    if (from != SIZE_MAX) {
-        size_t above = from > tbmcoll_small_bytes(b->c) ? from - 1 : tbmcoll_small_bytes(b->c);
-
-        if (above % (1 << 20) == 0)
-            printf("# results out of place: streaming stores for vectors above %zu MiB", above >> 20);
-        else
-            printf("# results out of place: streaming stores for vectors above %zu KiB", above >> 10);
-        if (b->opts.stream_stores == 0)
-            printf(" (-W auto: both buffers of this machine's ranks beyond its last-level cache, %zu MiB)\n",
-                   llc >> 20);
-        else
-            printf(" (-W %s)\n", how);
-        return;
-    }
-    printf("# results out of place: cached stores (-W %s%s)\n", how,
-           b->opts.stream_stores < 0       ? ""
-           : !tbm_copy_stream_native()     ? ": no streaming stores on this CPU"
-           : llc == 0                      ? ": last-level cache unknown"
-                                           : ": this machine runs more ranks than it has cores");
-}
-
 void bench_print_header(const bench_t *b)
 {
     if (b->format == FMT_CSV) {
@@ -101,9 +73,6 @@ void bench_print_header(const bench_t *b)
         }
         if (tbmcoll_algo(b->c) != TBMCOLL_ALGO_MPI)
             print_staging(b);
-        if (b->op == OP_ALLREDUCE && tbmcoll_algo(b->c) == TBMCOLL_ALGO_MESH && b->n > 1 &&
-            strcmp(tbmcoll_allreduce_plan(b->c), "direct") == 0)
-            print_streaming(b);
         printf("#\n#%58s%-39s%s\n", "", "out-of-place", "in-place");
         printf("# %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
                "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
@@ -293,11 +262,10 @@ void bench_print_counters(const bench_t *b, const shape_t *s, const result_t *r)
         if (!x->ran)
             continue;
         fprintf(f, "#   %zu B %s, per op (largest over ranks): %.1f us; send/recv %.1f us in %.0f calls "
-                "(%.1f KiB each; %.0f KiB staged), reduce %.1f us (%.0f KiB streamed out), waiting %.1f us (%.1f polls), "
-                "rest %.1f us\n",
+                "(%.1f KiB each; %.0f KiB staged), reduce %.1f us, waiting %.1f us (%.1f polls), rest %.1f us\n",
                 s->bytes, place ? "in-place" : "out-of-place", x->us, x->io_us, x->io_calls,
-                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->staged / 1024, x->reduce_us,
-                x->streamed / 1024, x->wait_us, x->polls, x->us - x->io_us - x->reduce_us - x->wait_us);
+                x->io_calls > 0 ? x->io_bytes / x->io_calls / 1024 : 0, x->staged / 1024, x->reduce_us, x->wait_us,
+                x->polls, x->us - x->io_us - x->reduce_us - x->wait_us);
     }
     fflush(f);
 }

@@ -84,7 +84,7 @@ static double busbw_factor(const bench_t *b)
 }
 
 /* Where the time of one operation went, per rank, for --verbose (tbmcoll_stats, per iteration). */
-enum { M_US, M_IO_US, M_CALLS, M_BYTES, M_REDUCE_US, M_WAIT_US, M_POLLS, M_STAGED, M_STREAMED, M_FIELDS };
+enum { M_US, M_IO_US, M_CALLS, M_BYTES, M_REDUCE_US, M_WAIT_US, M_POLLS, M_STAGED, M_FIELDS };
 
 static void per_iteration(const bench_t *b, double us, float *m)
 {
@@ -99,7 +99,6 @@ static void per_iteration(const bench_t *b, double us, float *m)
     m[M_WAIT_US] = (float)st.wait_us / (float)b->iters;
     m[M_POLLS] = (float)st.polls / (float)b->iters;
     m[M_STAGED] = (float)st.staged_bytes / (float)b->iters;
-    m[M_STREAMED] = (float)st.streamed_bytes / (float)b->iters;
 }
 
 static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_err_t *err)
@@ -146,7 +145,6 @@ static int measure(bench_t *b, const shape_t *s, int in_place, result_t *r, tbm_
         r->wait_us = max[M_WAIT_US];
         r->polls = max[M_POLLS];
         r->staged = max[M_STAGED];
-        r->streamed = max[M_STREAMED];
     }
     return 0;
 }

@@ -61,8 +61,6 @@ struct tbmcoll_comm {
     int stats_on;
     int halving;                     /* all-reduce by recursive halving and doubling (tbmcoll_plan) */
     int small;                       /* small all-reduce: TBM_SMALL_ONEROUND, _ROOTED or _DOUBLING (tbmcoll_plan) */
-    size_t stream_from;              /* out-of-place mesh all-reduces from this size on write their results with
-                                      * streaming stores (tbmcoll_plan; SIZE_MAX: never) */
     int streams_auto;                /* opts.streams not given: tbmcoll_plan may use one stream only */
 };
 
@@ -240,9 +238,6 @@ void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part
                   tbm_dtype_t dt, tbm_redop_t op);
 void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
                     tbm_redop_t op);
-/* tbm_copy_stream (a result into the caller's buffer with streaming stores, c->stream_from), its time counted
- * with the reductions' and its bytes in stats.streamed_bytes. */
-void tbmcoll_stream_out(tbmcoll_comm_t *c, void *dst, const void *src, size_t len);
 
 /* Nothing moved: yield the CPU a few times (TBMCOLL_SPINS), then keep yielding and trying until
  * opts.spin_us have passed (when the core has nothing else to run, a yield returns at once: a spin),

@@ -156,24 +156,16 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
 {
     tbmcoll_xfer_t xs[4 * TBM_MLX_RING_MAX];
     const unsigned char *part[TBM_MLX_RING_MAX];
-    size_t off[TBM_MLX_RING_MAX], len[TBM_MLX_RING_MAX] = { 0 }, at, pl, rounds, k;
+    size_t off[TBM_MLX_RING_MAX], len[TBM_MLX_RING_MAX], at, pl, rounds, k;
     size_t me = (size_t)c->rank;
-    unsigned char *slots, *inbox = NULL, *outbox = NULL;
+    unsigned char *slots;
     int j, n, split = c->size > 1 && c->links[c->rank == 0 ? 1 : 0].nfd >= 2;
-    /* out of place from the size tbmcoll_plan chose: this rank's folded piece goes to a slot of its own (sent
-     * from there) and the others' results to one each, in cache, and each is copied to dst with streaming
-     * stores, so that dst's lines are not read from memory before they are written */
-    int streamed = src != dst && ly->count * ly->esize >= c->stream_from;
 
     for (j = 0; j < c->size; j++)
         chunk_of(c, ly, j, &off[j], &len[j]);
     rounds = (len[0] + piece - 1) / piece;   /* chunk 0 is the largest */
-    if (!(slots = tbmcoll_scratch(c, piece * (size_t)(streamed ? 2 * c->size + 1 : c->size))))
+    if (!(slots = tbmcoll_scratch(c, piece * (size_t)c->size)))
         return -1;
-    if (streamed) {
-        inbox = slots + piece * (size_t)c->size;
-        outbox = inbox + piece * (size_t)c->size;
-    }
     for (j = 0; j < c->size; j++)
         part[j] = slots + (size_t)j * piece;
     for (k = 0; k <= rounds; k++) {
@@ -189,10 +181,9 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
             }
             if (k > 0 && split) {
                 tbmcoll_piece_of(len[me], piece, k - 1, &at, &pl);
-                tbmcoll_xfer_add(xs, &n, &c->links[j], 1, streamed ? outbox : dst + off[me] + at, pl, 1);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 1, dst + off[me] + at, pl, 1);
                 tbmcoll_piece_of(len[j], piece, k - 1, &at, &pl);
-                tbmcoll_xfer_add(xs, &n, &c->links[j], 0, streamed ? inbox + (size_t)j * piece : dst + off[j] + at,
-                                 pl, 1);
+                tbmcoll_xfer_add(xs, &n, &c->links[j], 0, dst + off[j] + at, pl, 1);
             }
         }
         if (tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)
@@ -203,24 +194,17 @@ static int mesh_pipe(tbmcoll_comm_t *c, const unsigned char *src, unsigned char 
                 if (j == c->rank)
                     continue;
                 tbmcoll_piece_of(len[me], piece, k - 1, &at, &pl);
-                add_xfer(xs, &n, &c->links[j], 1, streamed ? outbox : dst + off[me] + at, pl);
+                add_xfer(xs, &n, &c->links[j], 1, dst + off[me] + at, pl);
                 tbmcoll_piece_of(len[j], piece, k - 1, &at, &pl);
-                add_xfer(xs, &n, &c->links[j], 0, streamed ? inbox + (size_t)j * piece : dst + off[j] + at, pl);
+                add_xfer(xs, &n, &c->links[j], 0, dst + off[j] + at, pl);
             }
             if (tbmcoll_xfer_run_streams(c, xs, n, "all-reduce") < 0)
                 return -1;
         }
-        for (j = 0; streamed && k > 0 && j < c->size; j++)
-            if (j != c->rank) {
-                tbmcoll_piece_of(len[j], piece, k - 1, &at, &pl);
-                tbmcoll_stream_out(c, dst + off[j] + at, inbox + (size_t)j * piece, pl);
-            }
         if (k < rounds) {
             tbmcoll_piece_of(len[me], piece, k, &at, &pl);
             own_part(c, part, src + off[me] + at, dst + off[me] + at, pl);
-            tbmcoll_fold(c, streamed ? outbox : dst + off[me] + at, part, c->size, pl / ly->esize, dt, op);
-            if (streamed)   /* the outbox's last send ended with the batch above */
-                tbmcoll_stream_out(c, dst + off[me] + at, outbox, pl);
+            tbmcoll_fold(c, dst + off[me] + at, part, c->size, pl / ly->esize, dt, op);
             part[c->rank] = slots + me * piece;
         }
     }

@@ -205,7 +205,6 @@ tbmcoll_comm_t *tbmcoll_comm_from_mpi(int *argc, char ***argv, tbm_err_t *err)
         return NULL;
     }
     s->initialised_here = !inited;
-    c->stream_from = SIZE_MAX;   /* Open MPI writes its own results */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);

@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <pthread.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,60 +106,6 @@ static uint64_t machine_id(void)
     return h ? h : 1;
 }
 
-/* The last-level data cache: on Linux the largest cache of the highest level sysfs lists for CPU 0 (its
- * instruction caches left out); 0 elsewhere or when unreadable. */
-static size_t llc_known;
-static pthread_once_t llc_once = PTHREAD_ONCE_INIT;
-
-static void llc_read(void)
-{
-#ifdef __linux__
-    char path[96], line[64];
-    int idx, level, best_level = 0;
-    size_t size;
-    FILE *f;
-
-    for (idx = 0; idx < 16; idx++) {
-        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
-        if (!(f = fopen(path, "r")))
-            break;
-        line[0] = '\0';
-        if (!fgets(line, sizeof(line), f))
-            line[0] = '\0';
-        fclose(f);
-        if (strncmp(line, "Instruction", 11) == 0)
-            continue;
-        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
-        if (!(f = fopen(path, "r")))
-            continue;
-        level = fscanf(f, "%d", &level) == 1 ? level : 0;
-        fclose(f);
-        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        if (level <= 0 || !(f = fopen(path, "r")))
-            continue;
-        size = fgets(line, sizeof(line), f) ? tbm_parse_cache_size(line) : 0;
-        fclose(f);
-        if (size && (level > best_level || (level == best_level && size > llc_known))) {
-            best_level = level;
-            llc_known = size;
-        }
-    }
-#endif
-}
-
-size_t tbmcoll_llc_bytes(void)
-{
-    pthread_once(&llc_once, llc_read);
-    return llc_known;
-}
-
-size_t tbmcoll_stream_from(const tbmcoll_comm_t *c, size_t *llc)
-{
-    if (llc)
-        *llc = tbmcoll_llc_bytes();
-    return c ? c->stream_from : SIZE_MAX;
-}
-
 int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
 {
     uint32_t mine[4], *all, cpus[TBM_MLX_RING_MAX];
@@ -171,7 +116,6 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
 
     c->halving = 0;
     c->small = TBM_SMALL_ONEROUND;
-    c->stream_from = SIZE_MAX;
     if (c->size < 2 || (c->algo != TBMCOLL_ALGO_MESH && !(c->algo == TBMCOLL_ALGO_RING && c->size == 4)))
         return 0;
     id = machine_id();
@@ -236,12 +180,6 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
         default: c->small = TBM_SMALL_ONEROUND; break;
         }
     }
-    /* this rank's own choice (the bits and the messages do not depend on it) */
-    if (c->algo == TBMCOLL_ALGO_MESH)
-        c->stream_from = c->opts.stream_stores > 0   ? 0
-                         : c->opts.stream_stores < 0 ? SIZE_MAX
-                         : !tbm_copy_stream_native() ? SIZE_MAX
-                                                     : tbm_stream_from(c->size, host, cpus, c->rank, tbmcoll_llc_bytes());
     /* the same table on every rank, so both ends of each link agree on the streams in use; the others stay
      * connected, idle, until the communicator goes */
     if (c->streams_auto && c->opts.streams > 1 && !tbm_mesh_streams_pay(c->size, host, cpus)) {
@@ -355,7 +293,6 @@ tbmcoll_comm_t *tbmcoll_comm_new(int rank, int size, tbmcoll_algo_t algo, const 
     c->rank = rank;
     c->size = size;
     c->algo = algo;
-    c->stream_from = SIZE_MAX;
     c->ops = algo == TBMCOLL_ALGO_RING ? &tbmcoll_ring_ops : &tbmcoll_mesh_ops;
     tbmcoll_opts_fill(&c->opts, opts);
     if ((c->streams_auto = c->opts.streams == 0))

@@ -142,13 +142,6 @@ typedef struct tbmcoll_opts {
                                   lib/reduce.h says why): 0: where this CPU's copy to such addresses is the
                                   slow case, as measured once per process (tbmcoll_copy_probe); positive:
                                   always; negative: never */
-    int stream_stores;         /* a mesh's all-reduce above the small size, out of place: the results land in
-                                  the caller's buffer through stores that bypass the caches (tbm_copy_stream
-                                  in lib/reduce.h) from the vector size tbm_stream_from() gives for this
-                                  rank (both buffers of the machine's ranks beyond its last-level cache,
-                                  ranks not outnumbering its cores): 0; positive: at every size above the
-                                  small one; negative: never. Each rank's own choice: the bits and the
-                                  messages are the same either way (tbmcoll_stream_from) */
     int bind_local;            /* ranks started by tbmcoll_run_local: 0, each bound to a CPU of its own when
                                   every rank can have one (tbm_local_cpu() in lib/reduce.h); negative: none
                                   bound (the scheduler places them) */
@@ -285,7 +278,6 @@ typedef struct tbmcoll_stats {
     uint64_t wait_us;      /* in poll and the spin's yields */
     uint64_t polls;        /* sleeps in poll */
     uint64_t staged_bytes; /* received through the staging buffer (opts.recv_staging) */
-    uint64_t streamed_bytes; /* results written with streaming stores (opts.stream_stores) */
 } tbmcoll_stats_t;
 
 /* Zero the counters and turn counting on (on = 1) or off. */
@@ -296,15 +288,6 @@ void tbmcoll_stats_get(const tbmcoll_comm_t *comm, tbmcoll_stats_t *out);
  * machine has no core to spare for more (tbm_mesh_streams_pay(), decided when the communicator is made); 1 on
  * a ring; 0 over MPI or for NULL. */
 int tbmcoll_streams_in_use(const tbmcoll_comm_t *comm);
-
-/* The smallest all-reduce, in bytes, this rank writes out of place with streaming stores (opts.stream_stores;
- * decided when the communicator is made): SIZE_MAX for never (NULL, MPI, a ring, one rank, or the rule says
- * so). *llc, when not NULL, gets the last-level cache's size it went by (0: unknown; tbmcoll_llc_bytes). */
-size_t tbmcoll_stream_from(const tbmcoll_comm_t *comm, size_t *llc);
-
-/* The size of this machine's last-level data cache in bytes, once per process (Linux: the largest cache of
- * the highest level in /sys/devices/system/cpu/cpu0/cache, instruction caches left out), or 0 when unknown. */
-size_t tbmcoll_llc_bytes(void);
 
 /* Whether receives are staged on this CPU by default (opts.recv_staging 0): the best times of a 64 KiB copy
  * (`rep movsb`, as the kernel copies socket data on x86-64) into a 64-byte aligned destination and into one 16

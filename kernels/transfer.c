@@ -271,15 +271,6 @@ void tbmcoll_fold(tbmcoll_comm_t *c, void *dst, const unsigned char *const *part
     tbmcoll_tock(c, &c->stats.reduce_us, t0);
 }
 
-void tbmcoll_stream_out(tbmcoll_comm_t *c, void *dst, const void *src, size_t len)
-{
-    long long t0 = tbmcoll_tick(c);
-
-    tbm_copy_stream(dst, src, len);
-    tbmcoll_tock(c, &c->stats.reduce_us, t0);
-    c->stats.streamed_bytes += c->stats_on ? len : 0;
-}
-
 void tbmcoll_reduce(tbmcoll_comm_t *c, void *dst, const void *a, const void *b, size_t count, tbm_dtype_t dt,
                     tbm_redop_t op)
 {

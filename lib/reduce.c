@@ -3,10 +3,6 @@
 
 #include <math.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#define TBM_STREAM_SSE2 1
-#endif
 
 static const char *const dtype_names[TBM_DT_COUNT] = { "f32", "f16", "bf16", "i32" };
 static const char *const dtype_long_names[TBM_DT_COUNT] = { "float32", "float16", "bfloat16", "int32" };
@@ -430,84 +426,6 @@ int tbm_staging_pays(double aligned_ns, double past_ns)
     if (!(aligned_ns > 0) || !(past_ns > 0))
         return 0;
     return past_ns >= TBM_STAGE_SLOWER * aligned_ns;
-}
-
-size_t tbm_stream_from(int n, const uint64_t *host, const uint32_t *cpus, int r, size_t llc)
-{
-    size_t on;
-
-    if (!host || !cpus || n < 1 || r < 0 || r >= n || llc == 0)
-        return SIZE_MAX;
-    on = (size_t)ranks_on(n, host, r);
-    if (on > cpus[r])
-        return SIZE_MAX;
-    return llc / (2 * on) + 1;
-}
-
-int tbm_copy_stream_native(void)
-{
-#ifdef TBM_STREAM_SSE2
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-void tbm_copy_stream(void *dst, const void *src, size_t n)
-{
-#ifdef TBM_STREAM_SSE2
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
-
-    if (n < 256) {   /* too short for the fence to pay */
-        memcpy(d, s, n);
-        return;
-    }
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (i = 0; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(void *)(d + i), a);
-        _mm_stream_si128((__m128i *)(void *)(d + i + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
-    }
-    memcpy(d + i, s + i, n - i);
-    _mm_sfence();
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-size_t tbm_parse_cache_size(const char *s)
-{
-    size_t v = 0, mult = 1;
-    int digits = 0;
-
-    if (!s)
-        return 0;
-    for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        if (v > (SIZE_MAX - 9) / 10)
-            return 0;
-        v = v * 10 + (size_t)(*s - '0');
-    }
-    if (!digits)
-        return 0;
-    if (*s == 'K' || *s == 'k')
-        mult = 1024, s++;
-    else if (*s == 'M' || *s == 'm')
-        mult = 1024 * 1024, s++;
-    else if (*s == 'G' || *s == 'g')
-        mult = 1024 * 1024 * 1024, s++;
-    if (*s == '\n')
-        s++;
-    if (*s || v > SIZE_MAX / mult)
-        return 0;
-    return v * mult;
 }
 
 int tbm_local_cpu(int rank, int n, const int *cpus, int ncpus)

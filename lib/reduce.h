@@ -124,29 +124,6 @@ int tbm_recv_staged(uintptr_t start, size_t len, uintptr_t at, size_t *where);
 #define TBM_STAGE_SLOWER 3.0
 int tbm_staging_pays(double aligned_ns, double past_ns);
 
-/* Streaming stores for results written out of place. An out-of-place all-reduce writes its whole result into
- * memory it has not touched: where the vectors no longer fit in the last-level cache every line written is
- * first read from memory (write-allocate), a third more memory traffic than in place (2 ranks, a core each,
- * busbw out of place 15-20% below in place from 8 MiB here). Stores that bypass the cache
- * (tbm_copy_stream) skip that read. The smallest vector, in bytes, from which rank r writes its results so:
- * where both buffers of every rank on r's machine (host[k] names rank k's machine, cpus[k] its cores)
- * no longer fit in its last-level cache of llc bytes, 2 x bytes x ranks there > llc; never (SIZE_MAX) where
- * r's machine runs more of the n ranks than it has cores (the kernel's TCP work bounds those ranks, not
- * memory: measured with 4 and 8 ranks on 2 cores, no gain), where llc is 0 (unknown), or with host or cpus
- * NULL. */
-size_t tbm_stream_from(int n, const uint64_t *host, const uint32_t *cpus, int r, size_t llc);
-
-/* dst = src, n bytes, with stores that bypass the caches where the CPU has them (x86-64: SSE2's non-temporal
- * stores, fenced at the end, so the bytes are visible to whatever reads them next, a send included); elsewhere
- * memcpy. Any alignment, any length; the two must not overlap. tbm_copy_stream_native() says which (1:
- * streaming). */
-void tbm_copy_stream(void *dst, const void *src, size_t n);
-int tbm_copy_stream_native(void);
-
-/* A cache's size as Linux's sysfs gives it ("32768K", "1M", "512"): bytes, or 0 for anything else (empty,
- * no digits, an unknown suffix, trailing garbage, an overflow). A trailing newline is allowed. */
-size_t tbm_parse_cache_size(const char *s);
-
 /* Where rank `rank` of n ranks started on one machine (tbmcoll_run_local) runs, when the starting process
  * may use the CPUs cpus[0..ncpus-1]: on cpus[rank] of its own when every rank can have one, as Open MPI's
  * mpirun binds its ranks to cores when they fit. Unbound, the scheduler moves two busy ranks onto one core

@@ -321,8 +321,6 @@ typedef struct run_cfg {
     tbmcoll_mesh_ar_t how;
     size_t segment;   /* 0: the default (256 KiB); small: the halving cuts its vectors into many chunks */
     tbmcoll_small_ar_t small;   /* the mesh's all-reduce up to 128 KiB (the reference knows its bits) */
-    int stream;   /* opts.stream_stores: 1, every out-of-place result above the small size through streaming
-                   * stores (the same bits); 0, as the machine says */
 } run_cfg_t;
 
 /* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
@@ -371,7 +369,6 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
     o.mesh_allreduce = cfg->how;
     o.small_allreduce = cfg->small;
     o.recv_staging = 1;   /* on whatever the machine: the staged path is checked everywhere */
-    o.stream_stores = cfg->stream;
     x.c = tbmcoll_comm_from_addrs(rank, n, addrs, &o, &x.err);
     if (!x.c) {
         fprintf(stderr, "%s\n", x.err.msg);
@@ -383,8 +380,6 @@ static int rank_main(int rank, int n, const char *const *addrs, void *arg)
                      tbmcoll_allreduce_plan(x.c), plan);
     bad |= TR_EXPECT(strcmp(tbmcoll_small_plan(x.c), small_wanted(cfg, n)) == 0, "small all-reduce plan %s, want %s",
                      tbmcoll_small_plan(x.c), small_wanted(cfg, n));
-    bad |= TR_EXPECT(!cfg->stream || n == 1 || tbmcoll_stream_from(x.c, NULL) == (x.ring ? SIZE_MAX : 0),
-                     "streaming stores from %zu bytes", tbmcoll_stream_from(x.c, NULL));
     if (strcmp(plan, "halving") == 0)
         x.ring = x.ring ? 3 : 2;
     small_doubling = strcmp(small_wanted(cfg, n), "recursive doubling") == 0;
@@ -404,17 +399,16 @@ int main(void)
      * machine), with one, with socket buffers smaller than a few pieces of the pipelined all-reduce, and the
      * ring; the halving with 16 KiB pieces too, so that it cuts the vectors into many chunks of 128 KiB
      * (TBMCOLL_HALVING_CHUNK_PIECES), the last one longer; the small all-reduce in one round, through rank 0
-     * and by recursive doubling whatever the machine (8 ranks: the last two); the direct all-reduce's results
-     * out of place through streaming stores with three streams and with one */
+     * and by recursive doubling whatever the machine (8 ranks: the last two) */
     static const run_cfg_t cfgs[NCFGS] = {
-        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO, 0 },
-        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ONEROUND, 1 },
-        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ROOTED, 1 },
-        { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_AUTO, 0 },
-        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_DOUBLING, 0 },
-        { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ROOTED, 0 },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO, 0 },
-        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ONEROUND, 0 },
+        { TBMCOLL_ALGO_MESH, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ONEROUND },
+        { TBMCOLL_ALGO_MESH, 1, 0, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_ROOTED },
+        { TBMCOLL_ALGO_MESH, 3, 64 * 1024, TBMCOLL_MESH_AR_DIRECT, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_MESH, 3, 0, TBMCOLL_MESH_AR_HALVING, 0, TBMCOLL_SMALL_AR_DOUBLING },
+        { TBMCOLL_ALGO_MESH, 1, 64 * 1024, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ROOTED },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_AUTO, 0, TBMCOLL_SMALL_AR_AUTO },
+        { TBMCOLL_ALGO_RING, 0, 0, TBMCOLL_MESH_AR_HALVING, 16 * 1024, TBMCOLL_SMALL_AR_ONEROUND },
     };
     tr_result_t res[TR_MAX];
     int n, a, k, failed = 0;
@@ -430,12 +424,12 @@ int main(void)
             if (n == 8 && (cfgs[a].how != TBMCOLL_MESH_AR_HALVING || cfgs[a].algo == TBMCOLL_ALGO_RING))
                 continue;   /* 8 ranks on a few cores: the halving's extra step only */
             rc = tr_run(n, rank_main, (void *)&cfgs[a], 120, NULL, -1, res);
-            printf("%s%s%s%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
+            printf("%s%s%s%s%s%s%s %d rank(s): %s (%.2f s)\n", tbmcoll_algo_name(cfgs[a].algo),
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING ? ", all-reduce " : "",
                    cfgs[a].algo == TBMCOLL_ALGO_MESH || cfgs[a].how == TBMCOLL_MESH_AR_HALVING
                        ? tbmcoll_mesh_ar_name(cfgs[a].how) : "",
                    cfgs[a].streams == 1 ? " (1 stream)" : "", cfgs[a].sockbuf ? " (64 KiB socket buffers)" : "",
-                   cfgs[a].segment ? " (16 KiB pieces)" : "", cfgs[a].stream ? " (streaming stores)" : "",
+                   cfgs[a].segment ? " (16 KiB pieces)" : "",
                    cfgs[a].small == TBMCOLL_SMALL_AR_ROOTED ? " (small through rank 0)"
                    : cfgs[a].small == TBMCOLL_SMALL_AR_ONEROUND ? " (small in one round)"
                    : cfgs[a].small == TBMCOLL_SMALL_AR_DOUBLING ? " (small by recursive doubling)" : "", n,

@@ -372,86 +372,6 @@ START_TEST(streams_only_where_machines_have_cores_to_spare)
 }
 END_TEST
 
-/* Streaming stores from the vector size where both buffers of every rank on this rank's machine pass its
- * last-level cache, and never where the ranks outnumber the machine's cores or the cache is unknown. */
-START_TEST(streaming_stores_only_beyond_the_cache)
-{
-    uint64_t one[8] = { 7, 7, 7, 7, 7, 7, 7, 7 }, apart[4] = { 1, 2, 3, 4 }, pairs[4] = { 1, 1, 2, 2 };
-    uint32_t two[8] = { 2, 2, 2, 2, 2, 2, 2, 2 }, many[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
-    uint32_t mixed[4] = { 16, 16, 1, 1 };
-    size_t llc = 32u << 20;
-
-    ck_assert_uint_eq(tbm_stream_from(2, one, two, 0, llc), (8u << 20) + 1);   /* this machine: from 16 MiB */
-    ck_assert_uint_eq(tbm_stream_from(2, one, two, 1, llc), (8u << 20) + 1);
-    ck_assert_uint_eq(tbm_stream_from(4, one, two, 0, llc), SIZE_MAX);         /* 4 ranks on 2 cores */
-    ck_assert_uint_eq(tbm_stream_from(8, one, two, 3, llc), SIZE_MAX);
-    ck_assert_uint_eq(tbm_stream_from(8, one, many, 3, llc), (2u << 20) + 1);  /* 8 ranks on 16 cores */
-    ck_assert_uint_eq(tbm_stream_from(4, apart, two, 2, llc), (16u << 20) + 1); /* a Mac per rank */
-    ck_assert_uint_eq(tbm_stream_from(4, pairs, mixed, 0, llc), (8u << 20) + 1);
-    ck_assert_uint_eq(tbm_stream_from(4, pairs, mixed, 2, llc), SIZE_MAX);     /* 2 ranks on a 1-core machine */
-    ck_assert_uint_eq(tbm_stream_from(2, one, two, 0, 0), SIZE_MAX);           /* the cache unknown */
-    ck_assert_uint_eq(tbm_stream_from(2, NULL, two, 0, llc), SIZE_MAX);
-    ck_assert_uint_eq(tbm_stream_from(2, one, NULL, 0, llc), SIZE_MAX);
-    ck_assert_uint_eq(tbm_stream_from(2, one, two, 2, llc), SIZE_MAX);         /* no such rank */
-    ck_assert_uint_eq(tbm_stream_from(2, one, two, -1, llc), SIZE_MAX);
-    ck_assert_uint_eq(tbm_stream_from(0, one, two, 0, llc), SIZE_MAX);
-}
-END_TEST
-
-/* The streaming copy gives memcpy's bytes at every alignment of either side and every length around its
- * blocks and its short-copy bound, and touches nothing outside the destination. */
-START_TEST(streaming_copy_is_a_copy)
-{
-    enum { MAX = 1200, PAD = 80 };
-    unsigned char *src = malloc(MAX + PAD), *dst = malloc(MAX + 2 * PAD), *want = malloc(MAX + 2 * PAD);
-    size_t n, so, d, i;
-    static const size_t lens[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 271, 319, 320, 333, 1024, 1100 };
-
-    ck_assert_ptr_nonnull(src);
-    ck_assert_ptr_nonnull(dst);
-    ck_assert_ptr_nonnull(want);
-    for (i = 0; i < MAX + PAD; i++)
-        src[i] = (unsigned char)(i * 131 + 7);
-    for (n = 0; n < sizeof(lens) / sizeof(lens[0]); n++)
-        for (so = 0; so < 20; so += 3)
-            for (d = 0; d < 33; d++) {
-                memset(dst, 0xa5, MAX + 2 * PAD);
-                memset(want, 0xa5, MAX + 2 * PAD);
-                memcpy(want + PAD + d, src + so, lens[n]);
-                tbm_copy_stream(dst + PAD + d, src + so, lens[n]);
-                ck_assert_msg(memcmp(dst, want, MAX + 2 * PAD) == 0, "length %zu, source +%zu, destination +%zu",
-                              lens[n], so, d);
-            }
-#if defined(__x86_64__) && defined(__SSE2__)
-    ck_assert_int_eq(tbm_copy_stream_native(), 1);
-#endif
-    free(src);
-    free(dst);
-    free(want);
-}
-END_TEST
-
-/* Cache sizes as sysfs writes them, and everything else refused. */
-START_TEST(cache_sizes_parsed)
-{
-    ck_assert_uint_eq(tbm_parse_cache_size("32768K\n"), 32u << 20);
-    ck_assert_uint_eq(tbm_parse_cache_size("32768K"), 32u << 20);
-    ck_assert_uint_eq(tbm_parse_cache_size("1M"), 1u << 20);
-    ck_assert_uint_eq(tbm_parse_cache_size("1G"), 1u << 30);
-    ck_assert_uint_eq(tbm_parse_cache_size("512"), 512);
-    ck_assert_uint_eq(tbm_parse_cache_size("48k"), 48u << 10);
-    ck_assert_uint_eq(tbm_parse_cache_size(""), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("K"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("-1K"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("12X"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("12K junk"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("12K\n\n"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("99999999999999999999999K"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size("18446744073709551615G"), 0);
-    ck_assert_uint_eq(tbm_parse_cache_size(NULL), 0);
-}
-END_TEST
-
 /* Receives staged only into memory 1 to 31 bytes past a 64-byte boundary, and only large ones; the staged
  * data lands 32 bytes past the destination modulo a page, so that neither copy is 1 to 31 bytes ahead of
  * its source modulo 4096 (with the socket data at a 64-byte boundary); the decision is the whole
@@ -551,9 +471,6 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, receives_staged_only_where_the_copy_is_slow);
     tcase_add_test(tc, staging_only_where_the_cpu_is_slow_past_a_boundary);
     tcase_add_test(tc, streams_only_where_machines_have_cores_to_spare);
-    tcase_add_test(tc, streaming_stores_only_beyond_the_cache);
-    tcase_add_test(tc, streaming_copy_is_a_copy);
-    tcase_add_test(tc, cache_sizes_parsed);
     tcase_add_test(tc, local_ranks_bound_only_when_they_fit);
     tcase_add_test(tc, chunks_cover_the_buffer);
     tcase_add_test(tc, names_and_parsing);
