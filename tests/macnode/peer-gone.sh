@@ -47,9 +47,11 @@ power_off() {
 AGENT_ARGS=(--peer-timeout 3)
 start_agent
 grep -q "peer timeout 3 s" "$LOG" && ok "the agent says its peer timeout" || bad "no peer timeout in the log: $(head -n1 "$LOG")"
-fwd_pid=$(run_task 301)
-for _ in $(seq 100); do [ -n "$(task_pid 301)" ] && break; sleep 0.1; done
-task=$(task_pid 301)
+# this run's own sleeps (a test beside this one, or another run, that ends "sleep 301" must not end ours)
+S1=$((800000 + $$ % 100000 * 2)) S2=$((800001 + $$ % 100000 * 2))
+fwd_pid=$(run_task "$S1")
+for _ in $(seq 100); do [ -n "$(task_pid "$S1")" ] && break; sleep 0.1; done
+task=$(task_pid "$S1")
 [ -n "$task" ] && ok "the bridge host's task runs on the Mac" || bad "the task did not start: $(tail -n 5 "$LOG")"
 t0=$SECONDS
 power_off "$fwd_pid"
@@ -64,21 +66,21 @@ grep -Eq "task [0-9]+: the connection failed: SIGTERM to its group" "$LOG" &&
 # The same with --peer-timeout 0 (keepalive off): the task is not ended for it (over 8 s here).
 apid=$(cat "$T/agent.pid")
 kill "$apid"; wait_gone "$apid" 10
-pkill -KILL -u "$USER_UID" -f "^sleep 30[12]\$" 2>/dev/null
+pkill -KILL -u "$USER_UID" -f "^sleep ($S1|$S2)\$" 2>/dev/null
 ip -n "$BRNS" link set eth0 up
 AGENT_ARGS=(--peer-timeout 0)
 : > "$LOG"
 start_agent
-fwd_pid=$(run_task 302)
-for _ in $(seq 100); do [ -n "$(task_pid 302)" ] && break; sleep 0.1; done
-task=$(task_pid 302)
+fwd_pid=$(run_task "$S2")
+for _ in $(seq 100); do [ -n "$(task_pid "$S2")" ] && break; sleep 0.1; done
+task=$(task_pid "$S2")
 power_off "$fwd_pid"
 if [ -n "$task" ] && ! wait_gone "$task" 8; then
     ok "with --peer-timeout 0 the task of a silent bridge host runs on (what the timeout ends)"
 else
     bad "with --peer-timeout 0 the task (pid ${task:-none}) did not run on"
 fi
-pkill -KILL -u "$USER_UID" -f "^sleep 302\$" 2>/dev/null
+pkill -KILL -u "$USER_UID" -f "^sleep $S2\$" 2>/dev/null
 out=$("$MACNODED" --peer-timeout 3601 2>&1); rc=$?
 [ "$rc" = 2 ] && [ "$out" = "macnoded: --peer-timeout '3601' must be a number of seconds from 0 to 3600" ] &&
     ok "a bad --peer-timeout is refused, saying why" || bad "bad --peer-timeout: $rc $out"
