@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench-compare.sh: one run on this host (N local ranks over loopback) comparing libtbmcoll's TCP all-reduce
 # with Open MPI's MPI_Allreduce: busbw per size from -b to -e and their ratio, the 8-byte latency, and busbw
-# as a share of one link's rate (2 ranks, -o p2p, run as often as the rounds). For the lab's Thunderbolt mesh see tests/perf/mesh-vs-mpi.sh.
+# as a share of one link's rate (2 ranks, -o p2p, run as often as the rounds). For the lab's Thunderbolt mesh see
+# tests/perf/mesh-vs-mpi.sh.
 # Two Open MPI peers (-P both, the default; -P default: the first alone, no search):
 #   mpi: Open MPI with its defaults (TCP BTL on lo, its own choice of all-reduce algorithm);
 #   tuned: Open MPI set up for these links by a search first (kernels/mpi-tune.sh, which says how: its

@@ -7,8 +7,8 @@
 # is the median of its rounds, so that a swing of the machine's load during one side's round does not
 # decide the ratio; the lowest and highest ratio of the rounds taken pairwise are printed beside it.
 # Prints per size and placement both busbw, their ratio and busbw as a share of one link's one-way rate
-# (the slowest cable of the tcp p2p runs, each direction the median of its runs), then the lowest ratio, the 8-byte latencies and the link rates (one
-# way, and both ways at once). With file 7, the yardstick of each size: every rank sending that many bytes to
+# (the slowest cable of the tcp p2p runs, each direction the median of its runs), then the lowest ratio, the
+# 8-byte latencies and the link rates (one way, and both ways at once). With file 7, the yardstick of each size: every rank sending that many bytes to
 # the next while receiving as many from the one before (what each rank of an all-reduce does throughout), in
 # bytes per second per rank, which is what an all-reduce's busbw counts; each all-reduce's busbw as a share of
 # it, and the sizes where 1.2x Open MPI's busbw is above it.
@@ -38,18 +38,20 @@ function median(a, n,    i, j, x) {
 # cables(): from file 5's rows (one per cable and run; a run may be given several times, taken in turns with the
 # sweeps), per cable the median of its runs each way, both ways at once and of its latency; one link's one-way
 # rate is the slowest cable's slower direction (link, slow), with the means over the cables (lsum, lat5, both5)
-function cables(    i, j, c, a, ab, ba, low) {
+function cables(    i, c, ab, ba, low) {
     p2pruns = 0
     for (i = 1; i <= n5; i++) {
         c = cab[i]; if (pn[c] > p2pruns) p2pruns = pn[c]
-        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pab[c, j]; ab = median(a, pn[c])
-        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pba[c, j]; ba = median(a, pn[c])
+        ab = cable_median(pab, c); ba = cable_median(pba, c)
         low = (ab < ba ? ab : ba)
         if (i == 1 || low < link) { link = low; slow = pname[c] }
-        lsum += low
-        delete a; for (j = 1; j <= pn[c]; j++) a[j] = pbo[c, j]; both5 += median(a, pn[c])
-        delete a; for (j = 1; j <= pn[c]; j++) a[j] = plat[c, j]; lat5 += median(a, pn[c])
+        lsum += low; both5 += cable_median(pbo, c); lat5 += cable_median(plat, c)
     }
+}
+# cable_median(X, C): the median of cable C's runs X[C, 1..pn[C]]
+function cable_median(x, c,    a, j) {
+    for (j = 1; j <= pn[c]; j++) a[j] = x[c, j]
+    return median(a, pn[c])
 }
 # load(PATH, KIND): the tuned peer's CSV rows (a header line before each round's rows): KIND tcp or mpi, a
 # sweep; tcp8 or mpi8, the 8-byte run
@@ -182,8 +184,9 @@ END {
         printf "# 8-byte all-reduce beside the tuned peer%s: tcp' %.1f us, tuned %.1f us, algorithm %s: ratio %.2f\n",
                (n8tt > 1 ? " (medians of " n8tt " rounds)" : ""), a8, b8, rule8, (b8 > 0 ? a8 / b8 : 0)
     }
-    if (n5) printf "# one link, one way (tcp p2p, %d cables%s): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n", n5,
-                   (p2pruns > 1 ? ", each the median of its " p2pruns " runs" : ""), link, slow, lsum / n5, lat5 / n5
+    if (n5) printf "# one link, one way (tcp p2p, %d cables%s): slowest %.3f GB/s (%s), mean %.3f GB/s; latency %.1f us\n",
+                   n5, (p2pruns > 1 ? ", each the median of its " p2pruns " runs" : ""), link, slow, lsum / n5,
+                   lat5 / n5
     # an all-reduce moves bytes both ways at once: where both directions share the same cores (loopback, the
     # lab) this rate, per direction, is the nearer yardstick (it moves each message whole, -e bytes, where the
     # all-reduce moves pieces that stay in cache, so a busbw may pass it)

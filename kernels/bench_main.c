@@ -12,8 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One zeroed buffer of `bytes` (run_rank fills it): where calloc puts it (offset < 0), or `offset` bytes past a page boundary
- * (-O: the same place whatever the allocator, e.g. to see receives staged or not). *mem is what to free. */
+/* One zeroed buffer of `bytes` (run_rank fills it): where calloc puts it (offset < 0), or `offset` bytes past a
+ * page boundary (-O: the same place whatever the allocator, e.g. to see receives staged or not). *mem is what
+ * to free. */
 static int bench_buffer(size_t bytes, int offset, unsigned char **mem, unsigned char **buf)
 {
     *buf = NULL;

@@ -118,7 +118,6 @@ int bench_p2p(bench_t *b)
     sum = calloc((size_t)np * P_FIELDS + 1, sizeof(*sum));
     if (!res || !sum)
         goto oom;
-    bench_fill(b->dt, b->sendbuf, p2p_count(b), b->rank, 0);
     bench_progress_start(b, np);
     for (k = 0; k < np; k++) {
         if (tbmcoll_barrier(b->c, &err) < 0)

@@ -279,7 +279,8 @@ out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "
   [ "$(echo "$out" | grep -cE '^ +1048576 (out-of-place|in-place) +1\.000 GB/s +1\.000 GB/s +1\.00 +[0-9]+%$')" = 2 ] ||
   { say "bench-report, one round:"; echo "$out"; fail=1; }
 # the link rates: one way (the slowest cable's slower direction) and both ways at once, per direction
-{ echo "op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,latency_bytes,latency_us,wrong"
+hdrp='op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,latency_bytes,latency_us,wrong'
+{ echo "$hdrp"
   echo "p2p,mesh,0,h0:lo,1,h1:lo,1048576,3.0000,2.5000,4.0000,8,5.00,0"
   echo "p2p,mesh,0,h0:lo,2,h2:lo,1048576,3.5000,3.0000,6.0000,8,7.00,0"; } > "$tmp/p2pk.csv"
 out=$(awk -f "$report" "$tmp/t1.csv" "$tmp/m1.csv" "$tmp/t8.csv" "$tmp/m8.csv" "$tmp/p2pk.csv")
@@ -289,7 +290,6 @@ echo "$out" | grep -q '^# one link, one way (tcp p2p, 2 cables): slowest 2\.500 
 # the p2p run given three times (bench-compare.sh runs it once per round, appended): per cable and direction
 # the median of its runs, then the slowest; a run's swing alone does not set the link
 p2prow() { echo "p2p,mesh,0,h0:lo,$1,h$1:lo,1048576,$2,$3,$4,8,$5,0"; }
-hdrp='op,transport,rank_a,end_a,rank_b,end_b,size_bytes,a_to_b_gbs,b_to_a_gbs,both_ways_gbs,latency_bytes,latency_us,wrong'
 { echo "$hdrp"; p2prow 1 3.0 9.0 4.0 5; p2prow 2 3.5 3.0 6.0 7
   echo "$hdrp"; p2prow 1 1.0 2.0 2.0 9; p2prow 2 4.5 4.0 8.0 9
   echo "$hdrp"; p2prow 1 5.0 4.0 3.0 1; p2prow 2 4.0 3.5 7.0 5; } > "$tmp/p2pr.csv"

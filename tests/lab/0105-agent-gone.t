@@ -46,9 +46,9 @@ t_match "... its agent took the connection but did not answer" \
     "^Reason=tbmesh: agent-unreachable at 10\.77\.0\.12:[0-9]+ \(it took the connection but sent no answer" \
     "$(reason_of mac02)"
 kill -CONT "$agent"
-# its connection was cut: end it here, that task alone (a machine-wide "pkill sleep 301" once ended another
-# test's task of that name, running beside the lab's)
-kill -KILL "$task" 2>/dev/null || true
+# its connection was cut: end it here, the lab user's alone (a "pkill sleep 301" of any user's once ended
+# another test's task of that name, running beside the lab's; its pid may be another process's by now)
+pkill -KILL -u tbm-alice -f '^sleep 301$' 2>/dev/null || true
 rm -f "$rcf"
 "$LABCMD" health mac02 > /dev/null 2>&1
 t_ok "the health check resumes mac02 once its agent answers" wait_until 20 "mac02 usable" node_usable mac02
