@@ -201,6 +201,8 @@ typedef struct tbmcoll_xfer {
     size_t len;
     size_t done;
     int stream;                      /* which of the link's connections (0: link->fd) */
+    size_t goal;                     /* a batch may end once this much is done (0: len); until it ends the
+                                      * transfer moves on towards len, so a peer sending more is read */
 } tbmcoll_xfer_t;
 
 /* The socket of a transfer. */
@@ -224,6 +226,17 @@ static inline void tbmcoll_xfer_add(tbmcoll_xfer_t *xs, int *n, tbmcoll_link_t *
  * streams is striped across them when it is large enough. `what` names the operation in messages
  * ("all-reduce"). Returns 0, or -1 after tbmcoll_fail() naming the peer. */
 int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
+
+/* The same for a batch that sends to a peer and receives from it at once (an exchange on a link), moved in
+ * rounds: in each, every transfer on a link of one connection moves its next piece of opts.segment_bytes.
+ * One round's pieces are all in the kernel or in place before the next begins, so each connection holds a
+ * piece or two each way, not megabytes: sending megabytes on a connection the peer sends on too runs at half
+ * the rate or less (kernels/HISTORY.md, "Exchanges in pieces"). How a transfer is cut never changes the bytes
+ * on a single connection, whatever the peer does; a transfer on a link of several streams is striped across
+ * them by its length, and the peer stripes its side whole, so it moves whole, in the first round. A batch
+ * with no single-connection link used both ways, or whose transfers fit in a piece, is moved whole
+ * (tbmcoll_xfer_run): there the rounds would only add waits. */
+int tbmcoll_xfer_run_pieces(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what);
 
 /* The same for a batch whose transfers name their streams (tbmcoll_xfer_t.stream) and are not striped; at
  * most one send and one receive per stream of a link. */

@@ -89,7 +89,7 @@ static int mesh_rs(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
         add_xfer(xs, &n, &c->links[j], 1, src + off, len);
         add_xfer(xs, &n, &c->links[j], 0, part[j], mylen);
     }
-    if (tbmcoll_xfer_run(c, xs, n, what) < 0)
+    if (tbmcoll_xfer_run_pieces(c, xs, n, what) < 0)
         return -1;
     own_part(c, part, src + mine, dst, mylen);
     tbmcoll_fold(c, dst, part, c->size, mylen / ly->esize, dt, op);
@@ -141,7 +141,7 @@ static int mesh_ag(tbmcoll_comm_t *c, unsigned char *buf, const layout_t *ly, in
         if (c->rank != full)
             add_xfer(xs, &n, &c->links[j], 0, buf + off, len);
     }
-    return tbmcoll_xfer_run(c, xs, n, what);
+    return tbmcoll_xfer_run_pieces(c, xs, n, what);
 }
 
 /* All-reduce above the small size: reduce-scatter and all-gather fused and pipelined. Every rank's part is cut

@@ -332,6 +332,11 @@ static int xfer_drain(tbmcoll_comm_t *c, tbmcoll_xfer_t *x, int *would_block)
     return 0;
 }
 
+static size_t xfer_goal(const tbmcoll_xfer_t *x)
+{
+    return x->goal && x->goal < x->len ? x->goal : x->len;
+}
+
 /* The transfer engine: every transfer that may move is drained; when none may, poll says which can (after a
  * few yields with a zero-timeout poll, for peers sharing the cores, and opts.spin_us of them if asked).
  * A transfer is tried again only once poll has said it is ready. */
@@ -344,7 +349,7 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
     unsigned char ready[BATCH_MAX];
     int codes[BATCH_MAX];
     tbmcoll_idle_t idle = { 0, 0 };
-    int i, k, nf, nw, rc, wb, timeout;
+    int i, k, nf, nw, rc, wb, timeout, short_of;
     long long t0;
 
     memset(ready, 1, sizeof(ready));
@@ -359,17 +364,18 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
         }
         if (nf) {
             for (i = 0, nw = 0; i < n; i++)
-                if (xs[i].done < xs[i].len && !peer_among(failed, nf, xs[i].link->peer))
+                if (xs[i].done < xfer_goal(&xs[i]) && !peer_among(failed, nf, xs[i].link->peer))
                     waiting[nw++] = &xs[i];
             return tbmcoll_fail_xfers(c, failed, codes, nf, waiting, nw, what);
         }
-        for (i = 0, k = 0; i < n; i++) {
+        for (i = 0, k = 0, short_of = 0; i < n; i++) {
             if (xs[i].done >= xs[i].len)
                 continue;
+            short_of += xs[i].done < xfer_goal(&xs[i]);
             p[k] = (struct pollfd){ .fd = tbmcoll_xfer_fd(&xs[i]), .events = xs[i].is_send ? POLLOUT : POLLIN };
             pend[k++] = &xs[i];
         }
-        if (k == 0)
+        if (short_of == 0)
             return 0;
         t0 = tbmcoll_tick(c);
         for (;;) {
@@ -436,6 +442,50 @@ int tbmcoll_xfer_run(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
     return 0;
 }
 
+int tbmcoll_xfer_run_pieces(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *what)
+{
+    tbmcoll_xfer_t sub[BATCH_MAX];
+    size_t piece = c->opts.segment_bytes, most = 0, r, rounds, at, len;
+    int from[BATCH_MAX], i, k, m, both = 0;
+
+    for (i = 0; i < n; i++) {
+        if (xs[i].link->nfd != 1 || xs[i].done != 0)
+            return tbmcoll_xfer_run(c, xs, n, what);
+        most = xs[i].len > most ? xs[i].len : most;
+        for (m = 0; m < i; m++)
+            both |= xs[m].link == xs[i].link && xs[m].is_send != xs[i].is_send;
+    }
+    if (n > 2 * TBM_MLX_RING_MAX || piece == 0 || most <= piece || !both)
+        return tbmcoll_xfer_run(c, xs, n, what);
+    rounds = (most + piece - 1) / piece;
+    for (r = 0; r < rounds; r++) {
+        for (i = 0, m = 0; i < n; i++) {
+            if (!xs[i].is_send) {
+                /* whole, with this round's goal: what the peer sends beyond it is read all the same */
+                xs[i].goal = (r + 1) * piece < xs[i].len ? (r + 1) * piece : xs[i].len;
+                if (xs[i].done < xs[i].len)
+                    from[m] = i, sub[m++] = xs[i];
+                continue;
+            }
+            tbmcoll_piece_of(xs[i].len, piece, r, &at, &len);
+            if (len == 0)
+                continue;
+            sub[m] = xs[i];
+            sub[m].buf = xs[i].buf + at;
+            sub[m].len = len;
+            from[m++] = i;
+        }
+        if (run_batch(c, sub, m, what) < 0)
+            return -1;
+        for (k = 0; k < m; k++)   /* the receives' progress, where the next round goes on from */
+            if (!sub[k].is_send)
+                xs[from[k]].done = sub[k].done;
+    }
+    for (i = 0; i < n; i++)
+        xs[i].done = xs[i].len, xs[i].goal = 0;
+    return 0;
+}
+
 /* The link to a peer: on a ring, sends prefer the right link and receives the left one (for two ranks both
  * neighbours are the same rank: each direction then has its own connection, as the peer expects). */
 static tbmcoll_link_t *link_to(tbmcoll_comm_t *c, int peer, int is_send)
@@ -458,6 +508,6 @@ int tbmcoll_tcp_p2p(tbmcoll_comm_t *c, const void *sbuf, int to, void *rbuf, int
     if (from >= 0)
         xs[n++] = (tbmcoll_xfer_t){ .link = link_to(c, from, 0), .is_send = 0, .buf = rbuf, .len = bytes };
     if (to >= 0 && from >= 0)
-        return tbmcoll_xfer_run(c, xs, n, "send/recv");
+        return tbmcoll_xfer_run_pieces(c, xs, n, "send/recv");
     return tbmcoll_xfer_run(c, xs, n, to >= 0 ? "send" : "recv");
 }

@@ -222,6 +222,16 @@ static int check_broadcast_p2p(ctx_t *x, size_t count, tbm_dtype_t dt, unsigned 
         bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[x->rank], left, buf, right, count, dt, &x->err),
                               "sendrecv");
         bad |= bad || same("sendrecv backwards", dt, count, buf, in[right]);
+        /* one side's exchange (which may move in pieces) against the other's send, then receive (whole) */
+        memset(buf, 0, bytes);
+        if (x->rank == 0)
+            bad |= bad || call_ok(x, tbmcoll_sendrecv(x->c, in[0], 1, buf, 1, count, dt, &x->err), "sendrecv");
+        if (x->rank == 1) {
+            bad |= bad || call_ok(x, tbmcoll_send(x->c, in[1], count, dt, 0, &x->err), "send");
+            bad |= bad || call_ok(x, tbmcoll_recv(x->c, buf, count, dt, 0, &x->err), "recv");
+        }
+        if (x->rank <= 1)
+            bad |= bad || same("sendrecv against send and recv", dt, count, buf, in[1 - x->rank]);
     }
     free(buf);
     return bad;
