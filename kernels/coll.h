@@ -163,8 +163,10 @@ int tbmcoll_schedule_run(tbmcoll_comm_t *c, tbmcoll_link_t *in, tbmcoll_link_t *
 /* Exchange with one peer over one link (its first stream) and fold as the data comes: send send_len bytes
  * while recv_len bytes arrive into recv, each segment (opts.segment_bytes) folded into fold_dst as soon as it
  * is in, while it is in cache: fold_dst = recv op fold_b, or fold_b op recv when recv_second (recv may be
- * fold_dst itself). A schedule of one step, with both sides on one link. Returns 0, or -1 after
- * tbmcoll_fail() naming the peer. */
+ * fold_dst itself). A schedule of one step, with both sides on one link, in lockstep: the send is at most a
+ * segment ahead of what has come in, until all of it has (a connection holding megabytes both ways runs at
+ * half the rate: kernels/HISTORY.md, "Exchanges in pieces"); the peer runs the same exchange. Returns 0, or
+ * -1 after tbmcoll_fail() naming the peer. */
 int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
                       size_t recv_len, void *fold_dst, const void *fold_b, int recv_second, tbm_dtype_t dt,
                       tbm_redop_t op, const char *what);

@@ -41,10 +41,12 @@ static tbmcoll_link_t *corner_link(tbmcoll_comm_t *c, int corner)
  * rank r ^ 2^s half of the blocks it still holds
  * (the upper half when bit s of r is clear), folding what it receives into the half it keeps (the lower
  * rank's operand first) segment by segment as it arrives, while it is in cache, and sending its other half
- * meanwhile, as one stream (tbmcoll_pair_fold), in windows of TBMCOLL_HALVING_PIECES pieces: the scratch a
- * window is received into is bounded (out of place, the first step receives into dst itself and needs none).
+ * meanwhile, as one stream (tbmcoll_pair_fold: at most a piece ahead of what has come in), in windows of
+ * TBMCOLL_HALVING_PIECES pieces: the scratch a window is received into is bounded (out of place, the first
+ * step receives into dst itself and needs none).
  * After log2(n) steps it holds one block folded over all ranks, as a balanced tree in rank order
- * ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the same way. Each step talks to one
+ * ((r0 op r1) op (r2 op r3) for 4). The doubling sends the blocks back the same way (an exchange in pieces,
+ * tbmcoll_xfer_run_pieces). Each step talks to one
  * peer only: where ranks share cores, two of them at a time can run. */
 static int halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *dst, size_t count,
                    tbm_dtype_t dt, tbm_redop_t op, size_t piece)
@@ -94,7 +96,7 @@ static int halving(tbmcoll_comm_t *c, const unsigned char *src, unsigned char *d
         n = 0;
         tbmcoll_xfer_add(xs, &n, corner_link(c, p), 1, dst + kat, klen, 0);
         tbmcoll_xfer_add(xs, &n, corner_link(c, p), 0, dst + gat, glen, 0);
-        if (tbmcoll_xfer_run(c, xs, n, "all-reduce") < 0)
+        if (tbmcoll_xfer_run_pieces(c, xs, n, "all-reduce") < 0)
             return -1;
     }
     return 0;

@@ -21,6 +21,7 @@ typedef struct run {
     size_t sent;
     int rs;                          /* current receive step, bytes received and folded in it */
     size_t got, done;
+    int lockstep;                    /* one peer both ways: send at most a piece ahead of what came in */
 } run_t;
 
 /* Skip steps with nothing to send or receive (empty chunks when count < ranks). */
@@ -38,6 +39,10 @@ static size_t send_avail(const run_t *r)
     const tbmcoll_step_t *s = &r->st[r->ss];
     size_t ready;
 
+    if (r->lockstep && r->rs < r->n) {
+        ready = r->got + r->c->opts.segment_bytes;
+        return ready < s->send_len ? ready : s->send_len;
+    }
     if (s->gate < 0 || s->gate < r->rs)
         return s->send_len;
     ready = s->gate == r->rs ? r->done : 0;
@@ -216,6 +221,8 @@ int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, si
 {
     tbmcoll_step_t st = { .send = send, .send_len = send_len, .recv = recv, .recv_len = recv_len,
                           .fold_dst = fold_dst, .fold_b = fold_b, .recv_second = recv_second, .gate = -1 };
+    run_t run = { .c = c, .in = l, .out = l, .st = &st, .n = 1, .dt = dt, .op = op, .esize = tbm_dtype_size(dt),
+                  .what = what, .lockstep = 1 };
 
-    return tbmcoll_schedule_run(c, l, l, &st, 1, dt, op, what);
+    return run_steps(&run);
 }
