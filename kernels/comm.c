@@ -112,7 +112,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     uint64_t host[TBM_MLX_RING_MAX], id;
     long online;
     char pre[32];
-    int r, rc = 0, loopback = 1;
+    int r, rc = 0;
 
     c->halving = 0;
     c->small = TBM_SMALL_ONEROUND;
@@ -123,13 +123,8 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     mine[0] = (uint32_t)(id >> 32);
     mine[1] = (uint32_t)id;
     mine[2] = online > 0 ? (uint32_t)online : 1;
-    /* the options (mesh all-reduce in bits 0-7, small all-reduce in bits 16-23), and whether this rank's links
-     * are all over loopback (bit 8) */
-    for (r = 0; c->links && r < c->size; r++)
-        loopback &= strncmp(c->links[r].addr, "127.", 4) == 0;
-    if (!c->links)
-        loopback = strncmp(c->left.addr, "127.", 4) == 0 && strncmp(c->right.addr, "127.", 4) == 0;
-    mine[3] = (uint32_t)c->opts.mesh_allreduce | (uint32_t)loopback << 8 | (uint32_t)c->opts.small_allreduce << 16;
+    /* the options: mesh all-reduce in bits 0-7, small all-reduce in bits 16-23 */
+    mine[3] = (uint32_t)c->opts.mesh_allreduce | (uint32_t)c->opts.small_allreduce << 16;
     if (!(all = malloc(sizeof(mine) * (size_t)c->size)))
         return tbm_errprintf(err, "out of memory");
     if (c->ops->allgather(c, mine, all, 4, TBM_DT_I32) < 0) {
@@ -145,7 +140,6 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
         uint64_t h = (uint64_t)v[0] << 32 | v[1];
         host[r] = h ? h : ~(uint64_t)r;   /* an unknown machine (0) is a machine of its own */
         cpus[r] = v[2];
-        loopback &= (v[3] >> 8) & 1;
         if ((v[3] & 0xff) != (uint32_t)c->opts.mesh_allreduce && rc == 0)
             rc = tbm_errprintf(err, "rank %d asks for the mesh all-reduce '%s' but this rank for '%s': give every "
                                "rank the same", r, tbmcoll_mesh_ar_name((tbmcoll_mesh_ar_t)(v[3] & 0xff)),
@@ -162,7 +156,7 @@ int tbmcoll_plan(tbmcoll_comm_t *c, tbm_err_t *err)
     c->halving = c->size >= 4 && (c->size & (c->size - 1)) == 0 &&
                  (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_HALVING ||
                   (c->opts.mesh_allreduce == TBMCOLL_MESH_AR_AUTO &&
-                   tbm_mesh_halving_pays(c->size, host, cpus, loopback)));
+                   tbm_mesh_halving_pays(c->size, host, cpus)));
     /* a ring of 4 (a square: its exchanges in Gray order are between neighbours) doubles where a mesh would
      * not go in one round, or when asked; otherwise it sends both ways around */
     if (c->algo == TBMCOLL_ALGO_RING && c->size == 4 &&

@@ -376,9 +376,9 @@ static int cores_outnumbered(int n, const uint64_t *host, const uint32_t *cpus)
     return 0;
 }
 
-int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback)
+int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus)
 {
-    if (loopback || n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
+    if (n < 4 || (n & (n - 1)) != 0 || !host || !cpus)
         return 0;
     return cores_outnumbered(n, host, cpus);
 }

@@ -67,13 +67,13 @@ void tbm_chunk(size_t count, int n, int i, size_t *off, size_t *len);
 /* Whether a mesh all-reduce above the small size should go by recursive halving and doubling (1) rather
  * than the direct pipelined reduce-scatter and all-gather (0): only for a power-of-two n from 4 up, only
  * when some machine runs more of the ranks than it has cores (host[r] names rank r's machine, the same for
- * ranks that share one kernel; cpus[r] is that machine's count of online cores, as rank r saw it), and only
- * when the ranks' connections go through network devices (loopback 0), whose work then shares those cores
- * too: several simulated hosts on one machine, like the embedded lab's Macs. A rule from measurement (the
- * figures are in kernels/HISTORY.md): there halving and doubling, which pairs the ranks step by step, was
- * ahead in every run, while over loopback (loopback 1) the direct all-reduce was; with a machine (and
- * cores) per rank the direct all-reduce drives all n-1 links at once, which halving and doubling cannot. */
-int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus, int loopback);
+ * ranks that share one kernel; cpus[r] is that machine's count of online cores, as rank r saw it): several
+ * simulated hosts on one machine, like the embedded lab's Macs, or local ranks over loopback. A rule from
+ * measurement (the figures are in kernels/HISTORY.md): there halving and doubling, which pairs the ranks step
+ * by step, was ahead in every run (over loopback since its exchanges went in lockstep, "Exchanges in
+ * pieces"); with a machine (and cores) per rank the direct all-reduce drives all n-1 links at once, which
+ * halving and doubling cannot. */
+int tbm_mesh_halving_pays(int n, const uint64_t *host, const uint32_t *cpus);
 
 /* Whether a mesh's extra TCP streams per pair (opts.streams) pay: they spread the kernel's network work of
  * one transfer over cores the ranks do not use, so only where every machine has more cores (cpus[r], of

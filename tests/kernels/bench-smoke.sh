@@ -134,8 +134,11 @@ for case in auto:4:$auto doubling:4:recursive_doubling oneround:4:both_ways_arou
   echo "$table" | grep -q "^# all-reduce up to 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||
     { say "ring of $n, -y $how: want $want"; echo "$table"; fail=1; }
 done
-# a ring of 4 halves too when asked (each step with a neighbour), and runs its own otherwise; a ring of 3 cannot
-for case in halving:4:halving direct:4:ring auto:4:ring halving:3:ring; do
+# a ring of 4 halves too when asked (each step with a neighbour), and by itself where its ranks outnumber the
+# cores; it runs its own otherwise; a ring of 3 cannot
+auto=ring
+[ "$(nproc)" -ge 4 ] || auto=halving
+for case in halving:4:halving direct:4:ring auto:4:$auto halving:3:ring; do
   how=${case%%:*} rest=${case#*:} n=${rest%%:*} want=${rest#*:}
   table=$(bench -l "$n" -A ring -a "$how" -b 16K -e 1M -f 8 -n 2 -w 1 -d bf16) || { say "ring -a $how: exit $?"; fail=1; }
   echo "$table" | grep -q "^# all-reduce above 32 KiB: $want\$" && echo "$table" | grep -q '^# Wrong values       : 0 OK' ||

@@ -333,17 +333,19 @@ typedef struct run_cfg {
     tbmcoll_small_ar_t small;   /* the mesh's all-reduce up to 128 KiB (the reference knows its bits) */
 } run_cfg_t;
 
-/* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks; direct when asked
- * and for auto (every rank runs here, over loopback). */
+/* What the mesh's all-reduce must be for n ranks: halving when asked for 4, 8, ... ranks, and for auto where
+ * they outnumber this machine's cores (every rank runs here); direct otherwise. A ring of 4 likewise. */
 static const char *plan_wanted(const run_cfg_t *cfg, int n)
 {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int pow2 = n >= 4 && (n & (n - 1)) == 0;
+    int halving = cfg->how == TBMCOLL_MESH_AR_HALVING || (cfg->how == TBMCOLL_MESH_AR_AUTO && n > cores);
+
     if (n == 1)
         return "copy";
     if (cfg->algo == TBMCOLL_ALGO_RING)
-        return cfg->how == TBMCOLL_MESH_AR_HALVING && n == 4 ? "halving" : "ring";
-    if (cfg->how == TBMCOLL_MESH_AR_HALVING && n >= 4 && (n & (n - 1)) == 0)
-        return "halving";
-    return "direct";
+        return halving && n == 4 ? "halving" : "ring";
+    return halving && pow2 ? "halving" : "direct";
 }
 
 /* What the mesh's small all-reduce must be for n ranks: through rank 0 when asked (3 ranks or more), and for
