@@ -88,12 +88,10 @@ typedef enum tbmcoll_algo {
 
 /* How a mesh runs an all-reduce above TBMCOLL_MESH_SMALL_BYTES (a ring of 4: TBMCOLL_SMALL_BYTES). At
  * creation, a mesh of a power-of-two size from 4 up learns from every rank its machine (Linux: the kernel's boot id; macOS: the boot session's UUID) and
- * count of online cores, and checks that every rank asked for the same; whether the links are loopback
- * it knows from the ranks' addresses. */
+ * count of online cores, and checks that every rank asked for the same. */
 typedef enum tbmcoll_mesh_ar {
     TBMCOLL_MESH_AR_AUTO = 0,      /* halving where a machine runs more of the ranks than it has cores
-                                    * and the links are not loopback (tbm_mesh_halving_pays() of
-                                    * lib/reduce.h), direct otherwise */
+                                    * (tbm_mesh_halving_pays() of lib/reduce.h), direct otherwise */
     TBMCOLL_MESH_AR_DIRECT = 1,    /* the direct pipelined reduce-scatter and all-gather, all links at once */
     TBMCOLL_MESH_AR_HALVING = 2,   /* recursive halving and doubling (other sizes than 4, 8, 16, ...: direct) */
 } tbmcoll_mesh_ar_t;
