@@ -206,13 +206,19 @@ static int run_steps(run_t *r)
     return 0;
 }
 
+static int schedule(tbmcoll_comm_t *c, tbmcoll_link_t *in, tbmcoll_link_t *out, const tbmcoll_step_t *st, int n,
+                    tbm_dtype_t dt, tbm_redop_t op, const char *what, int lockstep)
+{
+    run_t run = { .c = c, .in = in, .out = out, .st = st, .n = n, .dt = dt, .op = op,
+                  .esize = tbm_dtype_size(dt), .what = what, .lockstep = lockstep };
+
+    return run_steps(&run);
+}
+
 int tbmcoll_schedule_run(tbmcoll_comm_t *c, tbmcoll_link_t *in, tbmcoll_link_t *out, const tbmcoll_step_t *st,
                          int n, tbm_dtype_t dt, tbm_redop_t op, const char *what)
 {
-    run_t run = { .c = c, .in = in, .out = out, .st = st, .n = n, .dt = dt, .op = op,
-                  .esize = tbm_dtype_size(dt), .what = what };
-
-    return run_steps(&run);
+    return schedule(c, in, out, st, n, dt, op, what, 0);
 }
 
 int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, size_t send_len, void *recv,
@@ -221,8 +227,6 @@ int tbmcoll_pair_fold(tbmcoll_comm_t *c, tbmcoll_link_t *l, const void *send, si
 {
     tbmcoll_step_t st = { .send = send, .send_len = send_len, .recv = recv, .recv_len = recv_len,
                           .fold_dst = fold_dst, .fold_b = fold_b, .recv_second = recv_second, .gate = -1 };
-    run_t run = { .c = c, .in = l, .out = l, .st = &st, .n = 1, .dt = dt, .op = op, .esize = tbm_dtype_size(dt),
-                  .what = what, .lockstep = 1 };
 
-    return run_steps(&run);
+    return schedule(c, l, l, &st, 1, dt, op, what, 1);
 }

@@ -388,8 +388,12 @@ static int run_batch(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const char *w
                 return tbmcoll_fail(c, "%s: poll failed: %s", what, strerror(errno));
             if (rc > 0)
                 break;
-            if (timeout > 0)
-                return tbmcoll_fail_stalled(c, pend, k, what);
+            if (timeout > 0) {   /* named: the transfers short of their goal, what the batch waits for */
+                for (i = 0, nw = 0; i < k; i++)
+                    if (pend[i]->done < xfer_goal(pend[i]))
+                        waiting[nw++] = pend[i];
+                return tbmcoll_fail_stalled(c, waiting, nw, what);
+            }
         }
         tbmcoll_tock(c, &c->stats.wait_us, t0);
         idle.rounds = 0;
@@ -462,9 +466,11 @@ int tbmcoll_xfer_run_pieces(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const 
         for (i = 0, m = 0; i < n; i++) {
             if (!xs[i].is_send) {
                 /* whole, with this round's goal: what the peer sends beyond it is read all the same */
-                xs[i].goal = (r + 1) * piece < xs[i].len ? (r + 1) * piece : xs[i].len;
-                if (xs[i].done < xs[i].len)
-                    from[m] = i, sub[m++] = xs[i];
+                if (xs[i].done < xs[i].len) {
+                    sub[m] = xs[i];
+                    sub[m].goal = (r + 1) * piece;   /* xfer_goal() caps it at len */
+                    from[m++] = i;
+                }
                 continue;
             }
             tbmcoll_piece_of(xs[i].len, piece, r, &at, &len);
@@ -482,7 +488,7 @@ int tbmcoll_xfer_run_pieces(tbmcoll_comm_t *c, tbmcoll_xfer_t *xs, int n, const 
                 xs[from[k]].done = sub[k].done;
     }
     for (i = 0; i < n; i++)
-        xs[i].done = xs[i].len, xs[i].goal = 0;
+        xs[i].done = xs[i].len;
     return 0;
 }
 
