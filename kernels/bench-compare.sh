@@ -25,14 +25,14 @@
 # Usage: bench-compare.sh [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS]
 #                         [-M turns|launches] [-B core|none] [-P both|default] [-s ITERS] [-S ROUNDS] [-x ARGS]
 # -n: 2 to 16 ranks (more than the cores: mpirun --oversubscribe; 4 by default). -s, -S: the search's
-# iterations per run (4) and rounds (1). -x: more options for libtbmcoll's runs (macnode bench's own, e.g.
-# "-S 1 -s 0"), for experiments.
+# iterations per run (4) and rounds (3: with one, a swing of the machine could pick a setting). -x: more
+# options for libtbmcoll's runs (macnode bench's own, e.g. "-S 1 -s 0"), for experiments.
 # MACNODE_BENCH names the program (default: macnode-bench beside this script); MPIRUN the launcher
 # (default: mpirun --oversubscribe, TCP on lo only). The search says what it runs on stderr.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bench=${MACNODE_BENCH:-$here/macnode-bench}
-n=4 min=1M max=64M algo=auto iters=10 rounds=3 extra="" method=turns bind="" peers=both siters=4 srounds=1
+n=4 min=1M max=64M algo=auto iters=10 rounds=3 extra="" method=turns bind="" peers=both siters=4 srounds=3
 usage="usage: $0 [-n RANKS] [-b SIZE] [-e SIZE] [-A auto|mesh|ring] [-i ITERS] [-r ROUNDS] [-M turns|launches]
        [-B core|none] [-P both|default] [-s ITERS] [-S ROUNDS] [-x ARGS]"
 while getopts n:b:e:A:i:r:M:x:B:P:s:S: opt; do
