@@ -20,8 +20,15 @@ run() { MACNODE_BENCH=$bench MPIRUN=$mpirun sh "$compare" "$@"; }
 num='[0-9]+\.[0-9]+'
 o=$tmp/out
 for method in turns launches; do
-  run -M "$method" -n 2 -b 8K -e 16K -r 1 -i 2 -s 2 >"$o" 2>"$tmp/err" ||
+  # the search in its default rounds (3) once, in one round the other time
+  if [ "$method" = turns ]; then srounds=3 sopt=""; else srounds=1 sopt="-S 1"; fi
+  # shellcheck disable=SC2086
+  run -M "$method" -n 2 -b 8K -e 16K -r 1 -i 2 -s 2 $sopt >"$o" 2>"$tmp/err" ||
     { say "$method: exit $?"; cat "$o" "$tmp/err"; fail=1; continue; }
+  grep -qF "# $srounds round(s) taken in turns, each figure the median):" "$o" &&
+    [ "$(grep -c "^mpi-tune: round $srounds of $srounds: " "$tmp/err")" -gt 0 ] &&
+    [ "$(grep -c "^mpi-tune: round $((srounds + 1)) of " "$tmp/err")" = 0 ] ||
+    { say "$method: the search should take $srounds round(s)"; cat "$o" "$tmp/err"; fail=1; }
   # the columns: libtbmcoll and Open MPI's defaults, libtbmcoll and the tuned peer, the link, the algorithm
   grep -qE "^# +size \(B\) placement +tcp +mpi +ratio +tcp' +tuned +ratio +link +tuned algorithm$" "$o" ||
     { say "$method: no header with the default and tuned columns"; cat "$o"; fail=1; }
