@@ -80,6 +80,13 @@ static void mark_descendants(const table_t *tb, char *mark)
     }
 }
 
+/* A live slurmstepd: root's (real uid 0: a user can name a process slurmstepd, or run a set-uid program
+ * through a link of that name, but not get a real uid of 0). */
+static int is_stepd(const tbm_proc_t *p)
+{
+    return p->stepd && p->ruid == 0;
+}
+
 /* Does a process of uid run under a live slurmstepd (a step of another job of the user's)? */
 static int under_stepd(const table_t *tb, uint32_t uid, char *mark)
 {
@@ -87,10 +94,10 @@ static int under_stepd(const table_t *tb, uint32_t uid, char *mark)
     int found = 0;
 
     for (i = 0; i < tb->n; i++)
-        mark[i] = tb->t[i].stepd != 0;
+        mark[i] = is_stepd(&tb->t[i]);
     mark_descendants(tb, mark);
     for (i = 0; i < tb->n && !found; i++)
-        found = mark[i] && !tb->t[i].stepd && tb->t[i].uid == uid;
+        found = mark[i] && !is_stepd(&tb->t[i]) && tb->t[i].uid == uid;
     memset(mark, 0, tb->n);
     return found;
 }

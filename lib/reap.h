@@ -22,7 +22,9 @@
 typedef struct tbm_proc {
     long pid, ppid;
     uint32_t uid;        /* real and effective uid, or TBM_PROC_UID_MIXED */
-    int stepd;           /* a slurmstepd: a live one at a job's end serves another job (direct mode) */
+    int stepd;           /* named slurmstepd: a live one at a job's end serves another job (direct mode), if
+                          * it is root's (ruid 0): anyone may name a process so */
+    uint32_t ruid;       /* real uid */
 } tbm_proc_t;
 
 /* What the caller knows of the job that ended. */

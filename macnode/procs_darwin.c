@@ -20,6 +20,7 @@ static void from_kinfo(const struct kinfo_proc *k, tbm_proc_t *p)
     p->pid = k->kp_proc.p_pid;
     p->ppid = k->kp_eproc.e_ppid;
     p->uid = real == eff ? (uint32_t)real : TBM_PROC_UID_MIXED;
+    p->ruid = (uint32_t)real;
     p->stepd = strncmp(k->kp_proc.p_comm, "slurmstepd", sizeof(k->kp_proc.p_comm)) == 0;
 }
 

@@ -18,19 +18,24 @@
 #include "fileio.h"
 
 /* The uid of /proc/PID/status when its real and effective uids agree, else TBM_PROC_UID_MIXED; -1 when the
- * process is gone. */
-static long long status_uid(long pid)
+ * process is gone. *ruid (if given): the real uid (TBM_PROC_UID_MIXED when unreadable). */
+static long long status_uid(long pid, uint32_t *ruid)
 {
     char path[64], *text, *line;
     unsigned long real, eff;
     size_t len;
     long long uid = -1;
 
+    if (ruid)
+        *ruid = TBM_PROC_UID_MIXED;
     snprintf(path, sizeof(path), "/proc/%ld/status", pid);
     if (!(text = tbm_read_file(path, 16384, &len, NULL)))
         return -1;
-    if ((line = strstr(text, "\nUid:")) && sscanf(line + 5, "%lu %lu", &real, &eff) == 2)
+    if ((line = strstr(text, "\nUid:")) && sscanf(line + 5, "%lu %lu", &real, &eff) == 2) {
         uid = real == eff && real < TBM_PROC_UID_MIXED ? (long long)real : TBM_PROC_UID_MIXED;
+        if (ruid && real < TBM_PROC_UID_MIXED)
+            *ruid = (uint32_t)real;
+    }
     free(text);
     return uid;
 }
@@ -111,7 +116,7 @@ int procs_read(tbm_proc_t **out, size_t *n, tbm_err_t *err)
             continue;
         memset(&p, 0, sizeof(p));
         p.pid = strtol(e->d_name, NULL, 10);
-        if (stat_of(p.pid, &p.ppid, &p.stepd) < 0 || (uid = status_uid(p.pid)) < 0 || !same_netns(p.pid, mine))
+        if (stat_of(p.pid, &p.ppid, &p.stepd) < 0 || (uid = status_uid(p.pid, &p.ruid)) < 0 || !same_netns(p.pid, mine))
             continue;   /* gone meanwhile (or a zombie), or another (simulated) Mac's */
         p.uid = (uint32_t)uid;
         if (grow(&t, &cap, *n) < 0) {
@@ -135,7 +140,7 @@ int procs_signal(const tbm_proc_t *p, int sig)
     if (fd >= 0) {
         /* the pidfd holds the process it was opened for: the uid read now is that process's, or the signal
          * finds it gone */
-        if (status_uid(p->pid) == (long long)p->uid)
+        if (status_uid(p->pid, NULL) == (long long)p->uid)
             rc = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0 ? 0 : -1;
         close(fd);
         return rc;
@@ -143,7 +148,7 @@ int procs_signal(const tbm_proc_t *p, int sig)
     if (errno != ENOSYS)
         return -1;
 #endif
-    if (status_uid(p->pid) == (long long)p->uid)
+    if (status_uid(p->pid, NULL) == (long long)p->uid)
         rc = kill((pid_t)p->pid, sig);
     return rc;
 }
