@@ -15,6 +15,17 @@ int tbm_jobtag_format(const tbm_jobtag_t *t, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int tbm_jobtag_env_is_tag(const char *entry)
+{
+    static const char *const names[] = { TBM_JOBTAG_ENV "=", "SPANK_" TBM_JOBTAG_ENV "=" };
+    size_t i;
+
+    for (i = 0; entry && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strncmp(entry, names[i], strlen(names[i])) == 0)
+            return 1;
+    return 0;
+}
+
 int tbm_jobtag_parse(const char *s, tbm_jobtag_t *t, tbm_err_t *err)
 {
     char copy[TBM_JOBTAG_MAX], *tok, *save = NULL, *eq;

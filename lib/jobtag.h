@@ -20,6 +20,12 @@ typedef struct tbm_jobtag {
     tbm_backend_t backend;       /* as asked; auto: the nodes choose */
 } tbm_jobtag_t;
 
+/* Is this entry of a job's SPANK environment ("NAME=value") a tag, under either name the job's prolog could
+ * read it by: TBMESH_JOB (Slurm gives it to the prolog as SPANK_TBMESH_JOB) or SPANK_TBMESH_JOB itself (Slurm
+ * passes a name that already starts with SPANK_ as it is)? job_submit removes every such entry a request
+ * brings before it gives the job its own. */
+int tbm_jobtag_env_is_tag(const char *entry);
+
 /* "v1 macs=4 backend=jaccl" into buf. Returns 0, or -1 when it does not fit. */
 int tbm_jobtag_format(const tbm_jobtag_t *t, char *buf, size_t len);
 

@@ -211,18 +211,23 @@ static void set_spank_env(job_desc_msg_t *d, const char *name, const char *value
     d->spank_job_env_size++;
 }
 
-/* Remove NAME from the job's SPANK environment: the tag is job_submit's alone, and a user may have put one in
- * a request (libslurm takes any SPANK variable) for a job this plug-in does not place on Macs. */
-static void drop_spank_env(job_desc_msg_t *d, const char *name)
+/* Remove every tag from the job's SPANK environment (tbm_jobtag_env_is_tag: under either name, as often as
+ * given): the tag is job_submit's alone, and a user may have put some in a request (libslurm takes any SPANK
+ * variable, and the last of a name is the one the prolog sees). */
+static void drop_spank_tags(job_desc_msg_t *d)
 {
     uint32_t at = 0, i;
 
-    if (!spank_env(d, name, &at))
-        return;
-    slurm_xfree((void **)&d->spank_job_env[at], __FILE__, __LINE__, __func__);
-    for (i = at; i + 1 < d->spank_job_env_size; i++)
-        d->spank_job_env[i] = d->spank_job_env[i + 1];
-    d->spank_job_env[--d->spank_job_env_size] = NULL;
+    while (d->spank_job_env && at < d->spank_job_env_size) {
+        if (!tbm_jobtag_env_is_tag(d->spank_job_env[at])) {
+            at++;
+            continue;
+        }
+        slurm_xfree((void **)&d->spank_job_env[at], __FILE__, __LINE__, __func__);
+        for (i = at; i + 1 < d->spank_job_env_size; i++)
+            d->spank_job_env[i] = d->spank_job_env[i + 1];
+        d->spank_job_env[--d->spank_job_env_size] = NULL;
+    }
 }
 
 static void apply(job_desc_msg_t *d, const tbm_jobplan_t *plan)
@@ -264,7 +269,7 @@ int job_submit(job_desc_msg_t *d, uint32_t submit_uid, char **err_msg)
 
     (void)submit_uid;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    drop_spank_env(d, TBM_JOBTAG_ENV);   /* only apply() below gives a job its tag */
+    drop_spank_tags(d);   /* only apply() below gives a job its tag */
     mac_job = tbm_gres_tbmesh(d->tres_per_node, group, sizeof(group), &n, &err) != 0;
     pthread_mutex_lock(&lock);
     reload_if_changed();

@@ -1,7 +1,8 @@
 /* forge_tag.c: what any user can send slurmctld through libslurm: a batch job whose SPANK job environment
  * holds a variable of the user's choosing (sbatch offers no option for it; the API takes it). The lab's tests
  * use it to check that job_submit/tbmesh drops a tbmesh tag it did not give.
- * Usage: forge-tag PARTITION NODE NAME=VALUE OUTPUT; prints the job id. The job prints its kept tag. */
+ * Usage: forge-tag PARTITION NODE NAME=VALUE OUTPUT [NAME=VALUE...]; prints the job id. The job prints its
+ * kept tag. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,12 +11,14 @@
 
 int main(int argc, char **argv)
 {
-    char *env[] = { "PATH=/usr/bin:/bin", NULL }, *spank[] = { NULL }, cwd[4096];
+    char *env[] = { "PATH=/usr/bin:/bin", NULL }, *spank[16], cwd[4096];
     submit_response_msg_t *resp = NULL;
     job_desc_msg_t d;
 
-    if (argc != 5) {
-        fprintf(stderr, "usage: forge-tag PARTITION NODE NAME=VALUE OUTPUT\n");
+    int i, n = 0;
+
+    if (argc < 5 || argc > 4 + 16) {
+        fprintf(stderr, "usage: forge-tag PARTITION NODE NAME=VALUE OUTPUT [NAME=VALUE...] (at most 16)\n");
         return 2;
     }
     if (!getcwd(cwd, sizeof(cwd)))
@@ -32,9 +35,11 @@ int main(int argc, char **argv)
     d.std_out = argv[4];
     d.user_id = getuid();
     d.group_id = getgid();
-    spank[0] = argv[3];
+    spank[n++] = argv[3];
+    for (i = 5; i < argc; i++)
+        spank[n++] = argv[i];
     d.spank_job_env = spank;
-    d.spank_job_env_size = 1;
+    d.spank_job_env_size = (uint32_t)n;
     if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS || !resp) {
         fprintf(stderr, "forge-tag: the job was refused: %s\n", tbm_slurm_errstr());
         return 1;

@@ -27,6 +27,15 @@ t_match "a user can send a job request with a SPANK variable of their own" "^[0-
 wait_job "$job" 60 > /dev/null
 t_is "... a tag put there is not the job's: its node keeps macs=0" "v1 macs=0 backend=auto
 run=0" "$(cat "$out" 2>/dev/null)"
+# ... nor one under the name the prolog reads (Slurm passes a SPANK_ name as it is), nor one given twice (the
+# last of a name is the one the prolog sees)
+out=$LAB/work/tbm-bob/forged2.out; rm -f "$out"
+job=$(as tbm-bob "$T_BUILD/tests/lab-tools/forge-tag" mac mac05 "SPANK_TBMESH_JOB=v1 macs=4 backend=jaccl" "$out" \
+    "TBMESH_JOB=v1 macs=2 backend=ring" "TBMESH_JOB=v1 macs=4 backend=jaccl" 2>&1)
+t_match "a user can send several SPANK variables, one named as the prolog reads it" "^[0-9]+$" "$job"
+wait_job "$job" 60 > /dev/null
+t_is "... none of them is the job's tag: its node keeps macs=0" "v1 macs=0 backend=auto
+run=0" "$(cat "$out" 2>/dev/null)"
 # The tag's one route: a step on a Mac whose tag its prolog did not keep is refused, saying why; no step asks
 # slurmctld what the job asked for.
 out=$LAB/work/tbm-alice/lost-tag.out; rm -f "$out" "$LAB/work/tbm-alice"/lost-tag.{ready,go}

@@ -75,6 +75,20 @@ static void write_file(const char *path)
     close(fd);
 }
 
+START_TEST(tag_entries_under_either_name)
+{
+    /* what job_submit removes from a request: a tag under the name it sets, or under the name the prolog reads */
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("TBMESH_JOB=v1 macs=4 backend=jaccl"), 1);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("SPANK_TBMESH_JOB=v1 macs=4 backend=jaccl"), 1);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("TBMESH_JOB="), 1);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("TBMESH_MLX_BACKEND=ring"), 0);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("TBMESH_JOBS=x"), 0);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("TBMESH_JOB"), 0);
+    ck_assert_int_eq(tbm_jobtag_env_is_tag("SLURM_SPANK_TBMESH_JOB=x"), 0);   /* the steps' name: never read */
+    ck_assert_int_eq(tbm_jobtag_env_is_tag(NULL), 0);
+}
+END_TEST
+
 START_TEST(kept_tag_carries_its_run)
 {
     char buf[TBM_JOBTAG_KEPT_MAX], tag[TBM_JOBTAG_KEPT_MAX];
@@ -226,6 +240,7 @@ static Suite *jobtag_suite(void)
     tcase_add_test(tc, tag_round_trip);
     tcase_add_test(tc, tag_later_fields_are_skipped);
     tcase_add_test(tc, tag_bad_input_is_named);
+    tcase_add_test(tc, tag_entries_under_either_name);
     tcase_add_test(tc, kept_tag_carries_its_run);
     tcase_add_test(tc, kept_tag_bad_input_is_named);
     tcase_add_test(tc, epilog_drops_only_its_runs_tag);
