@@ -110,10 +110,13 @@ uint64_t tbm_digest_cache_bytes(const tbm_digest_cache_t *c)
     return c ? c->bytes : 0;
 }
 
+/* A file is unchanged while its device, inode, size, mtime and ctime are: its owner may set the mtime back
+ * after a change (utimensat), but not the ctime, which that call sets to now. */
 static void cache_key(const struct stat *st, char *key, size_t len)
 {
-    snprintf(key, len, "%ju:%ju:%jd:%jd.%09ld", (uintmax_t)st->st_dev, (uintmax_t)st->st_ino,
-             (intmax_t)st->st_size, (intmax_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
+    snprintf(key, len, "%ju:%ju:%jd:%jd.%09ld:%jd.%09ld", (uintmax_t)st->st_dev, (uintmax_t)st->st_ino,
+             (intmax_t)st->st_size, (intmax_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
+             (intmax_t)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
 
 /* The digest of an open regular file (from the cache when unchanged). 0, or -1 with why. */

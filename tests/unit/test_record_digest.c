@@ -77,6 +77,38 @@ START_TEST(a_file_and_the_cache)
 }
 END_TEST
 
+START_TEST(a_change_with_its_mtime_set_back_is_read_again)
+{
+    /* the owner rewrites the file in place (same inode, same size) and sets its mtime back to what the cache
+     * saw: the ctime still tells, and the file is read again */
+    char path[512];
+    tbm_digest_cache_t *c = tbm_digest_cache_new();
+    struct stat st;
+    json_object *e;
+    int fd;
+
+    put_file("b.txt", "abc");
+    snprintf(path, sizeof(path), "%s/b.txt", dir);
+    ck_assert_int_eq(stat(path, &st), 0);
+    e = tbm_digest_path(path, c);
+    ck_assert_str_eq(tbm_json_str(e, "sha256"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    json_object_put(e);
+    usleep(20000);   /* a ctime apart from the first, on file systems that keep coarse times */
+    ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+    ck_assert_int_eq(pwrite(fd, "abd", 3, 0), 3);
+    close(fd);
+    {
+        struct timespec ts[2] = { st.st_atim, st.st_mtim };
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+    }
+    e = tbm_digest_path(path, c);
+    ck_assert_str_eq(tbm_json_str(e, "sha256"), "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9");
+    json_object_put(e);
+    ck_assert_uint_eq(tbm_digest_cache_reads(c), 2);
+    tbm_digest_cache_free(c);
+}
+END_TEST
+
 START_TEST(a_folder_gives_a_manifest_digest)
 {
     char path[512], sub[600], first[TBM_SHA256_HEX];
@@ -115,6 +147,7 @@ static Suite *digest_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, sha256_of_a_buffer);
     tcase_add_test(tc, a_file_and_the_cache);
+    tcase_add_test(tc, a_change_with_its_mtime_set_back_is_read_again);
     tcase_add_test(tc, a_folder_gives_a_manifest_digest);
     suite_add_tcase(s, tc);
     return s;
