@@ -284,20 +284,39 @@ json_object *repro_tail(const char *path, int lines)
     return a;
 }
 
-/* Read all of fd until EOF or the deadline. malloc'd text, or NULL. */
-static char *read_until(int fd, long long deadline_ms, size_t max)
+/* How often the reader's state is looked at while it says nothing (ms). */
+#define WATCH_MS 200
+
+/* Read all of the reader's fd until EOF or the deadline, watching the reader (pid): once it has been stopped
+ * (a signal from a process of its uid, which may signal it: SIGSTOP, SIGTSTP), stop waiting (*stopped = the
+ * signal), or root would wait the whole deadline for a reader its user holds. *status, *reaped: the reader's
+ * end when it was reaped here. malloc'd text, or NULL. */
+static char *read_until(int fd, pid_t pid, long long deadline_ms, size_t max, int *status, int *reaped, int *stopped)
 {
     tbm_strbuf_t sb;
     char buf[65536];
     struct pollfd p = { fd, POLLIN, 0 };
     ssize_t n;
     long long left;
+    int st, r;
 
     tbm_sb_init(&sb);
     for (;;) {
+        if (!*reaped && (r = (int)waitpid(pid, &st, WNOHANG | WUNTRACED | WCONTINUED)) == pid) {
+            if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
+                *stopped = WIFSTOPPED(st) ? WSTOPSIG(st) : SIGCONT;
+                break;
+            }
+            *status = st, *reaped = 1;   /* it has ended: what it wrote is in the pipe */
+        }
         left = deadline_ms - tbm_now_ms();
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+        if (left <= 0)
             break;
+        r = poll(&p, 1, (int)(left < WATCH_MS ? left : WATCH_MS));
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
         n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)
             continue;
@@ -314,7 +333,7 @@ static char *read_until(int fd, long long deadline_ms, size_t max)
 json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), void *arg, int timeout_s,
                            tbm_err_t *err)
 {
-    int fd[2], status;
+    int fd[2], status = 0, reaped = 0, stopped = 0;
     pid_t pid;
     char *text;
     json_object *out;
@@ -338,11 +357,17 @@ json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), 
         _exit(0);
     }
     close(fd[1]);
-    text = read_until(fd[0], tbm_now_ms() + timeout_s * 1000LL, OUT_MAX);
+    text = read_until(fd[0], pid, tbm_now_ms() + timeout_s * 1000LL, OUT_MAX, &status, &reaped, &stopped);
     close(fd[0]);
-    if (!text)
+    if (!text && !reaped)
         kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (stopped) {
+        free(text);
+        return tbm_errprintf(err, "the reader as uid %u was stopped (signal %d, which only root and that user "
+                             "may send): left out", (unsigned)uid, stopped), NULL;
+    }
     if (!text)
         return tbm_errprintf(err, "gave no answer within %d s", timeout_s), NULL;
     out = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? tbm_json_parse(text, strlen(text), err) : NULL;

@@ -27,7 +27,8 @@ json_object *repro_openmpi(char *const *env);
 json_object *repro_tail(const char *path, int lines);
 
 /* Call fn(arg) in a child that runs as uid/gid (no supplementary groups beyond gid) and hand its JSON back;
- * the child is killed after timeout_s seconds. The result, or NULL with err. */
+ * the child is killed after timeout_s seconds, or as soon as it is seen stopped (the user may stop it: it is
+ * theirs). The result, or NULL with err. */
 json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), void *arg, int timeout_s,
                            tbm_err_t *err);
 

@@ -217,8 +217,13 @@ static int walk_dir(walk_t *w, int dirfd, const char *rel, int depth)
             fd = -1;
             if (++w->files > MAX_FILES)
                 rc = -1, tbm_record_fmt(w->bad, sizeof(w->bad), "more than %d files", MAX_FILES);
-            else if ((fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0)
+            /* O_NONBLOCK: a fifo put in the file's place since the fstatat above opens at once (and is then
+             * no file) instead of waiting for a writer */
+            else if ((fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0 ||
+                     fstat(fd, &st) < 0)
                 rc = -1, tbm_record_fmt(w->bad, sizeof(w->bad), "%s: %s", sub, strerror(errno));
+            else if (!S_ISREG(st.st_mode))
+                rc = -1, tbm_record_fmt(w->bad, sizeof(w->bad), "%s: no longer a file (changed while read)", sub);
             else if (file_digest(fd, &st, w->c, hex, &w->why) < 0)
                 rc = -1, tbm_record_fmt(w->bad, sizeof(w->bad), "%s: %s", sub, w->why);
             else {

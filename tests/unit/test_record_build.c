@@ -8,6 +8,10 @@
 #include "json_read.h"
 #include "record.h"
 #include "record_build.h"
+#include "repro_node.h"
+
+#include <signal.h>
+#include <unistd.h>
 
 static const char *str_at(json_object *o, const char *path)
 {
@@ -22,6 +26,39 @@ static const char *str_at(json_object *o, const char *path)
     o = json_object_object_get(o, path);
     return o ? json_object_get_string(o) : NULL;
 }
+
+/* What the reader as the user hands back: {"ok": 1}; or it stops itself, as its user may stop it. */
+static json_object *reader_answers(void *arg)
+{
+    (void)arg;
+    return json_tokener_parse("{\"ok\": 1}");
+}
+
+static json_object *reader_stopped(void *arg)
+{
+    (void)arg;
+    raise(SIGSTOP);
+    return json_tokener_parse("{\"late\": 1}");
+}
+
+START_TEST(reader_as_the_user_answers_or_is_given_up_when_stopped)
+{
+    /* root waits for its reader as the job's user; the user may stop that process (it is theirs): root gives
+     * it up at once, saying so, instead of waiting the whole limit (an hour at a job's end) */
+    uid_t uid = getuid() == 0 ? 65534 : getuid();
+    gid_t gid = getuid() == 0 ? 65534 : getgid();
+    tbm_err_t err = { { 0 } };
+    json_object *out;
+
+    out = repro_as_user(uid, gid, reader_answers, NULL, 30, &err);
+    ck_assert_msg(out != NULL, "%s", err.msg);
+    ck_assert_int_eq(json_object_get_int(json_object_object_get(out, "ok")), 1);
+    json_object_put(out);
+    out = repro_as_user(uid, gid, reader_stopped, NULL, 600, &err);
+    ck_assert_ptr_null(out);
+    ck_assert_msg(strstr(err.msg, "was stopped (signal 19") != NULL, "%s", err.msg);
+}
+END_TEST
 
 START_TEST(options_are_checked_with_what_to_give)
 {
@@ -301,6 +338,7 @@ static Suite *record_build_suite(void)
     Suite *s = suite_create("record_build");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, options_are_checked_with_what_to_give);
+    tcase_add_test(tc, reader_as_the_user_answers_or_is_given_up_when_stopped);
     tcase_add_test(tc, command_line_finds_the_script);
     tcase_add_test(tc, submit_half_declares_and_redacts);
     tcase_add_test(tc, records_off_reads_json_not_text);
