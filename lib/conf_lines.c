@@ -101,13 +101,21 @@ static int set_partitions(conf_parser_t *p, const char *key, const char *val, ch
 }
 
 /* The record store's settings belong to lib/record_settings.c (tbm_record_settings_parse reads them for the
- * store); here they are checked, so that a bad value is reported with the rest of the file, and kept. */
+ * store, a line at a time); here they are checked, so that a bad value is reported with the rest of the file,
+ * and kept. The store reads each on a line of its own, once. */
 static int set_record_setting(conf_parser_t *p, const char *key, const char *val)
 {
     char line[TBM_CONF_LINE_MAX + 64];
     tbm_record_settings_t s;
     tbm_err_t err = { { 0 } };
+    int i = !strcasecmp(key, "RecordDir") ? 0 : !strcasecmp(key, "RecordReaders") ? 1 : 2;
 
+    if (p->line_tokens > 1)
+        return BAD(p, "put it on a line of its own: the record store reads RecordDir=, RecordReaders= and Records= "
+                   "one to a line", "%s= shares its line with other settings", key);
+    if (p->record_line[i])
+        return BAD(p, "keep one of them", "%s is already set at line %d", key, p->record_line[i]);
+    p->record_line[i] = p->line;
     memset(&s, 0, sizeof(s));
     snprintf(line, sizeof(line), "%s=%s", key, val);
     if (tbm_record_settings_parse(line, strlen(line), "tbmesh.conf", &s, &err) < 0)
@@ -630,7 +638,9 @@ void tbm_conf_read_tokens(conf_parser_t *p, conf_token_t *tok, size_t n)
             cur_cable(p)->bad = p->n_errors > p->line_errors;
         }
     } else if (tbm_conf_is_key(global_keys, tok[0].key)) {
+        p->line_tokens = n;
         tbm_conf_apply_keys(p, global_keys, "setting", tok, n);
+        p->line_tokens = 0;
     } else {
         char list[400], fix[480];
         tbm_conf_key_names(global_keys, list, sizeof(list));

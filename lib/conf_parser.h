@@ -33,6 +33,8 @@ typedef struct conf_parser {
     tbm_conf_t *c;
     int global_line[11];           /* where each global setting was set (order of its table), 0: not yet */
     int owner_line[TBM_OWNER_ROLES];   /* where each global owner was set, 0: not yet */
+    int record_line[3];            /* where RecordDir, RecordReaders and Records were set, 0: not yet */
+    size_t line_tokens;            /* settings on the line being read */
     pending_node_t *pn;            /* NodeName settings */
     size_t n_pn, cap_pn;
     pending_cable_t *pc;           /* Cable lines */

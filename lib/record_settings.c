@@ -71,12 +71,35 @@ typedef struct {
     tbm_err_t *err;
 } parse_t;
 
+/* The store's keys, read at the start of a line only, each alone on it (tbm_conf_parse refuses them elsewhere). */
+static const char *const store_keys[] = { "RecordDir=", "RecordReaders=", "Records=" };
+
+/* A store key on this line other than at its start, or NULL. */
+static const char *key_within(const char *line)
+{
+    size_t i, k;
+
+    for (i = 1; line[i]; i++)
+        if (line[i - 1] == ' ' || line[i - 1] == '\t')
+            for (k = 0; k < sizeof(store_keys) / sizeof(store_keys[0]); k++)
+                if (!strncasecmp(line + i, store_keys[k], strlen(store_keys[k])))
+                    return store_keys[k];
+    return NULL;
+}
+
 static int settle(const char *line, int no, void *arg)
 {
     parse_t *p = arg;
-    const char *v;
+    const char *v, *k;
     size_t i;
 
+    for (i = 0; i < sizeof(store_keys) / sizeof(store_keys[0]); i++)
+        if (!strncasecmp(line, store_keys[i], strlen(store_keys[i])) && (v = strpbrk(line, " \t")) && strchr(v, '='))
+            return tbm_errprintf(p->err, "%s:%d: %.*s shares its line with other settings: put it on a line of its "
+                                 "own", p->name, no, (int)strlen(store_keys[i]), store_keys[i]);
+    if ((k = key_within(line)))
+        return tbm_errprintf(p->err, "%s:%d: %s is not at the start of its line: put RecordDir=, RecordReaders= and "
+                             "Records= each on a line of its own", p->name, no, k);
     if (!strncasecmp(line, "RecordDir=", 10)) {
         v = line + 10;
         if (v[0] != '/' || strstr(v, "/../") || !strcmp(v + strlen(v) - (strlen(v) >= 3 ? 3 : 0), "/..") ||

@@ -700,6 +700,12 @@ START_TEST(record_store_settings_are_checked)
     ck_assert_ptr_nonnull(strstr(parse_text(BASE "Records=maybe\n"), "t.conf:3: "));
     ck_assert_ptr_nonnull(strstr(parse_text(BASE "Records=maybe\n"), "RECORD STORE"));
     ck_assert_ptr_nonnull(strstr(parse_text(BASE "RecordDir=relative\n"), "RECORD STORE"));
+    /* each on a line of its own, once: as the record store reads them */
+    ck_assert_str_eq(parse_text(BASE "AgentPort=5123 RecordDir=/srv/records Records=no\n"),
+                     "t.conf:3: RecordDir= shares its line with other settings: put it on a line of its own: the record "
+                     "store reads RecordDir=, RecordReaders= and Records= one to a line (and 1 more errors)");
+    ck_assert_str_eq(parse_text(BASE "Records=no\nRecords=yes\n"),
+                     "t.conf:4: Records is already set at line 3: keep one of them");
 }
 END_TEST
 

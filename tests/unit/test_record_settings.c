@@ -35,6 +35,18 @@ START_TEST(bad_settings_name_the_line)
     ck_assert_int_eq(tbm_record_settings_parse("Records=maybe", 13, "t.conf", &s, &err), -1);
     ck_assert_str_eq(err.msg, "t.conf:1: Records=maybe is neither yes nor no");
     ck_assert_str_eq(s.dir, "/var/lib/x");
+    /* the store reads each on a line of its own: one sharing a line, or later on another's line, is named
+     * (not taken for a bad value, nor left unread while the rest of the line is taken) */
+    ck_assert_int_eq(tbm_record_settings_parse("Records=no AgentPort=5123\n", 26, "t.conf", &s, &err), -1);
+    ck_assert_str_eq(err.msg, "t.conf:1: Records= shares its line with other settings: put it on a line of its own");
+    ck_assert_int_eq(tbm_record_settings_parse("RecordDir=/srv/records AgentPort=5123", 37, "t.conf", &s, &err), -1);
+    ck_assert_str_eq(err.msg, "t.conf:1: RecordDir= shares its line with other settings: put it on a line of its own");
+    ck_assert_int_eq(tbm_record_settings_parse("AgentPort=5123 RecordDir=/srv/records Records=no\n", 49, "t.conf", &s,
+                                               &err), -1);
+    ck_assert_str_eq(err.msg, "t.conf:1: RecordDir= is not at the start of its line: put RecordDir=, RecordReaders= "
+                              "and Records= each on a line of its own");
+    ck_assert_int_eq(s.records, 1);
+    ck_assert_str_eq(s.dir, "/var/lib/x");
 }
 END_TEST
 
