@@ -206,6 +206,28 @@ static size_t first_bad_utf8(const char *text, size_t len)
     return len;
 }
 
+/* Where a string has a backslash before a byte above 0x7f, or len: no escape is written so (JSON has \" \\ \/ \b
+ * \f \n \r \t and \uXXXX), and escape_utf8 would write the byte as \u00e9 after the backslash, which reads as a
+ * backslash and "u00e9". */
+static size_t first_bad_escape(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i;
+    int in_string = 0;
+
+    for (i = 0; i < len; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+        } else if (s[i] == '"') {
+            in_string = 0;
+        } else if (s[i] == '\\' && i + 1 < len) {
+            if (s[++i] >= 0x80)
+                return i;
+        }
+    }
+    return len;
+}
+
 json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t *rules, tbm_err_t *err)
 {
     static const tbm_json_rules_t defaults;
@@ -228,6 +250,8 @@ json_object *tbm_json_read(const char *text, size_t len, const tbm_json_rules_t 
         return fail_at(r, text, (size_t)(nul - text), "a NUL byte", err);
     if ((bad = first_bad_utf8(text, len)) < len)
         return fail_at(r, text, bad, "invalid utf-8 string", err);
+    if ((bad = first_bad_escape(text, len)) < len)
+        return fail_at(r, text, bad, "invalid string sequence", err);
     src.orig = src.text = text;
     src.orig_len = src.len = len;
     if ((copy = escape_utf8(text, len, &src.len, &oom)))

@@ -62,6 +62,13 @@ START_TEST(reads_raw_utf8_alike_in_every_json_c)
                      "message: invalid JSON at line 1 column 3: invalid utf-8 string");
     ck_assert_str_eq(read_error("{\"\xe2\x82\":1}", &proto),             /* a sequence cut short */
                      "message: invalid JSON at line 1 column 3: invalid utf-8 string");
+    ck_assert_str_eq(read_error("{\"a\":\"\\q\"}", &proto),              /* no escape starts so */
+                     "message: invalid JSON at line 1 column 8: invalid string sequence");
+    ck_assert_str_eq(read_error("{\"a\":\"\\\xc3\xa9\"}", &proto),      /* nor with a byte above 0x7f */
+                     "message: invalid JSON at line 1 column 8: invalid string sequence");
+    ck_assert_str_eq(read_error("{\"\\\xc3\xa9\":1}", &proto),            /* in a key too */
+                     "message: invalid JSON at line 1 column 4: invalid string sequence");
+    ck_assert_str_eq(read_error("{\"a\":\"\xc3\xa9\\\\\xc3\xa9\"}", &proto), "");  /* an escaped backslash */
 }
 END_TEST
 
