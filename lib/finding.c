@@ -63,6 +63,15 @@ void tbm_text_fit(char *dst, size_t len, const char *src)
     memcpy(dst + cut, more, sizeof(more));
 }
 
+/* Control bytes (newline, tab, ESC, DEL ...) echoed from an input become '?', in place: a finding is one line of
+ * printable text wherever it goes (a terminal, a log, the facts document's "unknown" reasons). */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, const char *where,
                     const char *fix, const char *what_fmt, ...)
 {
@@ -86,6 +95,9 @@ int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, co
     va_end(ap);
     tbm_text_fit(f->what, sizeof(f->what), what ? what : "(no memory for the text)");
     free(what);
+    printable(f->where);
+    printable(f->what);
+    printable(f->fix);
     return 0;
 }
 

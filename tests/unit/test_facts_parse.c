@@ -2,6 +2,8 @@
  * and every parser fed outputs that are missing, empty, huge, binary or not UTF-8. */
 #include "tbm_fixture.h"
 
+#include "facts_json.h"
+
 START_TEST(studio_all)
 {
     tbm_raw_outputs_t raw;
@@ -317,6 +319,48 @@ START_TEST(failed_captures_are_unknown)
 }
 END_TEST
 
+/* Control bytes of an output that is not understood are shown as '?' in the reason its part is unknown, so the
+ * facts document holding that reason reads back. */
+START_TEST(unknown_reason_is_printable)
+{
+    static const struct {
+        const char *out, *why;
+    } cases[] = {
+        { "t\nt", "the capture failed (rdma_ctl status: rdma_ctl status said \"t?t\", not \"enabled\" or "
+                  "\"disabled\")" },
+        { "\x7f", "the capture failed (rdma_ctl status: rdma_ctl status said \"?\", not \"enabled\" or "
+                  "\"disabled\")" },
+        { "\x1e\x1e\x1e\x1et\nt", "the capture failed (rdma_ctl status: rdma_ctl status said \"????t?t\", not "
+                                     "\"enabled\" or \"disabled\")" },
+    };
+    tbm_raw_outputs_t raw;
+    tbm_host_facts_t f, back;
+    tbm_findings_t fs;
+    tbm_err_t err;
+    char *text;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tbm_fixture_host("macos/studio-a1", &raw);
+        raw.hostname = "studio-a1";
+        free((void *)raw.rdma_ctl.data);
+        raw.rdma_ctl.data = strdup(cases[i].out);
+        raw.rdma_ctl.len = strlen(cases[i].out);
+        tbm_findings_init(&fs);
+        tbm_facts_parse_all(&raw, &f, &fs);
+        ck_assert_str_eq(f.unknown[TBM_PART_RDMA], cases[i].why);
+        text = tbm_facts_to_json_string(&f, 0);
+        ck_assert_ptr_nonnull(text);
+        tbm_errclear(&err);
+        ck_assert_msg(tbm_facts_from_json(text, strlen(text), &back, &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(back.unknown[TBM_PART_RDMA], cases[i].why);
+        free(text);
+        tbm_findings_free(&fs);
+        tbm_fixture_host_free(&raw);
+    }
+}
+END_TEST
+
 START_TEST(nothing_given)
 {
     tbm_raw_outputs_t raw;
@@ -433,6 +477,7 @@ static Suite *facts_parse_suite(void)
     tcase_add_test(tc, netplanned_mac_is_quiet);
     tcase_add_test(tc, cable_to_self_as_the_inventory_says_it);
     tcase_add_test(tc, failed_captures_are_unknown);
+    tcase_add_test(tc, unknown_reason_is_printable);
     tcase_add_test(tc, nothing_given);
     tcase_add_test(tc, ten_megabytes);
     tcase_add_test(tc, not_text);

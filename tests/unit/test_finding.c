@@ -22,6 +22,12 @@ START_TEST(add_and_find)
     ck_assert_str_eq(f->where, "mac02");
     ck_assert_str_eq(tbm_severity_name(f->severity), "warning");
     ck_assert_ptr_null(tbm_findings_find(&fs, "nope"));
+    /* text echoed from an input keeps to one printable line: control bytes become '?' */
+    tbm_finding_add(&fs, TBM_SEV_ERROR, "echo", "out\tput", "run it\r\nagain", "said \"t\nt\x1b[0m\x7f\xc3\xa9\"");
+    f = tbm_findings_find(&fs, "echo");
+    ck_assert_str_eq(f->what, "said \"t?t?[0m?\xc3\xa9\"");
+    ck_assert_str_eq(f->where, "out?put");
+    ck_assert_str_eq(f->fix, "run it??again");
     tbm_findings_free(&fs);
     ck_assert_uint_eq(fs.n, 0);
 }
