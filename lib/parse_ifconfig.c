@@ -19,6 +19,7 @@ typedef struct ifc_state {
     tbm_iface_t *cur;
     int in_block;                       /* a header was read (cur may still be NULL: skipped) */
     uint64_t seen;                      /* bit i: facts->ifaces[i] had a block */
+    uint64_t own_mac;                   /* bit i: its MAC was read here ("ether"), not from networksetup */
 } ifc_state_t;
 
 /* "UP" among the names in "<UP,BROADCAST,...>", or bit 0 of the hex value before it. */
@@ -48,6 +49,7 @@ static void read_header(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, 
     tbm_host_facts_t *facts = st->facts;
     tbm_span_t name, rest;
     char ifname[TBM_IFNAME_MAX];
+    uint64_t bit;
 
     st->in_block = 1;
     st->cur = NULL;
@@ -64,10 +66,19 @@ static void read_header(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, 
                  "more than %d interfaces; %s is ignored", TBM_MAX_IFACES, ifname);
         return;
     }
-    if (st->seen & (UINT64_C(1) << (st->cur - facts->ifaces)))
+    bit = UINT64_C(1) << (st->cur - facts->ifaces);
+    if (st->seen & bit) {
         tbm_note(ctx, TBM_SEV_WARNING, "ifc-duplicate", lineno, IFC_FIX,
                  "interface %s is listed twice; the later block overrides", ifname);
-    st->seen |= UINT64_C(1) << (st->cur - facts->ifaces);
+        /* nothing of the earlier block is kept: its address, status and MAC are not this block's */
+        st->cur->ipv4[0] = '\0';
+        st->cur->prefix_len = -1;
+        st->cur->active = 0;
+        if (st->own_mac & bit)
+            st->cur->mac[0] = '\0';
+        st->own_mac &= ~bit;
+    }
+    st->seen |= bit;
     st->cur->up = flags_up(tbm_span_word(&rest));
 }
 
@@ -133,8 +144,9 @@ static void read_inet(tbm_parse_ctx_t *ctx, tbm_iface_t *ifc, tbm_span_t rest, i
     ifc->prefix_len = prefix;
 }
 
-static void read_detail(tbm_parse_ctx_t *ctx, tbm_iface_t *ifc, tbm_span_t line, int lineno)
+static void read_detail(tbm_parse_ctx_t *ctx, ifc_state_t *st, tbm_span_t line, int lineno)
 {
+    tbm_iface_t *ifc = st->cur;
     tbm_span_t rest = line, word = tbm_span_word(&rest);
 
     if (tbm_span_eq(word, "inet")) {
@@ -145,7 +157,8 @@ static void read_detail(tbm_parse_ctx_t *ctx, tbm_iface_t *ifc, tbm_span_t line,
                      "%s: status \"%.*s\" is neither active nor inactive", ifc->name, TBM_SPAN_SHOW(rest));
         ifc->active = tbm_span_eq(rest, "active");
     } else if (tbm_span_eq(word, "ether") && !ifc->mac[0]) {
-        tbm_mac_normalize(rest.p, rest.n, ifc->mac);
+        if (tbm_mac_normalize(rest.p, rest.n, ifc->mac) == 0)
+            st->own_mac |= UINT64_C(1) << (ifc - st->facts->ifaces);
     }
 }
 
@@ -178,7 +191,7 @@ static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
     if (!l->indented)
         read_header(ctx, st, l->text, l->lineno);
     else if (st->cur)
-        read_detail(ctx, st->cur, l->text, l->lineno);
+        read_detail(ctx, st, l->text, l->lineno);
     else if (!st->in_block)
         tbm_note(ctx, TBM_SEV_WARNING, "ifc-orphan-line", l->lineno, IFC_FIX,
                  "\"%.*s\" comes before any interface header; ignored", TBM_SPAN_SHOW(l->text));
@@ -188,7 +201,7 @@ static int read_line(tbm_parse_ctx_t *ctx, const tbm_line_t *l, void *state)
 int tbm_parse_ifconfig(const char *text, size_t len, tbm_host_facts_t *facts, tbm_findings_t *fs)
 {
     tbm_parse_ctx_t ctx;
-    ifc_state_t st = { facts, NULL, 0, 0 };
+    ifc_state_t st = { facts, NULL, 0, 0, 0 };
 
     tbm_parse_begin(&ctx, fs, IFC_SOURCE);
     if (tbm_parse_lines(&ctx, text, len, 0, read_line, &st) < 0)

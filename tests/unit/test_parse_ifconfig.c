@@ -125,10 +125,53 @@ START_TEST(details)
     ck_assert_int_eq(tbm_text_parse(text, tbm_parse_ifconfig, &f, &fs), 0);
     assert_iface(&f, "utun3", "10.8.0.2", 32, 1, 0);
     assert_iface(&f, "en8", "10.2.0.2", 0, 0, 0);
-    /* the second en9 block overrides the flags, keeps the first address */
-    assert_iface(&f, "en9", "10.1.0.2", 16, 0, 0);
+    /* the second en9 block overrides the first wholly: it has no address */
+    assert_iface(&f, "en9", "", -1, 0, 0);
     ck_assert_uint_eq(fs.n, 1);
     ck_assert_str_eq(fs.items[0].what, "interface en9 is listed twice; the later block overrides");
+    tbm_findings_free(&fs);
+}
+END_TEST
+
+/* An interface listed twice is what its later block says, nothing of the earlier one mixed in; a MAC that
+ * networksetup gave stays. */
+START_TEST(later_block_overrides_wholly)
+{
+    const char *text =
+        "en2: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+        "\tether 36:a8:4b:01:02:03\n"
+        "\tinet 10.0.0.1 netmask 0xffffff00 broadcast 10.0.0.255\n"
+        "\tstatus: active\n"
+        "en2: flags=8822<BROADCAST,SMART,SIMPLEX,MULTICAST> mtu 1500\n"
+        "\tether 36:a8:4b:0a:0b:0c\n"
+        "\tinet 10.9.9.9 netmask 0xfffffffc broadcast 10.9.9.11\n"
+        "\tstatus: inactive\n"
+        "en3: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+        "\tether 36:a8:4b:01:02:04\n"
+        "\tstatus: active\n"
+        "en3: flags=8822<BROADCAST,SMART,SIMPLEX,MULTICAST> mtu 1500\n";
+    tbm_host_facts_t f;
+    tbm_findings_t fs;
+    tbm_iface_t *ns;
+
+    ck_assert_int_eq(tbm_text_parse(text, tbm_parse_ifconfig, &f, &fs), 0);
+    assert_iface(&f, "en2", "10.9.9.9", 30, 0, 0);
+    ck_assert_str_eq(tbm_facts_find_iface(&f, "en2")->mac, "36:a8:4b:0a:0b:0c");
+    assert_iface(&f, "en3", "", -1, 0, 0);
+    ck_assert_str_eq(tbm_facts_find_iface(&f, "en3")->mac, "");
+    ck_assert_uint_eq(fs.n, 2);
+    ck_assert_str_eq(fs.items[0].what, "interface en2 is listed twice; the later block overrides");
+    tbm_findings_free(&fs);
+
+    /* the MAC networksetup gave is not the earlier block's to clear */
+    tbm_facts_init(&f);
+    tbm_findings_init(&fs);
+    ns = tbm_facts_get_iface(&f, "en2");
+    strcpy(ns->hwport, "Thunderbolt 1");
+    strcpy(ns->mac, "36:a8:4b:99:99:99");
+    ck_assert_int_eq(tbm_parse_ifconfig(text, strlen(text), &f, &fs), 0);
+    assert_iface(&f, "en2", "10.9.9.9", 30, 0, 0);
+    ck_assert_str_eq(ns->mac, "36:a8:4b:99:99:99");
     tbm_findings_free(&fs);
 }
 END_TEST
@@ -163,6 +206,7 @@ static Suite *ifconfig_suite(void)
     tcase_add_test(tc, garbage);
     tcase_add_test(tc, missing_from_ifconfig);
     tcase_add_test(tc, details);
+    tcase_add_test(tc, later_block_overrides_wholly);
     tcase_add_test(tc, too_many_interfaces);
     suite_add_tcase(s, tc);
     return s;
