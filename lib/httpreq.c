@@ -65,9 +65,12 @@ static int target_path(const char *s, size_t n, char *path, int *status, tbm_err
     const char *end = s + n, *p;
 
     if (s[0] != '/') {
-        p = n > 7 && !strncasecmp(s, "http://", 7) ? s + 7 : n > 8 && !strncasecmp(s, "https://", 8) ? s + 8 : NULL;
+        p = n >= 7 && !strncasecmp(s, "http://", 7) ? s + 7 : n >= 8 && !strncasecmp(s, "https://", 8) ? s + 8 : NULL;
         if (!p)
             return refuse(status, 400, err, "the request target does not start with '/' (nor http://)");
+        if (p == end)
+            return refuse(status, 400, err, "the request target %.*s names no host and no path after it "
+                          "(http://host/metrics, or /metrics)", (int)(p - s), s);
         p = memchr(p, '/', (size_t)(end - p));
         if (!p) {
             snprintf(path, TBM_HTTP_TARGET_MAX, "/");
@@ -209,6 +212,9 @@ int tbm_http_request_parse(const char *buf, size_t len, tbm_http_request_t *req,
     if (!whole) {
         if (len < TBM_HTTP_HEAD_MAX)
             return 0;
+        if (!line_read && n == 0)
+            return refuse(status, 400, err, "the request's first %d bytes are blank lines, with no request "
+                          "line (METHOD TARGET HTTP/1.1)", TBM_HTTP_HEAD_MAX);
         return line_read ? refuse(status, 431, err, "the request's head is longer than %d bytes", TBM_HTTP_HEAD_MAX)
                          : refuse(status, 414, err, "the request line is longer than %d bytes", TBM_HTTP_HEAD_MAX);
     }

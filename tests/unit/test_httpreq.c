@@ -118,6 +118,9 @@ START_TEST(garbage_is_refused_at_once)
     REFUSED("GET metrics HTTP/1.1\r\n", 400, "does not start with '/'");
     REFUSED("GET ftp://x/ HTTP/1.1\r\n\r\n", 400, "does not start with '/'");
     REFUSED("GET hxxp://x/ HTTP/1.1\r\n\r\n", 400, "nor http://");
+    REFUSED("GET http:// HTTP/1.1\r\n\r\n", 400, "the request target http:// names no host and no path after it "
+            "(http://host/metrics, or /metrics)");
+    REFUSED("GET HTTPS:// HTTP/1.1\r\n\r\n", 400, "target HTTPS:// names no host and no path");
     REFUSED("GET / HTTP/1.1 \r\n", 400, "does not end in HTTP/1.1");
     REFUSED("GET / HTTX", 400, "does not end in HTTP/1.1");
     REFUSED("GET /\r\n\r\n", 400, "HTTP/0.9");
@@ -156,9 +159,18 @@ START_TEST(oversized_heads_are_refused)
         n += (size_t)snprintf(big + n, TBM_HTTP_HEAD_MAX - n, "X: 1\r\n");
     n += (size_t)snprintf(big + n, TBM_HTTP_HEAD_MAX - n, "\r\n");
     refused(big, n, 431, "more than 64 header fields");
-    /* empty lines without end: the head's bound, as a request line that never came */
+    /* empty lines without end: the head's bound, and no request line */
     memset(big, '\n', TBM_HTTP_HEAD_MAX);
-    refused(big, TBM_HTTP_HEAD_MAX, 414, "request line is longer than 8192");
+    refused(big, TBM_HTTP_HEAD_MAX, 400, "the request's first 8192 bytes are blank lines, with no request line "
+            "(METHOD TARGET HTTP/1.1)");
+    for (n = 0; n + 2 <= TBM_HTTP_HEAD_MAX + 64; n += 2)
+        memcpy(big + n, "\r\n", 2);
+    refused(big, n, 400, "the request's first 8192 bytes are blank lines");
+    /* a request line after blank lines that does not end within the head's bound */
+    memset(big, '\n', 100);
+    memcpy(big + 100, "GET /", 5);
+    memset(big + 105, 'a', TBM_HTTP_HEAD_MAX - 105);
+    refused(big, TBM_HTTP_HEAD_MAX, 414, "target is longer than 2047");
     free(big);
 }
 END_TEST
