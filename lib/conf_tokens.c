@@ -60,21 +60,31 @@ void tbm_conf_apply_keys(conf_parser_t *p, const conf_key_t *keys, const char *k
 /* The Key=Value words of s, separated by blanks. */
 static int tokenize(conf_parser_t *p, char *s, conf_token_t *tok, size_t *n)
 {
-    char *save = NULL, *w;
+    char *save = NULL, *w, *bare = NULL, fix[120];
 
     *n = 0;
     for (w = strtok_r(s, " \t\r\f\v", &save); w; w = strtok_r(NULL, " \t\r\f\v", &save)) {
         char *eq = strchr(w, '=');
+        if (bare && !eq) {   /* "AgentPort= 80": the value is the next word */
+            snprintf(fix, sizeof(fix), "write %.40s=%.40s", bare, w);
+            return BAD(p, fix, "%.40s= has a space after '='", bare);
+        }
+        if (bare)
+            break;
         if (*n == TBM_CONF_MAX_TOKENS)
             return BAD(p, "split the line", "more than %d settings on one line", TBM_CONF_MAX_TOKENS);
         if (!eq || eq == w)
             return BAD(p, "write settings as Key=Value separated by spaces", "'%.40s' is not Key=Value", w);
         *eq = '\0';
-        if (!eq[1])
-            return BAD(p, "give it a value or remove it", "%.40s= has no value", w);
+        if (!eq[1]) {
+            bare = w;
+            continue;
+        }
         tok[*n].key = w;
         tok[(*n)++].val = eq + 1;
     }
+    if (bare)
+        return BAD(p, "give it a value or remove it", "%.40s= has no value", bare);
     return 0;
 }
 

@@ -139,6 +139,9 @@ static const struct {
 } bad_lines[] = {
     {BASE "AgentPort\n", "t.conf:3: 'AgentPort' is not Key=Value: write settings as Key=Value separated by spaces"},
     {BASE "AgentPort=\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
+    {BASE "AgentPort= 80\n", "t.conf:3: AgentPort= has a space after '=': write AgentPort=80"},
+    {BASE "AgentPort=\tMlxVersion=0.30.0\n", "t.conf:3: AgentPort= has no value: give it a value or remove it"},
+    {BASE "Group=b Nodes= m[1-2] Topology=mesh\n", "t.conf:3: Nodes= has a space after '=': write Nodes=m[1-2]"},
     {BASE "Foo=1\n", "t.conf:3: unknown key 'Foo': a line starts with Group=, NodeName=, Cable= or one of AgentPort, "
                      "CoordinatorPort, RingBasePort, SlurmdBasePort, MlxVersion, MacPartition, SharedPartitions, DefaultPartition, ExclusiveMacs, JacclOnSubsets, Placement, RecordDir, RecordReaders, Records, "
      "OwnerRecovery, OwnerAccess, OwnerUpkeep"},
