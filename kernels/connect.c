@@ -17,7 +17,6 @@
 #define ACK_MAGIC   0x54424d41u   /* "TBMA" */
 #define PROTO_VERSION 3u         /* 2: the hello names the stream; 3: and the pipelines' segment size */
 #define HELLO_WORDS 8
-#define STRAY_HELLO_MS 2000       /* how long an accepted connection may take to say hello */
 
 /* The links this rank dials (mesh: higher ranks; ring: the right neighbour) and accepts. */
 static int dial_links(tbmcoll_comm_t *c, tbmcoll_link_t **out)
@@ -90,7 +89,7 @@ static tbmcoll_link_t *hear_hello(tbmcoll_comm_t *c, int fd, const char *from, i
     uint32_t v[HELLO_WORDS];
     tbmcoll_link_t *l;
     tbm_err_t ignored;
-    int64_t d = tbm_now_ms() + STRAY_HELLO_MS;
+    int64_t d = tbm_now_ms() + TBMCOLL_STRAY_HELLO_MS;
 
     /* magic and version first: an older peer's hello is shorter, and it must be told, not waited for */
     if (tbmcoll_read_full(fd, buf, 8, d < deadline ? d : deadline, from, &ignored) < 0)

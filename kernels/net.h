@@ -12,6 +12,10 @@
 
 #define TBMCOLL_ADDR_MAX 32   /* "255.255.255.255:65535" with NUL */
 
+/* How long an accepted connection may take to say who it is (a rank's hello, or its header to the JACCL
+ * coordinator) before it is dropped as a stray: a port scan, or a client of some other program. */
+#define TBMCOLL_STRAY_HELLO_MS 2000
+
 /* "a.b.c.d:port" of an address. */
 void tbmcoll_addr_text(const tbm_mlx_addr_t *a, char *out, size_t outsz);
 

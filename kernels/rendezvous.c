@@ -10,6 +10,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 #include <unistd.h>
 
 #define COORD_MAGIC 0x54424d52u   /* "TBMR" */
+#define COORD_HDR_BYTES 12        /* magic, rank, group size: 32 bits each, network order */
 #define ROW_BYTES 6               /* one table cell: IPv4 (4) + port (2), network order */
+#define COORD_PENDING_MAX (2 * TBM_MLX_MATRIX_MAX)   /* accepted connections not heard out yet */
 
 /* The first set variable of a list of aliases (the first name wins); its name in *which. */
 static const char *env_first(const char *const *names, const char **which)
@@ -187,57 +190,158 @@ static void get_row(const unsigned char *p, tbm_mlx_addr_t *row, int n)
     }
 }
 
-/* Rank 0's side: accept every other rank's row, then send the whole table back to each. */
+/* An accepted connection the coordinator has not heard out yet: its header, then the row of the rank it
+ * names. */
+typedef struct coord_peer {
+    int fd;
+    int rank;                       /* -1 while the header is still coming */
+    size_t got;                     /* bytes of the header, then of the row */
+    int64_t until;                  /* the whole header by then, or it is a stray */
+    unsigned char hdr[COORD_HDR_BYTES];
+    char from[TBMCOLL_ADDR_MAX];
+} coord_peer_t;
+
+/* Close a connection that is not a rank of this job, say so on stderr, and forget it (the last one takes
+ * its place). */
+static void drop_stray(const tbm_mlx_addr_t *coord, coord_peer_t *p, int k, int *np, const char *why)
+{
+    fprintf(stderr, "libtbmcoll: coordinator %s:%u: dropped a stray connection from %s: %s\n", coord->ip,
+            coord->port, p[k].from, why);
+    close(p[k].fd);
+    p[k] = p[--*np];
+}
+
+/* Why a connection is not a rank: what it sent of its header before it stopped. */
+static const char *stray_why(const coord_peer_t *p, const char *how, char *out, size_t outsz)
+{
+    if (p->got == 0)
+        snprintf(out, outsz, "it sent nothing %s", how);
+    else
+        snprintf(out, outsz, "it sent %zu of the %d header bytes %s", p->got, COORD_HDR_BYTES, how);
+    return out;
+}
+
+/* The header in: 1 a rank (its slot claimed in fds), 0 a stray (not our magic), -1 a wrong rank (err). */
+static int coord_header(coord_peer_t *p, int n, int *fds, tbm_err_t *err)
+{
+    uint32_t v[3];
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        memcpy(&v[i], p->hdr + 4 * i, 4);
+        v[i] = ntohl(v[i]);
+    }
+    if (v[0] != COORD_MAGIC)
+        return 0;
+    if (v[2] != (uint32_t)n || v[1] == 0 || v[1] >= (uint32_t)n || fds[v[1]] >= 0)
+        return tbm_errprintf(err, "coordinator: the peer at %s says rank %u of %u: expected a distinct rank from 1 "
+                             "to %d of %d (every rank must read the same matrix and have its own rank)", p->from,
+                             v[1], v[2], n - 1, n);
+    p->rank = (int)v[1];
+    p->got = 0;
+    fds[p->rank] = p->fd;
+    return 1;
+}
+
+/* Rank 0's side: accept every other rank's row, then send the whole table back to each. The listener and
+ * every connection not heard out yet are watched together, and a connection that does not send its whole
+ * header within TBMCOLL_STRAY_HELLO_MS is dropped as a stray: a silent or slow client holds up nobody. */
 static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table, int64_t deadline,
                        const tbmcoll_opts_t *o, tbm_err_t *err)
 {
     tbm_mlx_addr_t bind_addr = *coord;
     size_t rowb = (size_t)n * ROW_BYTES;
-    unsigned char hdr[12];
-    char from[TBMCOLL_ADDR_MAX];
-    int fds[TBM_MLX_MATRIX_MAX], lfd, got = 0, rc = -1, i;
-    uint32_t v[3];
+    coord_peer_t p[COORD_PENDING_MAX];
+    struct pollfd pf[COORD_PENDING_MAX + 1];
+    char why[160], how[32], ended[96];
+    int fds[TBM_MLX_MATRIX_MAX], lfd, got = 0, np = 0, rc = -1, i, k, first;
+    int64_t now, wake;
 
     for (i = 0; i < n; i++)
         fds[i] = -1;
     if ((lfd = tbmcoll_listen(o, &bind_addr, err)) < 0)
         return tbm_errprefix(err, "coordinator: ");
+    snprintf(how, sizeof(how), "in %d ms", TBMCOLL_STRAY_HELLO_MS);
     while (got < n - 1) {
-        int fd = tbmcoll_accept(&lfd, 1, deadline, from, sizeof(from), err);
-        if (fd < 0) {
+        now = tbm_now_ms();
+        wake = deadline;
+        for (k = np - 1; k >= 0; k--) {
+            if (p[k].rank < 0 && now >= p[k].until)
+                drop_stray(coord, p, k, &np, stray_why(&p[k], how, why, sizeof(why)));
+            else if (p[k].rank < 0 && p[k].until < wake)
+                wake = p[k].until;
+        }
+        if (now >= deadline) {
             tbm_errprintf(err, "coordinator %s:%u: only %d of %d ranks connected before the connect timeout: the "
                           "others did not start or cannot reach it", coord->ip, coord->port, got + 1, n);
             goto out;
         }
-        if (tbmcoll_read_full(fd, hdr, sizeof(hdr), deadline, from, err) < 0) {
-            close(fd);
-            continue;
-        }
-        for (i = 0; i < 3; i++) {
-            memcpy(&v[i], hdr + 4 * i, 4);
-            v[i] = ntohl(v[i]);
-        }
-        if (v[0] != COORD_MAGIC) {
-            close(fd);          /* not one of ours (a stray connection): keep waiting */
-            continue;
-        }
-        if (v[2] != (uint32_t)n || v[1] == 0 || v[1] >= (uint32_t)n || fds[v[1]] >= 0) {
-            tbm_errprintf(err, "coordinator: the peer at %s says rank %u of %u: expected a distinct rank from 1 to "
-                          "%d of %d (every rank must read the same matrix and have its own rank)", from, v[1], v[2],
-                          n - 1, n);
-            close(fd);
+        first = np < COORD_PENDING_MAX ? 1 : 0;   /* full: the next ones wait in the backlog */
+        if (first)
+            pf[0] = (struct pollfd){ .fd = lfd, .events = POLLIN, .revents = 0 };
+        for (k = 0; k < np; k++)
+            pf[first + k] = (struct pollfd){ .fd = p[k].fd, .events = POLLIN, .revents = 0 };
+        if (poll(pf, (nfds_t)(first + np), (int)(wake - now)) < 0) {
+            if (errno == EINTR)
+                continue;
+            tbm_errprintf(err, "coordinator: %s", strerror(errno));
             goto out;
         }
-        fds[v[1]] = fd;
-        got++;
-        if (tbmcoll_read_full(fd, table + v[1] * rowb, rowb, deadline, from, err) < 0)
-            goto out;
+        for (k = np - 1; k >= 0; k--) {
+            int head = p[k].rank < 0;
+            unsigned char *buf = head ? p[k].hdr : table + (size_t)p[k].rank * rowb;
+            size_t want = head ? COORD_HDR_BYTES : rowb;
+            ssize_t r;
+
+            if (!pf[first + k].revents)
+                continue;
+            r = recv(p[k].fd, buf + p[k].got, want - p[k].got, MSG_DONTWAIT);
+            if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+                continue;
+            if (r <= 0 && head) {
+                snprintf(ended, sizeof(ended), "%s%s%s", r == 0 ? "and closed the connection" : "(",
+                         r == 0 ? "" : strerror(errno), r == 0 ? "" : ")");
+                drop_stray(coord, p, k, &np, stray_why(&p[k], ended, why, sizeof(why)));
+                continue;
+            }
+            if (r <= 0) {
+                tbm_errprintf(err, "%s: %s", p[k].from, r == 0 ? "the connection was closed" : strerror(errno));
+                goto out;
+            }
+            if ((p[k].got += (size_t)r) < want)
+                continue;
+            if (!head) {
+                p[k] = p[--np];     /* the row is in; the connection stays in fds */
+                got++;
+                continue;
+            }
+            if ((i = coord_header(&p[k], n, fds, err)) < 0)
+                goto out;
+            if (i == 0)
+                drop_stray(coord, p, k, &np, "its header is not a rank's");
+        }
+        if (first && pf[0].revents) {
+            i = tbmcoll_accept(&lfd, 1, tbm_now_ms(), p[np].from, sizeof(p[np].from), err);
+            if (i == -2)
+                goto out;
+            if (i >= 0) {
+                p[np].fd = i;
+                p[np].rank = -1;
+                p[np].got = 0;
+                p[np].until = tbm_now_ms() + TBMCOLL_STRAY_HELLO_MS;
+                np++;
+            }
+            tbm_errclear(err);
+        }
     }
     for (i = 1; i < n; i++)
         if (tbmcoll_write_full(fds[i], table, rowb * (size_t)n, deadline, "a rank", err) < 0)
             goto out;
     rc = 0;
 out:
+    for (k = 0; k < np; k++)
+        if (p[k].rank < 0)
+            close(p[k].fd);     /* a rank's connection is in fds */
     for (i = 1; i < n; i++)
         if (fds[i] >= 0)
             close(fds[i]);

@@ -1,12 +1,18 @@
 /* test_coll_env.c: a communicator from exactly what MLX reads: the ring hostfile (MLX_HOSTFILE), and the
- * JACCL device matrix with its coordinator (rdma_lo -> lo -> 127.0.0.1 on loopback); and every
- * environment error with its message. */
+ * JACCL device matrix with its coordinator (rdma_lo -> lo -> 127.0.0.1 on loopback), also with stray
+ * connections to the coordinator; and every environment error with its message. */
 #include "ranks.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#define STRAYS 2
 
 typedef struct env_case {
     const char *name;
@@ -15,6 +21,8 @@ typedef struct env_case {
     int prefer_ring;         /* set JACCL_RING */
     tbmcoll_algo_t ask;      /* the algorithm asked for */
     tbmcoll_algo_t want;     /* the algorithm the communicator must use */
+    int strays;              /* 2 ranks; before rank 1 connects, stray connections to the coordinator: 1 (it
+                              * waits until the coordinator drops them) or 2 (it leaves them open) */
 } env_case_t;
 
 static void write_text(const char *path, const char *text)
@@ -55,6 +63,39 @@ static void matrix_text(int n, int cycle, char *out, size_t outsz)
     snprintf(out + len, outsz - len, "]\n");
 }
 
+/* Connections to the coordinator at addr that are not ranks: one silent, one that stops after 2 bytes of its
+ * header. With wait_dropped, wait (at most 30 s) until the coordinator has closed both. 0, or 1. */
+static int open_strays(const char *addr, int wait_dropped, int *fds)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    int i, k;
+    char b;
+
+    sa.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (k = 0; k < STRAYS; k++) {
+        for (i = 0; i < 600; i++) {           /* rank 0 may not listen yet: retry for 30 s */
+            fds[k] = socket(AF_INET, SOCK_STREAM, 0);
+            if (connect(fds[k], (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                break;
+            close(fds[k]);
+            fds[k] = -1;
+            usleep(50000);
+        }
+        if (TR_EXPECT(fds[k] >= 0, "stray %d: cannot connect to the coordinator at %s", k, addr))
+            return 1;
+    }
+    if (TR_EXPECT(write(fds[1], "TB", 2) == 2, "stray 1: cannot write"))
+        return 1;
+    for (k = 0; wait_dropped && k < STRAYS; k++) {
+        struct pollfd p = { .fd = fds[k], .events = POLLIN };
+        if (TR_EXPECT(poll(&p, 1, 30000) == 1 && recv(fds[k], &b, 1, 0) <= 0,
+                      "stray %d: the coordinator did not close it within 30 s", k))
+            return 1;
+    }
+    return 0;
+}
+
 /* One rank: write its own copy of the file (as each Mac has its own), set the variables, connect, reduce. */
 static int env_rank(int rank, int n, const char *const *addrs, void *arg)
 {
@@ -64,7 +105,7 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
     tbm_err_t err = { { 0 } };
     tbmcoll_comm_t *c;
     int32_t v[3] = { rank, 1, -rank }, sum[3];
-    int bad;
+    int bad, k, strays[STRAYS] = { -1, -1 };
 
     snprintf(path, sizeof(path), "env-%d-%d.json", (int)getppid(), rank);
     snprintf(num, sizeof(num), "%d", rank);
@@ -82,8 +123,15 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
         setenv("MLX_RANK", num, 1);
     }
     write_text(path, text);
+    if (ec->strays && rank == 0)
+        o.connect_timeout_ms = 60000;   /* generous; and rank 1 (10 s) must be heard while strays are open */
+    if (ec->strays && rank == 1 && open_strays(addrs[0], ec->strays == 1, strays))
+        return unlink(path), 3;
     c = tbmcoll_comm_from_env(&o, &err);
     unlink(path);
+    for (k = 0; k < STRAYS; k++)
+        if (strays[k] >= 0)
+            close(strays[k]);
     if (!c)
         return fprintf(stderr, "%s\n", err.msg), 2;
     bad = TR_EXPECT(tbmcoll_algo(c) == ec->want, "%s: algorithm %s", ec->name, tbmcoll_algo_name(tbmcoll_algo(c)));
@@ -96,18 +144,29 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
 static int run_env_cases(void)
 {
     static const env_case_t cases[] = {
-        { "ring hostfile, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
-        { "ring hostfile asked for a mesh, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_MESH, TBMCOLL_ALGO_MESH },
-        { "jaccl mesh, 3 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH },
-        { "jaccl mesh with JACCL_RING, 3 ranks", 1, 0, 1, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
-        { "jaccl ring (4-cycle), 4 ranks", 1, 1, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING },
+        { "ring hostfile, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING, 0 },
+        { "ring hostfile asked for a mesh, 3 ranks", 0, 0, 0, TBMCOLL_ALGO_MESH, TBMCOLL_ALGO_MESH, 0 },
+        { "jaccl mesh, 3 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH, 0 },
+        { "jaccl mesh with JACCL_RING, 3 ranks", 1, 0, 1, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING, 0 },
+        { "jaccl ring (4-cycle), 4 ranks", 1, 1, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_RING, 0 },
+        { "jaccl mesh, strays dropped by the coordinator, 2 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO,
+          TBMCOLL_ALGO_MESH, 1 },
+        { "jaccl mesh, strays still open, 2 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH, 2 },
     };
     tr_result_t res[TR_MAX];
     int i, k, n, rc, bad = 0;
+    const char *line, *tag = "dropped a stray connection from 127.0.0.1:";
 
     for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
-        n = cases[i].ring_matrix ? 4 : 3;
-        rc = tr_run(n, env_rank, (void *)&cases[i], 60, NULL, -1, res);
+        n = cases[i].strays ? 2 : cases[i].ring_matrix ? 4 : 3;
+        rc = tr_run(n, env_rank, (void *)&cases[i], 90, NULL, -1, res);
+        if (!rc && cases[i].strays == 1) {
+            /* each stray named on the coordinator's stderr, with its address */
+            for (k = 0, line = res[0].err; (line = strstr(line, tag)); k++, line++)
+                ;
+            printf("%s: rank 0 said:\n%s", cases[i].name, res[0].err);
+            rc = TR_EXPECT(k == STRAYS, "%s: %d of %d strays reported by rank 0", cases[i].name, k, STRAYS);
+        }
         printf("%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
         for (k = 0; rc && k < n; k++)
             printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
