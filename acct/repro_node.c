@@ -354,6 +354,7 @@ json_object *repro_as_user(uid_t uid, gid_t gid, json_object *(*fn)(void *arg), 
         out = fn(arg);
         s = out ? json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN) : "null";
         tbm_write_all(fd[1], s, strlen(s));
+        json_object_put(out);
         _exit(0);
     }
     close(fd[1]);

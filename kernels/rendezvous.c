@@ -243,6 +243,25 @@ static int coord_header(coord_peer_t *p, int n, int *fds, tbm_err_t *err)
     return 1;
 }
 
+/* A new connection to hear out (its header by TBMCOLL_STRAY_HELLO_MS from now). Returns -1 (err) when the
+ * listener failed, else 0 (a connection that went away before it was accepted is no error). */
+static int coord_accept(int lfd, coord_peer_t *p, int *np, tbm_err_t *err)
+{
+    int fd = tbmcoll_accept(&lfd, 1, tbm_now_ms(), p[*np].from, sizeof(p[*np].from), err);
+
+    if (fd == -2)
+        return -1;
+    if (fd >= 0) {
+        p[*np].fd = fd;
+        p[*np].rank = -1;
+        p[*np].got = 0;
+        p[*np].until = tbm_now_ms() + TBMCOLL_STRAY_HELLO_MS;
+        (*np)++;
+    }
+    tbm_errclear(err);
+    return 0;
+}
+
 /* Rank 0's side: accept every other rank's row, then send the whole table back to each. The listener and
  * every connection not heard out yet are watched together, and a connection that does not send its whole
  * header within TBMCOLL_STRAY_HELLO_MS is dropped as a stray: a silent or slow client holds up nobody. */
@@ -320,19 +339,8 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
             if (i == 0)
                 drop_stray(coord, p, k, &np, "its header is not a rank's");
         }
-        if (first && pf[0].revents) {
-            i = tbmcoll_accept(&lfd, 1, tbm_now_ms(), p[np].from, sizeof(p[np].from), err);
-            if (i == -2)
-                goto out;
-            if (i >= 0) {
-                p[np].fd = i;
-                p[np].rank = -1;
-                p[np].got = 0;
-                p[np].until = tbm_now_ms() + TBMCOLL_STRAY_HELLO_MS;
-                np++;
-            }
-            tbm_errclear(err);
-        }
+        if (first && pf[0].revents && coord_accept(lfd, p, &np, err) < 0)
+            goto out;
     }
     for (i = 1; i < n; i++)
         if (tbmcoll_write_full(fds[i], table, rowb * (size_t)n, deadline, "a rank", err) < 0)
