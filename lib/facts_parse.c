@@ -160,8 +160,9 @@ static void mark_unknown(tbm_host_facts_t *facts, size_t i, const tbm_findings_t
     if (parts[i] < 0 || facts->unknown[parts[i]][0])
         return;
     u = facts->unknown[parts[i]];
-    if (f)
-        snprintf(u, TBM_UNKNOWN_MAX, "the capture failed (%.60s: %.150s)", f->where, f->what);
+    if (f)   /* cut between characters: the facts document is UTF-8 (a Mac's or a service's name may not be ASCII) */
+        snprintf(u, TBM_UNKNOWN_MAX, "the capture failed (%.*s: %.*s)", (int)tbm_utf8_fit(f->where, 60), f->where,
+                 (int)tbm_utf8_fit(f->what, 150), f->what);
     else
         snprintf(u, TBM_UNKNOWN_MAX, "the capture failed (%s)", tbm_raw_sources[i].file);
 }

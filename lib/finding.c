@@ -36,6 +36,17 @@ static int grow(tbm_findings_t *fs)
     return 0;
 }
 
+size_t tbm_utf8_fit(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)   /* s[max] continues a character */
+        max--;
+    return max;
+}
+
 void tbm_text_fit(char *dst, size_t len, const char *src)
 {
     static const char more[] = " ...";
@@ -48,8 +59,9 @@ void tbm_text_fit(char *dst, size_t len, const char *src)
         return;
     }
     if (len <= sizeof(more)) {   /* no room for the mark: as much as fits */
-        memcpy(dst, src, len - 1);
-        dst[len - 1] = '\0';
+        cut = tbm_utf8_fit(src, len - 1);
+        memcpy(dst, src, cut);
+        dst[cut] = '\0';
         return;
     }
     cut = len - sizeof(more);   /* room for the mark and the NUL */
@@ -57,6 +69,7 @@ void tbm_text_fit(char *dst, size_t len, const char *src)
         ;
     if (src[k] == ' ')           /* at the last word's end that fits, not inside a word */
         cut = k;
+    cut = tbm_utf8_fit(src, cut);   /* not inside a character either */
     while (cut > 0 && strchr(" ,;:", src[cut - 1]))
         cut--;
     memcpy(dst, src, cut);

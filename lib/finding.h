@@ -46,8 +46,13 @@ int tbm_finding_add(tbm_findings_t *fs, tbm_severity_t sev, const char *code, co
                     const char *fix, const char *what_fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* src into dst (len bytes with the NUL); what does not fit is cut at the end of the last whole word that does,
- * and marked " ..." (a text without spaces is cut where it must). Used for every text a finding keeps. */
+ * and marked " ..." (a text without spaces is cut where it must, between two UTF-8 characters). Used for every
+ * text a finding keeps. */
 void tbm_text_fit(char *dst, size_t len, const char *src);
+
+/* The length of s's longest start of at most max bytes that does not end inside a UTF-8 character (for
+ * "%.*s": a text cut inside one is no longer UTF-8, which a JSON document must be). */
+size_t tbm_utf8_fit(const char *s, size_t max);
 
 /* How many findings have at least this severity (dropped ones count as errors). */
 size_t tbm_findings_count(const tbm_findings_t *fs, tbm_severity_t at_least);

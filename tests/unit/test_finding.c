@@ -97,6 +97,15 @@ START_TEST(long_words_are_cut_between_words)
     ck_assert_str_eq(out, "the cable mac01:en2 to mac02:en2 is ...");
     tbm_text_fit(out, 4, "abcdef");
     ck_assert_str_eq(out, "abc");
+    /* cut between characters, never inside one (each \xc3\xa9 is one: é) */
+    tbm_text_fit(out, 12, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    ck_assert_str_eq(out, "\xc3\xa9\xc3\xa9\xc3\xa9 ...");
+    tbm_text_fit(out, 4, "\xc3\xa9\xc3\xa9\xc3\xa9");
+    ck_assert_str_eq(out, "\xc3\xa9");
+    ck_assert_uint_eq(tbm_utf8_fit("\xc3\xa9\xc3\xa9\xc3\xa9", 5), 4);
+    ck_assert_uint_eq(tbm_utf8_fit("\xe2\x82\xac\xe2\x82\xac", 4), 3);   /* € is three bytes */
+    ck_assert_uint_eq(tbm_utf8_fit("abc", 5), 3);
+    ck_assert_uint_eq(tbm_utf8_fit("abc", 2), 2);
 }
 END_TEST
 
