@@ -108,7 +108,7 @@ static int set_record_setting(conf_parser_t *p, const char *key, const char *val
     char line[TBM_CONF_LINE_MAX + 64];
     tbm_record_settings_t s;
     tbm_err_t err = { { 0 } };
-    int i = !strcasecmp(key, "RecordDir") ? 0 : !strcasecmp(key, "RecordReaders") ? 1 : 2;
+    int i = !strcasecmp(key, "RecordDir") ? 0 : !strcasecmp(key, "RecordReaders") ? 1 : 2;   /* record_line[] */
 
     if (p->line_tokens > 1)
         return BAD(p, "put it on a line of its own: the record store reads RecordDir=, RecordReaders= and Records= "
@@ -122,9 +122,9 @@ static int set_record_setting(conf_parser_t *p, const char *key, const char *val
         return BAD(p, "see tbmesh.conf(5), RECORD STORE", "%s",
                    strchr(err.msg, ' ') ? strchr(err.msg, ' ') + 1 : err.msg);
     /* kept as given, so that tbm_conf_write keeps them */
-    if (!strcasecmp(key, "RecordDir"))
+    if (i == 0)
         snprintf(p->c->record_dir, sizeof(p->c->record_dir), "%s", s.dir);
-    else if (!strcasecmp(key, "RecordReaders"))
+    else if (i == 1)
         snprintf(p->c->record_readers, sizeof(p->c->record_readers), "%s", s.readers);
     else
         p->c->records = s.records;
