@@ -29,12 +29,14 @@ ended() {
     echo "still $st 60 s after up"
 }
 
+# submit TAG: a Linux job and a mini-b job, named with TAG (the state file keeps a job's name as a string;
+# its id is binary, so the name is what a look into the file can find).
 submit() {
-    jl=$(as tbm-alice sbatch --parsable --no-requeue -p linux -N1 -J orphan-linux --wrap 'sleep 600')
-    jm=$(as tbm-alice sbatch --parsable --no-requeue --gres=tbmesh:mini-b:4 -J orphan-mac --wrap 'srun sleep 600')
+    jl=$(as tbm-alice sbatch --parsable --no-requeue -p linux -N1 -J "orphan-linux-$1" --wrap 'sleep 600')
+    jm=$(as tbm-alice sbatch --parsable --no-requeue --gres=tbmesh:mini-b:4 -J "orphan-mac-$1" --wrap 'srun sleep 600')
 }
 
-submit
+submit down-$$
 out=$(wait_running "$jl" "$jm"); _t_result $? "a Linux job and a mini-b job are running" "$out"
 t_ok "lab down with the jobs running" "$LABCMD" down
 t_ok "lab up again" "$LABCMD" up
@@ -45,12 +47,13 @@ t_match "slurmctld says why: the lab was taken down" "tbmesh-lab down: the lab w
 t_is "every node back in service" "9" "$(sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated)$/' | sort -u | wc -l)"
 
 # A crash: slurmctld and the slurmds die with SIGKILL, so nothing ends the jobs before the next 'up'.
-submit
+submit crash-$$
 out=$(wait_running "$jl" "$jm"); _t_result $? "jobs running again" "$out"
 # slurmctld has saved them (its state is what the next start recovers): at most 30 s.
-end=$((SECONDS + 30)); since=$(date +%s)
-until [ "$(stat -c %Y "$LAB/state/slurmctld/job_state" 2>/dev/null || echo 0)" -gt "$since" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.5; done
-t_ok "slurmctld saved the running jobs" grep -q "$jm" <(strings "$LAB/state/slurmctld/job_state")
+end=$((SECONDS + 30)); since=$(date +%s.%N)
+saved_since() { awk -v a="$(stat -c %.9Y "$LAB/state/slurmctld/job_state" 2>/dev/null || echo 0)" -v b="$since" 'BEGIN { exit !(a > b) }'; }
+until saved_since || [ "$SECONDS" -ge "$end" ]; do sleep 0.5; done
+t_ok "slurmctld saved the running jobs" grep -q "orphan-mac-crash-$$" <(strings "$LAB/state/slurmctld/job_state")
 for f in "$LAB"/run/slurmctld.pid "$LAB"/run/slurmd-*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done
 t_ok "lab down after the crash" "$LABCMD" down
 t_ok "lab up again" "$LABCMD" up
