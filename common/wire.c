@@ -256,6 +256,50 @@ void wire_keepalive(int fd, int seconds)
     (void)intvl;
 }
 
+/* Whether port is one the services database names (a daemon may want to listen on it later: a connection of
+ * ours holding it, perhaps for as long as a task runs, would keep that daemon from starting). */
+static int port_named(int port)
+{
+#if defined(__GLIBC__)
+    struct servent se, *found = NULL;
+    char buf[1024];
+
+    return getservbyport_r(htons((uint16_t)port), "tcp", &se, buf, sizeof(buf), &found) == 0 && found;
+#else
+    (void)port;
+    return 0;   /* elsewhere getservbyport is not safe in a threaded process; macOS names few ports there */
+#endif
+}
+
+int wire_reserved_port(int fd, int family)
+{
+    static unsigned turn;
+    unsigned start, i;
+    int port;
+    struct sockaddr_storage ss;
+    struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+    if (geteuid() != 0 || (family != AF_INET && family != AF_INET6))
+        return 0;
+    start = (unsigned)getpid() * 31u + __atomic_fetch_add(&turn, 7u, __ATOMIC_RELAXED) + (unsigned)time(NULL);
+    for (i = 0; i < WIRE_RESERVED_PORTS; i++) {
+        port = WIRE_RESERVED_FIRST + (int)((start + i) % WIRE_RESERVED_PORTS);
+        if (port_named(port))
+            continue;
+        memset(&ss, 0, sizeof(ss));
+        if (family == AF_INET)
+            in4->sin_family = AF_INET, in4->sin_port = htons((uint16_t)port);
+        else
+            in6->sin6_family = AF_INET6, in6->sin6_port = htons((uint16_t)port);
+        if (bind(fd, (struct sockaddr *)&ss, family == AF_INET ? sizeof(*in4) : sizeof(*in6)) == 0)
+            return port;
+        if (errno != EADDRINUSE)
+            return 0;   /* EACCES: root without the right to bind them (a container's), nothing to gain */
+    }
+    return 0;
+}
+
 int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err)
 {
     struct addrinfo *ai = resolve(spec, default_port, 0, err), *a;
@@ -263,8 +307,10 @@ int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *e
 
     for (a = ai; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0)
+        if (fd >= 0) {
             fcntl(fd, F_SETFD, FD_CLOEXEC);
+            wire_reserved_port(fd, a->ai_family);
+        }
         if (fd >= 0 && connect_within(fd, a, ms) < 0) {
             saved = errno;
             close(fd);

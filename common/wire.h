@@ -44,8 +44,23 @@ int wire_split_addr(const char *spec, int default_port, char *host, size_t hostl
  * without). */
 void wire_keepalive(int fd, int seconds);
 
+/* Root's connections to an agent leave from a port below 1024 (one of WIRE_RESERVED_FIRST.. 1023 that the
+ * services database does not name), which on a Linux host only root may bind: the agent's gate serves a
+ * connection from such a port before the others of its address, so that a user of the same bridge host who
+ * floods the agent cannot crowd out root's questions (a step's usage, the health check's facts) nor the task
+ * connections the SPANK plug-in greets as root. (A host whose net.ipv4.ip_unprivileged_port_start is below
+ * 1024 lets its users bind them too, and loses that.) */
+#define WIRE_RESERVED_FIRST 512
+#define WIRE_RESERVED_PORTS 512
+
+/* Bind fd (a new socket of family) to such a port when this process is root: the port, or 0 when it is not
+ * root, the family is not IP, or none could be bound (all taken, or root may not bind them here): the
+ * connection then leaves from any port, as a user's would. */
+int wire_reserved_port(int fd, int family);
+
 /* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was
- * good but the connection failed; 0 when the address was not). */
+ * good but the connection failed; 0 when the address was not). Root's leaves from a reserved port
+ * (wire_reserved_port). */
 int wire_connect(const char *spec, int default_port, tbm_err_t *err);
 
 /* wire_connect, giving up after ms (> 0; errno ETIMEDOUT then). */

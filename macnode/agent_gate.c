@@ -30,14 +30,16 @@ struct agent_gate {
     int token_ms;                            /* with a proof due and no token: when the next comes */
 };
 
-int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per_peer, int total)
+int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total)
 {
-    int i, mine = 0, oldest_mine = -1, oldest = -1;
+    int i, mine = 0, oldest_mine = -1, oldest = -1, oldest_open = -1;
 
     for (i = 0; i < n; i++) {
         if (oldest < 0 || w[i].moved < w[oldest].moved)
             oldest = i;
-        if (strcmp(w[i].addr, addr) != 0)
+        if (!w[i].reserved && (oldest_open < 0 || w[i].moved < w[oldest_open].moved))
+            oldest_open = i;
+        if (strcmp(w[i].addr, addr) != 0 || !w[i].reserved != !reserved)
             continue;
         mine++;
         if (oldest_mine < 0 || w[i].moved < w[oldest_mine].moved)
@@ -45,7 +47,16 @@ int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per
     }
     if (mine >= per_peer)
         return oldest_mine;
-    return n >= total ? oldest : -1;
+    if (n < total)
+        return -1;
+    return oldest_open >= 0 ? oldest_open : oldest;
+}
+
+/* Whether waiting connections i and j come from the same peer: the same address, both from a reserved port or
+ * neither. */
+static int same_peer(const agent_waiting_t *w, int i, int j)
+{
+    return !w[i].reserved == !w[j].reserved && strcmp(w[i].addr, w[j].addr) == 0;
 }
 
 int agent_gate_next_proof(const agent_waiting_t *w, int n)
@@ -53,11 +64,12 @@ int agent_gate_next_proof(const agent_waiting_t *w, int n)
     int i, j, best = -1, best_open = 0, open;
 
     for (i = 0; i < n; i++) {
-        if (w[i].phase != GATE_PROOF_DUE)
+        if (w[i].phase != GATE_PROOF_DUE || (best >= 0 && w[best].reserved && !w[i].reserved))
             continue;
         for (j = open = 0; j < n; j++)
-            open += w[j].phase == GATE_PROVED && strcmp(w[j].addr, w[i].addr) == 0;
-        if (best < 0 || open < best_open || (open == best_open && w[i].since < w[best].since))
+            open += w[j].phase == GATE_PROVED && same_peer(w, i, j);
+        if (best < 0 || (w[i].reserved && !w[best].reserved) || open < best_open ||
+            (open == best_open && w[i].since < w[best].since))
             best = i, best_open = open;
     }
     return best;
@@ -326,6 +338,15 @@ static void proved_waiting(agent_gate_t *g, void (*admit)(void *, agent_conn_t *
             advance(g, i, admit, ctx);
 }
 
+/* Whether a peer's port is below 1024 (a port only root binds on a Linux host: wire_reserved_port). */
+static int reserved_port(const struct sockaddr *sa)
+{
+    int port = sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port)
+             : sa->sa_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)sa)->sin6_port) : 0;
+
+    return port > 0 && port < 1024;
+}
+
 /* Take one new connection; make room for it first when a limit is reached. */
 static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), void *ctx)
 {
@@ -356,7 +377,8 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
         close(fd);
         return 0;
     }
-    victim = agent_gate_victim(g->wait, g->n, w.addr, GATE_WAITING_PER_PEER, GATE_WAITING_MAX);
+    w.reserved = reserved_port((struct sockaddr *)&sa);
+    victim = agent_gate_victim(g->wait, g->n, w.addr, w.reserved, GATE_WAITING_PER_PEER, GATE_WAITING_MAX);
     if (victim >= 0) {
         agent_log_noisy(AGENT_NOISE_SHED, w.since, "%s: closed without a hello after %lld ms, %lld ms since it last "
                         "moved on, to make room (at most %d connections wait for their hello, %d from one address)",

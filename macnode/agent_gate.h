@@ -8,7 +8,10 @@
  * hello. Then the hello. Waiting connections are bounded per peer address and in total: a new connection is
  * always taken, and the waiting one that has stood still the longest (no frame, no proof since) is closed to
  * make room (of its peer when that peer is at its limit), so a flood of idle connections ages out while a
- * client that sends its frames at once gets through. A
+ * client that sends its frames at once gets through. Connections from a port below 1024 (root's on a Linux
+ * bridge host: wire_reserved_port) are kept apart from their address's others, counted on their own, closed to
+ * make room only when no other's can be, and proved first: a user of the bridge host flooding the agent does
+ * not crowd out root's questions nor the task connections the SPANK plug-in greets. A
  * connection without a whole hello after GATE_DEADLINE_MS is closed. Garbage is refused as soon as it is read;
  * all this is logged under the rate limit (agent_log.h). */
 #ifndef MACNODE_AGENT_GATE_H
@@ -47,21 +50,24 @@ typedef enum agent_gate_phase {
 } agent_gate_phase_t;
 
 /* What the limits decide, apart so that it can be tested: which waiting connection to close so that one more
- * from `addr` fits, given the waiting ones' addresses and when they last moved on. Its index, or -1 when there
- * is room. The one of addr's own that stood still the longest when addr has per_peer waiting, else the one of
- * all when total are. */
+ * from `addr` (from a reserved port or not) fits, given the waiting ones' addresses and when they last moved on.
+ * Its index, or -1 when there is room. The one of addr's own of the same kind that stood still the longest
+ * when addr has per_peer of that kind waiting, else, when total are, the one that stood still the longest of
+ * those not from a reserved port (of all when every one is). */
 typedef struct agent_waiting {
     char addr[64];       /* the peer's address, without the port */
+    int reserved;        /* from a port below 1024: root's, on a Linux peer */
     long long since;     /* accepted at (tbm_now_ms) */
     long long moved;     /* accepted, its prove read or its proof sent at, the last of them (tbm_now_ms) */
     agent_gate_phase_t phase;
     char nonce[TBM_NONCE_LEN + 1];   /* its prove's (GATE_PROOF_DUE) */
 } agent_waiting_t;
 
-int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int per_peer, int total);
+int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total);
 
-/* Which connection's proof is made next: of those GATE_PROOF_DUE, one whose peer has the fewest connections
- * GATE_PROVED (proofs that no hello answered yet), the oldest of those. Its index, or -1 when none is due. */
+/* Which connection's proof is made next: of those GATE_PROOF_DUE, those from a reserved port first; of them,
+ * one whose peer (address and kind) has the fewest connections GATE_PROVED (proofs that no hello answered
+ * yet), the oldest of those. Its index, or -1 when none is due. */
 int agent_gate_next_proof(const agent_waiting_t *w, int n);
 
 /* The proofs' rate limit: a bucket of tokens, `rate` a second, at most `burst` kept. */

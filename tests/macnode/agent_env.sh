@@ -53,7 +53,7 @@ trap cleanup EXIT
 # AGENT_ARGS more options.
 start_agent() {
     local from
-    from=$(( $(wc -l < "$LOG" 2>/dev/null || echo 0) + 1 ))   # this start's lines only (the log is kept)
+    from=$(( $({ wc -l < "$LOG"; } 2>/dev/null || echo 0) + 1 ))   # this start's lines only (the log is kept)
     ${TBM_AGENT_WRAP:-} "$MACNODED" --listen "$AGENT" --node "${AGENT_NODE:-testnode}" --state-dir "$T/state" \
         --jobs-dir "$T/jobs" --grace 1 --munge-socket "$TBMESH_MUNGE_SOCKET" --log "$LOG" --pid-file "$T/agent.pid" \
         --replay "$REPLAY" ${AGENT_ARGS[@]+"${AGENT_ARGS[@]}"} &

@@ -16,15 +16,16 @@ static void waiting(int i, const char *addr, long long since)
     snprintf(w[i].addr, sizeof(w[i].addr), "%s", addr);
     w[i].since = w[i].moved = since;
     w[i].phase = GATE_WANTS_PROVE;
+    w[i].reserved = 0;
 }
 
 START_TEST(room_while_under_the_limits)
 {
-    ck_assert_int_eq(agent_gate_victim(w, 0, "10.0.0.1", 2, 4), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 0, "10.0.0.1", 0, 2, 4), -1);
     waiting(0, "10.0.0.1", 100);
     waiting(1, "10.0.0.2", 50);
-    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 2, 4), -1);
-    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.3", 2, 4), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 0, 2, 4), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.3", 0, 2, 4), -1);
 }
 END_TEST
 
@@ -33,9 +34,9 @@ START_TEST(a_peer_at_its_limit_loses_its_own_oldest)
     waiting(0, "10.0.0.1", 300);
     waiting(1, "10.0.0.2", 10);     /* the oldest of all, but another peer's */
     waiting(2, "10.0.0.1", 200);    /* the oldest of 10.0.0.1 */
-    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", 2, 8), 2);
-    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 2, 8), -1);
-    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 1, 8), 1);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", 0, 2, 8), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 0, 2, 8), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.2", 0, 1, 8), 1);
 }
 END_TEST
 
@@ -45,9 +46,9 @@ START_TEST(full_gate_loses_the_oldest_of_all)
     waiting(1, "10.0.0.2", 400);
     waiting(2, "10.0.0.3", 100);
     waiting(3, "10.0.0.4", 200);
-    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 4), 2);
-    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.3", 2, 4), 2);
-    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 2, 5), -1);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 0, 2, 4), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.3", 0, 2, 4), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.5", 0, 2, 5), -1);
 }
 END_TEST
 
@@ -57,8 +58,8 @@ START_TEST(the_one_that_stood_still_longest_goes)
     waiting(1, "10.0.0.1", 300);   /* accepted later, and has said nothing since */
     w[0].phase = GATE_PROVED;
     w[0].moved = 390;
-    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 2, 8), 1);
-    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.2", 8, 2), 1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.1", 0, 2, 8), 1);
+    ck_assert_int_eq(agent_gate_victim(w, 2, "10.0.0.2", 0, 8, 2), 1);
 }
 END_TEST
 
@@ -81,6 +82,55 @@ START_TEST(proofs_go_first_to_peers_that_answer_them)
     w[0].phase = w[1].phase = GATE_PROOF_DUE;               /* equal peers: the oldest */
     w[3].phase = GATE_WANTS_PROVE;
     ck_assert_int_eq(agent_gate_next_proof(w, 5), 0);
+}
+END_TEST
+
+START_TEST(roots_connections_are_counted_apart)
+{
+    waiting(0, "10.0.0.1", 100);   /* root's, from a port below 1024, the oldest */
+    w[0].reserved = 1;
+    waiting(1, "10.0.0.1", 200);   /* a user's flood from the same host */
+    waiting(2, "10.0.0.1", 300);
+    /* the user's at its limit of 2 loses its own oldest, not root's older one */
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", 0, 2, 8), 1);
+    /* root's own limit is its own: room for one more of root's */
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", 1, 2, 8), -1);
+    waiting(3, "10.0.0.1", 50);
+    w[3].reserved = 1;
+    ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.1", 1, 2, 8), 3);
+}
+END_TEST
+
+START_TEST(a_full_gate_keeps_roots_connections)
+{
+    waiting(0, "10.0.0.1", 100);   /* root's, the oldest of all */
+    w[0].reserved = 1;
+    waiting(1, "10.0.0.2", 300);
+    waiting(2, "10.0.0.3", 200);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", 0, 2, 3), 2);
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", 1, 2, 3), 2);
+    w[1].reserved = w[2].reserved = 1;   /* all root's: the oldest of all goes */
+    ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", 0, 2, 3), 0);
+}
+END_TEST
+
+START_TEST(roots_proofs_go_first)
+{
+    waiting(0, "10.0.0.1", 100);   /* a user's flood from the bridge host, due first */
+    waiting(1, "10.0.0.1", 110);
+    waiting(2, "10.0.0.1", 300);   /* root's, later */
+    waiting(3, "10.0.0.2", 200);   /* another peer with nothing open */
+    w[2].reserved = 1;
+    w[0].phase = w[1].phase = w[2].phase = w[3].phase = GATE_PROOF_DUE;
+    ck_assert_int_eq(agent_gate_next_proof(w, 4), 2);
+    w[2].phase = GATE_PROVED;   /* root's open proof does not hold back the user's of the same host */
+    ck_assert_int_eq(agent_gate_next_proof(w, 4), 0);
+    w[0].phase = GATE_PROVED;
+    ck_assert_int_eq(agent_gate_next_proof(w, 4), 3);
+    waiting(4, "10.0.0.1", 400);   /* root's again, while the flood's are due: first */
+    w[4].reserved = 1;
+    w[4].phase = GATE_PROOF_DUE;
+    ck_assert_int_eq(agent_gate_next_proof(w, 5), 4);
 }
 END_TEST
 
@@ -171,6 +221,9 @@ static Suite *agent_gate_suite(void)
     tcase_add_test(tc, full_gate_loses_the_oldest_of_all);
     tcase_add_test(tc, the_one_that_stood_still_longest_goes);
     tcase_add_test(tc, proofs_go_first_to_peers_that_answer_them);
+    tcase_add_test(tc, roots_connections_are_counted_apart);
+    tcase_add_test(tc, a_full_gate_keeps_roots_connections);
+    tcase_add_test(tc, roots_proofs_go_first);
     tcase_add_test(tc, proofs_are_rate_limited);
     tcase_add_test(tc, the_log_sums_up_a_flood);
     suite_add_tcase(s, tc);

@@ -3,7 +3,8 @@
  * command line or a file, raw bytes), then prints every frame the agent sends until it closes (--keep: without
  * closing its own side first and without a deadline, as a watch client; --exec-fd: hand the connection to a
  * command instead, as the SPANK plug-in hands its greeted connection to the forwarder; --hold: the same on many
- * connections, held open, as a user holding the agent's servers would). */
+ * connections, held open, as a user holding the agent's servers would; --churn: new connections as fast as they
+ * can be made, each sending its prove and never its hello, as a user flooding the agent's gate would). */
 #include "config.h"
 
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "conf.h"
 #include "fileio.h"
 #include "wire.h"
@@ -192,6 +194,43 @@ static int hold(const char *agent, int n, int argc, char **argv, int first)
     return 0;
 }
 
+/* --churn SECONDS K: for SECONDS, a connection after another, each sending a prove with a fresh nonce at once and
+ * nothing more, the last K of them kept open (the oldest closed as the next opens); then "churn: N connections
+ * opened, F failed". */
+static int churn(const char *agent, int seconds, int k)
+{
+    int *ring = calloc((size_t)(k > 0 ? k : 1), sizeof(*ring)), i, fd, failed = 0;
+    long long n = 0, end = tbm_now_ms() + 1000LL * seconds;
+    unsigned char raw[TBM_NONCE_LEN / 2];
+    char nonce[TBM_NONCE_LEN + 1];
+    tbm_msg_t m = { .type = TBM_MSG_PROVE, .version = TBM_PROTO_VERSION, .nonce = nonce };
+    tbm_err_t err = { { 0 } };
+
+    if (!ring || k < 1)
+        return free(ring), fprintf(stderr, "wire_poke: --churn needs SECONDS and K > 0\n"), 2;
+    for (i = 0; i < k; i++)
+        ring[i] = -1;
+    for (i = 0; tbm_now_ms() < end; i = (i + 1) % k) {
+        if (ring[i] >= 0)
+            close(ring[i]);
+        ring[i] = fd = wire_connect(agent, TBM_CONF_AGENT_PORT, &err);
+        if (fd < 0 || getentropy(raw, sizeof(raw)) < 0) {
+            failed++;
+            continue;
+        }
+        tbm_nonce_format(raw, nonce);
+        if (wire_send(fd, &m, &err) < 0)
+            failed++;
+        n++;
+    }
+    for (i = 0; i < k; i++)
+        if (ring[i] >= 0)
+            close(ring[i]);
+    free(ring);
+    printf("churn: %lld connections opened, %d failed\n", n, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     tbm_err_t err = { { 0 } };
@@ -199,15 +238,18 @@ int main(int argc, char **argv)
 
     if (argc > 3 && !strcmp(argv[2], "--hold"))
         return hold(argv[1], atoi(argv[3]), argc, argv, 4);
+    if (argc == 5 && !strcmp(argv[2], "--churn"))
+        return churn(argv[1], atoi(argv[3]), atoi(argv[4]));
 
     if (argc < 2) {
-        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hold N] [--keep] [--hello | --cred TEXT | --unproved-cred TEXT | --prove NONCE|- "
+        fprintf(stderr, "usage: wire_poke ADDR:PORT [--hold N | --churn SECONDS K] [--keep] [--hello | --cred TEXT | --unproved-cred TEXT | --prove NONCE|- "
                 "| --json TEXT | --json-file PATH | --raw HEX]... [--exec-fd N -- CMD...]\n"
                 "  --hello, --cred: the agent's proof asked for and checked (as node $SLURMD_NODENAME, else testnode)\n"
                 "  first; --unproved-cred: a hello without it; --prove: a prove only, its answer printed\n"
                 "  --keep: stay connected (no half-close, no deadline) printing frames as they come\n"
                 "  --exec-fd N -- CMD: run CMD with the connection as its descriptor N instead of reading it\n"
-                "  --hold N (first): the steps on N connections, each held open once answered, one line each\n");
+                "  --hold N (first): the steps on N connections, each held open once answered, one line each\n"
+                "  --churn SECONDS K (alone): new connections for SECONDS, each sending a prove only, K kept open\n");
         return 2;
     }
     fd = wire_connect(argv[1], TBM_CONF_AGENT_PORT, &err);
