@@ -113,16 +113,16 @@ t_ok "... and received what its rank received, within the same" \
     sh -c '[ "$(printf %s "$1" | grep -o "=[0-9.]*" | wc -l)" = 12 ] && ! printf %s "$1" | grep -q "OUT\|no counter"' _ "$got"
 
 # a cable cut is down at the next scrape; mended, up again
-t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{node="mac01",port="en2"}')"
+t_is "mac01:en2 is up" "1" "$(qv 'tbmesh_link_up{group="studio-a",node="mac01",port="en2"}')"
 "$LABCMD" cut mac01:en2 > /dev/null 2>&1
-ms=$(until_qv $((2 * SCRAPE + 2)) 'tbmesh_link_up{node="mac01",port="en2"}' 0); rc=$?
+ms=$(until_qv $((2 * SCRAPE + 2)) 'tbmesh_link_up{group="studio-a",node="mac01",port="en2"}' 0); rc=$?
 _t_result "$rc" "cut, mac01:en2 shows down within one scrape and a bit (${ms:-?} ms; scrapes every ${SCRAPE} s)"
 t_ok "... and its far end, mac02:en2, too (its own agent, sampled at its own news)" wait_until $((2 * SCRAPE + 2)) "mac02:en2 down" \
-    qv_is 'tbmesh_link_up{node="mac02",port="en2"}' 0
+    qv_is 'tbmesh_link_up{group="studio-a",node="mac02",port="en2"}' 0
 t_ok "the watcher drains mac01 and Prometheus shows it drained with its reason" wait_until 30 "mac01 drained in Prometheus" \
     qn_is 'tbmesh_mac_drain_info{node="mac01",reason=~"tbmesh: cable-missing.*"}' 1
 "$LABCMD" mend mac01:en2 > /dev/null 2>&1
-t_ok "mended, it is up again" wait_until 10 "mac01:en2 up" qv_is 'tbmesh_link_up{node="mac01",port="en2"}' 1
+t_ok "mended, it is up again" wait_until 10 "mac01:en2 up" qv_is 'tbmesh_link_up{group="studio-a",node="mac01",port="en2"}' 1
 t_ok "... and mac01 and mac02 are resumed" wait_until 30 "resumed" sh -c '! scontrol show node mac01,mac02 | grep -q DRAIN'
 t_ok "... which Prometheus shows" wait_until 20 "no drained Mac" qn_is 'tbmesh_mac_drained == 1' 0
 
