@@ -248,7 +248,8 @@ static int connect_proved(client_t *c, const char *want, tbm_err_t *err)
 
     for (tries = 1;; tries++) {
         errno = 0;
-        c->fd = wire_connect_within(c->agent, TBM_CONF_AGENT_PORT, c->connect_ms, err);
+        c->fd = wire_connect_lane(c->agent, TBM_CONF_AGENT_PORT, c->connect_ms,
+                                  c->task_lane ? WIRE_LANE_TASK : WIRE_LANE_ROOT, err);
         c->times.connect = tbm_now_us();
         if (c->fd < 0) {
             c->fault_errno = errno;

@@ -39,6 +39,8 @@ typedef struct client {
     int fd;
     int greeted;          /* fd is already connected and said hello (the SPANK plug-in did, TBMESH_AGENT_FD): the
                            * welcome is still to be read */
+    int task_lane;        /* root greets a task's connection: it leaves from a port of WIRE_LANE_TASK, not of
+                           * root's own questions' lane (wire.h) */
     tbm_fdec_t dec;
     char node[TBM_NODE_MAX];   /* the node the agent proved itself for (then named in its welcome) */
     client_times_t times;

@@ -271,7 +271,7 @@ static int port_named(int port)
 #endif
 }
 
-int wire_reserved_port(int fd, int family)
+int wire_reserved_port(int fd, int family, wire_lane_t lane)
 {
     static unsigned turn;
     unsigned start, i;
@@ -283,8 +283,8 @@ int wire_reserved_port(int fd, int family)
     if (geteuid() != 0 || (family != AF_INET && family != AF_INET6))
         return 0;
     start = (unsigned)getpid() * 31u + __atomic_fetch_add(&turn, 7u, __ATOMIC_RELAXED) + (unsigned)time(NULL);
-    for (i = 0; i < WIRE_RESERVED_PORTS; i++) {
-        port = WIRE_RESERVED_FIRST + (int)((start + i) % WIRE_RESERVED_PORTS);
+    for (i = 0; i < WIRE_LANE_PORTS; i++) {
+        port = WIRE_LANE_FIRST(lane) + (int)((start + i) % WIRE_LANE_PORTS);
         if (port_named(port))
             continue;
         memset(&ss, 0, sizeof(ss));
@@ -300,7 +300,7 @@ int wire_reserved_port(int fd, int family)
     return 0;
 }
 
-int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err)
+int wire_connect_lane(const char *spec, int default_port, int ms, wire_lane_t lane, tbm_err_t *err)
 {
     struct addrinfo *ai = resolve(spec, default_port, 0, err), *a;
     int fd = -1, one = 1, saved = 0;
@@ -309,7 +309,7 @@ int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *e
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
         if (fd >= 0) {
             fcntl(fd, F_SETFD, FD_CLOEXEC);
-            wire_reserved_port(fd, a->ai_family);
+            wire_reserved_port(fd, a->ai_family, lane);
         }
         if (fd >= 0 && connect_within(fd, a, ms) < 0) {
             saved = errno;
@@ -329,6 +329,11 @@ int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *e
         errno = saved;
     }
     return fd;
+}
+
+int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err)
+{
+    return wire_connect_lane(spec, default_port, ms, WIRE_LANE_ROOT, err);
 }
 
 int wire_connect(const char *spec, int default_port, tbm_err_t *err)

@@ -44,27 +44,36 @@ int wire_split_addr(const char *spec, int default_port, char *host, size_t hostl
  * without). */
 void wire_keepalive(int fd, int seconds);
 
-/* Root's connections to an agent leave from a port below 1024 (one of WIRE_RESERVED_FIRST.. 1023 that the
- * services database does not name), which on a Linux host only root may bind: the agent's gate serves a
- * connection from such a port before the others of its address, so that a user of the same bridge host who
- * floods the agent cannot crowd out root's questions (a step's usage, the health check's facts) nor the task
- * connections the SPANK plug-in greets as root. (A host whose net.ipv4.ip_unprivileged_port_start is below
- * 1024 lets its users bind them too, and loses that.) */
-#define WIRE_RESERVED_FIRST 512
-#define WIRE_RESERVED_PORTS 512
+/* Root's connections to an agent leave from a port below 1024 (one that the services database does not name),
+ * which on a Linux host only root may bind: the agent's gate serves a connection from such a port before the
+ * others of its address, so that a user of the same bridge host who floods the agent cannot crowd out root's
+ * questions (a step's usage, the health check's facts, the look at a failed task's agent) nor the task
+ * connections the SPANK plug-in greets as root. Two lanes: the greeted task connections, held as long as their
+ * tasks run, take ports of their own, so that however many tasks users keep running, root's own questions
+ * still find ports. (A host whose net.ipv4.ip_unprivileged_port_start is below 1024 lets its users bind them
+ * too, and loses that.) */
+typedef enum wire_lane {
+    WIRE_LANE_ROOT = 0,   /* root's own questions: ports 768-1023 */
+    WIRE_LANE_TASK        /* task connections greeted by root: ports 512-767 */
+} wire_lane_t;
+#define WIRE_LANE_FIRST(lane) ((lane) == WIRE_LANE_TASK ? 512 : 768)
+#define WIRE_LANE_PORTS 256
 
-/* Bind fd (a new socket of family) to such a port when this process is root: the port, or 0 when it is not
+/* Bind fd (a new socket of family) to a port of lane when this process is root: the port, or 0 when it is not
  * root, the family is not IP, or none could be bound (all taken, or root may not bind them here): the
  * connection then leaves from any port, as a user's would. */
-int wire_reserved_port(int fd, int family);
+int wire_reserved_port(int fd, int family, wire_lane_t lane);
 
 /* A connected TCP socket to spec (ADDR[:PORT]), or -1 with err (and errno from connect when the address was
- * good but the connection failed; 0 when the address was not). Root's leaves from a reserved port
+ * good but the connection failed; 0 when the address was not). Root's leaves from a port of WIRE_LANE_ROOT
  * (wire_reserved_port). */
 int wire_connect(const char *spec, int default_port, tbm_err_t *err);
 
 /* wire_connect, giving up after ms (> 0; errno ETIMEDOUT then). */
 int wire_connect_within(const char *spec, int default_port, int ms, tbm_err_t *err);
+
+/* wire_connect_within, root's connection leaving from a port of lane. */
+int wire_connect_lane(const char *spec, int default_port, int ms, wire_lane_t lane, tbm_err_t *err);
 
 /* A listening TCP socket on spec (ADDR[:PORT]), or -1 with err. */
 int wire_listen(const char *spec, int default_port, tbm_err_t *err);

@@ -96,7 +96,7 @@ static void greet_agent(const tbm_spank_step_t *s)
 {
     client_t c = { .agent = s->agent, .want = s->node, .mac = s->node, .socket = munge_socket(),
                    .connect_ms = GREET_CONNECT_MS, .reply_ms = GREET_PROOF_MS,
-                   .deadline = tbm_now_ms() + GREET_CONNECT_MS + GREET_PROOF_MS, .fd = -1 };
+                   .deadline = tbm_now_ms() + GREET_CONNECT_MS + GREET_PROOF_MS, .fd = -1, .task_lane = 1 };
     tbm_err_t err = { { 0 } };
 
     agent_fd = client_greet(&c, grant, &err);

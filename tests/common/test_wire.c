@@ -1,6 +1,6 @@
 /* test_wire.c: common/wire.c's connections from a reserved port: root's leave from a port below 1024 that the
- * services database does not name, a user's from any port, and a connection is made when every reserved port is
- * taken. */
+ * services database does not name, of their lane (root's own questions, greeted tasks), a user's from any port;
+ * tasks holding every port of theirs leave root's lane free, and a connection is made when its lane is full. */
 #include "tbm_check.h"
 
 #include <arpa/inet.h>
@@ -46,15 +46,18 @@ START_TEST(roots_connection_leaves_from_a_reserved_port)
     tbm_err_t err = { { 0 } };
     char spec[64];
     int lfd, fd, port, i;
+    wire_lane_t lane;
 
     if (geteuid() != 0)
         return;   /* the unit tests run as root in CI; a user's run checks the other case below */
     lfd = listener(spec, sizeof(spec));
-    for (i = 0; i < 20; i++) {
-        fd = wire_connect(spec, 1, &err);
+    for (i = 0; i < 40; i++) {
+        lane = i % 2 ? WIRE_LANE_TASK : WIRE_LANE_ROOT;
+        fd = i % 4 == 0 ? wire_connect(spec, 1, &err) : wire_connect_lane(spec, 1, 5000, lane, &err);
         ck_assert_msg(fd >= 0, "%s", err.msg);
         port = accepted_port(lfd);
-        ck_assert_int_ge(port, WIRE_RESERVED_FIRST);
+        ck_assert_int_ge(port, WIRE_LANE_FIRST(lane));
+        ck_assert_int_lt(port, WIRE_LANE_FIRST(lane) + WIRE_LANE_PORTS);
         ck_assert_int_lt(port, 1024);
         ck_assert_msg(getservbyport(htons((uint16_t)port), "tcp") == NULL, "port %d is a named service's", port);
         close(fd);
@@ -86,23 +89,58 @@ START_TEST(a_users_connection_leaves_from_any_port)
 }
 END_TEST
 
-START_TEST(every_reserved_port_taken_still_connects)
+/* Bind every port of lane on the wildcard address (no other bind may take them then): how many, in held. */
+static int hold_lane(wire_lane_t lane, int *held)
 {
-    tbm_err_t err = { { 0 } };
     struct sockaddr_in sa = { .sin_family = AF_INET };
-    int held[WIRE_RESERVED_PORTS], lfd, fd, i, n = 0;
-    char spec[64];
+    int i, n = 0;
 
-    if (geteuid() != 0)
-        return;
-    for (i = 0; i < WIRE_RESERVED_PORTS; i++) {   /* the wildcard address on each: no other bind may take it */
+    for (i = 0; i < WIRE_LANE_PORTS; i++) {
         held[n] = socket(AF_INET, SOCK_STREAM, 0);
-        sa.sin_port = htons((uint16_t)(WIRE_RESERVED_FIRST + i));
+        sa.sin_port = htons((uint16_t)(WIRE_LANE_FIRST(lane) + i));
         if (held[n] >= 0 && bind(held[n], (struct sockaddr *)&sa, sizeof(sa)) == 0)
             n++;
         else if (held[n] >= 0)
             close(held[n]);
     }
+    return n;
+}
+
+START_TEST(tasks_holding_their_lane_leave_roots_free)
+{
+    tbm_err_t err = { { 0 } };
+    int held[WIRE_LANE_PORTS], lfd, fd, port, i, n;
+    char spec[64];
+
+    if (geteuid() != 0)
+        return;
+    n = hold_lane(WIRE_LANE_TASK, held);   /* as many greeted tasks as it has ports, running */
+    lfd = listener(spec, sizeof(spec));
+    fd = wire_connect(spec, 1, &err);
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    port = accepted_port(lfd);
+    ck_assert_int_ge(port, WIRE_LANE_FIRST(WIRE_LANE_ROOT));
+    ck_assert_int_lt(port, 1024);
+    close(fd);
+    fd = wire_connect_lane(spec, 1, 5000, WIRE_LANE_TASK, &err);   /* one more task: from any port */
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    ck_assert_int_ge(accepted_port(lfd), 1024);
+    close(fd);
+    close(lfd);
+    for (i = 0; i < n; i++)
+        close(held[i]);
+}
+END_TEST
+
+START_TEST(every_reserved_port_taken_still_connects)
+{
+    tbm_err_t err = { { 0 } };
+    int held[WIRE_LANE_PORTS], lfd, fd, i, n;
+    char spec[64];
+
+    if (geteuid() != 0)
+        return;
+    n = hold_lane(WIRE_LANE_ROOT, held);
     lfd = listener(spec, sizeof(spec));
     fd = wire_connect(spec, 1, &err);
     ck_assert_msg(fd >= 0, "%s", err.msg);
@@ -122,6 +160,7 @@ static Suite *wire_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, roots_connection_leaves_from_a_reserved_port);
     tcase_add_test(tc, a_users_connection_leaves_from_any_port);
+    tcase_add_test(tc, tasks_holding_their_lane_leave_roots_free);
     tcase_add_test(tc, every_reserved_port_taken_still_connects);
     suite_add_tcase(s, tc);
     return s;

@@ -27,10 +27,11 @@ new_lines=$(for n in 1 2 3 4; do tail -n +$((before[n] + 1)) "$LAB/log/macnoded-
 t_is "each task's connection was greeted with its grant (the agents' logs)" "4" \
     "$(grep -c "uid $uid (granted): job $j step 0: task [0-9]* started as uid $uid: true" <<<"$new_lines")"
 t_is "... and nothing was refused meanwhile" "" "$(grep -E "refused" <<<"$new_lines" | tail -n 3)"
-# slurmstepd (root) made those connections from ports below 1024, which the agents' gates serve first.
-t_is "... each from a port below 1024 (root's on the bridge host)" "4 of 4" \
+# slurmstepd (root) made those connections from ports below 1024 (the task lane, 512-767), which the agents'
+# gates serve first.
+t_is "... each from a port of 512-767 (root's task lane on the bridge host)" "4 of 4" \
     "$(grep "uid $uid (granted): job $j step 0: task [0-9]* started" <<<"$new_lines" | sed -E 's/^.*macnoded\[[0-9]+\]: [0-9.]+:([0-9]+) .*$/\1/' |
-       awk '{ n++; if ($1 >= 512 && $1 < 1024) low++ } END { printf "%d of %d", low, n }')"
+       awk '{ n++; if ($1 >= 512 && $1 < 768) low++ } END { printf "%d of %d", low, n }')"
 t_is "and mini-b (direct mode) the same" "mac05 mac06 mac07 mac08" \
     "$(as tbm-alice salloc --gres=tbmesh:mini-b:4 srun hostname 2>/dev/null | sort | paste -sd' ')"
 t_match "the task sees the Mac's Thunderbolt interfaces" "en2(@[^ ]*)? +UP +169\.254\.1\.1/30" \
