@@ -32,14 +32,14 @@ struct agent_gate {
 
 int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total)
 {
-    int i, mine = 0, oldest_mine = -1, oldest = -1, oldest_open = -1;
+    int i, mine = 0, oldest_mine = -1, lowest = -1;
 
     for (i = 0; i < n; i++) {
-        if (oldest < 0 || w[i].moved < w[oldest].moved)
-            oldest = i;
-        if (!w[i].reserved && (oldest_open < 0 || w[i].moved < w[oldest_open].moved))
-            oldest_open = i;
-        if (strcmp(w[i].addr, addr) != 0 || !w[i].reserved != !reserved)
+        /* of all, the one of the lowest kind (a user's, then a task's, then root's), the longest still of those */
+        if (lowest < 0 || w[i].reserved < w[lowest].reserved ||
+            (w[i].reserved == w[lowest].reserved && w[i].moved < w[lowest].moved))
+            lowest = i;
+        if (strcmp(w[i].addr, addr) != 0 || w[i].reserved != reserved)
             continue;
         mine++;
         if (oldest_mine < 0 || w[i].moved < w[oldest_mine].moved)
@@ -47,16 +47,13 @@ int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int res
     }
     if (mine >= per_peer)
         return oldest_mine;
-    if (n < total)
-        return -1;
-    return oldest_open >= 0 ? oldest_open : oldest;
+    return n < total ? -1 : lowest;
 }
 
-/* Whether waiting connections i and j come from the same peer: the same address, both from a reserved port or
- * neither. */
+/* Whether waiting connections i and j come from the same peer: the same address and kind. */
 static int same_peer(const agent_waiting_t *w, int i, int j)
 {
-    return !w[i].reserved == !w[j].reserved && strcmp(w[i].addr, w[j].addr) == 0;
+    return w[i].reserved == w[j].reserved && strcmp(w[i].addr, w[j].addr) == 0;
 }
 
 int agent_gate_next_proof(const agent_waiting_t *w, int n)
@@ -64,11 +61,11 @@ int agent_gate_next_proof(const agent_waiting_t *w, int n)
     int i, j, best = -1, best_open = 0, open;
 
     for (i = 0; i < n; i++) {
-        if (w[i].phase != GATE_PROOF_DUE || (best >= 0 && w[best].reserved && !w[i].reserved))
+        if (w[i].phase != GATE_PROOF_DUE || (best >= 0 && w[i].reserved < w[best].reserved))
             continue;
         for (j = open = 0; j < n; j++)
             open += w[j].phase == GATE_PROVED && same_peer(w, i, j);
-        if (best < 0 || (w[i].reserved && !w[best].reserved) || open < best_open ||
+        if (best < 0 || w[i].reserved > w[best].reserved || open < best_open ||
             (open == best_open && w[i].since < w[best].since))
             best = i, best_open = open;
     }
@@ -338,13 +335,16 @@ static void proved_waiting(agent_gate_t *g, void (*admit)(void *, agent_conn_t *
             advance(g, i, admit, ctx);
 }
 
-/* Whether a peer's port is below 1024 (a port only root binds on a Linux host: wire_reserved_port). */
+/* The kind of a peer's port (wire.h's lanes, ports only root binds on a Linux host): GATE_ROOT from root's own
+ * questions' lane, GATE_TASK from below it, GATE_ANY from 1024 up. */
 static int reserved_port(const struct sockaddr *sa)
 {
     int port = sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port)
              : sa->sa_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)sa)->sin6_port) : 0;
 
-    return port > 0 && port < 1024;
+    if (port <= 0 || port >= 1024)
+        return GATE_ANY;
+    return port >= WIRE_LANE_FIRST(WIRE_LANE_ROOT) ? GATE_ROOT : GATE_TASK;
 }
 
 /* Take one new connection; make room for it first when a limit is reached. */

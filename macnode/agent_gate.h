@@ -9,8 +9,9 @@
  * always taken, and the waiting one that has stood still the longest (no frame, no proof since) is closed to
  * make room (of its peer when that peer is at its limit), so a flood of idle connections ages out while a
  * client that sends its frames at once gets through. Connections from a port below 1024 (root's on a Linux
- * bridge host: wire_reserved_port) are kept apart from their address's others, counted on their own, closed to
- * make room only when no other's can be, and proved first: a user of the bridge host flooding the agent does
+ * bridge host: wire_reserved_port; of two kinds by its lanes, root's own questions above the task connections
+ * it greets) are kept apart from their address's others, counted by kind, closed to make room only when none
+ * of a lower kind can be, and proved first, the higher kind before the lower: a user of the bridge host flooding the agent does
  * not crowd out root's questions nor the task connections the SPANK plug-in greets. A
  * connection without a whole hello after GATE_DEADLINE_MS is closed. Garbage is refused as soon as it is read;
  * all this is logged under the rate limit (agent_log.h). */
@@ -49,14 +50,18 @@ typedef enum agent_gate_phase {
     GATE_PROVED,            /* its proof was sent; its hello has not come */
 } agent_gate_phase_t;
 
+/* The kinds of a connection's port, lowest first (wire.h's lanes): from 1024 up (anyone's), from root's lane
+ * for the task connections it greets (512-767), from root's lane for its own questions (768-1023). */
+enum { GATE_ANY = 0, GATE_TASK, GATE_ROOT };
+
 /* What the limits decide, apart so that it can be tested: which waiting connection to close so that one more
- * from `addr` (from a reserved port or not) fits, given the waiting ones' addresses and when they last moved on.
- * Its index, or -1 when there is room. The one of addr's own of the same kind that stood still the longest
- * when addr has per_peer of that kind waiting, else, when total are, the one that stood still the longest of
- * those not from a reserved port (of all when every one is). */
+ * from `addr` of kind `reserved` fits, given the waiting ones' addresses, kinds and when they last moved on.
+ * Its index, or -1 when there is room. The one of addr's own of that kind that stood still the longest when
+ * addr has per_peer of that kind waiting, else, when total are, the one of the lowest kind there is that stood
+ * still the longest. */
 typedef struct agent_waiting {
     char addr[64];       /* the peer's address, without the port */
-    int reserved;        /* from a port below 1024: root's, on a Linux peer */
+    int reserved;        /* its port's kind: GATE_ANY, GATE_TASK or GATE_ROOT */
     long long since;     /* accepted at (tbm_now_ms) */
     long long moved;     /* accepted, its prove read or its proof sent at, the last of them (tbm_now_ms) */
     agent_gate_phase_t phase;
@@ -65,7 +70,7 @@ typedef struct agent_waiting {
 
 int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total);
 
-/* Which connection's proof is made next: of those GATE_PROOF_DUE, those from a reserved port first; of them,
+/* Which connection's proof is made next: of those GATE_PROOF_DUE, those of the highest kind first; of them,
  * one whose peer (address and kind) has the fewest connections GATE_PROVED (proofs that no hello answered
  * yet), the oldest of those. Its index, or -1 when none is due. */
 int agent_gate_next_proof(const agent_waiting_t *w, int n);
