@@ -106,10 +106,25 @@ static int hold_lane(wire_lane_t lane, int *held)
     return n;
 }
 
+/* With lane full: a connection of that lane is still made, from a port of 1024 up; then the listener lfd and
+ * the n ports held are let go. */
+static void from_any_port(int lfd, const char *spec, wire_lane_t lane, const int *held, int n)
+{
+    tbm_err_t err = { { 0 } };
+    int fd = wire_connect_lane(spec, 1, 5000, lane, &err), i;
+
+    ck_assert_msg(fd >= 0, "%s", err.msg);
+    ck_assert_int_ge(accepted_port(lfd), 1024);
+    close(fd);
+    close(lfd);
+    for (i = 0; i < n; i++)
+        close(held[i]);
+}
+
 START_TEST(tasks_holding_their_lane_leave_roots_free)
 {
     tbm_err_t err = { { 0 } };
-    int held[WIRE_LANE_PORTS], lfd, fd, port, i, n;
+    int held[WIRE_LANE_PORTS], lfd, fd, port, n;
     char spec[64];
 
     if (geteuid() != 0)
@@ -122,33 +137,20 @@ START_TEST(tasks_holding_their_lane_leave_roots_free)
     ck_assert_int_ge(port, WIRE_LANE_FIRST(WIRE_LANE_ROOT));
     ck_assert_int_lt(port, 1024);
     close(fd);
-    fd = wire_connect_lane(spec, 1, 5000, WIRE_LANE_TASK, &err);   /* one more task: from any port */
-    ck_assert_msg(fd >= 0, "%s", err.msg);
-    ck_assert_int_ge(accepted_port(lfd), 1024);
-    close(fd);
-    close(lfd);
-    for (i = 0; i < n; i++)
-        close(held[i]);
+    from_any_port(lfd, spec, WIRE_LANE_TASK, held, n);   /* one more task */
 }
 END_TEST
 
 START_TEST(every_reserved_port_taken_still_connects)
 {
-    tbm_err_t err = { { 0 } };
-    int held[WIRE_LANE_PORTS], lfd, fd, i, n;
+    int held[WIRE_LANE_PORTS], lfd, n;
     char spec[64];
 
     if (geteuid() != 0)
         return;
     n = hold_lane(WIRE_LANE_ROOT, held);
     lfd = listener(spec, sizeof(spec));
-    fd = wire_connect(spec, 1, &err);
-    ck_assert_msg(fd >= 0, "%s", err.msg);
-    ck_assert_int_ge(accepted_port(lfd), 1024);
-    close(fd);
-    close(lfd);
-    for (i = 0; i < n; i++)
-        close(held[i]);
+    from_any_port(lfd, spec, WIRE_LANE_ROOT, held, n);
 }
 END_TEST
 
