@@ -201,14 +201,44 @@ typedef struct coord_peer {
     char from[TBMCOLL_ADDR_MAX];
 } coord_peer_t;
 
-/* Close a connection that is not a rank of this job, say so on stderr, and forget it (the last one takes
- * its place). */
-static void drop_stray(const tbm_mlx_addr_t *coord, coord_peer_t *p, int k, int *np, const char *why)
+#define COORD_STRAYS_SAID 8   /* stray connections named on stderr, one line each; the rest are counted */
+
+/* Close a connection that is not a rank of this job, say so on stderr (the first COORD_STRAYS_SAID of them;
+ * *dropped counts them all), and forget it (the last one takes its place). */
+static void drop_stray(const tbm_mlx_addr_t *coord, coord_peer_t *p, int k, int *np, long *dropped,
+                       const char *why)
 {
-    fprintf(stderr, "libtbmcoll: coordinator %s:%u: dropped a stray connection from %s: %s\n", coord->ip,
-            coord->port, p[k].from, why);
+    if (++*dropped <= COORD_STRAYS_SAID)
+        fprintf(stderr, "libtbmcoll: coordinator %s:%u: dropped a stray connection from %s: %s\n", coord->ip,
+                coord->port, p[k].from, why);
     close(p[k].fd);
     p[k] = p[--*np];
+}
+
+/* The connection not heard out yet that came first, of those still sending their header (a rank sends its
+ * header as soon as it is connected); -1 when there is none. */
+static int oldest_stray(const coord_peer_t *p, int np)
+{
+    int k, best = -1;
+
+    for (k = 0; k < np; k++)
+        if (p[k].rank < 0 && (best < 0 || p[k].until < p[best].until))
+            best = k;
+    return best;
+}
+
+/* With COORD_PENDING_MAX connections not heard out yet, close the stray that came first, so that the new one
+ * can be taken. */
+static void make_room(const tbm_mlx_addr_t *coord, coord_peer_t *p, int *np, long *dropped)
+{
+    char why[96];
+    int k;
+
+    if (*np < COORD_PENDING_MAX || (k = oldest_stray(p, *np)) < 0)
+        return;
+    snprintf(why, sizeof(why), "closed to make room for a new connection (at most %d wait for their header)",
+             COORD_PENDING_MAX);
+    drop_stray(coord, p, k, np, dropped, why);
 }
 
 /* Why a connection is not a rank: what it sent of its header before it stopped. */
@@ -274,6 +304,7 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
     struct pollfd pf[COORD_PENDING_MAX + 1];
     char why[160], how[32], ended[96];
     int fds[TBM_MLX_MATRIX_MAX], lfd, got = 0, np = 0, rc = -1, i, k, first;
+    long dropped = 0;
     int64_t now, wake;
 
     for (i = 0; i < n; i++)
@@ -286,7 +317,7 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
         wake = deadline;
         for (k = np - 1; k >= 0; k--) {
             if (p[k].rank < 0 && now >= p[k].until)
-                drop_stray(coord, p, k, &np, stray_why(&p[k], how, why, sizeof(why)));
+                drop_stray(coord, p, k, &np, &dropped, stray_why(&p[k], how, why, sizeof(why)));
             else if (p[k].rank < 0 && p[k].until < wake)
                 wake = p[k].until;
         }
@@ -295,7 +326,9 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
                           "others did not start or cannot reach it", coord->ip, coord->port, got + 1, n);
             goto out;
         }
-        first = np < COORD_PENDING_MAX ? 1 : 0;   /* full: the next ones wait in the backlog */
+        /* full: a new connection is still taken, the stray that came first closed for it (a rank sends its
+         * header at once, so a flood of silent connections cannot hold the ranks in the backlog) */
+        first = np < COORD_PENDING_MAX || oldest_stray(p, np) >= 0;
         if (first)
             pf[0] = (struct pollfd){ .fd = lfd, .events = POLLIN, .revents = 0 };
         for (k = 0; k < np; k++)
@@ -320,7 +353,7 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
             if (r <= 0 && head) {
                 snprintf(ended, sizeof(ended), "%s%s%s", r == 0 ? "and closed the connection" : "(",
                          r == 0 ? "" : strerror(errno), r == 0 ? "" : ")");
-                drop_stray(coord, p, k, &np, stray_why(&p[k], ended, why, sizeof(why)));
+                drop_stray(coord, p, k, &np, &dropped, stray_why(&p[k], ended, why, sizeof(why)));
                 continue;
             }
             if (r <= 0) {
@@ -337,8 +370,10 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
             if ((i = coord_header(&p[k], n, fds, err)) < 0)
                 goto out;
             if (i == 0)
-                drop_stray(coord, p, k, &np, "its header is not a rank's");
+                drop_stray(coord, p, k, &np, &dropped, "its header is not a rank's");
         }
+        if (first && pf[0].revents)
+            make_room(coord, p, &np, &dropped);
         if (first && pf[0].revents && coord_accept(lfd, p, &np, err) < 0)
             goto out;
     }
@@ -347,6 +382,9 @@ static int coord_serve(const tbm_mlx_addr_t *coord, int n, unsigned char *table,
             goto out;
     rc = 0;
 out:
+    if (dropped > COORD_STRAYS_SAID)
+        fprintf(stderr, "libtbmcoll: coordinator %s:%u: dropped %ld stray connections in all (the first %d "
+                "named above)\n", coord->ip, coord->port, dropped, COORD_STRAYS_SAID);
     for (k = 0; k < np; k++)
         if (p[k].rank < 0)
             close(p[k].fd);     /* a rank's connection is in fds */

@@ -1,15 +1,18 @@
 /* test_coll_env.c: a communicator from exactly what MLX reads: the ring hostfile (MLX_HOSTFILE), and the
  * JACCL device matrix with its coordinator (rdma_lo -> lo -> 127.0.0.1 on loopback), also with stray
  * connections to the coordinator; and every environment error with its message. */
+#include "clock.h"
 #include "ranks.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define STRAYS 2
@@ -22,7 +25,8 @@ typedef struct env_case {
     tbmcoll_algo_t ask;      /* the algorithm asked for */
     tbmcoll_algo_t want;     /* the algorithm the communicator must use */
     int strays;              /* 2 ranks; before rank 1 connects, stray connections to the coordinator: 1 (it
-                              * waits until the coordinator drops them) or 2 (it leaves them open) */
+                              * waits until the coordinator drops them) or 2 (it leaves them open); 3: a
+                              * flood of silent connections, kept up while rank 1 connects (flood_coordinator) */
 } env_case_t;
 
 static void write_text(const char *path, const char *text)
@@ -96,6 +100,43 @@ static int open_strays(const char *addr, int wait_dropped, int *fds)
     return 0;
 }
 
+/* A child that opens silent connections to the coordinator at addr as fast as it can, the last 256 kept open,
+ * until it is killed or 20 s have passed (a user of the host flooding it). Its pid, once it has opened 200 (by
+ * then the coordinator is full of them), or -1. */
+static pid_t flood_coordinator(const char *addr)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    int ready[2], ring[256] = { 0 }, i = 0, n = 0;
+    long long end;
+    pid_t pid;
+    char b;
+
+    sa.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (pipe(ready) < 0 || (pid = fork()) < 0)
+        return -1;
+    if (pid > 0) {
+        close(ready[1]);
+        i = (int)read(ready[0], &b, 1);
+        close(ready[0]);
+        return i == 1 ? pid : -1;
+    }
+    close(ready[0]);
+    for (end = tbm_now_ms() + 20000; tbm_now_ms() < end; i = (i + 1) % 256) {
+        if (ring[i] > 0)
+            close(ring[i]);
+        ring[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (ring[i] >= 0 && connect(ring[i], (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            close(ring[i]);
+            ring[i] = -1;
+            usleep(10000);   /* rank 0 may not listen yet */
+        } else if (++n == 200 && write(ready[1], "r", 1) != 1) {
+            _exit(1);
+        }
+    }
+    _exit(0);
+}
+
 /* One rank: write its own copy of the file (as each Mac has its own), set the variables, connect, reduce. */
 static int env_rank(int rank, int n, const char *const *addrs, void *arg)
 {
@@ -106,6 +147,7 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
     tbmcoll_comm_t *c;
     int32_t v[3] = { rank, 1, -rank }, sum[3];
     int bad, k, strays[STRAYS] = { -1, -1 };
+    pid_t flood = -1;
 
     snprintf(path, sizeof(path), "env-%d-%d.json", (int)getppid(), rank);
     snprintf(num, sizeof(num), "%d", rank);
@@ -123,11 +165,20 @@ static int env_rank(int rank, int n, const char *const *addrs, void *arg)
         setenv("MLX_RANK", num, 1);
     }
     write_text(path, text);
-    if (ec->strays && rank == 0)
+    if (ec->strays && ec->strays < 3 && rank == 0)
         o.connect_timeout_ms = 60000;   /* generous; and rank 1 (10 s) must be heard while strays are open */
-    if (ec->strays && rank == 1 && open_strays(addrs[0], ec->strays == 1, strays))
+    if (ec->strays == 3)
+        o.connect_timeout_ms = 6000;    /* a coordinator that left its ranks in the backlog behind the flood's
+                                         * connections, 32 every 2 s, took 12 s here */
+    if (ec->strays && ec->strays < 3 && rank == 1 && open_strays(addrs[0], ec->strays == 1, strays))
+        return unlink(path), 3;
+    if (ec->strays == 3 && rank == 1 && (flood = flood_coordinator(addrs[0])) < 0)
         return unlink(path), 3;
     c = tbmcoll_comm_from_env(&o, &err);
+    if (flood > 0) {
+        kill(flood, SIGKILL);
+        waitpid(flood, NULL, 0);
+    }
     unlink(path);
     for (k = 0; k < STRAYS; k++)
         if (strays[k] >= 0)
@@ -152,6 +203,7 @@ static int run_env_cases(void)
         { "jaccl mesh, strays dropped by the coordinator, 2 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO,
           TBMCOLL_ALGO_MESH, 1 },
         { "jaccl mesh, strays still open, 2 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH, 2 },
+        { "jaccl mesh, a flood of silent connections, 2 ranks", 1, 0, 0, TBMCOLL_ALGO_AUTO, TBMCOLL_ALGO_MESH, 3 },
     };
     tr_result_t res[TR_MAX];
     int i, k, n, rc, bad = 0;
@@ -167,6 +219,8 @@ static int run_env_cases(void)
             printf("%s: rank 0 said:\n%s", cases[i].name, res[0].err);
             rc = TR_EXPECT(k == STRAYS, "%s: %d of %d strays reported by rank 0", cases[i].name, k, STRAYS);
         }
+        if (cases[i].strays == 3)
+            printf("%s: rank 0 said:\n%s", cases[i].name, res[0].err);
         printf("%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
         for (k = 0; rc && k < n; k++)
             printf("  rank %d exit %d: %s", k, res[k].status, res[k].err);
