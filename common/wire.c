@@ -267,7 +267,8 @@ static int port_named(int port)
     return getservbyport_r(htons((uint16_t)port), "tcp", &se, buf, sizeof(buf), &found) == 0 && found;
 #else
     (void)port;
-    return 0;   /* elsewhere getservbyport is not safe in a threaded process; macOS names few ports there */
+    return 0;   /* elsewhere (macOS) there is no getservbyport_r, and getservbyport is not safe in a threaded
+                 * process: no port is skipped there */
 #endif
 }
 

@@ -30,16 +30,16 @@ struct agent_gate {
     int token_ms;                            /* with a proof due and no token: when the next comes */
 };
 
-int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total)
+int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int kind, int per_peer, int total)
 {
     int i, mine = 0, oldest_mine = -1, lowest = -1;
 
     for (i = 0; i < n; i++) {
         /* of all, the one of the lowest kind (a user's, then a task's, then root's), the longest still of those */
-        if (lowest < 0 || w[i].reserved < w[lowest].reserved ||
-            (w[i].reserved == w[lowest].reserved && w[i].moved < w[lowest].moved))
+        if (lowest < 0 || w[i].kind < w[lowest].kind ||
+            (w[i].kind == w[lowest].kind && w[i].moved < w[lowest].moved))
             lowest = i;
-        if (strcmp(w[i].addr, addr) != 0 || w[i].reserved != reserved)
+        if (strcmp(w[i].addr, addr) != 0 || w[i].kind != kind)
             continue;
         mine++;
         if (oldest_mine < 0 || w[i].moved < w[oldest_mine].moved)
@@ -53,7 +53,7 @@ int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int res
 /* Whether waiting connections i and j come from the same peer: the same address and kind. */
 static int same_peer(const agent_waiting_t *w, int i, int j)
 {
-    return w[i].reserved == w[j].reserved && strcmp(w[i].addr, w[j].addr) == 0;
+    return w[i].kind == w[j].kind && strcmp(w[i].addr, w[j].addr) == 0;
 }
 
 int agent_gate_next_proof(const agent_waiting_t *w, int n)
@@ -61,11 +61,11 @@ int agent_gate_next_proof(const agent_waiting_t *w, int n)
     int i, j, best = -1, best_open = 0, open;
 
     for (i = 0; i < n; i++) {
-        if (w[i].phase != GATE_PROOF_DUE || (best >= 0 && w[i].reserved < w[best].reserved))
+        if (w[i].phase != GATE_PROOF_DUE || (best >= 0 && w[i].kind < w[best].kind))
             continue;
         for (j = open = 0; j < n; j++)
             open += w[j].phase == GATE_PROVED && same_peer(w, i, j);
-        if (best < 0 || w[i].reserved > w[best].reserved || open < best_open ||
+        if (best < 0 || w[i].kind > w[best].kind || open < best_open ||
             (open == best_open && w[i].since < w[best].since))
             best = i, best_open = open;
     }
@@ -335,16 +335,18 @@ static void proved_waiting(agent_gate_t *g, void (*admit)(void *, agent_conn_t *
             advance(g, i, admit, ctx);
 }
 
-/* The kind of a peer's port (wire.h's lanes, ports only root binds on a Linux host): GATE_ROOT from root's own
- * questions' lane, GATE_TASK from below it, GATE_ANY from 1024 up. */
-static int reserved_port(const struct sockaddr *sa)
+int agent_gate_port_kind(int port)
 {
-    int port = sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port)
-             : sa->sa_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)sa)->sin6_port) : 0;
-
     if (port <= 0 || port >= 1024)
         return GATE_ANY;
     return port >= WIRE_LANE_FIRST(WIRE_LANE_ROOT) ? GATE_ROOT : GATE_TASK;
+}
+
+/* A peer address's port, 0 when it is not IP. */
+static int peer_port(const struct sockaddr *sa)
+{
+    return sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port)
+         : sa->sa_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)sa)->sin6_port) : 0;
 }
 
 /* Take one new connection; make room for it first when a limit is reached. */
@@ -377,8 +379,8 @@ static int accept_one(agent_gate_t *g, void (*admit)(void *, agent_conn_t *), vo
         close(fd);
         return 0;
     }
-    w.reserved = reserved_port((struct sockaddr *)&sa);
-    victim = agent_gate_victim(g->wait, g->n, w.addr, w.reserved, GATE_WAITING_PER_PEER, GATE_WAITING_MAX);
+    w.kind = agent_gate_port_kind(peer_port((struct sockaddr *)&sa));
+    victim = agent_gate_victim(g->wait, g->n, w.addr, w.kind, GATE_WAITING_PER_PEER, GATE_WAITING_MAX);
     if (victim >= 0) {
         agent_log_noisy(AGENT_NOISE_SHED, w.since, "%s: closed without a hello after %lld ms, %lld ms since it last "
                         "moved on, to make room (at most %d connections wait for their hello, %d from one address)",

@@ -11,8 +11,8 @@
  * client that sends its frames at once gets through. Connections from a port below 1024 (root's on a Linux
  * bridge host: wire_reserved_port; of two kinds by its lanes, root's own questions above the task connections
  * it greets) are kept apart from their address's others, counted by kind, closed to make room only when none
- * of a lower kind can be, and proved first, the higher kind before the lower: a user of the bridge host flooding the agent does
- * not crowd out root's questions nor the task connections the SPANK plug-in greets. A
+ * of a lower kind can be, and proved first, the higher kind before the lower: a user of the bridge host
+ * flooding the agent does not crowd out root's questions nor the task connections the SPANK plug-in greets. A
  * connection without a whole hello after GATE_DEADLINE_MS is closed. Garbage is refused as soon as it is read;
  * all this is logged under the rate limit (agent_log.h). */
 #ifndef MACNODE_AGENT_GATE_H
@@ -54,21 +54,24 @@ typedef enum agent_gate_phase {
  * for the task connections it greets (512-767), from root's lane for its own questions (768-1023). */
 enum { GATE_ANY = 0, GATE_TASK, GATE_ROOT };
 
+/* The kind of a connection from a peer port (0: not IP). */
+int agent_gate_port_kind(int port);
+
 /* What the limits decide, apart so that it can be tested: which waiting connection to close so that one more
- * from `addr` of kind `reserved` fits, given the waiting ones' addresses, kinds and when they last moved on.
+ * from `addr` of kind `kind` fits, given the waiting ones' addresses, kinds and when they last moved on.
  * Its index, or -1 when there is room. The one of addr's own of that kind that stood still the longest when
  * addr has per_peer of that kind waiting, else, when total are, the one of the lowest kind there is that stood
  * still the longest. */
 typedef struct agent_waiting {
     char addr[64];       /* the peer's address, without the port */
-    int reserved;        /* its port's kind: GATE_ANY, GATE_TASK or GATE_ROOT */
+    int kind;            /* its port's: GATE_ANY, GATE_TASK or GATE_ROOT */
     long long since;     /* accepted at (tbm_now_ms) */
     long long moved;     /* accepted, its prove read or its proof sent at, the last of them (tbm_now_ms) */
     agent_gate_phase_t phase;
     char nonce[TBM_NONCE_LEN + 1];   /* its prove's (GATE_PROOF_DUE) */
 } agent_waiting_t;
 
-int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int reserved, int per_peer, int total);
+int agent_gate_victim(const agent_waiting_t *w, int n, const char *addr, int kind, int per_peer, int total);
 
 /* Which connection's proof is made next: of those GATE_PROOF_DUE, those of the highest kind first; of them,
  * one whose peer (address and kind) has the fewest connections GATE_PROVED (proofs that no hello answered

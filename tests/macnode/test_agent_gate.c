@@ -16,7 +16,7 @@ static void waiting(int i, const char *addr, long long since)
     snprintf(w[i].addr, sizeof(w[i].addr), "%s", addr);
     w[i].since = w[i].moved = since;
     w[i].phase = GATE_WANTS_PROVE;
-    w[i].reserved = GATE_ANY;
+    w[i].kind = GATE_ANY;
 }
 
 START_TEST(room_while_under_the_limits)
@@ -88,7 +88,7 @@ END_TEST
 START_TEST(roots_connections_are_counted_apart)
 {
     waiting(0, "10.0.0.1", 100);   /* root's, from a port below 1024, the oldest */
-    w[0].reserved = GATE_ROOT;
+    w[0].kind = GATE_ROOT;
     waiting(1, "10.0.0.1", 200);   /* a user's flood from the same host */
     waiting(2, "10.0.0.1", 300);
     /* the user's at its limit of 2 loses its own oldest, not root's older one */
@@ -96,7 +96,7 @@ START_TEST(roots_connections_are_counted_apart)
     /* root's own limit is its own: room for one more of root's */
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", GATE_ROOT, 2, 8), -1);
     waiting(3, "10.0.0.1", 50);
-    w[3].reserved = GATE_ROOT;
+    w[3].kind = GATE_ROOT;
     ck_assert_int_eq(agent_gate_victim(w, 4, "10.0.0.1", GATE_ROOT, 2, 8), 3);
 }
 END_TEST
@@ -104,12 +104,12 @@ END_TEST
 START_TEST(a_full_gate_keeps_roots_connections)
 {
     waiting(0, "10.0.0.1", 100);   /* root's, the oldest of all */
-    w[0].reserved = GATE_ROOT;
+    w[0].kind = GATE_ROOT;
     waiting(1, "10.0.0.2", 300);
     waiting(2, "10.0.0.3", 200);
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", 0, 2, 3), 2);
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", GATE_ROOT, 2, 3), 2);
-    w[1].reserved = w[2].reserved = GATE_ROOT;   /* all root's: the oldest of all goes */
+    w[1].kind = w[2].kind = GATE_ROOT;   /* all root's: the oldest of all goes */
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.4", 0, 2, 3), 0);
 }
 END_TEST
@@ -120,7 +120,7 @@ START_TEST(roots_proofs_go_first)
     waiting(1, "10.0.0.1", 110);
     waiting(2, "10.0.0.1", 300);   /* root's, later */
     waiting(3, "10.0.0.2", 200);   /* another peer with nothing open */
-    w[2].reserved = GATE_ROOT;
+    w[2].kind = GATE_ROOT;
     w[0].phase = w[1].phase = w[2].phase = w[3].phase = GATE_PROOF_DUE;
     ck_assert_int_eq(agent_gate_next_proof(w, 4), 2);
     w[2].phase = GATE_PROVED;   /* root's open proof does not hold back the user's of the same host */
@@ -128,7 +128,7 @@ START_TEST(roots_proofs_go_first)
     w[0].phase = GATE_PROVED;
     ck_assert_int_eq(agent_gate_next_proof(w, 4), 3);
     waiting(4, "10.0.0.1", 400);   /* root's again, while the flood's are due: first */
-    w[4].reserved = GATE_ROOT;
+    w[4].kind = GATE_ROOT;
     w[4].phase = GATE_PROOF_DUE;
     ck_assert_int_eq(agent_gate_next_proof(w, 5), 4);
 }
@@ -137,16 +137,16 @@ END_TEST
 START_TEST(roots_questions_rank_above_the_tasks_it_greets)
 {
     waiting(0, "10.0.0.1", 100);   /* a task connection greeted by root, the oldest */
-    w[0].reserved = GATE_TASK;
+    w[0].kind = GATE_TASK;
     waiting(1, "10.0.0.1", 150);   /* root's own question */
-    w[1].reserved = GATE_ROOT;
+    w[1].kind = GATE_ROOT;
     waiting(2, "10.0.0.2", 200);   /* a user's */
     /* a full gate: the user's goes first, then the task's, root's question last */
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.3", GATE_ANY, 8, 3), 2);
-    w[2].reserved = GATE_TASK;
+    w[2].kind = GATE_TASK;
     w[2].moved = 50;
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.3", GATE_ANY, 8, 3), 2);
-    w[2].reserved = GATE_ROOT;
+    w[2].kind = GATE_ROOT;
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.3", GATE_ANY, 8, 3), 0);
     /* each kind has its own limit per address: tasks at theirs lose their own oldest, not root's */
     ck_assert_int_eq(agent_gate_victim(w, 3, "10.0.0.1", GATE_TASK, 1, 8), 0);
@@ -157,6 +157,18 @@ START_TEST(roots_questions_rank_above_the_tasks_it_greets)
     ck_assert_int_eq(agent_gate_next_proof(w, 3), 1);
     w[1].phase = GATE_PROVED;
     ck_assert_int_eq(agent_gate_next_proof(w, 3), 0);
+}
+END_TEST
+
+START_TEST(a_ports_kind)
+{
+    ck_assert_int_eq(agent_gate_port_kind(0), GATE_ANY);         /* not IP */
+    ck_assert_int_eq(agent_gate_port_kind(1024), GATE_ANY);
+    ck_assert_int_eq(agent_gate_port_kind(55700), GATE_ANY);
+    ck_assert_int_eq(agent_gate_port_kind(512), GATE_TASK);
+    ck_assert_int_eq(agent_gate_port_kind(767), GATE_TASK);
+    ck_assert_int_eq(agent_gate_port_kind(768), GATE_ROOT);
+    ck_assert_int_eq(agent_gate_port_kind(1023), GATE_ROOT);
 }
 END_TEST
 
@@ -251,6 +263,7 @@ static Suite *agent_gate_suite(void)
     tcase_add_test(tc, a_full_gate_keeps_roots_connections);
     tcase_add_test(tc, roots_proofs_go_first);
     tcase_add_test(tc, roots_questions_rank_above_the_tasks_it_greets);
+    tcase_add_test(tc, a_ports_kind);
     tcase_add_test(tc, proofs_are_rate_limited);
     tcase_add_test(tc, the_log_sums_up_a_flood);
     suite_add_tcase(s, tc);

@@ -195,8 +195,8 @@ static int hold(const char *agent, int n, int argc, char **argv, int first)
 }
 
 /* --churn SECONDS K: for SECONDS, a connection after another, each sending a prove with a fresh nonce at once and
- * nothing more, the last K of them kept open (the oldest closed as the next opens); then "churn: N connections
- * opened, F failed". */
+ * nothing more, the last K of them kept open (the oldest closed as the next opens); "churn: K open" once K are,
+ * and at the end "churn: N connections opened, F failed". */
 static int churn(const char *agent, int seconds, int k)
 {
     int *ring = calloc((size_t)(k > 0 ? k : 1), sizeof(*ring)), i, fd, failed = 0;
@@ -221,7 +221,10 @@ static int churn(const char *agent, int seconds, int k)
         tbm_nonce_format(raw, nonce);
         if (wire_send(fd, &m, &err) < 0)
             failed++;
-        n++;
+        if (++n == k) {   /* for the caller to wait on: the flood is on */
+            printf("churn: %d open\n", k);
+            fflush(stdout);
+        }
     }
     for (i = 0; i < k; i++)
         if (ring[i] >= 0)
